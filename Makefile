@@ -1,0 +1,61 @@
+# flimflam - plain GNU make; `make` builds in place, so bin/flimflam runs
+# from the checkout.
+
+PREFIX     ?= $(HOME)/.local
+BINDIR     ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec/flimflam
+DATADIR    ?= $(PREFIX)/share/flimflam
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g -fno-omit-frame-pointer
+PKGS     = libpipeline jansson
+override CFLAGS += -std=c11 -Wall -Wextra -Ilib -DFF_PREFIX='"$(PREFIX)"' \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+
+LIBSRC   = $(wildcard lib/*.c)
+LIBOBJ   = $(LIBSRC:.c=.o)
+PROGS    = $(patsubst %.c,%,$(wildcard bin/*.c))
+BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
+
+all: $(PROGS) $(BUILTIN)
+
+lib/libff.a: $(LIBOBJ)
+	$(AR) rcs $@ $^
+
+$(LIBOBJ) $(PROGS:=.o) $(BUILTIN:=.o): lib/ff.h
+
+bin/%: bin/%.o lib/libff.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS)
+
+builtin/ff-builtin-%: builtin/%.o lib/libff.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS) -lpthread
+
+# Installs missing system packages (apt-get or dnf); does nothing when all is there.
+deps:
+	@sh mk/deps.sh
+
+check: deps all
+	sh t/run
+
+# The suite again, built with AddressSanitizer and UBSan.
+check-asan: deps
+	$(MAKE) clean
+	$(MAKE) all CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined'
+	ASAN_OPTIONS=detect_leaks=0 sh t/run; s=$$?; $(MAKE) clean; $(MAKE) all; exit $$s
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)
+	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)
+	install -m 755 $(BUILTIN) $(DESTDIR)$(LIBEXECDIR)
+	cp -R relay-conf share $(DESTDIR)$(DATADIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)))
+	rm -rf $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -f lib/*.o lib/libff.a bin/*.o builtin/*.o $(PROGS) $(BUILTIN)
+
+.PHONY: all deps check check-asan install uninstall clean
+.SECONDARY:

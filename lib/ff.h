@@ -1,0 +1,281 @@
+/*
+ * ff.h - the helper library every flimflam program shares.
+ *
+ * Sections follow the implementing files:
+ *   ff_err.c    program name, messages, usage, exit
+ *   ff_num.c    option values: numbers, lists
+ *   ff_json.c   JSON-lines events (jansson): emit, read
+ *   ff_time.c   clocks and timestamps
+ *   ff_proc.c   children: spawn, watch, stop; signals
+ *   ff_net.c    free ports, LISTEN readiness from /proc/net/tcp
+ *   ff_run.c    run directories, data files, templates, CPU sets
+ *
+ * Memory: a function returning char * or json_t * hands the caller a
+ * reference it must free (free() or json_decref()), unless its comment
+ * says "static". ff_emit() steals its argument's reference.
+ */
+#ifndef FF_H
+#define FF_H
+
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdnoreturn.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#define FF_VERSION "0.1.0"
+#define FF_SCHEMA 1
+
+#define FF_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ff_err.c */
+
+/*
+ * Verbosity, from FLIMFLAM_VERBOSITY (set by the dispatcher's --quiet,
+ * --verbose, --debug): -1 quiet, 0 normal, 1 verbose, 2 debug.
+ */
+extern int ff_verbosity;
+
+/* Remember the program name (basename of argv0) and read the verbosity. */
+void ff_setprog(const char *argv0);
+const char *ff_prog(void);
+
+/* "prog: message\n" to stderr, written in one write(2); errno kept. */
+void ff_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Like ff_warn, only at verbosity >= 1 (ff_info) or 2 (ff_debug). */
+void ff_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ff_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Plain text to stderr unless quiet (progress, human notes). */
+void ff_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * ff_warn, then run the cleanup hook (stops children), then exit(1).
+ * ff_fail is the same with an explicit exit status.
+ */
+noreturn void ff_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+noreturn void ff_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The hook ff_die and ff_fail run before exiting (one; last one wins). */
+void ff_set_cleanup(void (*fn)(void));
+
+/* Usage text to stdout and exit(code) (for -h). */
+noreturn void ff_usage(const char *usage, int code);
+/* "prog: message\n" then the usage, to stderr; exit(2). */
+noreturn void ff_usage_error(const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Flush stdout; a write error other than EPIPE is reported. Returns 0 or 1. */
+int ff_finish(void);
+
+/* ff_num.c */
+
+/*
+ * Parse a whole decimal integer for option `opt` in [min, max]; anything
+ * else (empty, sign where min >= 0, fraction, junk, overflow) is a usage
+ * error naming the option.
+ */
+long ff_parse_long(const char *usage, const char *opt, const char *s,
+		   long min, long max);
+/* A decimal number (fractions allowed) in [min, max]; usage error otherwise. */
+double ff_parse_double(const char *usage, const char *opt, const char *s,
+		       double min, double max);
+/*
+ * Index of `s` in the NULL-terminated `names`, or a usage error that lists
+ * the names: "prog: unknown WHAT 'x' (expected a, b, c)".
+ */
+int ff_parse_name(const char *usage, const char *what, const char *s,
+		  const char *const names[]);
+/* "a, b, c" from a NULL-terminated list (static buffer). */
+const char *ff_join_names(const char *const names[]);
+
+/* ff_json.c */
+
+/* A new event object {"event": name} (add fields with json_object_set_new). */
+json_t *ff_event(const char *name);
+/*
+ * Write one event as a compact line to stdout and flush; steals `ev`.
+ * A closed stdout (EPIPE) is not an error here: ff_stdout_closed() says so.
+ */
+void ff_emit(json_t *ev);
+int ff_stdout_closed(void);
+/* The standard events. */
+void ff_emit_start(void);
+void ff_emit_end(int status);
+void ff_emit_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The "event" member, or "" (static). */
+const char *ff_event_name(const json_t *ev);
+/* Number members: the value, or `dflt` when absent, null or not a number. */
+double ff_json_num(const json_t *obj, const char *key, double dflt);
+/* String member or NULL (borrowed). */
+const char *ff_json_str(const json_t *obj, const char *key);
+
+/*
+ * Line reader for event streams over a file descriptor, usable with poll:
+ * ff_reader_fill() reads what is there (returns bytes read, 0 at EOF, -1 on
+ * error); ff_reader_next() returns the next complete event or NULL. A line
+ * that is not a JSON object is a warning naming `name` and its line number,
+ * and is skipped.
+ */
+struct ff_reader {
+	int fd;
+	const char *name;
+	char *buf;
+	size_t len, cap;
+	long line;
+	int eof;
+};
+#define FF_READER_INIT(fd, name) { (fd), (name), NULL, 0, 0, 0, 0 }
+ssize_t ff_reader_fill(struct ff_reader *r);
+json_t *ff_reader_next(struct ff_reader *r);
+/* Blocking: the next event, or NULL at EOF. */
+json_t *ff_reader_get(struct ff_reader *r);
+void ff_reader_free(struct ff_reader *r);
+
+/* ff_time.c */
+
+/* Monotonic seconds. */
+double ff_now(void);
+/* Current UTC time as "2025-06-01T12:00:00Z" (static). */
+const char *ff_iso_time(void);
+
+/* ff_proc.c */
+
+/*
+ * A child process in a known role ("server", "r1", "client", ...). It runs
+ * in a process group of its own (so a terminal's Ctrl-C reaches flimflam's
+ * programs, which then stop their children in order), with
+ * PR_SET_PDEATHSIG(SIGTERM) so it does not outlive us even if we are
+ * SIGKILLed, stdin from /dev/null, stdout and stderr to `log` (appended)
+ * unless out_fd/err_fd say otherwise.
+ */
+struct ff_child {
+	pid_t pid;
+	int pidfd;
+	char role[32];
+	char log[4096];
+	int status;	/* wait status once exited */
+	int exited;
+	int live;	/* in the registry of children to stop */
+};
+
+struct ff_spawn_opts {
+	const char *log;	/* NULL: stdout to /dev/null, stderr inherited */
+	int out_fd;		/* >= 0: the child's stdout (overrides log) */
+	const cpu_set_t *cpus;	/* NULL: inherit affinity */
+	const char *dir;	/* working directory, or NULL */
+	char *const *env;	/* extra NAME=VALUE settings, NULL-terminated */
+};
+#define FF_SPAWN_OPTS_INIT { NULL, -1, NULL, NULL, NULL }
+
+/* Start argv[0] (PATH search). Returns 0, or -1 with a message already warned. */
+int ff_spawn(struct ff_child *c, const char *role, char *const argv[],
+	     const struct ff_spawn_opts *o);
+/* Non-blocking: 1 if the child has exited (then reaped, status set). */
+int ff_child_check(struct ff_child *c);
+/* Block until it exits, or `timeout` seconds (< 0: forever). 1 if exited. */
+int ff_child_wait(struct ff_child *c, double timeout);
+/* SIGTERM, up to `grace` seconds, then SIGKILL to its process group; reap. */
+void ff_child_stop(struct ff_child *c, double grace);
+/* Stop every live child, most recently started first. */
+void ff_children_stop_all(void);
+/* "exited with status 1" / "was killed by signal 9 (Killed)" (static). */
+const char *ff_child_how(const struct ff_child *c);
+/* Warn that the child ended unexpectedly, with the tail of its log. */
+void ff_child_report(const struct ff_child *c);
+/* The last `lines` lines of a file, to stderr, indented. */
+void ff_log_tail(const char *path, int lines);
+
+/*
+ * Signals: SIGINT, SIGTERM and SIGHUP are caught and recorded; the fd
+ * becomes readable when one arrives (for poll). SIGPIPE is ignored.
+ * ff_signalled() is the signal number or 0. ff_exit_signalled() stops the
+ * children, says so in one line and exits 128+n.
+ */
+void ff_signals_init(void);
+int ff_signal_fd(void);
+int ff_signalled(void);
+noreturn void ff_exit_signalled(void);
+/*
+ * Sleep up to `seconds`, waking early for a signal. Returns 0 when the time
+ * passed, -1 on a signal.
+ */
+int ff_sleep(double seconds);
+
+/* CPU time (user + system) of a process and its descendants, in seconds; -1 if gone. */
+double ff_proc_cpu_s(pid_t pid);
+/* Peak RSS (VmHWM) summed over a process and its descendants, bytes; -1 if gone. */
+long long ff_proc_hwm_bytes(pid_t pid);
+/* pid and its descendants (from /proc/PID/task/TID/children); returns count. */
+int ff_proc_tree(pid_t pid, pid_t *out, int max);
+/* Is the process's own executable gone or a zombie? 1 alive, 0 not. */
+int ff_proc_alive(pid_t pid);
+
+/* ff_net.c */
+
+/* A TCP port on 127.0.0.1 that was free a moment ago; dies if none. */
+int ff_free_port(void);
+/*
+ * 1 if a socket bound to `port` on loopback or any address is in LISTEN
+ * state and belongs to `pid` or one of its descendants; 0 if not.
+ */
+int ff_port_listening(int port, pid_t pid);
+/* 1 if anything listens on the port (any owner). */
+int ff_port_in_use(int port);
+/*
+ * Wait until the child listens on `port`. Returns 0 when it does, -1 if the
+ * child exited (reported with its log tail), the timeout passed, or a signal
+ * arrived (ff_signalled() says).
+ */
+int ff_wait_listen(struct ff_child *c, int port, double timeout);
+
+/* ff_run.c */
+
+/*
+ * The run directory: `given` if not NULL (created if missing, must be
+ * ours), else a new one (mode 0700) under ff_runs_base(). Static result.
+ */
+const char *ff_rundir(const char *given);
+/* $FLIMFLAM_RUNS, else ${XDG_STATE_HOME:-$HOME/.local/state}/flimflam/runs. */
+const char *ff_runs_base(void);
+/* mkdir -p with mode; 0 or -1 (errno). */
+int ff_mkdirs(const char *path, mode_t mode);
+
+/*
+ * Data files: relay-conf/, share/ and the builtin programs, found beside the
+ * executable (a checkout) first, then under the install prefix.
+ * ff_datapath("relay-conf/nginx-tcp.conf") -> malloc'd path, or NULL.
+ */
+char *ff_datapath(const char *rel);
+/* The directory of this program's executable (static). */
+const char *ff_exedir(void);
+/* Path of a helper program: beside us, in libexec, or bare name for PATH. */
+char *ff_helper_path(const char *name);
+/* Full path of `prog` on PATH, or NULL (malloc'd). */
+char *ff_which(const char *prog);
+
+/*
+ * Fill a template: each @NAME@ is replaced by the value of NAME in the
+ * NULL-terminated {name, value, ...} list. An unknown @NAME@ or a value
+ * holding a newline, brace, semicolon, quote or '@' is an error (the value
+ * would inject configuration). Returns the text or NULL with a warning.
+ */
+char *ff_template_fill(const char *tmpl_path, const char *const vars[]);
+/* Read a whole file (malloc'd, NUL-terminated) or NULL with errno. */
+char *ff_read_file(const char *path, size_t *len);
+/* Write `text` to `path` atomically (temp + rename). 0 or -1 with a warning. */
+int ff_write_file(const char *path, const char *text, mode_t mode);
+
+/* CPUs this process may run on. Returns how many. */
+int ff_cpus_available(cpu_set_t *set);
+/*
+ * The CPUs for slot `index` (0 = R1, 1 = R2, ...) of `n` CPUs each, taken in
+ * order from `avail`. Returns 1 if the slot is disjoint from the others,
+ * 0 if there were too few CPUs and it wraps (shares).
+ */
+int ff_cpus_slot(const cpu_set_t *avail, int n, int index, cpu_set_t *out);
+/* "0-1,3" (static). */
+const char *ff_cpus_str(const cpu_set_t *set);
+
+#endif

@@ -1,0 +1,158 @@
+/*
+ * ff_net.c - free ports, and readiness observed in /proc/net/tcp{,6}.
+ *
+ * A listener is ready when a socket bound to its port is in LISTEN state
+ * (st 0A) and one of the expected process tree's fds is that socket's
+ * inode. Nothing connects to it: skrouterd logs a connection that sends
+ * no AMQP header, and a probe through a relay would disturb the workload.
+ */
+#include "ff.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int
+ff_free_port(void)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	int fd, port;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		ff_die("cannot create a socket: %s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+		ff_die("cannot find a free port: %s", strerror(errno));
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+/* Inodes of LISTEN sockets on `port`, from one /proc/net file. */
+static int
+listen_inodes(const char *file, int port, unsigned long *inodes, int max)
+{
+	char line[512];
+	unsigned int lport, state;
+	unsigned long inode;
+	int n = 0;
+	FILE *f = fopen(file, "re");
+
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof(line), f)) {	/* header */
+		fclose(f);
+		return 0;
+	}
+	while (n < max && fgets(line, sizeof(line), f)) {
+		/* sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode */
+		if (sscanf(line, " %*d: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %*d %*d %lu",
+			   &lport, &state, &inode) != 3)
+			continue;
+		if ((int)lport == port && state == 0x0A)
+			inodes[n++] = inode;
+	}
+	fclose(f);
+	return n;
+}
+
+static int
+owns_inode(pid_t pid, const unsigned long *inodes, int n)
+{
+	char path[64], target[64], want[64];
+	DIR *d;
+	struct dirent *de;
+	ssize_t len;
+	int i, found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d))) {
+		char fdpath[384];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
+		len = readlink(fdpath, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		for (i = 0; i < n && !found; i++) {
+			snprintf(want, sizeof(want), "socket:[%lu]", inodes[i]);
+			found = !strcmp(target, want);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static int
+port_inodes(int port, unsigned long *inodes, int max)
+{
+	int n = listen_inodes("/proc/net/tcp", port, inodes, max);
+
+	return n + listen_inodes("/proc/net/tcp6", port, inodes + n, max - n);
+}
+
+int
+ff_port_in_use(int port)
+{
+	unsigned long inodes[16];
+
+	return port_inodes(port, inodes, 16) > 0;
+}
+
+int
+ff_port_listening(int port, pid_t pid)
+{
+	unsigned long inodes[16];
+	pid_t tree[256];
+	int n, t, i;
+
+	n = port_inodes(port, inodes, 16);
+	if (!n)
+		return 0;
+	t = ff_proc_tree(pid, tree, 256);
+	for (i = 0; i < t; i++)
+		if (owns_inode(tree[i], inodes, n))
+			return 1;
+	return 0;
+}
+
+int
+ff_wait_listen(struct ff_child *c, int port, double timeout)
+{
+	double until = ff_now() + timeout, step = 0.002;
+
+	for (;;) {
+		if (ff_child_check(c)) {
+			ff_child_report(c);
+			return -1;
+		}
+		if (ff_port_listening(port, c->pid))
+			return 0;
+		if (ff_now() > until) {
+			ff_warn("%s (pid %d) did not listen on port %d within %g s%s%s",
+				c->role, (int)c->pid, port, timeout,
+				c->log[0] ? "; the end of its log " : "", c->log);
+			if (c->log[0])
+				ff_log_tail(c->log, 10);
+			return -1;
+		}
+		if (ff_sleep(step) < 0)
+			return -1;
+		if (step < 0.02)
+			step *= 1.5;
+	}
+}

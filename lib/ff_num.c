@@ -1,0 +1,75 @@
+/*
+ * ff_num.c - option values: whole numbers, decimals and names.
+ */
+#include "ff.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+long
+ff_parse_long(const char *usage, const char *opt, const char *s,
+	      long min, long max)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		ff_usage_error(usage, "%s: expected a whole number", opt);
+	if (strchr(s, '.') && strspn(s, "+-0123456789.") == strlen(s))
+		ff_usage_error(usage, "%s: '%s' is not a whole number", opt, s);
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end || end == s || s[0] == ' ')
+		ff_usage_error(usage, "%s: '%s' is not a number", opt, s);
+	if (errno == ERANGE || v < min || v > max)
+		ff_usage_error(usage, "%s: %s is out of range (%ld to %ld)",
+			       opt, s, min, max);
+	return v;
+}
+
+double
+ff_parse_double(const char *usage, const char *opt, const char *s,
+		double min, double max)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		ff_usage_error(usage, "%s: expected a number", opt);
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || end == s || !isfinite(v) || s[0] == ' ')
+		ff_usage_error(usage, "%s: '%s' is not a number", opt, s);
+	if (errno == ERANGE || v < min || v > max)
+		ff_usage_error(usage, "%s: %s is out of range (%g to %g)",
+			       opt, s, min, max);
+	return v;
+}
+
+const char *
+ff_join_names(const char *const names[])
+{
+	static char buf[512];
+	size_t n = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; names[i]; i++)
+		n += snprintf(buf + n, n < sizeof(buf) ? sizeof(buf) - n : 0,
+			      "%s%s", i ? ", " : "", names[i]);
+	return buf;
+}
+
+int
+ff_parse_name(const char *usage, const char *what, const char *s,
+	      const char *const names[])
+{
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	ff_usage_error(usage, "unknown %s '%s' (expected %s)", what, s,
+		       ff_join_names(names));
+}

@@ -1,0 +1,498 @@
+/*
+ * ff_proc.c - children in known roles: spawn without a shell, watch with
+ * pidfds, stop in reverse order of start; and the signals that end a run.
+ */
+#include "ff.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_CHILDREN 64
+
+static struct ff_child *children[MAX_CHILDREN];
+static int nchildren;
+
+static int sigpipe_fds[2] = { -1, -1 };
+static volatile sig_atomic_t caught;
+
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+
+	if (!caught)
+		caught = sig;
+	if (sigpipe_fds[1] >= 0 && write(sigpipe_fds[1], "x", 1) < 0) {
+		/* the pipe is full: a signal is already pending */
+	}
+	errno = saved;
+}
+
+void
+ff_signals_init(void)
+{
+	struct sigaction sa;
+
+	if (sigpipe_fds[0] < 0 && pipe2(sigpipe_fds, O_CLOEXEC | O_NONBLOCK) < 0)
+		ff_die("cannot create a pipe: %s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int
+ff_signal_fd(void)
+{
+	return sigpipe_fds[0];
+}
+
+int
+ff_signalled(void)
+{
+	return caught;
+}
+
+void
+ff_exit_signalled(void)
+{
+	int sig = caught ? caught : SIGTERM;
+
+	ff_children_stop_all();
+	ff_warn("stopped by %s", sig == SIGINT ? "SIGINT" :
+		sig == SIGHUP ? "SIGHUP" : "SIGTERM");
+	fflush(stdout);
+	_exit(128 + sig);
+}
+
+int
+ff_sleep(double seconds)
+{
+	double until = ff_now() + seconds, left;
+	struct pollfd pfd = { ff_signal_fd(), POLLIN, 0 };
+
+	while ((left = until - ff_now()) > 0) {
+		if (caught)
+			return -1;
+		poll(&pfd, pfd.fd >= 0, (int)(left * 1000) + 1);
+	}
+	return caught ? -1 : 0;
+}
+
+static int
+pidfd_open_(pid_t pid)
+{
+	return syscall(SYS_pidfd_open, pid, 0);
+}
+
+noreturn static void
+child_exec(char *const argv[], const struct ff_spawn_opts *o, int errfd,
+	   pid_t parent)
+{
+	int fd, i;
+
+	/* Our own group: the terminal's Ctrl-C goes to flimflam, which stops us. */
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(127);	/* the parent died before the prctl */
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	fd = open("/dev/null", O_RDONLY);
+	if (fd >= 0 && fd != 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	if (o->out_fd >= 0) {
+		dup2(o->out_fd, 1);
+		if (o->log && (fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND, 0600)) >= 0) {
+			dup2(fd, 2);
+			close(fd);
+		}
+	} else if (o->log) {
+		fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		if (fd < 0)
+			goto fail;
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	} else {
+		fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			close(fd);
+		}
+	}
+	if (o->cpus && sched_setaffinity(0, sizeof(*o->cpus), o->cpus) < 0)
+		goto fail;
+	if (o->dir && chdir(o->dir) < 0)
+		goto fail;
+	for (i = 0; o->env && o->env[i]; i++)
+		putenv(o->env[i]);
+	execvp(argv[0], argv);
+fail:
+	i = errno;
+	if (write(errfd, &i, sizeof(i)) < 0) {
+		/* the parent reports a bare failure */
+	}
+	_exit(127);
+}
+
+int
+ff_spawn(struct ff_child *c, const char *role, char *const argv[],
+	 const struct ff_spawn_opts *o)
+{
+	static const struct ff_spawn_opts dflt = FF_SPAWN_OPTS_INIT;
+	pid_t parent = getpid();
+	int errpipe[2], err = 0;
+	ssize_t n;
+
+	if (!o)
+		o = &dflt;
+	memset(c, 0, sizeof(*c));
+	c->pidfd = -1;
+	snprintf(c->role, sizeof(c->role), "%s", role);
+	if (o->log)
+		snprintf(c->log, sizeof(c->log), "%s", o->log);
+	if (nchildren == MAX_CHILDREN) {
+		ff_warn("cannot start %s: too many children", role);
+		return -1;
+	}
+	if (pipe2(errpipe, O_CLOEXEC) < 0) {
+		ff_warn("cannot create a pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	c->pid = fork();
+	if (c->pid < 0) {
+		ff_warn("cannot start %s '%s': %s", role, argv[0], strerror(errno));
+		close(errpipe[0]);
+		close(errpipe[1]);
+		return -1;
+	}
+	if (c->pid == 0) {
+		close(errpipe[0]);
+		child_exec(argv, o, errpipe[1], parent);
+	}
+	close(errpipe[1]);
+	/* The group is set in both, so a signal sent to it right away works. */
+	setpgid(c->pid, c->pid);
+	n = read(errpipe[0], &err, sizeof(err));
+	close(errpipe[0]);
+	if (n == sizeof(err)) {
+		waitpid(c->pid, NULL, 0);
+		errno = err;
+		ff_warn("cannot start %s '%s': %s", role, argv[0], strerror(err));
+		errno = err;
+		return -1;
+	}
+	c->pidfd = pidfd_open_(c->pid);
+	c->live = 1;
+	children[nchildren++] = c;
+	ff_debug("started %s pid %d: %s", role, (int)c->pid, argv[0]);
+	return 0;
+}
+
+static void
+unregister(struct ff_child *c)
+{
+	int i;
+
+	c->live = 0;
+	for (i = 0; i < nchildren; i++)
+		if (children[i] == c) {
+			memmove(children + i, children + i + 1,
+				(nchildren - i - 1) * sizeof(*children));
+			nchildren--;
+			break;
+		}
+}
+
+static void
+reaped(struct ff_child *c, int status)
+{
+	c->status = status;
+	c->exited = 1;
+	/* Workers the child left in its group go with it. */
+	kill(-c->pid, SIGKILL);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	c->pidfd = -1;
+	unregister(c);
+}
+
+int
+ff_child_check(struct ff_child *c)
+{
+	int status;
+	pid_t r;
+
+	if (c->exited)
+		return 1;
+	if (!c->pid)
+		return 1;
+	do
+		r = waitpid(c->pid, &status, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == c->pid || (r < 0 && errno == ECHILD)) {
+		reaped(c, r == c->pid ? status : 0);
+		return 1;
+	}
+	return 0;
+}
+
+int
+ff_child_wait(struct ff_child *c, double timeout)
+{
+	double until = ff_now() + timeout, left;
+	struct pollfd pfd;
+
+	while (!ff_child_check(c)) {
+		left = timeout < 0 ? 1.0 : until - ff_now();
+		if (left <= 0)
+			return 0;
+		pfd.fd = c->pidfd;
+		pfd.events = POLLIN;
+		if (pfd.fd < 0) {
+			usleep(10000);
+			continue;
+		}
+		poll(&pfd, 1, (int)(left * 1000) + 1);
+	}
+	return 1;
+}
+
+void
+ff_child_stop(struct ff_child *c, double grace)
+{
+	if (!c->pid || c->exited)
+		return;
+	if (!ff_child_check(c)) {
+		kill(c->pid, SIGTERM);
+		if (!ff_child_wait(c, grace)) {
+			kill(-c->pid, SIGKILL);
+			kill(c->pid, SIGKILL);
+			ff_child_wait(c, -1);
+		}
+	}
+	ff_debug("stopped %s pid %d: %s", c->role, (int)c->pid, ff_child_how(c));
+}
+
+void
+ff_children_stop_all(void)
+{
+	while (nchildren > 0)
+		ff_child_stop(children[nchildren - 1], 1.0);
+}
+
+const char *
+ff_child_how(const struct ff_child *c)
+{
+	static char buf[128];
+
+	if (!c->exited)
+		snprintf(buf, sizeof(buf), "is running");
+	else if (WIFEXITED(c->status))
+		snprintf(buf, sizeof(buf), "exited with status %d",
+			 WEXITSTATUS(c->status));
+	else if (WIFSIGNALED(c->status))
+		snprintf(buf, sizeof(buf), "was killed by signal %d (%s)",
+			 WTERMSIG(c->status), strsignal(WTERMSIG(c->status)));
+	else
+		snprintf(buf, sizeof(buf), "ended");
+	return buf;
+}
+
+void
+ff_child_report(const struct ff_child *c)
+{
+	ff_warn("%s (pid %d) %s%s%s", c->role, (int)c->pid, ff_child_how(c),
+		c->log[0] ? "; the end of its log " : "", c->log[0] ? c->log : "");
+	if (c->log[0])
+		ff_log_tail(c->log, 10);
+}
+
+void
+ff_log_tail(const char *path, int lines)
+{
+	size_t len, start;
+	char *text = ff_read_file(path, &len), *out;
+	int n = 0;
+
+	if (!text)
+		return;
+	while (len && text[len - 1] == '\n')
+		text[--len] = 0;
+	start = len;
+	while (start > 0) {
+		if (text[start - 1] == '\n' && ++n == lines)
+			break;
+		start--;
+	}
+	if (len > start) {
+		/* Indent each line; one write so lines stay together. */
+		size_t i, o = 0;
+
+		out = malloc(2 * (len - start) + 8);
+		if (out) {
+			out[o++] = ' ';
+			out[o++] = ' ';
+			for (i = start; i < len; i++) {
+				out[o++] = text[i];
+				if (text[i] == '\n') {
+					out[o++] = ' ';
+					out[o++] = ' ';
+				}
+			}
+			out[o++] = '\n';
+			if (write(2, out, o) < 0) {
+				/* nowhere to report it */
+			}
+			free(out);
+		}
+	}
+	free(text);
+}
+
+/* /proc helpers. */
+
+int
+ff_proc_tree(pid_t pid, pid_t *out, int max)
+{
+	char path[384], buf[4096], *p, *end;
+	int n = 0, i;
+	DIR *d;
+	struct dirent *de;
+
+	if (max < 1)
+		return 0;
+	out[n++] = pid;
+	for (i = 0; i < n && n < max; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)out[i]);
+		d = opendir(path);
+		if (!d)
+			continue;
+		while ((de = readdir(d)) && n < max) {
+			FILE *f;
+			size_t len;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/children",
+				 (int)out[i], de->d_name);
+			f = fopen(path, "re");
+			if (!f)
+				continue;
+			len = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+			buf[len] = 0;
+			for (p = buf; n < max; p = end) {
+				long c = strtol(p, &end, 10);
+
+				if (end == p)
+					break;
+				out[n++] = c;
+			}
+		}
+		closedir(d);
+	}
+	return n;
+}
+
+static int
+stat_fields(pid_t pid, unsigned long long *utime, unsigned long long *stime,
+	    char *state)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
+	if (!p)
+		return -1;
+	if (sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+		   state, utime, stime) != 3)
+		return -1;
+	return 0;
+}
+
+double
+ff_proc_cpu_s(pid_t pid)
+{
+	pid_t tree[256];
+	int n = ff_proc_tree(pid, tree, 256), i;
+	unsigned long long u, s, total = 0;
+	char st;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (stat_fields(pid, &u, &s, &st) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (stat_fields(tree[i], &u, &s, &st) == 0)
+			total += u + s;
+	return (double)total / hz;
+}
+
+static long long
+hwm_one(pid_t pid)
+{
+	char path[64], line[256];
+	long long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %lld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+long long
+ff_proc_hwm_bytes(pid_t pid)
+{
+	pid_t tree[256];
+	int n = ff_proc_tree(pid, tree, 256), i;
+	long long total = 0, v;
+
+	if (hwm_one(pid) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if ((v = hwm_one(tree[i])) > 0)
+			total += v;
+	return total;
+}
+
+int
+ff_proc_alive(pid_t pid)
+{
+	unsigned long long u, s;
+	char st;
+
+	if (stat_fields(pid, &u, &s, &st) < 0)
+		return 0;
+	return st != 'Z' && st != 'X';
+}

@@ -1,0 +1,368 @@
+/*
+ * ff_run.c - run directories, data files, configuration templates and CPU
+ * sets.
+ */
+#include "ff.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef FF_PREFIX
+#define FF_PREFIX "/usr/local"
+#endif
+
+int
+ff_mkdirs(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX], *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+const char *
+ff_runs_base(void)
+{
+	static char buf[PATH_MAX];
+	const char *v = getenv("FLIMFLAM_RUNS"), *home;
+
+	if (v && *v)
+		return v;
+	if ((v = getenv("XDG_STATE_HOME")) && *v)
+		snprintf(buf, sizeof(buf), "%s/flimflam/runs", v);
+	else {
+		home = getenv("HOME");
+		snprintf(buf, sizeof(buf), "%s/.local/state/flimflam/runs",
+			 home && *home ? home : "/");
+	}
+	return buf;
+}
+
+const char *
+ff_rundir(const char *given)
+{
+	static char buf[PATH_MAX];
+	const char *base;
+	struct stat st;
+	struct tm tm;
+	time_t t;
+
+	if (buf[0])
+		return buf;
+	if (given) {
+		if (ff_mkdirs(given, 0700) < 0)
+			ff_die("cannot create '%s': %s", given, strerror(errno));
+		if (stat(given, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != geteuid())
+			ff_die("run directory '%s': not a directory of ours", given);
+		snprintf(buf, sizeof(buf), "%s", given);
+		return buf;
+	}
+	base = ff_runs_base();
+	if (ff_mkdirs(base, 0700) < 0)
+		ff_die("cannot create '%s': %s", base, strerror(errno));
+	t = time(NULL);
+	localtime_r(&t, &tm);
+	snprintf(buf, sizeof(buf), "%s/", base);
+	strftime(buf + strlen(buf), sizeof(buf) - strlen(buf),
+		 "%Y%m%d-%H%M%S-XXXXXX", &tm);
+	if (!mkdtemp(buf))
+		ff_die("cannot create a run directory under '%s': %s", base,
+		       strerror(errno));
+	return buf;
+}
+
+const char *
+ff_exedir(void)
+{
+	static char buf[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (buf[0])
+		return buf;
+	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (n <= 0) {
+		snprintf(buf, sizeof(buf), ".");
+		return buf;
+	}
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
+	if (slash)
+		*slash = 0;
+	return buf;
+}
+
+static char *
+existing(const char *dir, const char *rel)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", dir, rel) < 0)
+		return NULL;
+	if (access(p, F_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
+char *
+ff_datapath(const char *rel)
+{
+	char dir[PATH_MAX], *p;
+
+	/* A checkout: bin/../relay-conf. */
+	snprintf(dir, sizeof(dir), "%s/..", ff_exedir());
+	if ((p = existing(dir, rel)))
+		return p;
+	/* Installed: PREFIX/bin/../share/flimflam, then the built-in prefix. */
+	snprintf(dir, sizeof(dir), "%s/../share/flimflam", ff_exedir());
+	if ((p = existing(dir, rel)))
+		return p;
+	return existing(FF_PREFIX "/share/flimflam", rel);
+}
+
+char *
+ff_helper_path(const char *name)
+{
+	char dir[PATH_MAX], *p;
+	const char *env = getenv("FLIMFLAM_EXEC_PATH");
+
+	if (env && *env && (p = existing(env, name)))
+		return p;
+	if ((p = existing(ff_exedir(), name)))
+		return p;
+	snprintf(dir, sizeof(dir), "%s/../builtin", ff_exedir());
+	if ((p = existing(dir, name)))
+		return p;
+	snprintf(dir, sizeof(dir), "%s/../libexec/flimflam", ff_exedir());
+	if ((p = existing(dir, name)))
+		return p;
+	if ((p = existing(FF_PREFIX "/libexec/flimflam", name)))
+		return p;
+	return strdup(name);
+}
+
+char *
+ff_which(const char *prog)
+{
+	const char *path = getenv("PATH"), *p, *colon;
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0 ? strdup(prog) : NULL;
+	for (p = path ? path : "/usr/bin:/bin"; p; p = colon ? colon + 1 : NULL) {
+		colon = strchr(p, ':');
+		snprintf(buf, sizeof(buf), "%.*s/%s",
+			 colon ? (int)(colon - p) : (int)strlen(p), p, prog);
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(buf, X_OK) == 0)
+			return strdup(buf);
+	}
+	return NULL;
+}
+
+char *
+ff_read_file(const char *path, size_t *lenp)
+{
+	char *buf = NULL, *nb;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), saved;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				saved = ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			saved = errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = 0;
+	if (lenp)
+		*lenp = len;
+	return buf;
+fail:
+	close(fd);
+	free(buf);
+	errno = saved;
+	return NULL;
+}
+
+int
+ff_write_file(const char *path, const char *text, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	size_t len = strlen(text), off = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		goto fail;
+	while (off < len) {
+		n = write(fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail_close;
+		off += n;
+	}
+	if (close(fd) < 0)
+		goto fail_unlink;
+	if (rename(tmp, path) < 0)
+		goto fail_unlink;
+	return 0;
+fail_close:
+	close(fd);
+fail_unlink:
+	unlink(tmp);
+fail:
+	ff_warn("cannot write '%s': %s", path, strerror(errno));
+	return -1;
+}
+
+char *
+ff_template_fill(const char *tmpl_path, const char *const vars[])
+{
+	char *tmpl = ff_read_file(tmpl_path, NULL), *out, *p, *q;
+	size_t cap, len = 0;
+	int i;
+
+	if (!tmpl) {
+		ff_warn("cannot read '%s': %s", tmpl_path, strerror(errno));
+		return NULL;
+	}
+	for (i = 0; vars[i]; i += 2)
+		if (strpbrk(vars[i + 1], "\n\r{};\"'@#")) {
+			ff_warn("%s: value of %s would change the configuration: '%s'",
+				tmpl_path, vars[i], vars[i + 1]);
+			free(tmpl);
+			return NULL;
+		}
+	cap = strlen(tmpl) + 1;
+	out = malloc(cap);
+	for (p = tmpl; out && *p; ) {
+		const char *val = NULL;
+		size_t vlen;
+
+		if (*p != '@' || !(q = strchr(p + 1, '@')) || q == p + 1 ||
+		    strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != (size_t)(q - p - 1)) {
+			val = p;
+			vlen = 1;
+			q = p;
+		} else {
+			for (i = 0; vars[i]; i += 2)
+				if (strlen(vars[i]) == (size_t)(q - p - 1) &&
+				    !strncmp(vars[i], p + 1, q - p - 1))
+					val = vars[i + 1];
+			if (!val) {
+				ff_warn("%s: unknown placeholder '%.*s'", tmpl_path,
+					(int)(q - p + 1), p);
+				free(out);
+				free(tmpl);
+				return NULL;
+			}
+			vlen = strlen(val);
+		}
+		if (len + vlen + 1 > cap) {
+			cap = (len + vlen + 1) * 2;
+			out = realloc(out, cap);
+			if (!out)
+				break;
+		}
+		memcpy(out + len, val, vlen);
+		len += vlen;
+		p = q + 1;
+	}
+	free(tmpl);
+	if (!out)
+		ff_die("out of memory");
+	out[len] = 0;
+	return out;
+}
+
+int
+ff_cpus_available(cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	if (sched_getaffinity(0, sizeof(*set), set) < 0)
+		ff_die("cannot read this process's CPU affinity: %s",
+		       strerror(errno));
+	return CPU_COUNT(set);
+}
+
+int
+ff_cpus_slot(const cpu_set_t *avail, int n, int index, cpu_set_t *out)
+{
+	int cpus[CPU_SETSIZE], ncpus = 0, i, first;
+
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, avail))
+			cpus[ncpus++] = i;
+	CPU_ZERO(out);
+	if (!ncpus || n <= 0)
+		return 0;
+	first = index * n;
+	for (i = 0; i < n; i++)
+		CPU_SET(cpus[(first + i) % ncpus], out);
+	return first + n <= ncpus;
+}
+
+const char *
+ff_cpus_str(const cpu_set_t *set)
+{
+	static char buf[1024];
+	size_t n = 0;
+	int i, j;
+
+	buf[0] = 0;
+	for (i = 0; i < CPU_SETSIZE; i++) {
+		if (!CPU_ISSET(i, set))
+			continue;
+		for (j = i; j + 1 < CPU_SETSIZE && CPU_ISSET(j + 1, set); j++)
+			;
+		if (n < sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - n, "%s%d", n ? "," : "", i);
+		if (j > i && n < sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - n, "-%d", j);
+		i = j;
+	}
+	return buf;
+}
