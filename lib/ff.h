@@ -278,4 +278,76 @@ int ff_cpus_slot(const cpu_set_t *avail, int n, int index, cpu_set_t *out);
 /* "0-1,3" (static). */
 const char *ff_cpus_str(const cpu_set_t *set);
 
+/* ff_env.c */
+
+/*
+ * The environment, for `check`, a topology's `environment` event and every
+ * result: an object with kernel, os (PRETTY_NAME of os-release, or null),
+ * os_id, os_id_like, cpu_model, cpus_online, cpus_available, cpu_list,
+ * hostname; for each of skrouterd, h2load, nghttpd, nghttpx, iperf3, nginx,
+ * perf, gcc: {path, version} or null; skrouterd_hash_fnv1a64 (16 hex
+ * digits), proton_ldd, skrouterd_schema, skrouterd_features (see
+ * ff_skr_features_json), skrouterd_frame_pointers (bool or null),
+ * nginx_stream_module (path, "builtin" or null), perf_event_paranoid and
+ * perf_hardware_counters. FLIMFLAM_OS_RELEASE names another os-release file.
+ * Programs run without a shell, each within 5 s.
+ */
+json_t *ff_env_collect(void);
+/*
+ * Run argv (no shell; argv[0] a path or a name on PATH) and return its
+ * stdout and stderr together (at most 1 MiB), or NULL if it cannot start.
+ * *status (if not NULL) gets the wait status, or -1 when it was stopped
+ * after 5 s.
+ */
+char *ff_env_run(char *const argv[], int *status);
+/* First line of `path arg` (stdout and stderr), or NULL. */
+char *ff_env_version(const char *path, const char *arg);
+/* FNV-1a 64 of a file's bytes as 16 hex digits, or NULL. */
+char *ff_env_fnv1a64(const char *path);
+/* The libqpid-proton*.so ldd resolves for the binary (core preferred), or NULL. */
+char *ff_env_proton_ldd(const char *skrouterd_path);
+/* The libqpid-proton*.so mapped in a running process (core preferred), or NULL. */
+char *ff_env_proton_maps(pid_t pid);
+
+/*
+ * The router's management schema: $FLIMFLAM_SKROUTERD_SCHEMA if set, else
+ * PYDIR/skupper_router/management/skrouter.json where PYDIR is the -I
+ * default `skrouterd --help` prints (the file may not exist); NULL if
+ * neither (skrouterd NULL, or no -I line).
+ */
+char *ff_skrouterd_schema_path(const char *skrouterd);
+struct ff_skr_features {
+	int has_http;			/* httpListener exists (2.x, 3.0) */
+	int tcp_encapsulation;		/* tcpListener has `encapsulation` (2.5 .. 3.0) */
+	char encapsulation_default[32];	/* its default in the schema, or "" */
+	int worker_threads;		/* router has workerThreads */
+};
+/* Read entityTypes (attributes follow "extends"). 0, or -1 with a warning. */
+int ff_skrouterd_features(const char *schema_json_path, struct ff_skr_features *out);
+/* {"http":b,"tcp_encapsulation":b,"encapsulation_default":s|null,"worker_threads":b} */
+json_t *ff_skr_features_json(const struct ff_skr_features *f);
+
+/*
+ * Frame pointers from the DW_AT_producer strings GCC leaves in .debug_str
+ * or .debug_info: 1 every unit kept them, 0 some did not (counted, with an
+ * example producer), -1 unknown (no readable debug info).
+ */
+struct ff_fp_info {
+	int units_with, units_without;
+	char example[512];
+};
+int ff_env_frame_pointers(const char *elf_path, struct ff_fp_info *fp);
+
+/*
+ * perf: open events on a child process. Returns FF_PERF_* bits; `why`
+ * (n bytes) says what failed, "; "-separated, or "".
+ */
+#define FF_PERF_EVENTS   1	/* a software event (task-clock) opens: stat, record */
+#define FF_PERF_KERNEL   2	/* ... kernel included (perf_event_paranoid <= 1) */
+#define FF_PERF_HARDWARE 4	/* cycles opens: a PMU */
+#define FF_PERF_MEMORY   8	/* load sampling for c2c and mem (mem-loads, IBS, SPE) */
+int ff_perf_probe(char *why, size_t n);
+/* /proc/sys/kernel/perf_event_paranoid, or INT_MIN if unreadable. */
+int ff_perf_paranoid(void);
+
 #endif

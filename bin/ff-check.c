@@ -1,0 +1,446 @@
+/*
+ * ff-check - can this machine run flimflam? Prints the environment, each
+ * requirement OK or missing (with the command that installs it on this
+ * distribution), what perf can do here, and whether the router keeps frame
+ * pointers. Ends with OK and exit 0 only when everything is there;
+ * otherwise lists every problem and exits 1. `flimflam check` runs this.
+ */
+#include "ff.h"
+
+#include <limits.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: ff-check [-h] [--json]\n"
+	"\n"
+	"  --json  JSON lines: start, environment, a requirement per item, end\n";
+
+enum pm { PM_NONE, PM_APT, PM_DNF };
+
+struct req {
+	const char *name;
+	int ok;
+	char detail[1024];
+	char fix[1024];
+};
+
+static struct req reqs[24];
+static int nreqs;
+static json_t *env;
+static enum pm pm;
+static int ubuntu;
+static char missing_pkgs[512];
+
+static struct req *
+req_add(const char *name, int ok)
+{
+	struct req *r = &reqs[nreqs++];
+
+	r->name = name;
+	r->ok = ok;
+	return r;
+}
+
+static int
+word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = list; p && (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return 1;
+	return 0;
+}
+
+/* apt-get or dnf, from os-release's ID and ID_LIKE, else what is on PATH. */
+static enum pm
+package_manager(void)
+{
+	const char *id = ff_json_str(env, "os_id"), *like = ff_json_str(env, "os_id_like");
+	char ids[256];
+	char *p;
+
+	snprintf(ids, sizeof(ids), "%s %s", id ? id : "", like ? like : "");
+	ubuntu = id && !strcmp(id, "ubuntu");
+	if (word_in(ids, "debian") || word_in(ids, "ubuntu"))
+		return PM_APT;
+	if (word_in(ids, "fedora") || word_in(ids, "rhel") || word_in(ids, "centos"))
+		return PM_DNF;
+	if ((p = ff_which("apt-get"))) {
+		free(p);
+		return PM_APT;
+	}
+	if ((p = ff_which("dnf"))) {
+		free(p);
+		return PM_DNF;
+	}
+	return PM_NONE;
+}
+
+/* The exact command that installs `deb` (Debian, Ubuntu) or `rpm` (Fedora). */
+static void
+install_fix(struct req *r, const char *deb, const char *rpm)
+{
+	const char *sudo = geteuid() == 0 ? "" : "sudo ";
+	const char *pkg = pm == PM_DNF ? rpm : deb;
+	char ubuntu_perf[300];
+	struct utsname u;
+
+	if (ubuntu && !strcmp(deb, "linux-perf") && uname(&u) == 0) {
+		snprintf(ubuntu_perf, sizeof(ubuntu_perf), "linux-tools-common linux-tools-%s",
+			 u.release);
+		pkg = ubuntu_perf;
+	}
+	if (pm == PM_NONE) {
+		snprintf(r->fix, sizeof(r->fix),
+			 "install the package that provides it (Debian: %s; Fedora: %s)", deb, rpm);
+		return;
+	}
+	snprintf(r->fix, sizeof(r->fix), "%s%s install -y %s", sudo,
+		 pm == PM_APT ? "apt-get" : "dnf", pkg);
+	if (!word_in(missing_pkgs, pkg) && strlen(missing_pkgs) + strlen(pkg) + 2 < sizeof(missing_pkgs))
+		snprintf(missing_pkgs + strlen(missing_pkgs),
+			 sizeof(missing_pkgs) - strlen(missing_pkgs), "%s%s",
+			 missing_pkgs[0] ? " " : "", pkg);
+}
+
+static const char *
+version_of(const char *prog)
+{
+	return ff_json_str(json_object_get(env, prog), "version");
+}
+
+static const char *
+path_of(const char *prog)
+{
+	return ff_json_str(json_object_get(env, prog), "path");
+}
+
+static void
+check_program(const char *name, const char *deb, const char *rpm)
+{
+	struct req *r = req_add(name, path_of(name) != NULL);
+
+	if (r->ok)
+		snprintf(r->detail, sizeof(r->detail), "%s", path_of(name));
+	else {
+		snprintf(r->detail, sizeof(r->detail), "not on PATH");
+		install_fix(r, deb, rpm);
+	}
+}
+
+static void
+check_skrouterd(void)
+{
+	const char *skr = path_of("skrouterd"), *schema = ff_json_str(env, "skrouterd_schema");
+	const char *proton = ff_json_str(env, "proton_ldd");
+	json_t *feat = json_object_get(env, "skrouterd_features");
+	struct req *r = req_add("skrouterd", skr != NULL);
+	char *argv[] = { "ldd", (char *)skr, NULL }, *out;
+
+	if (!skr) {
+		snprintf(r->detail, sizeof(r->detail), "not on PATH (skrouterd is not packaged: "
+			 "flimflam uses the one you build)");
+		snprintf(r->fix, sizeof(r->fix),
+			 "build skupper-router and Proton, then: export PATH=ROUTER_PREFIX/sbin:$PATH "
+			 "LD_LIBRARY_PATH=PROTON_PREFIX/lib64");
+	} else
+		snprintf(r->detail, sizeof(r->detail), "%s", skr);
+
+	if (skr) {
+		r = req_add("proton", 1);
+		if (proton)
+			snprintf(r->detail, sizeof(r->detail), "%s (ldd)", proton);
+		else if ((out = ff_env_run(argv, NULL)) && strstr(out, "libqpid-proton") &&
+			 strstr(out, "not found")) {
+			r->ok = 0;
+			snprintf(r->detail, sizeof(r->detail),
+				 "ldd finds no libqpid-proton library for skrouterd");
+			snprintf(r->fix, sizeof(r->fix),
+				 "export LD_LIBRARY_PATH=PROTON_PREFIX/lib64 (the Proton the router was built with)");
+			free(out);
+		} else {
+			snprintf(r->detail, sizeof(r->detail),
+				 "linked in: ldd shows no libqpid-proton library");
+			free(out);
+		}
+	}
+	if (skr || schema) {
+		r = req_add("skrouterd_schema", json_is_object(feat));
+		if (!schema) {
+			snprintf(r->detail, sizeof(r->detail),
+				 "'skrouterd --help' names no python directory (-I)");
+			snprintf(r->fix, sizeof(r->fix),
+				 "install the router with its python directory (make install)");
+		} else if (!r->ok) {
+			snprintf(r->detail, sizeof(r->detail), "cannot read %s", schema);
+			snprintf(r->fix, sizeof(r->fix),
+				 "install the router with its python directory (make install)");
+		} else {
+			json_t *dflt = json_object_get(feat, "encapsulation_default");
+
+			snprintf(r->detail, sizeof(r->detail),
+				 "%s: http adaptor %s, tcp encapsulation %s%s%s%s, workerThreads %s",
+				 schema,
+				 json_is_true(json_object_get(feat, "http")) ? "yes" : "no",
+				 json_is_true(json_object_get(feat, "tcp_encapsulation")) ? "yes" : "no",
+				 json_is_string(dflt) ? " (default " : "",
+				 json_is_string(dflt) ? json_string_value(dflt) : "",
+				 json_is_string(dflt) ? ")" : "",
+				 json_is_true(json_object_get(feat, "worker_threads")) ? "yes" : "no");
+		}
+	}
+	if (skr) {
+		char *skstat = ff_which("skstat");
+
+		r = req_add("skstat", skstat != NULL);
+		if (skstat)
+			snprintf(r->detail, sizeof(r->detail), "%s", skstat);
+		else {
+			snprintf(r->detail, sizeof(r->detail), "not on PATH (needed for 'flimflam skstat')");
+			snprintf(r->fix, sizeof(r->fix),
+				 "skstat is installed beside skrouterd: put ROUTER_PREFIX/bin on PATH "
+				 "and Proton's python binding on PYTHONPATH");
+		}
+		free(skstat);
+	}
+}
+
+static void
+check_perf(void)
+{
+	char why[1024];
+	int bits = ff_perf_probe(why, sizeof(why));
+	int paranoid = ff_perf_paranoid();
+	struct req *r;
+	const char *hwfix =
+		"run on bare metal, or a VM with its PMU passed through (KVM: -cpu host)";
+
+	r = req_add("perf_events", bits & FF_PERF_EVENTS);
+	if (!r->ok) {
+		snprintf(r->detail, sizeof(r->detail), "cannot open a perf event on a child process: %.900s",
+			 why);
+		snprintf(r->fix, sizeof(r->fix),
+			 "as root: echo -1 > /proc/sys/kernel/perf_event_paranoid");
+	} else if (!(bits & FF_PERF_KERNEL))
+		snprintf(r->detail, sizeof(r->detail),
+			 "task-clock opens on a child process, user space only "
+			 "(perf_event_paranoid=%d; for kernel frames too, as root: "
+			 "echo -1 > /proc/sys/kernel/perf_event_paranoid)", paranoid);
+	else
+		snprintf(r->detail, sizeof(r->detail),
+			 "task-clock opens on a child process, kernel included "
+			 "(perf_event_paranoid=%d%s)", paranoid,
+			 geteuid() == 0 && paranoid > 1 ? "; root is exempt" : "");
+
+	r = req_add("perf_hardware", bits & FF_PERF_HARDWARE);
+	if (r->ok)
+		snprintf(r->detail, sizeof(r->detail),
+			 "cycles open: stat reports cycles and instructions");
+	else {
+		snprintf(r->detail, sizeof(r->detail),
+			 "no hardware counters: stat reports cycles and instructions as null; "
+			 "record samples cpu-clock; c2c and mem cannot work");
+		snprintf(r->fix, sizeof(r->fix), "%s", hwfix);
+	}
+	r = req_add("perf_memory", bits & FF_PERF_MEMORY);
+	if (r->ok)
+		snprintf(r->detail, sizeof(r->detail), "load sampling for c2c and mem");
+	else {
+		snprintf(r->detail, sizeof(r->detail), "c2c and mem cannot work: %s",
+			 bits & FF_PERF_HARDWARE ?
+			 "no mem-loads event, AMD IBS or Arm SPE" : "they need hardware counters");
+		snprintf(r->fix, sizeof(r->fix), "%s%s", hwfix,
+			 bits & FF_PERF_HARDWARE ? " with load sampling (Intel, AMD Zen, Arm SPE)" : "");
+	}
+}
+
+/* Frame pointers: a line for humans, and whether to warn. */
+static int
+frame_pointers(char *msg, size_t n)
+{
+	const char *skr = path_of("skrouterd");
+	struct ff_fp_info fp;
+	int r;
+
+	if (!skr) {
+		snprintf(msg, n, "skrouterd: not checked (not on PATH)");
+		return 0;
+	}
+	r = ff_env_frame_pointers(skr, &fp);
+	if (r < 0)
+		snprintf(msg, n, "skrouterd: cannot tell (%s)",
+			 fp.example[0] ? fp.example : "no DWARF producer strings in the binary");
+	else if (r == 1)
+		snprintf(msg, n, "skrouterd: built with -fno-omit-frame-pointer (%d compile units)",
+			 fp.units_with);
+	else
+		snprintf(msg, n, "skrouterd: %d of %d compile units built without "
+			 "-fno-omit-frame-pointer, e.g. '%.200s'", fp.units_without,
+			 fp.units_with + fp.units_without, fp.example);
+	return r == 0;
+}
+
+static const char fp_reminder[] =
+	"  build the router and Proton with -fno-omit-frame-pointer (the router's\n"
+	"  RelWithDebInfo build has it, Proton's does not), or call stacks break\n";
+
+static void
+collect(void)
+{
+	pm = package_manager();
+	check_skrouterd();
+	check_program("h2load", "nghttp2-client", "nghttp2");
+	check_program("nghttpd", "nghttp2-server", "nghttp2");
+	check_program("nghttpx", "nghttp2-proxy", "nghttp2");
+	check_program("iperf3", "iperf3", "iperf3");
+	check_program("nginx", "nginx", "nginx");
+	{
+		const char *mod = ff_json_str(env, "nginx_stream_module");
+		struct req *r = req_add("nginx_stream_module", mod != NULL);
+
+		if (mod)
+			snprintf(r->detail, sizeof(r->detail), "%s", mod);
+		else {
+			snprintf(r->detail, sizeof(r->detail),
+				 "no ngx_stream_module.so, and nginx is not built with it "
+				 "(needed for nginx tcp)");
+			install_fix(r, "libnginx-mod-stream", "nginx-mod-stream");
+		}
+	}
+	check_program("perf", "linux-perf", "perf");
+	check_perf();
+}
+
+static void
+emit_json(int fp_warn, const char *fp_msg)
+{
+	json_t *ev = ff_event("environment");
+	int i, problems = 0;
+
+	json_object_update(ev, env);
+	ff_emit(ev);
+	for (i = 0; i < nreqs; i++) {
+		ev = ff_event("requirement");
+		json_object_set_new(ev, "name", json_string(reqs[i].name));
+		json_object_set_new(ev, "ok", json_boolean(reqs[i].ok));
+		json_object_set_new(ev, "detail", json_string(reqs[i].detail));
+		json_object_set_new(ev, "fix", reqs[i].fix[0] ? json_string(reqs[i].fix) : json_null());
+		ff_emit(ev);
+		problems += !reqs[i].ok;
+	}
+	if (fp_warn) {
+		ev = ff_event("warning");
+		json_object_set_new(ev, "name", json_string("frame_pointers"));
+		json_object_set_new(ev, "message", json_string(fp_msg));
+		ff_emit(ev);
+	}
+	ff_emit_end(problems ? 1 : 0);
+}
+
+static void
+print_prog(const char *label, const char *prog)
+{
+	const char *path = path_of(prog), *v = version_of(prog);
+
+	if (!path)
+		printf("  %-10s missing\n", label);
+	else
+		printf("  %-10s %s (%s)\n", label, v ? v : "version unknown", path);
+}
+
+static void
+print_human(int fp_warn, const char *fp_msg)
+{
+	const char *s;
+	int i, problems = 0, paranoid;
+
+	printf("Environment\n");
+	printf("  %-10s %s\n", "os", (s = ff_json_str(env, "os")) ? s :
+	       "unknown (no os-release file)");
+	printf("  %-10s %s\n", "kernel", (s = ff_json_str(env, "kernel")) ? s : "unknown");
+	s = ff_json_str(env, "cpu_model");
+	printf("  %-10s %s, %.0f online, %.0f available (%s)\n", "cpu",
+	       s ? s : "unknown model", ff_json_num(env, "cpus_online", 0),
+	       ff_json_num(env, "cpus_available", 0),
+	       ff_json_str(env, "cpu_list") ? ff_json_str(env, "cpu_list") : "?");
+	printf("  %-10s %s\n", "host", (s = ff_json_str(env, "hostname")) ? s : "unknown");
+	print_prog("skrouterd", "skrouterd");
+	if (path_of("skrouterd")) {
+		printf("  %-10s %s\n", "proton", (s = ff_json_str(env, "proton_ldd")) ? s :
+		       "no libqpid-proton in ldd");
+		printf("  %-10s %s\n", "hash", ff_json_str(env, "skrouterd_hash_fnv1a64") ?
+		       ff_json_str(env, "skrouterd_hash_fnv1a64") : "unreadable");
+	}
+	print_prog("h2load", "h2load");
+	print_prog("nghttpd", "nghttpd");
+	print_prog("nghttpx", "nghttpx");
+	print_prog("iperf3", "iperf3");
+	print_prog("nginx", "nginx");
+	printf("  %-10s %s\n", "stream", (s = ff_json_str(env, "nginx_stream_module")) ? s :
+	       "missing");
+	print_prog("perf", "perf");
+	print_prog("gcc", "gcc");
+	paranoid = (int)ff_json_num(env, "perf_event_paranoid", INT_MIN);
+	if (paranoid != INT_MIN)
+		printf("  %-10s perf_event_paranoid=%d\n", "kernel", paranoid);
+
+	printf("\nRequirements\n");
+	for (i = 0; i < nreqs; i++) {
+		printf("  %-8s %-20s %s\n", reqs[i].ok ? "ok" : "MISSING", reqs[i].name,
+		       reqs[i].detail);
+		problems += !reqs[i].ok;
+	}
+
+	printf("\nFrame pointers\n%s  %s%s\n", fp_reminder, fp_warn ? "warning: " : "", fp_msg);
+
+	if (!problems) {
+		printf("\nOK\n");
+		return;
+	}
+	printf("\n%d problem%s:\n", problems, problems == 1 ? "" : "s");
+	for (i = 0; i < nreqs; i++)
+		if (!reqs[i].ok)
+			printf("  %-20s %s\n", reqs[i].name,
+			       reqs[i].fix[0] ? reqs[i].fix : reqs[i].detail);
+	if (strchr(missing_pkgs, ' ') && pm != PM_NONE)
+		printf("  all packages at once: %s%s install -y %s\n", geteuid() == 0 ? "" : "sudo ",
+		       pm == PM_APT ? "apt-get" : "dnf", missing_pkgs);
+}
+
+int
+main(int argc, char *argv[])
+{
+	char fp_msg[1024];
+	int json = 0, i, fp_warn, problems = 0;
+
+	ff_setprog(argv[0]);
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			ff_usage(usage, 0);
+		else if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (argv[i][0] == '-')
+			ff_usage_error(usage, "unknown option '%s'", argv[i]);
+		else
+			ff_usage_error(usage, "unexpected argument '%s'", argv[i]);
+	}
+	if (json)
+		ff_emit_start();
+	env = ff_env_collect();
+	collect();
+	fp_warn = frame_pointers(fp_msg, sizeof(fp_msg));
+	for (i = 0; i < nreqs; i++)
+		problems += !reqs[i].ok;
+	if (json)
+		emit_json(fp_warn, fp_msg);
+	else
+		print_human(fp_warn, fp_msg);
+	json_decref(env);
+	if (ff_finish())
+		return 1;
+	return problems ? 1 : 0;
+}
