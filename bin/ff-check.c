@@ -138,8 +138,10 @@ check_skrouterd(void)
 	const char *skr = path_of("skrouterd"), *schema = ff_json_str(env, "skrouterd_schema");
 	const char *proton = ff_json_str(env, "proton_ldd");
 	json_t *feat = json_object_get(env, "skrouterd_features");
-	struct req *r = req_add("skrouterd", skr != NULL);
-	char *argv[] = { "ldd", (char *)skr, NULL }, *out;
+	struct req *r = req_add("skrouterd", skr && version_of("skrouterd"));
+	char *argv[] = { "ldd", (char *)skr, NULL }, *out, *line;
+	char *vargv[] = { (char *)skr, "--version", NULL };
+	int runs = r->ok;
 
 	if (!skr) {
 		snprintf(r->detail, sizeof(r->detail), "not on PATH (skrouterd is not packaged: "
@@ -147,6 +149,15 @@ check_skrouterd(void)
 		snprintf(r->fix, sizeof(r->fix),
 			 "build skupper-router and Proton, then: export PATH=ROUTER_PREFIX/sbin:$PATH "
 			 "LD_LIBRARY_PATH=PROTON_PREFIX/lib64");
+	} else if (!runs) {
+		out = ff_env_run(vargv, NULL);
+		line = out ? out + strspn(out, " \n") : NULL;
+		snprintf(r->detail, sizeof(r->detail), "%s does not run: %.*s", skr,
+			 line ? (int)strcspn(line, "\n") : 0, line ? line : "");
+		snprintf(r->fix, sizeof(r->fix), "%s", out && strstr(out, "shared librar") ?
+			 "export LD_LIBRARY_PATH=PROTON_PREFIX/lib64 (the Proton the router was built with)" :
+			 "rebuild and reinstall the router");
+		free(out);
 	} else
 		snprintf(r->detail, sizeof(r->detail), "%s", skr);
 
@@ -170,7 +181,10 @@ check_skrouterd(void)
 	}
 	if (skr || schema) {
 		r = req_add("skrouterd_schema", json_is_object(feat));
-		if (!schema) {
+		if (!schema && !runs) {
+			snprintf(r->detail, sizeof(r->detail), "unknown: skrouterd does not run");
+			snprintf(r->fix, sizeof(r->fix), "make skrouterd run (above)");
+		} else if (!schema) {
 			snprintf(r->detail, sizeof(r->detail),
 				 "'skrouterd --help' names no python directory (-I)");
 			snprintf(r->fix, sizeof(r->fix),
@@ -275,8 +289,8 @@ frame_pointers(char *msg, size_t n)
 		snprintf(msg, n, "skrouterd: cannot tell (%s)",
 			 fp.example[0] ? fp.example : "no DWARF producer strings in the binary");
 	else if (r == 1)
-		snprintf(msg, n, "skrouterd: built with -fno-omit-frame-pointer (%d compile units)",
-			 fp.units_with);
+		snprintf(msg, n, "skrouterd: built with -fno-omit-frame-pointer (%d compile unit%s)",
+			 fp.units_with, fp.units_with == 1 ? "" : "s");
 	else
 		snprintf(msg, n, "skrouterd: %d of %d compile units built without "
 			 "-fno-omit-frame-pointer, e.g. '%.200s'", fp.units_without,
@@ -386,7 +400,7 @@ print_human(int fp_warn, const char *fp_msg)
 	print_prog("gcc", "gcc");
 	paranoid = (int)ff_json_num(env, "perf_event_paranoid", INT_MIN);
 	if (paranoid != INT_MIN)
-		printf("  %-10s perf_event_paranoid=%d\n", "kernel", paranoid);
+		printf("  %-10s perf_event_paranoid=%d\n", "paranoid", paranoid);
 
 	printf("\nRequirements\n");
 	for (i = 0; i < nreqs; i++) {

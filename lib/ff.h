@@ -300,7 +300,7 @@ json_t *ff_env_collect(void);
  * after 5 s.
  */
 char *ff_env_run(char *const argv[], int *status);
-/* First line of `path arg` (stdout and stderr), or NULL. */
+/* First line of `path arg` (stdout and stderr), or NULL if it fails. */
 char *ff_env_version(const char *path, const char *arg);
 /* FNV-1a 64 of a file's bytes as 16 hex digits, or NULL. */
 char *ff_env_fnv1a64(const char *path);

@@ -134,10 +134,13 @@ static const struct prog {
 char *
 ff_env_version(const char *path, const char *arg)
 {
-	char *argv[] = { (char *)path, (char *)arg, NULL }, *out, *line;
+	char *argv[] = { (char *)path, (char *)arg, NULL }, *out, *line = NULL;
+	int status;
 
-	out = ff_env_run(argv, NULL);
-	line = first_line(out);
+	/* A program that fails (a missing library) has no version to show. */
+	out = ff_env_run(argv, &status);
+	if (status == 0)
+		line = first_line(out);
 	free(out);
 	return line;
 }

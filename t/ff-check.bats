@@ -1,0 +1,308 @@
+#!/usr/bin/env bats
+# ff-check: the environment, requirements with install commands, perf,
+# frame pointers; lib/ff_env.c through it and through a small probe.
+
+bats_require_minimum_version 1.5.0
+load helper
+
+FIX="$TOP/t/fixtures/ff-check"
+
+# path_without PROG...: a directory of symlinks to every program on PATH
+# except PROG...; echoes its name.
+path_without() {
+	local dir="$BATS_TEST_TMPDIR/path" d p
+	mkdir -p "$dir"
+	local IFS=:
+	for d in $PATH; do
+		[ -d "$d" ] && ln -s "$d"/* "$dir"/ 2>/dev/null
+	done
+	for p in "$@"; do
+		rm -f "$dir/$p"
+	done
+	echo "$dir"
+}
+
+# build_fake CFLAGS...: a stand-in skrouterd in $BATS_TEST_TMPDIR/fake/bin
+# whose --help points at the 2.7-like schema fixture, linked against an
+# empty library named like Proton's in $BATS_TEST_TMPDIR/fake/lib.
+build_fake() {
+	skip_unless_program gcc
+	local f="$BATS_TEST_TMPDIR/fake"
+	mkdir -p "$f/bin" "$f/lib"
+	echo 'int flimflam_fake_proton;' >"$f/p.c"
+	gcc -shared -fPIC -o "$f/lib/libqpid-proton-core.so.10" \
+		-Wl,-soname,libqpid-proton-core.so.10 "$f/p.c"
+	gcc "$@" -DPYDIR="\"$FIX/schema-2.7\"" -o "$f/bin/skrouterd" \
+		"$FIX/fake-skrouterd.c" -Wl,--no-as-needed "$f/lib/libqpid-proton-core.so.10"
+}
+
+# has_line ERE: some line of $output matches (assert_output --regexp
+# matches the whole output, where ^ and $ are its ends).
+has_line() {
+	grep -Eq -- "$1" <<<"$output" || {
+		echo "no line matches '$1' in:" >&2
+		echo "$output" >&2
+		return 1
+	}
+}
+
+teardown() {
+	if [ -s "$BATS_TEST_TMPDIR/pid" ]; then
+		kill "$(cat "$BATS_TEST_TMPDIR/pid")" 2>/dev/null || true
+	fi
+}
+
+# build_probe: t/fixtures/ff-check/env-probe.c against lib/libff.a.
+build_probe() {
+	skip_unless_program gcc pkg-config
+	PROBE="$BATS_TEST_TMPDIR/env-probe"
+	gcc -std=c11 -I"$TOP/lib" $(pkg-config --cflags jansson) -o "$PROBE" \
+		"$FIX/env-probe.c" "$TOP/lib/libff.a" $(pkg-config --libs jansson libpipeline) -lm
+}
+
+@test "ff-check -h prints the usage and exits 0" {
+	run -0 --separate-stderr ff-check -h
+	[ "${lines[0]}" = "usage: ff-check [-h] [--json]" ]
+	[ -z "$stderr" ]
+}
+
+@test "ff-check: an unknown option or an argument is a usage error" {
+	run -2 --separate-stderr ff-check --bogus
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "ff-check: unknown option '--bogus'" ]
+	run -2 --separate-stderr ff-check extra
+	[ "${stderr_lines[0]}" = "ff-check: unexpected argument 'extra'" ]
+}
+
+@test "ff-check: OK and exit 0 exactly when every requirement is met, else every problem" {
+	run --separate-stderr ff-check --json
+	local status_json=$status
+	echo "$output" >"$BATS_TEST_TMPDIR/check.jsonl"
+	local missing
+	missing=$(jq -r 'select(.event == "requirement" and .ok == false) | .name' \
+		"$BATS_TEST_TMPDIR/check.jsonl")
+	run --separate-stderr ff-check
+	[ "$status" -eq "$status_json" ]
+	if [ -z "$missing" ]; then
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "OK" ]
+	else
+		[ "$status" -eq 1 ]
+		[ "${lines[-1]}" != "OK" ]
+		# The count, and one line per problem in the closing list.
+		local n
+		n=$(echo "$missing" | wc -l)
+		assert_output --partial "$n problem"
+		for m in $missing; do
+			has_line "^  MISSING +$m "
+			sed -n '/problem/,$p' <<<"$output" | grep -q "^  $m "
+		done
+	fi
+}
+
+@test "ff-check names a missing iperf3 and the apt-get command that installs it" {
+	local p
+	p=$(path_without iperf3)
+	[ -z "$(PATH="$p" command -v iperf3)" ]
+	PATH="$p" FLIMFLAM_OS_RELEASE="$FIX/os-release-debian" run -1 --separate-stderr ff-check
+	has_line "^  MISSING +iperf3 +not on PATH$"
+	has_line "^  iperf3 +(sudo )?apt-get install -y iperf3$"
+	# What is still there is not reported missing.
+	if command -v h2load >/dev/null; then
+		has_line "^  ok +h2load "
+	fi
+}
+
+@test "ff-check: nghttp2 is three packages on Debian, one on Fedora" {
+	local p
+	p=$(path_without h2load nghttpd nghttpx iperf3)
+	PATH="$p" FLIMFLAM_OS_RELEASE="$FIX/os-release-debian" run -1 ff-check
+	has_line "^  h2load +(sudo )?apt-get install -y nghttp2-client$"
+	has_line "^  nghttpd +(sudo )?apt-get install -y nghttp2-server$"
+	has_line "^  nghttpx +(sudo )?apt-get install -y nghttp2-proxy$"
+	has_line "all packages at once: (sudo )?apt-get install -y nghttp2-client nghttp2-server nghttp2-proxy iperf3$"
+	PATH="$p" FLIMFLAM_OS_RELEASE="$FIX/os-release-fedora" run -1 ff-check
+	assert_output --partial "Fedora Linux 40"
+	has_line "^  h2load +(sudo )?dnf install -y nghttp2$"
+	has_line "^  iperf3 +(sudo )?dnf install -y iperf3$"
+	has_line "all packages at once: (sudo )?dnf install -y nghttp2 iperf3$"
+}
+
+@test "ff-check --json: start, environment, requirements, end, as valid JSON lines" {
+	local p
+	p=$(path_without iperf3)
+	PATH="$p" FLIMFLAM_OS_RELEASE="$FIX/os-release-debian" run -1 --separate-stderr ff-check --json
+	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	jsonl_ok "$BATS_TEST_TMPDIR/out.jsonl"
+	jq -e -s '
+		(map(.event) | .[1] == "environment" and .[-1] == "end") and
+		([.[] | select(.event == "environment")] | length == 1) and
+		(.[-1].status == 1) and
+		all(.[] | select(.event == "requirement");
+		    (.name | type == "string") and (.ok | type == "boolean") and
+		    (.detail | type == "string") and
+		    (if .ok then true else (.fix | type == "string") end)) and
+		(.[] | select(.event == "requirement" and .name == "iperf3") |
+		 .ok == false and (.fix | test("apt-get install -y iperf3$"))) and
+		(.[] | select(.event == "environment") |
+		 .iperf3 == null and .os == "Debian GNU/Linux 12 (bookworm)" and
+		 (.kernel | type == "string") and (.cpus_available >= 1) and
+		 (.cpus_online >= .cpus_available) and
+		 (.perf_hardware_counters | type == "boolean"))
+	' "$BATS_TEST_TMPDIR/out.jsonl"
+}
+
+@test "ff-check: perf is probed by opening events, and hardware counters are reported" {
+	run --separate-stderr ff-check --json
+	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	jq -e -s '
+		[.[] | select(.event == "requirement") | .name] as $n |
+		(.[] | select(.event == "environment") | .perf_hardware_counters) as $hw |
+		($n | index("perf_events") != null) and ($n | index("perf_hardware") != null) and
+		($n | index("perf_memory") != null) and
+		([.[] | select(.event == "requirement" and .name == "perf_hardware") | .ok] == [$hw])
+	' "$BATS_TEST_TMPDIR/out.jsonl"
+	# Without a PMU, say what that costs.
+	if jq -e -s 'any(.[]; .event == "environment" and .perf_hardware_counters == false)' \
+		"$BATS_TEST_TMPDIR/out.jsonl" >/dev/null; then
+		run ff-check
+		assert_output --partial "stat reports cycles and instructions as null"
+		assert_output --partial "c2c and mem cannot work"
+	fi
+}
+
+@test "ff-check: the 2.7-like schema has the HTTP adaptor and encapsulation" {
+	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/schema-2.7/skupper_router/management/skrouter.json" \
+		run --separate-stderr ff-check --json
+	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	run -0 jq -c -s '.[] | select(.event == "environment") | .skrouterd_features' \
+		"$BATS_TEST_TMPDIR/out.jsonl"
+	assert_output '{"http":true,"tcp_encapsulation":true,"encapsulation_default":"legacy","worker_threads":true}'
+	jq -e -s 'any(.[]; .event == "requirement" and .name == "skrouterd_schema" and .ok)' \
+		"$BATS_TEST_TMPDIR/out.jsonl"
+}
+
+@test "ff-check: the 3.x-like schema has neither" {
+	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/schema-3.x/skupper_router/management/skrouter.json" \
+		run --separate-stderr ff-check --json
+	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	run -0 jq -c -s '.[] | select(.event == "environment") | .skrouterd_features' \
+		"$BATS_TEST_TMPDIR/out.jsonl"
+	assert_output '{"http":false,"tcp_encapsulation":false,"encapsulation_default":null,"worker_threads":true}'
+	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/schema-3.x/skupper_router/management/skrouter.json" run ff-check
+	has_line "^  ok +skrouterd_schema .*: http adaptor no, tcp encapsulation no, workerThreads yes$"
+}
+
+@test "ff-check: a file that is not a schema is a problem, not a crash" {
+	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/broken-skrouter.json" run -1 --separate-stderr ff-check --json
+	[[ "$stderr" == *"broken-skrouter.json: no entityTypes: not a skrouterd schema"* ]]
+	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	jq -e -s 'any(.[]; .event == "environment" and .skrouterd_features == null) and
+		  any(.[]; .event == "requirement" and .name == "skrouterd_schema" and .ok == false)' \
+		"$BATS_TEST_TMPDIR/out.jsonl"
+}
+
+@test "ff-check: no os-release file is no crash: os is null" {
+	FLIMFLAM_OS_RELEASE="$BATS_TEST_TMPDIR/no-such-os-release" run --separate-stderr ff-check --json
+	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
+	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	jsonl_ok "$BATS_TEST_TMPDIR/out.jsonl"
+	jq -e -s 'any(.[]; .event == "environment" and .os == null and .os_id == null)' \
+		"$BATS_TEST_TMPDIR/out.jsonl"
+	FLIMFLAM_OS_RELEASE="$BATS_TEST_TMPDIR/no-such-os-release" run ff-check
+	has_line "^  os +unknown \(no os-release file\)$"
+}
+
+@test "ff-check: a router on PATH: version, schema from --help, Proton from ldd" {
+	build_fake -g -O2
+	local f="$BATS_TEST_TMPDIR/fake"
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check --json
+	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	jq -e -s --arg f "$f" --arg fix "$FIX" '
+		.[] | select(.event == "environment") |
+		.skrouterd == {"path": ($f + "/bin/skrouterd"), "version": "2.7.6"} and
+		.proton_ldd == ($f + "/lib/libqpid-proton-core.so.10") and
+		.skrouterd_schema == ($fix + "/schema-2.7/skupper_router/management/skrouter.json") and
+		.skrouterd_features.http == true and
+		(.skrouterd_hash_fnv1a64 | test("^[0-9a-f]{16}$"))
+	' "$BATS_TEST_TMPDIR/out.jsonl"
+	jq -e -s 'all(.[] | select(.event == "requirement" and
+			      (.name == "skrouterd" or .name == "proton" or .name == "skrouterd_schema")); .ok)' \
+		"$BATS_TEST_TMPDIR/out.jsonl"
+}
+
+@test "ff-check: a router whose Proton is not on the library path: says LD_LIBRARY_PATH" {
+	build_fake -g -O2
+	PATH="$BATS_TEST_TMPDIR/fake/bin:$PATH" run -1 --separate-stderr ff-check
+	has_line "^  MISSING +skrouterd .*does not run: .*libqpid-proton-core.so.10"
+	has_line "^  MISSING +proton +ldd finds no libqpid-proton"
+	has_line "^  proton +export LD_LIBRARY_PATH="
+}
+
+@test "ff-check warns when the router was built without frame pointers" {
+	build_fake -g -O2 -fomit-frame-pointer
+	local f="$BATS_TEST_TMPDIR/fake"
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
+	assert_output --partial "-fno-omit-frame-pointer"
+	has_line "^  warning: skrouterd: 1 of 1 compile units built without -fno-omit-frame-pointer"
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check --json
+	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	jq -e -s 'any(.[]; .event == "environment" and .skrouterd_frame_pointers == false) and
+		  any(.[]; .event == "warning" and .name == "frame_pointers")' "$BATS_TEST_TMPDIR/out.jsonl"
+}
+
+@test "ff-check: no warning for a router built with frame pointers" {
+	build_fake -g -O2 -fno-omit-frame-pointer
+	local f="$BATS_TEST_TMPDIR/fake"
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
+	refute_output --partial "warning:"
+	assert_output --partial "skrouterd: built with -fno-omit-frame-pointer"
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check --json
+	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	jq -e -s 'any(.[]; .event == "environment" and .skrouterd_frame_pointers == true) and
+		  all(.[]; .event != "warning")' "$BATS_TEST_TMPDIR/out.jsonl"
+}
+
+@test "ff_env: FNV-1a 64 matches the published test vectors and the router's hash" {
+	build_probe
+	printf '' >"$BATS_TEST_TMPDIR/empty"
+	printf 'a' >"$BATS_TEST_TMPDIR/a"
+	printf 'foobar' >"$BATS_TEST_TMPDIR/foobar"
+	run -0 "$PROBE" hash "$BATS_TEST_TMPDIR/empty"
+	assert_output cbf29ce484222325
+	run -0 "$PROBE" hash "$BATS_TEST_TMPDIR/a"
+	assert_output af63dc4c8601ec8c
+	run -0 "$PROBE" hash "$BATS_TEST_TMPDIR/foobar"
+	assert_output 85944171f73967e8
+	build_fake -g -O2
+	local f="$BATS_TEST_TMPDIR/fake" want
+	want=$("$PROBE" hash "$f/bin/skrouterd")
+	PATH="$f/bin:$PATH" run --separate-stderr ff-check --json
+	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	jq -e -s --arg h "$want" 'any(.[]; .event == "environment" and .skrouterd_hash_fnv1a64 == $h)' \
+		"$BATS_TEST_TMPDIR/out.jsonl"
+}
+
+@test "ff_env: the Proton library a running router mapped, from /proc/PID/maps" {
+	build_probe
+	build_fake -g -O2
+	local f="$BATS_TEST_TMPDIR/fake" pid
+	# teardown kills it by the pid it prints.
+	LD_LIBRARY_PATH="$f/lib" "$f/bin/skrouterd" --wait >"$BATS_TEST_TMPDIR/pid" 3>&- &
+	wait_for_file "$BATS_TEST_TMPDIR/pid" 5
+	pid=$(cat "$BATS_TEST_TMPDIR/pid")
+	run -0 "$PROBE" maps "$pid"
+	assert_output "$f/lib/libqpid-proton-core.so.10"
+	# A process without Proton has none.
+	run -1 "$PROBE" maps $$
+}
+
+@test "ff_env: schema features straight from the fixtures" {
+	build_probe
+	run -0 "$PROBE" features "$FIX/schema-2.7/skupper_router/management/skrouter.json"
+	assert_output '{"http":true,"tcp_encapsulation":true,"encapsulation_default":"legacy","worker_threads":true}'
+	run -0 "$PROBE" features "$FIX/schema-3.x/skupper_router/management/skrouter.json"
+	assert_output '{"http":false,"tcp_encapsulation":false,"encapsulation_default":null,"worker_threads":true}'
+	run -1 --separate-stderr "$PROBE" features "$BATS_TEST_TMPDIR/none.json"
+	[[ "$stderr" == *"cannot read"* ]]
+}
