@@ -10,6 +10,14 @@ nginx libnginx-mod-stream bats bats-assert bats-support chromium procps"
 fedora_pkgs="gcc make pkgconf-pkg-config libpipeline-devel jansson-devel jq
 perf iperf3 nghttp2 nginx nginx-mod-stream bats chromium procps-ng"
 
+# Ubuntu packages perf per kernel, as linux-tools-RELEASE (the same names
+# ff-check suggests).
+os_id=$( (. /etc/os-release || . /usr/lib/os-release) 2>/dev/null; echo "${ID:-}")
+if [ "$os_id" = ubuntu ]; then
+	debian_pkgs=$(echo "$debian_pkgs" |
+		sed "s/linux-perf/linux-tools-common linux-tools-$(uname -r)/")
+fi
+
 if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then
 	missing=
 	for p in $debian_pkgs; do
