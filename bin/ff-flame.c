@@ -387,7 +387,7 @@ tower_for_pid(long pid, long tid, const char *comm, size_t commlen)
 	p->pid = pid;
 	snprintf(p->comm, sizeof(p->comm), "%s", name);
 	p->main_seen = tid == pid;
-	r = relay_of(pid, name);
+	r = relay_of(pid, NULL);	/* by comm at the end: see merge_towers() */
 	if (r >= 0)
 		p->frame = relays[r].frame;
 	else
@@ -431,6 +431,52 @@ tower_for_name(const char *name, size_t len)
 		}
 	}
 	return frame_intern(name, len, 0, K_PROCESS);
+}
+
+/*
+ * A process no relay lists by pid joins the relay that runs a program of
+ * its comm. This waits for the end, when the process's own comm is known
+ * (its threads may have names of their own, and sample first): the
+ * process's stacks are then moved to the relay's tower, merging with the
+ * stacks already there.
+ */
+static void
+merge_towers(void)
+{
+	struct stack *old = stacks;
+	uint32_t *old_ids = stack_ids, *ids, i, nold = nstacks, k;
+	uint32_t *alias = NULL;
+	int r, any = 0;
+
+	for (i = 0; i < nprocs; i++) {
+		if (frames[procs[i].frame].relay >= 0 ||
+		    (r = relay_of(-1, procs[i].comm)) < 0)
+			continue;
+		if (!any)
+			alias = xrealloc(NULL, nframes * sizeof(*alias));
+		if (!any)
+			for (k = 0; k < nframes; k++)
+				alias[k] = k;
+		alias[procs[i].frame] = relays[r].frame;
+		any = 1;
+	}
+	if (!any)
+		return;
+	stacks = NULL;
+	stack_ids = NULL;
+	nstacks = capstacks = 0;
+	nstack_ids = capstack_ids = 0;
+	free(stack_slots.v);
+	stack_slots.v = NULL;
+	for (i = 0; i < nold; i++) {
+		ids = old_ids + old[i].off;
+		ids[0] = alias[ids[0]];
+		stack_add(ids, old[i].len, old[i].count[0], 0);
+		stack_add(ids, old[i].len, old[i].count[1], 1);
+	}
+	free(old);
+	free(old_ids);
+	free(alias);
 }
 
 /* Name the per-pid towers, now that every process's comm is known. */
@@ -903,6 +949,14 @@ read_perf_data(struct input *in, const char *path)
 		ff_die("perf script failed on '%s' (status %d)", path, status);
 }
 
+/* A folded stack after the first: one that is not is a warning. */
+static void
+folded_next(struct input *in, const char *s, size_t n)
+{
+	if (folded_line(in, s, n) < 0 && in->bad++ < 5)
+		ff_warn("%s:%ld: not a folded stack, skipped", in->name, in->line);
+}
+
 /* Is this line "frames COUNT"? */
 static int
 looks_folded(const char *s, size_t n)
@@ -958,6 +1012,8 @@ read_text(struct input *in, FILE *fp)
 	for (i = 0; i < nheld; i++) {
 		if (script)
 			script_line(in, held[i], heldlen[i]);
+		else if (i > 0)
+			folded_next(in, held[i], heldlen[i]);
 		else if (folded_line(in, held[i], heldlen[i]) < 0)
 			ff_die("'%s': not a perf.data file, perf script output or folded stacks",
 			       in->name);
@@ -968,9 +1024,8 @@ read_text(struct input *in, FILE *fp)
 			ff_die("%s:%ld: binary data", in->name, in->line + 1);
 		if (script)
 			script_line(in, line, n);
-		else if (folded_line(in, line, n) < 0 && in->bad++ < 5)
-			ff_warn("%s:%ld: not a folded stack, skipped", in->name,
-				in->line);
+		else
+			folded_next(in, line, n);
 	}
 	if (ferror(fp))
 		ff_die("cannot read '%s': %s", in->name, strerror(errno));
@@ -1373,7 +1428,7 @@ main(int argc, char *argv[])
 
 	ff_setprog(argv[0]);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+ho:t:", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "+:ho:t:", longopts, NULL)) != -1)
 		switch (c) {
 		case 'h': ff_usage(usage, 0);
 		case 'o': out = optarg; break;
@@ -1417,6 +1472,7 @@ main(int argc, char *argv[])
 			ff_info("%s: %ld lines not understood", in[k].name, in[k].bad);
 	if (!in[0].samples)
 		ff_warn("no samples in '%s'", in[0].name);
+	merge_towers();
 	name_towers();
 	rank_frames();
 	order = sorted_stacks();

@@ -12,12 +12,13 @@
  * thousand distinct stacks draws a few thousand elements.
  *
  * window.flame is the page's interface, for people and tests alike.
- * The location hash can ask for a view on load: #search=REGEX&icicle.
+ * The location hash can ask for a view on load: #search=REGEX&zoom=REGEX&icicle
+ * (zoom: into the widest frame whose name matches).
  */
 (function () {
 	'use strict';
 
-	var ROW = 18, MIN_PX = 2, LABEL_PX = 24;
+	var ROW = 18, MIN_PX = 2, LABEL_PX = 24, started = performance.now();
 	var D = JSON.parse(document.getElementById('flame-data').textContent);
 	var $ = function (id) { return document.getElementById(id); };
 	var graph = $('graph'), tip = $('tip');
@@ -470,13 +471,13 @@
 		reset: function () { setZoom(0); },
 		invert: setInverted,
 		render: render,
-		/* The node index of the first frame whose name matches, or -1. */
+		/* The node of the widest frame whose name matches, or -1. */
 		find: function (q) {
-			var re = toRegExp(q), i;
+			var re = toRegExp(q), i, best = -1;
 			for (i = 1; i < n; i++)
-				if (re.test(D.names[F[i]]))
-					return i;
-			return -1;
+				if ((best < 0 || V[i] > V[best]) && re.test(D.names[F[i]]))
+					best = i;
+			return best;
 		},
 		delta: function (i) { return B ? delta(i) : null; }
 	};
@@ -499,7 +500,11 @@
 	});
 	inverted = 'icicle' in params;
 	$('icicle').checked = inverted;
-	render();
+	if (params.zoom && window.flame.find(params.zoom) > 0)
+		setZoom(window.flame.find(params.zoom));
+	else
+		render();
 	if (params.search)
 		window.flame.search(params.search);
+	$('status').dataset.loadMs = (performance.now() - started).toFixed(1);
 })();

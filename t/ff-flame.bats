@@ -1,0 +1,483 @@
+#!/usr/bin/env bats
+# ff-flame: folding (perf script text, folded stacks, perf.data), relay
+# towers from --meta, differential graphs, the page in headless Chromium,
+# and bad input.
+
+bats_require_minimum_version 1.5.0
+load helper
+
+FIX="$TOP/t/fixtures/ff-flame"
+
+# The JSON data a page embeds.
+page_data() {
+	sed -n 's/^<script type="application\/json" id="flame-data">\(.*\)<\/script>$/\1/p' "$1"
+}
+
+# chrome ARGS...: headless Chromium with a profile of its own, as root.
+chrome() {
+	local prof
+	prof=$(mktemp -d "$BATS_TEST_TMPDIR/chrome.XXXXXX")
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --disable-component-update \
+		--disable-sync --user-data-dir="$prof" --virtual-time-budget=3000 \
+		--window-size=1400,1000 "$@" 2>"$prof.log"
+}
+
+# enc TEXT: TEXT percent-encoded for a location hash.
+enc() {
+	jq -rn --arg s "$1" '$s | @uri'
+}
+
+# dom PAGE HASH OUT: the DOM of PAGE#HASH once its script has run.
+dom() {
+	chrome --dump-dom "file://$1#$2" >"$3"
+}
+
+skip_unless_chromium() {
+	command -v chromium >/dev/null || skip "chromium is not installed (make deps)"
+}
+
+# An attribute of the first element with this id in a dumped DOM.
+attr_of() {
+	grep -o "<[a-z]* id=\"$2\"[^>]*>" "$1" | grep -o " $3=\"[^\"]*\"" |
+		sed 's/^[^"]*"//; s/"$//'
+}
+
+# Labels of drawn frames whose class list has CLASS, one per line.
+frames_with_class() {
+	grep -o "<div class=\"f[^\"]*\b$2\b[^\"]*\"[^>]*>[^<]*" "$1" | sed 's/.*>//' | sort
+}
+
+# share FOLDED REGEX: the share of samples in stacks that have a frame
+# matching REGEX (what the page's search reports).
+share() {
+	awk -v re="$2" '{
+		c = $NF; s = $0; sub(/ [0-9]+$/, "", s); t += c
+		n = split(s, f, ";")
+		for (i = 2; i <= n; i++) if (f[i] ~ re) { m += c; break }
+	} END { printf "%.6f\n", t ? m / t : 0 }' "$1"
+}
+
+# A free TCP port on 127.0.0.1 (nothing answers on it).
+free_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	return 1
+}
+
+# nginx_conf NAME PORT UPSTREAM|-: R2 (-) answers itself; R1 proxies to R2.
+nginx_conf() {
+	local d="$NGX/$1"
+	mkdir -p "$d/tmp"
+	{
+		echo "daemon off; master_process on; worker_processes 1;"
+		[ "$(id -u)" = 0 ] && echo "user root;"
+		echo "pid $d/nginx.pid; error_log $d/error.log warn;"
+		echo "events { worker_connections 512; }"
+		echo "http { access_log off;"
+		for t in client_body proxy fastcgi uwsgi scgi; do
+			echo "${t}_temp_path $d/tmp/$t;"
+		done
+		if [ "$3" = - ]; then
+			echo "server { listen 127.0.0.1:$2; location / { return 200 \"flimflam\n\"; } }"
+		else
+			echo "upstream r2 { server 127.0.0.1:$3; keepalive 16; }"
+			echo "server { listen 127.0.0.1:$2; location / { proxy_pass http://r2;"
+			echo "  proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+		fi
+		echo "}"
+	} >"$d/nginx.conf"
+}
+
+wait_port() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+children_of() {
+	cat /proc/"$1"/task/*/children 2>/dev/null | tr -s ' ' '\n' | grep .
+}
+
+# Records R1 and R2 (nginx) under load into $NGX/nginx.data, with the meta
+# that names them in $NGX/meta.json; or says why not in $NGX/skip.
+record_nginx() {
+	local p1 p2 r1 r2 w1 w2 load pids
+	for p in perf nginx; do
+		command -v "$p" >/dev/null || { echo "$p is not installed" >"$NGX/skip"; return; }
+	done
+	if ! perf record -q -e cpu-clock -o "$NGX/probe.data" -- true 2>"$NGX/probe.log"; then
+		echo "perf cannot record here: $(head -n 1 "$NGX/probe.log")" >"$NGX/skip"
+		return
+	fi
+	r1=$(free_port) && r2=$(free_port) || { echo "no free port" >"$NGX/skip"; return; }
+	nginx_conf r2 "$r2" -
+	nginx_conf r1 "$r1" "$r2"
+	nginx -p "$NGX/r2" -c "$NGX/r2/nginx.conf" -e "$NGX/r2/error.log" &
+	p2=$!
+	echo "$p2" >>"$NGX/pids"
+	nginx -p "$NGX/r1" -c "$NGX/r1/nginx.conf" -e "$NGX/r1/error.log" &
+	p1=$!
+	echo "$p1" >>"$NGX/pids"
+	if ! wait_port "$r1" || ! wait_port "$r2"; then
+		echo "nginx did not start: $(cat "$NGX"/r*/error.log)" >"$NGX/skip"
+		return
+	fi
+	w1=$(children_of "$p1" | paste -sd,)
+	w2=$(children_of "$p2" | paste -sd,)
+	if command -v h2load >/dev/null; then
+		h2load --h1 -c 4 -t 1 -D 4 "http://127.0.0.1:$r1/" >"$NGX/load.log" 2>&1 &
+	else
+		(for _ in $(seq 20000); do curl -s -o /dev/null "http://127.0.0.1:$r1/"; done) &
+	fi
+	load=$!
+	pids="$p1,$w1,$p2,$w2"
+	perf record -q -e cpu-clock -F 997 -g -p "$pids" -o "$NGX/nginx.data" \
+		-- sleep 2 2>"$NGX/record.log" || true
+	kill "$load" 2>/dev/null || true
+	wait "$load" 2>/dev/null || true
+	cat >"$NGX/meta.json" <<-EOF
+	{"title":"nginx under h2load","workload":"h2load-h1","relay":"nginx","protocol":"http1",
+	 "relays":[{"role":"r1","pid":$p1,"pids":[${w1}],"program":"/usr/sbin/nginx"},
+	           {"role":"r2","pid":$p2,"pids":[${w2}],"program":"/usr/sbin/nginx"}]}
+	EOF
+	# A recording of a process that sleeps: no samples.
+	sleep 5 &
+	perf record -q -e cpu-clock -F 997 -g -p $! -o "$NGX/empty.data" \
+		-- sleep 0.3 2>>"$NGX/record.log" || rm -f "$NGX/empty.data"
+	kill $! 2>/dev/null || true
+	wait $! 2>/dev/null || true
+}
+
+stop_nginx() {
+	local p
+	[ -f "$NGX/pids" ] || return 0
+	for p in $(cat "$NGX/pids"); do
+		kill "$p" 2>/dev/null || true
+	done
+	for p in $(cat "$NGX/pids"); do
+		wait "$p" 2>/dev/null || true
+		while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+	done
+	rm -f "$NGX/pids"
+}
+
+setup_file() {
+	export NGX="$BATS_FILE_TMPDIR/nginx"
+	mkdir -p "$NGX"
+	record_nginx
+	stop_nginx
+	if [ ! -f "$NGX/skip" ] && [ ! -s "$NGX/nginx.data" ]; then
+		echo "perf recorded nothing: $(tail -n 3 "$NGX/record.log")" >"$NGX/skip"
+	fi
+}
+
+teardown_file() {
+	stop_nginx
+}
+
+need_recording() {
+	[ -f "$NGX/skip" ] && skip "no nginx recording: $(cat "$NGX/skip")"
+	return 0
+}
+
+# Folding
+
+@test "ff-flame: folds perf script text: kernel and unknown frames, processes, a deep stack" {
+	run -0 --separate-stderr ff-flame --folded "$FIX/script.txt"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/out"
+	golden ff-flame-script.folded "$BATS_TEST_TMPDIR/out"
+	[ -z "$stderr" ]
+}
+
+@test "ff-flame: --script reads perf script text from standard input" {
+	run -0 --separate-stderr ff-flame --folded --script - <"$FIX/script.txt"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/out"
+	golden ff-flame-script.folded "$BATS_TEST_TMPDIR/out"
+}
+
+@test "ff-flame: folded stacks read back give the same folded stacks" {
+	run -0 ff-flame --folded "$TOP/t/golden/ff-flame-script.folded"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/out"
+	golden ff-flame-script.folded "$BATS_TEST_TMPDIR/out"
+	ff-flame --folded - <"$TOP/t/golden/ff-flame-script.folded" >"$BATS_TEST_TMPDIR/stdin"
+	cmp "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/stdin"
+}
+
+@test "ff-flame: --meta puts each relay's processes in one tower, by pid" {
+	run -0 ff-flame --folded --meta @"$FIX/meta.json" "$FIX/script.txt"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/out"
+	golden ff-flame-meta.folded "$BATS_TEST_TMPDIR/out"
+	run -0 ff-flame --folded --meta "$(cat "$FIX/meta.json")" "$FIX/script.txt"
+	printf '%s\n' "$output" | cmp - "$BATS_TEST_TMPDIR/out"
+}
+
+@test "ff-flame: --meta matches a process by its comm when its pid is not listed" {
+	# pid 101 and the thread wrkr_0 of pid 200 (whose main thread is
+	# skrouterd) are in no relay's list.
+	run -0 ff-flame --folded --meta @"$FIX/meta-by-comm.json" "$FIX/script.txt"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/out"
+	golden ff-flame-meta-by-comm.folded "$BATS_TEST_TMPDIR/out"
+}
+
+@test "ff-flame: the page's data holds each frame's module and kind" {
+	ff-flame -o "$BATS_TEST_TMPDIR/p.html" "$FIX/script.txt"
+	page_data "$BATS_TEST_TMPDIR/p.html" >"$BATS_TEST_TMPDIR/d.json"
+	run -0 jq -r '. as $d | [range(0; .names | length) |
+		"\($d.names[.])|\($d.modules[$d.fmod[.]])|\($d.kinds[$d.fkind[.]])"] | .[]' \
+		"$BATS_TEST_TMPDIR/d.json"
+	assert_line 'ngx_http_handler|/usr/sbin/nginx|exe'
+	assert_line 'do_syscall_64_[k]|[kernel.kallsyms]|kernel'
+	assert_line 'nf_conntrack_in_[k]|[nf_conntrack]|kernel'
+	assert_line 'pn_raw_connection_write_buffers|/usr/lib/x86_64-linux-gnu/libqpid-proton-core.so.10|proton'
+	assert_line '__GI___epoll_wait|/usr/lib/x86_64-linux-gnu/libc.so.6|libc'
+	assert_line '[libssl.so.3]|/usr/lib/x86_64-linux-gnu/libssl.so.3|lib'
+	assert_line '[unknown]|[unknown]|unknown'
+	assert_line 'weird:name|/usr/lib/libbar.so (deleted)|lib'
+	run -0 jq '[.nodes[range(2; .nodes | length; 3)]] | .[0] == 10' "$BATS_TEST_TMPDIR/d.json"
+	[ "$output" = true ]
+}
+
+# Differential graphs
+
+@test "ff-flame: --diff --folded prints base and new counts per stack" {
+	run -0 ff-flame --folded --diff "$FIX/base.folded" "$FIX/new.folded"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/out"
+	golden ff-flame-diff.folded "$BATS_TEST_TMPDIR/out"
+}
+
+@test "ff-flame: --diff embeds both counts per frame, sized by new" {
+	ff-flame -o "$BATS_TEST_TMPDIR/d.html" --diff "$FIX/base.folded" "$FIX/new.folded"
+	page_data "$BATS_TEST_TMPDIR/d.html" >"$BATS_TEST_TMPDIR/d.json"
+	run -0 jq -r '. as $d | "total \(.total) base \(.base_total)",
+		(range(0; .nodes | length; 3) as $k |
+		 "\($d.names[$d.nodes[$k]]) \($d.nodes[$k + 2]) \($d.base[$k / 3])")' \
+		"$BATS_TEST_TMPDIR/d.json"
+	assert_output - <<-EOF
+	total 400 base 200
+	all 400 200
+	app 400 200
+	main 400 200
+	compute 200 50
+	slow 200 50
+	idle 100 100
+	parse 100 50
+	EOF
+}
+
+@test "ff-flame: --diff colours grown frames red and shrunk frames blue (Chromium)" {
+	skip_unless_chromium
+	ff-flame -o "$BATS_TEST_TMPDIR/d.html" --diff "$FIX/base.folded" "$FIX/new.folded"
+	dom "$BATS_TEST_TMPDIR/d.html" "" "$BATS_TEST_TMPDIR/dom"
+	# Shares: compute and slow 25% -> 50%, idle 50% -> 25%, parse 25% -> 25%.
+	run frames_with_class "$BATS_TEST_TMPDIR/dom" grew
+	assert_output $'compute\nslow'
+	run frames_with_class "$BATS_TEST_TMPDIR/dom" shrank
+	assert_output idle
+	grep -q 'rgb(255,42,42)">slow<' "$BATS_TEST_TMPDIR/dom"
+	grep -q 'rgb(42,42,255)">idle<' "$BATS_TEST_TMPDIR/dom"
+	grep -q 'rgb(242,242,242)">parse<' "$BATS_TEST_TMPDIR/dom"
+}
+
+# The page
+
+@test "ff-flame: the page is self-contained and a frame name cannot close its script" {
+	printf '%s\n' 'evil;</script><script>alert(1)</script> 5' 'evil;<!--x 2' >"$BATS_TEST_TMPDIR/evil.folded"
+	run -0 ff-flame -o "$BATS_TEST_TMPDIR/e.html" -t '<b>title</b>' "$BATS_TEST_TMPDIR/evil.folded"
+	[ "$(grep -o '</script>' "$BATS_TEST_TMPDIR/e.html" | wc -l)" -eq 2 ]
+	! grep -q '<script>alert' "$BATS_TEST_TMPDIR/e.html"
+	! grep -Eq '(src|href)=|https?://' "$BATS_TEST_TMPDIR/e.html"
+	page_data "$BATS_TEST_TMPDIR/e.html" | jq -e '.names | index("</script><script>alert(1)</script>")'
+	page_data "$BATS_TEST_TMPDIR/e.html" | jq -e '.meta.title == "<b>title</b>"'
+}
+
+@test "ff-flame: the page renders, searches and zooms in Chromium" {
+	skip_unless_chromium
+	ff-flame -o "$BATS_TEST_TMPDIR/p.html" --meta @"$FIX/meta.json" "$FIX/script.txt"
+	dom "$BATS_TEST_TMPDIR/p.html" "search=$(enc ^ngx_)" "$BATS_TEST_TMPDIR/dom"
+	grep -q '<h1 id="title">fixture</h1>' "$BATS_TEST_TMPDIR/dom"
+	grep -q '<dd>h2load-h1</dd>' "$BATS_TEST_TMPDIR/dom"
+	grep -q '>R1 nginx (pid 100)<' "$BATS_TEST_TMPDIR/dom"
+	grep -q '>R2 skrouterd (pid 200)<' "$BATS_TEST_TMPDIR/dom"
+	# ngx_ frames are in 4 of the 10 samples.
+	[ "$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-samples)" = 4 ]
+	[ "$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-share)" = 0.4 ]
+	run frames_with_class "$BATS_TEST_TMPDIR/dom" match
+	assert_output $'ngx_epoll_process_events\nngx_http_handler\nngx_process_events_and_timers'
+	# A regex that is not one is searched for as a substring.
+	dom "$BATS_TEST_TMPDIR/p.html" "search=$(enc "push_back(int")" "$BATS_TEST_TMPDIR/dom2"
+	[ "$(attr_of "$BATS_TEST_TMPDIR/dom2" matched data-samples)" = 1 ]
+	# Zoomed into the deep stack, the leaf 203 levels up is drawn.
+	dom "$BATS_TEST_TMPDIR/p.html" "zoom=$(enc ^recurse)&icicle" "$BATS_TEST_TMPDIR/dom3"
+	grep -q '>leaf<' "$BATS_TEST_TMPDIR/dom3"
+	grep -q 'style="[^"]*top:3654px[^"]*">leaf<' "$BATS_TEST_TMPDIR/dom3"
+	grep -q '<p id="zoomed">Zoomed into recurse' "$BATS_TEST_TMPDIR/dom3"
+}
+
+@test "ff-flame: an empty input is a page that says there were no samples" {
+	: >"$BATS_TEST_TMPDIR/empty.folded"
+	run -0 --separate-stderr ff-flame -o "$BATS_TEST_TMPDIR/e.html" "$BATS_TEST_TMPDIR/empty.folded"
+	[ "$stderr" = "ff-flame: no samples in '$BATS_TEST_TMPDIR/empty.folded'" ]
+	page_data "$BATS_TEST_TMPDIR/e.html" | jq -e '.total == 0'
+	skip_unless_chromium
+	dom "$BATS_TEST_TMPDIR/e.html" "" "$BATS_TEST_TMPDIR/dom"
+	grep -q '<p id="empty">There were no samples' "$BATS_TEST_TMPDIR/dom"
+}
+
+@test "ff-flame: 100,000 distinct stacks: narrow frames are merged, few elements drawn" {
+	skip_unless_chromium
+	awk 'BEGIN { srand(7); for (i = 0; i < 100000; i++) {
+		s = "R" (i % 2 + 1) " relay"
+		for (d = 0; d < 5 + i % 20; d++) s = s ";fn_" d "_" int(i / (7 ^ (d % 6 + 1))) % 50
+		print s ";leaf_" i, 1 + int(rand() * 100) } }' >"$BATS_TEST_TMPDIR/big.folded"
+	ff-flame -o "$BATS_TEST_TMPDIR/big.html" "$BATS_TEST_TMPDIR/big.folded"
+	dom "$BATS_TEST_TMPDIR/big.html" "search=leaf_1" "$BATS_TEST_TMPDIR/dom"
+	nodes=$(attr_of "$BATS_TEST_TMPDIR/dom" status data-nodes)
+	drawn=$(attr_of "$BATS_TEST_TMPDIR/dom" status data-rendered)
+	load=$(attr_of "$BATS_TEST_TMPDIR/dom" status data-load-ms)
+	echo "nodes $nodes drawn $drawn load_ms $load"
+	[ "$nodes" -gt 100000 ]
+	[ "$drawn" -gt 50 ] && [ "$drawn" -lt 5000 ]
+	grep -q 'class="f merged"' "$BATS_TEST_TMPDIR/dom"
+	awk -v l="$load" 'BEGIN { exit !(l < 3000) }'
+	want=$(share "$BATS_TEST_TMPDIR/big.folded" leaf_1)
+	got=$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-share)
+	awk -v a="$want" -v b="$got" 'BEGIN { exit !(a - b < 1e-6 && b - a < 1e-6) }'
+}
+
+# Bad input and usage
+
+@test "ff-flame: a missing file is an error" {
+	run -1 --separate-stderr ff-flame "$BATS_TEST_TMPDIR/nope.data"
+	[ "$stderr" = "ff-flame: cannot open '$BATS_TEST_TMPDIR/nope.data': No such file or directory" ]
+	[ -z "$output" ]
+	cd "$BATS_TEST_TMPDIR"
+	run -1 --separate-stderr ff-flame
+	[ "$stderr" = "ff-flame: cannot open 'perf.data': No such file or directory" ]
+}
+
+@test "ff-flame: garbage is not a perf.data: an error, no page" {
+	printf 'PERFILE\001\000\377\376garbage\n\000\001' >"$BATS_TEST_TMPDIR/perf.data"
+	run -1 --separate-stderr ff-flame -o "$BATS_TEST_TMPDIR/out.html" "$BATS_TEST_TMPDIR/perf.data"
+	[ "$stderr" = "ff-flame: '$BATS_TEST_TMPDIR/perf.data': not a perf.data file, perf script output or folded stacks (binary data)" ]
+	[ ! -e "$BATS_TEST_TMPDIR/out.html" ]
+	printf 'hello world\nthis is text\n' >"$BATS_TEST_TMPDIR/text"
+	run -1 --separate-stderr ff-flame "$BATS_TEST_TMPDIR/text"
+	[ "$stderr" = "ff-flame: '$BATS_TEST_TMPDIR/text': not a perf.data file, perf script output or folded stacks" ]
+}
+
+@test "ff-flame: a bad line among folded stacks is a warning" {
+	printf 'a;b 3\nnot a stack\na;c 2\n' >"$BATS_TEST_TMPDIR/f"
+	run -0 --separate-stderr ff-flame --folded "$BATS_TEST_TMPDIR/f"
+	[ "$output" = $'a;b 3\na;c 2' ]
+	[ "$stderr" = "ff-flame: $BATS_TEST_TMPDIR/f:2: not a folded stack, skipped" ]
+}
+
+@test "ff-flame: a perf.data that perf cannot read is an error" {
+	skip_unless_program perf
+	{ printf 'PERFILE2'; head -c 300 /dev/zero | tr '\0' 'x'; } >"$BATS_TEST_TMPDIR/bad.data"
+	run -1 --separate-stderr ff-flame -o "$BATS_TEST_TMPDIR/out.html" "$BATS_TEST_TMPDIR/bad.data"
+	[[ "${stderr_lines[-1]}" == "ff-flame: perf script failed on '$BATS_TEST_TMPDIR/bad.data'"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/out.html" ]
+}
+
+@test "ff-flame: usage" {
+	run -0 ff-flame -h
+	[ "${lines[0]}" = "usage: ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [FILE]" ]
+	run -2 --separate-stderr ff-flame -Q
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "ff-flame: unknown option '-Q'" ]
+	run -2 --separate-stderr ff-flame --bogus
+	[ "${stderr_lines[0]}" = "ff-flame: unknown option '--bogus'" ]
+	run -2 --separate-stderr ff-flame --diff "$FIX/base.folded"
+	[ "${stderr_lines[0]}" = "ff-flame: --diff needs two files, BASE and NEW" ]
+	run -2 --separate-stderr ff-flame "$FIX/base.folded" "$FIX/new.folded"
+	[ "${stderr_lines[0]}" = "ff-flame: one input file at most (or --diff BASE NEW)" ]
+	run -2 --separate-stderr ff-flame --meta '{"relays":' "$FIX/base.folded"
+	[[ "${stderr_lines[0]}" == "ff-flame: --meta: not JSON: "* ]]
+	run -2 --separate-stderr ff-flame --meta '[1]' "$FIX/base.folded"
+	[ "${stderr_lines[0]}" = "ff-flame: --meta: expected a JSON object" ]
+	run -2 --separate-stderr ff-flame -o
+	[ "${stderr_lines[0]}" = "ff-flame: option '-o' needs a value" ]
+}
+
+@test "ff-flame: -o writes the file whole, and nothing on standard output" {
+	run -0 ff-flame -o "$BATS_TEST_TMPDIR/p.html" "$FIX/base.folded"
+	[ -z "$output" ]
+	grep -q '^</html>$' "$BATS_TEST_TMPDIR/p.html"
+	[ "$(ls "$BATS_TEST_TMPDIR" | grep -c 'p.html')" -eq 1 ]
+}
+
+# Real recordings
+
+@test "ff-flame: a perf.data folds the same as the perf script text it holds" {
+	need_recording
+	run -0 ff-flame --folded "$NGX/nginx.data"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/a"
+	perf script -i "$NGX/nginx.data" -F comm,pid,tid,ip,sym,dso 2>/dev/null >"$BATS_TEST_TMPDIR/script"
+	ff-flame --folded --script "$BATS_TEST_TMPDIR/script" >"$BATS_TEST_TMPDIR/b"
+	cmp "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
+	# Every sample is counted once.
+	samples=$(perf script -i "$NGX/nginx.data" -F pid 2>/dev/null | grep -c .)
+	[ "$(awk '{ s += $NF } END { print s }' "$BATS_TEST_TMPDIR/a")" -eq "$samples" ]
+	grep -q '_\[k\]' "$BATS_TEST_TMPDIR/a"
+}
+
+@test "ff-flame: nginx recording: R1 and R2 towers from --meta" {
+	need_recording
+	run -0 ff-flame --folded --meta @"$NGX/meta.json" "$NGX/nginx.data"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/f"
+	run -0 sh -c "cut -d';' -f1 '$BATS_TEST_TMPDIR/f' | sed 's/ (pid [0-9]*)\$//' | sort -u"
+	assert_output $'R1 nginx\nR2 nginx'
+}
+
+@test "ff-flame: nginx recording renders in Chromium with nginx frames and the right search share" {
+	need_recording
+	skip_unless_chromium
+	mkdir -p "$TOP/t/artifacts"
+	ff-flame --folded --meta @"$NGX/meta.json" "$NGX/nginx.data" >"$BATS_TEST_TMPDIR/f"
+	ff-flame -o "$BATS_TEST_TMPDIR/n.html" --meta @"$NGX/meta.json" "$NGX/nginx.data"
+	re='^ngx_|^\[nginx\]'
+	dom "$BATS_TEST_TMPDIR/n.html" "search=$(enc "$re")" "$BATS_TEST_TMPDIR/dom"
+	grep -q '<h1 id="title">nginx under h2load</h1>' "$BATS_TEST_TMPDIR/dom"
+	grep -Eq '>R1 nginx \(pid [0-9]+\)<' "$BATS_TEST_TMPDIR/dom"
+	grep -Eq '>R2 nginx \(pid [0-9]+\)<' "$BATS_TEST_TMPDIR/dom"
+	want=$(share "$BATS_TEST_TMPDIR/f" "$re")
+	got=$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-share)
+	echo "search share: want $want got $got"
+	awk -v a="$want" -v b="$got" 'BEGIN { exit !(a > 0 && a - b < 1e-6 && b - a < 1e-6) }'
+	# Zoomed into the widest nginx frame, it is drawn with its name.
+	dom "$BATS_TEST_TMPDIR/n.html" "zoom=$(enc "$re")" "$BATS_TEST_TMPDIR/dom2"
+	grep -Eq '>(ngx_[a-z_0-9]+|\[nginx\])<' "$BATS_TEST_TMPDIR/dom2"
+	chrome --screenshot="$TOP/t/artifacts/ff-flame-nginx.png" "file://$BATS_TEST_TMPDIR/n.html"
+	[ -s "$TOP/t/artifacts/ff-flame-nginx.png" ]
+}
+
+@test "ff-flame: --diff of two real recordings" {
+	need_recording
+	run -0 ff-flame --folded --diff "$NGX/nginx.data" "$NGX/nginx.data"
+	# Against itself, every stack has the same count on both sides.
+	printf '%s\n' "$output" | awk '$(NF-1) != $NF { exit 1 }'
+	run -0 ff-flame -o "$BATS_TEST_TMPDIR/d.html" --diff "$FIX/script.txt" "$NGX/nginx.data"
+	page_data "$BATS_TEST_TMPDIR/d.html" | jq -e '.diff and .total > 0 and .base_total == 10'
+}
+
+@test "ff-flame: an empty recording is a page that says there were no samples" {
+	need_recording
+	[ -f "$NGX/empty.data" ] || skip "no empty recording"
+	run -0 --separate-stderr ff-flame -o "$BATS_TEST_TMPDIR/e.html" "$NGX/empty.data"
+	[[ "$stderr" == *"no samples in"* ]]
+	page_data "$BATS_TEST_TMPDIR/e.html" | jq -e '.total == 0 and (.nodes | length) == 3'
+	skip_unless_chromium
+	dom "$BATS_TEST_TMPDIR/e.html" "" "$BATS_TEST_TMPDIR/dom"
+	grep -q '<p id="empty">There were no samples' "$BATS_TEST_TMPDIR/dom"
+}
