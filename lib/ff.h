@@ -9,6 +9,7 @@
  *   ff_proc.c   children: spawn, watch, stop; signals
  *   ff_net.c    free ports, LISTEN readiness from /proc/net/tcp
  *   ff_run.c    run directories, data files, templates, CPU sets
+ *   ff_stage.c  pipeline stages: holding children, the relay/workload matrix
  *
  * Memory: a function returning char * or json_t * hands the caller a
  * reference it must free (free() or json_decref()), unless its comment
@@ -87,6 +88,11 @@ double ff_parse_double(const char *usage, const char *opt, const char *s,
  */
 int ff_parse_name(const char *usage, const char *what, const char *s,
 		  const char *const names[]);
+/*
+ * After getopt_long (with a leading ':' in optstring) returned ':' or '?':
+ * the usage error for a missing value or an unknown option.
+ */
+noreturn void ff_bad_option(const char *usage, int c, char *const argv[]);
 /* "a, b, c" from a NULL-terminated list (static buffer). */
 const char *ff_join_names(const char *const names[]);
 
@@ -258,8 +264,10 @@ char *ff_which(const char *prog);
 /*
  * Fill a template: each @NAME@ is replaced by the value of NAME in the
  * NULL-terminated {name, value, ...} list. An unknown @NAME@ or a value
- * holding a newline, brace, semicolon, quote or '@' is an error (the value
- * would inject configuration). Returns the text or NULL with a warning.
+ * holding a newline, brace, semicolon, quote, '#' or '@' is an error (the
+ * value would inject configuration). Values of names ending in _LINES are
+ * whole lines the program built itself: they may hold newlines and
+ * semicolons, never braces. Returns the text or NULL with a warning.
  */
 char *ff_template_fill(const char *tmpl_path, const char *const vars[]);
 /* Read a whole file (malloc'd, NUL-terminated) or NULL with errno. */
@@ -277,6 +285,34 @@ int ff_cpus_available(cpu_set_t *set);
 int ff_cpus_slot(const cpu_set_t *avail, int n, int index, cpu_set_t *out);
 /* "0-1,3" (static). */
 const char *ff_cpus_str(const cpu_set_t *set);
+
+/* ff_stage.c */
+
+/*
+ * Hold what a stage started until its reader closes the pipe (stdout
+ * POLLERR), watching the children and, when `watch_stdin`, the upstream.
+ * Returns 0 when the reader closed, 1 when a child exited (reported with
+ * its log tail), 2 when the upstream ended (stdin EOF), -1 on a signal.
+ */
+int ff_hold(struct ff_child *const kids[], int n, int watch_stdin);
+
+/* The matrix of DESIGN.md: workloads, relays, protocols. */
+extern const char *const ff_workloads[];	/* builtin, iperf3, h2load, h2load-h1 */
+extern const char *const ff_relays[];		/* skrouterd, nghttpx, nginx, none */
+extern const char *const ff_protocols[];	/* tcp, http1, http2 */
+/* 1 if the workload can use the protocol and the relay can carry it. */
+int ff_combo_ok(const char *workload, const char *relay, const char *protocol);
+/* "builtin/none/tcp, ..." the combinations that work for a workload or relay (static). */
+const char *ff_combos_for(const char *workload, const char *relay);
+/* The program a relay or workload server/client needs on PATH. */
+const char *ff_relay_program(const char *relay);
+const char *ff_workload_server_program(const char *workload);
+const char *ff_workload_client_program(const char *workload);
+/*
+ * CPUs for the workload: those left after `nrelays` relays of `limit` CPUs
+ * each, if any are left (returns 1), else all available (returns 0).
+ */
+int ff_cpus_workload(const cpu_set_t *avail, int limit, int nrelays, cpu_set_t *out);
 
 /* ff_env.c */
 

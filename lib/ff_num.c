@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 long
 ff_parse_long(const char *usage, const char *opt, const char *s,
@@ -72,4 +73,23 @@ ff_parse_name(const char *usage, const char *what, const char *s,
 			return i;
 	ff_usage_error(usage, "unknown %s '%s' (expected %s)", what, s,
 		       ff_join_names(names));
+}
+
+void
+ff_bad_option(const char *usage, int c, char *const argv[])
+{
+	const char *arg = argv[optind - 1];
+
+	if (c == ':')
+		ff_usage_error(usage, "option '%s' needs a value", arg);
+	if (optopt)
+		ff_usage_error(usage, "unknown option '-%c'", optopt);
+	/* An unknown long option: getopt has already stepped past it. */
+	if (strncmp(arg, "--", 2) == 0) {
+		const char *eq = strchr(arg, '=');
+
+		ff_usage_error(usage, "unknown option '%.*s'",
+			       eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+	}
+	ff_usage_error(usage, "unknown option '%s'", arg);
 }

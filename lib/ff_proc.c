@@ -70,8 +70,10 @@ ff_exit_signalled(void)
 	int sig = caught ? caught : SIGTERM;
 
 	ff_children_stop_all();
-	ff_warn("stopped by %s", sig == SIGINT ? "SIGINT" :
-		sig == SIGHUP ? "SIGHUP" : "SIGTERM");
+	/* In flimflam's pipelines the dispatcher says it, once. */
+	if (!getenv("FLIMFLAM_PIPELINE"))
+		ff_warn("stopped by %s", sig == SIGINT ? "SIGINT" :
+			sig == SIGHUP ? "SIGHUP" : "SIGTERM");
 	fflush(stdout);
 	_exit(128 + sig);
 }

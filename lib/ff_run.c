@@ -258,6 +258,15 @@ fail:
 	return -1;
 }
 
+/* NAME_LINES values are configuration lines the program built itself. */
+static int
+fragment(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 6 && !strcmp(name + n - 6, "_LINES");
+}
+
 char *
 ff_template_fill(const char *tmpl_path, const char *const vars[])
 {
@@ -270,7 +279,7 @@ ff_template_fill(const char *tmpl_path, const char *const vars[])
 		return NULL;
 	}
 	for (i = 0; vars[i]; i += 2)
-		if (strpbrk(vars[i + 1], "\n\r{};\"'@#")) {
+		if (strpbrk(vars[i + 1], fragment(vars[i]) ? "{}@" : "\n\r{};\"'@#")) {
 			ff_warn("%s: value of %s would change the configuration: '%s'",
 				tmpl_path, vars[i], vars[i + 1]);
 			free(tmpl);

@@ -1,0 +1,458 @@
+/*
+ * ff-topology - start two relays, R2 then R1, in front of a server.
+ *
+ * Reads the stream up to the `server` event (or takes --server-port), starts
+ * R2 aimed at the server and R1 aimed at R2, waits until R1 listens, emits
+ * `topology` and holds both relays until its reader closes the pipe. Alone,
+ * `ff-topology -r nginx --server-port 8080` puts a relay chain in front of
+ * any server until Ctrl-C.
+ */
+#include "ff.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--cpu-limit N]\n"
+	"                   [--server-port PORT] [--run-dir DIR]\n"
+	"\n"
+	"Relays: skrouterd (default), nghttpx, nginx, none.\n"
+	"Protocols: tcp (default), http1, http2.\n"
+	"Without --server-port, the server's port comes from the `server` event\n"
+	"on stdin. --cpu-limit pins each relay to N CPUs of its own (0: no limit).\n";
+
+enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR };
+
+static const struct option longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "relay", required_argument, NULL, 'r' },
+	{ "protocol", required_argument, NULL, 'p' },
+	{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
+	{ "server-port", required_argument, NULL, OPT_SERVER_PORT },
+	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
+	{ NULL, 0, NULL, 0 }
+};
+
+static struct {
+	const char *relay, *protocol, *run_dir;
+	long cpu_limit, server_port;
+} opt = { "skrouterd", "tcp", NULL, 1, 0 };
+
+struct relay {
+	const char *role;		/* "r1", "r2" */
+	struct ff_child child;
+	int port;			/* where it accepts the workload's traffic */
+	int target_port;		/* where it sends it */
+	int mgmt_port, inter_router_port;	/* skrouterd */
+	int ready_port;			/* what to wait for */
+	cpu_set_t cpus;
+	int pinned;
+	char *dir, *conf;
+};
+
+static struct relay r1 = { .role = "r1" }, r2 = { .role = "r2" };
+static int cpus_shared;
+static char *program_path;
+
+static void
+cleanup(void)
+{
+	ff_children_stop_all();
+}
+
+static char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		ff_die("out of memory");
+	va_end(ap);
+	return s;
+}
+
+static const char *
+user_name(void)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	return pw ? pw->pw_name : "nobody";
+}
+
+/*
+ * nginx's stream module: built in, or a dynamic module where Debian and
+ * Fedora put it. Returns the load_module line ("" when built in).
+ */
+static char *
+nginx_stream_module(void)
+{
+	static const char *const dirs[] = {
+		"/usr/lib/nginx/modules", "/usr/lib64/nginx/modules",
+		"/usr/share/nginx/modules", "/usr/local/nginx/modules", NULL
+	};
+	const char *env = getenv("FLIMFLAM_NGINX_STREAM_MODULE");
+	char path[512];
+	int i;
+
+	if (env)	/* "" means built in */
+		return *env ? xasprintf("load_module %s;", env) : strdup("");
+	for (i = 0; dirs[i]; i++) {
+		snprintf(path, sizeof(path), "%s/ngx_stream_module.so", dirs[i]);
+		if (access(path, R_OK) == 0)
+			return xasprintf("load_module %s;", path);
+	}
+	return NULL;
+}
+
+/* Is the stream module compiled into nginx? (`nginx -V`: --with-stream without =dynamic) */
+static int
+nginx_has_builtin_stream(void)
+{
+	struct ff_child c;
+	char *argv[] = { "nginx", "-V", NULL }, *log, *text;
+	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
+	int yes = 0;
+
+	log = xasprintf("%s/nginx-V.txt", ff_rundir(NULL));
+	o.log = log;
+	if (ff_spawn(&c, "nginx -V", argv, &o) == 0) {
+		ff_child_wait(&c, 5);
+		ff_child_stop(&c, 0.1);
+		text = ff_read_file(log, NULL);
+		yes = text && strstr(text, "--with-stream ") != NULL;
+		free(text);
+	}
+	free(log);
+	return yes;
+}
+
+static void
+write_conf(struct relay *r, const char *tmpl_name, const char *const vars[])
+{
+	char *tmpl = ff_datapath(tmpl_name), *text;
+
+	if (!tmpl)
+		ff_die("cannot find '%s'", tmpl_name);
+	text = ff_template_fill(tmpl, vars);
+	free(tmpl);
+	if (!text)
+		exit(1);
+	if (ff_write_file(r->conf, text, 0600) < 0)
+		exit(1);
+	free(text);
+}
+
+static void
+configure_nginx(struct relay *r, const char *load_module)
+{
+	char port[16], target[16], workers[16];
+	const char *const vars[] = {
+		"DIR", r->dir, "PORT", port, "TARGET_PORT", target,
+		"WORKERS", workers, "USER", user_name(),
+		"LOAD_MODULE_LINES", load_module ? load_module : "", NULL
+	};
+
+	snprintf(port, sizeof(port), "%d", r->port);
+	snprintf(target, sizeof(target), "%d", r->target_port);
+	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 1);
+	r->conf = xasprintf("%s/nginx.conf", r->dir);
+	write_conf(r, !strcmp(opt.protocol, "tcp") ? "relay-conf/nginx-tcp.conf" :
+		   "relay-conf/nginx-http1.conf", vars);
+	r->ready_port = r->port;
+}
+
+static void
+configure_nghttpx(struct relay *r)
+{
+	char port[16], target[16], workers[16];
+	const char *const vars[] = {
+		"DIR", r->dir, "PORT", port, "TARGET_PORT", target,
+		"WORKERS", workers,
+		"BACKEND_PROTO", !strcmp(opt.protocol, "http2") ? "h2" : "http/1.1",
+		NULL
+	};
+
+	snprintf(port, sizeof(port), "%d", r->port);
+	snprintf(target, sizeof(target), "%d", r->target_port);
+	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 1);
+	r->conf = xasprintf("%s/nghttpx.conf", r->dir);
+	write_conf(r, "relay-conf/nghttpx.conf", vars);
+	r->ready_port = r->port;
+}
+
+static void
+configure_skrouterd(struct relay *r)
+{
+	char port[16], target[16], workers[16], mgmt[16], inter[16];
+	int http = strcmp(opt.protocol, "tcp") != 0;
+	const char *adaptor = !http ? "" :
+		!strcmp(opt.protocol, "http1") ? "    protocolVersion: HTTP1\n" :
+		"    protocolVersion: HTTP2\n";
+	const char *const vars[] = {
+		"PORT", port, "TARGET_PORT", target, "WORKERS", workers,
+		"MANAGEMENT_PORT", mgmt, "INTER_ROUTER_PORT", inter,
+		"PROTOCOL", opt.protocol,
+		"LISTENER", http ? "httpListener" : "tcpListener",
+		"CONNECTOR", http ? "httpConnector" : "tcpConnector",
+		"ADAPTOR_LINES", adaptor, NULL
+	};
+
+	snprintf(port, sizeof(port), "%d", r->port);
+	snprintf(target, sizeof(target), "%d", r->target_port);
+	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 4);
+	snprintf(mgmt, sizeof(mgmt), "%d", r->mgmt_port);
+	snprintf(inter, sizeof(inter), "%d", r->inter_router_port);
+	r->conf = xasprintf("%s/skrouterd.conf", r->dir);
+	write_conf(r, r == &r1 ? "relay-conf/skrouterd-r1.conf" :
+		   "relay-conf/skrouterd-r2.conf", vars);
+	/* R2 is ready when R1 can reach it; R1 when its adaptor listens. */
+	r->ready_port = r == &r2 ? r->inter_router_port : r->port;
+}
+
+static int
+start_relay(struct relay *r)
+{
+	char *log = xasprintf("%s/%s.log", ff_rundir(NULL), r->role), *argv[8];
+	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
+	char role[32];
+	int i = 0;
+
+	argv[i++] = program_path;
+	if (!strcmp(opt.relay, "nginx")) {
+		argv[i++] = "-p";
+		argv[i++] = r->dir;
+		argv[i++] = "-c";
+		argv[i++] = r->conf;
+		argv[i++] = "-e";
+		argv[i++] = xasprintf("%s/error.log", r->dir);
+	} else if (!strcmp(opt.relay, "nghttpx")) {
+		argv[i++] = xasprintf("--conf=%s", r->conf);
+	} else {
+		argv[i++] = "--config";
+		argv[i++] = r->conf;
+	}
+	argv[i] = NULL;
+	o.log = log;
+	o.cpus = r->pinned ? &r->cpus : NULL;
+	o.dir = r->dir;
+	snprintf(role, sizeof(role), "%s (%s)", r->role, opt.relay);
+	if (ff_spawn(&r->child, role, argv, &o) < 0)
+		ff_die("cannot start %s", r->role);
+	free(log);
+	return ff_wait_listen(&r->child, r->ready_port,
+			      !strcmp(opt.relay, "skrouterd") ? 60 : 15);
+}
+
+static json_t *
+relay_json(struct relay *r)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "role", json_string(r->role));
+	json_object_set_new(o, "program", json_string(opt.relay));
+	json_object_set_new(o, "path", json_string(program_path));
+	json_object_set_new(o, "pid", json_integer(r->child.pid));
+	json_object_set_new(o, "port", json_integer(r->port));
+	json_object_set_new(o, "target_port", json_integer(r->target_port));
+	json_object_set_new(o, "cpus", r->pinned ? json_string(ff_cpus_str(&r->cpus)) : json_null());
+	json_object_set_new(o, "config", json_string(r->conf));
+	json_object_set_new(o, "log", json_string(r->child.log));
+	json_object_set_new(o, "management_port",
+			    r->mgmt_port ? json_integer(r->mgmt_port) : json_null());
+	return o;
+}
+
+/* Start R2, then R1; return R1's port (the client's target). */
+static int
+start_relays(int server_port)
+{
+	cpu_set_t avail;
+	char *load_module = NULL;
+
+	if (!strcmp(opt.relay, "none"))
+		return server_port;
+
+	ff_cpus_available(&avail);
+	if (opt.cpu_limit > 0) {
+		int a = ff_cpus_slot(&avail, opt.cpu_limit, 0, &r1.cpus);
+		int b = ff_cpus_slot(&avail, opt.cpu_limit, 1, &r2.cpus);
+
+		r1.pinned = r2.pinned = 1;
+		cpus_shared = !(a && b);
+	}
+	if (!strcmp(opt.relay, "nginx") && !strcmp(opt.protocol, "tcp") &&
+	    !nginx_has_builtin_stream()) {
+		load_module = nginx_stream_module();
+		if (!load_module)
+			ff_die("nginx's stream module is missing: install libnginx-mod-stream (Debian) or nginx-mod-stream (Fedora)");
+	}
+	for (int attempt = 0;; attempt++) {
+		r2.target_port = server_port;
+		r2.port = ff_free_port();
+		r1.target_port = r2.port;
+		r1.port = ff_free_port();
+		if (!strcmp(opt.relay, "skrouterd")) {
+			r2.inter_router_port = r1.inter_router_port = ff_free_port();
+			r1.mgmt_port = ff_free_port();
+			r2.mgmt_port = ff_free_port();
+			r2.port = 0;	/* R2 has no data listener */
+			r1.target_port = 0;
+		}
+		for (struct relay *r = &r2; r; r = r == &r2 ? &r1 : NULL) {
+			r->dir = xasprintf("%s/%s", ff_rundir(NULL), r->role);
+			if (ff_mkdirs(r->dir, 0700) < 0)
+				ff_die("cannot create '%s': %s", r->dir, strerror(errno));
+			if (!strcmp(opt.relay, "nginx"))
+				configure_nginx(r, load_module);
+			else if (!strcmp(opt.relay, "nghttpx"))
+				configure_nghttpx(r);
+			else
+				configure_skrouterd(r);
+		}
+		if (start_relay(&r2) == 0 && start_relay(&r1) == 0)
+			break;
+		if (ff_signalled())
+			ff_exit_signalled();
+		ff_children_stop_all();
+		if (attempt == 2)
+			ff_die("the %s relays did not start; their logs are in '%s'",
+			       opt.relay, ff_rundir(NULL));
+		ff_warn("retrying with other ports");
+	}
+	free(load_module);
+	return r1.port;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct ff_reader up = FF_READER_INIT(0, "standard input");
+	struct ff_child *kids[2] = { &r1.child, &r2.child };
+	json_t *ev, *relays;
+	const char *workload = NULL;
+	int c, server_port = 0, port, up_ended = 0, r;
+
+	ff_setprog(argv[0]);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hr:p:", longopts, NULL)) != -1)
+		switch (c) {
+		case 'h':
+			ff_usage(usage, 0);
+		case 'r':
+			opt.relay = ff_relays[ff_parse_name(usage, "relay", optarg, ff_relays)];
+			break;
+		case 'p':
+			opt.protocol = ff_protocols[ff_parse_name(usage, "protocol", optarg, ff_protocols)];
+			break;
+		case OPT_CPU_LIMIT:
+			opt.cpu_limit = ff_parse_long(usage, "--cpu-limit", optarg, 0, CPU_SETSIZE);
+			break;
+		case OPT_SERVER_PORT:
+			opt.server_port = ff_parse_long(usage, "--server-port", optarg, 1, 65535);
+			break;
+		case OPT_RUN_DIR:
+			opt.run_dir = optarg;
+			break;
+		default:
+			ff_bad_option(usage, c, argv);
+		}
+	if (optind < argc)
+		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (!ff_combo_ok(strcmp(opt.protocol, "tcp") ? "h2load" : "builtin", opt.relay, opt.protocol) &&
+	    !ff_combo_ok("h2load-h1", opt.relay, opt.protocol))
+		ff_usage_error(usage, "relay '%s' does not carry protocol '%s' (it works with: %s)",
+			       opt.relay, opt.protocol, ff_combos_for(NULL, opt.relay));
+	if (opt.cpu_limit > 0) {
+		cpu_set_t avail;
+		int n = ff_cpus_available(&avail);
+
+		if (opt.cpu_limit > n)
+			ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
+				       opt.cpu_limit, n);
+	}
+	if (strcmp(opt.relay, "none")) {
+		program_path = ff_which(opt.relay);
+		if (!program_path)
+			ff_die("relay '%s' needs %s, which is not on PATH", opt.relay, opt.relay);
+	}
+
+	ff_signals_init();
+	ff_set_cleanup(cleanup);
+	ff_rundir(opt.run_dir);
+	ff_emit_start();
+
+	server_port = opt.server_port;
+	while (!server_port) {
+		ev = ff_reader_get(&up);
+		if (!ev) {
+			if (ff_signalled())
+				ff_exit_signalled();
+			exit(1);	/* upstream failed and said why */
+		}
+		if (!strcmp(ff_event_name(ev), "server")) {
+			server_port = (int)ff_json_num(ev, "port", 0);
+			workload = ff_json_str(ev, "workload");
+			if (workload && !ff_combo_ok(workload, opt.relay, opt.protocol)) {
+				ff_emit_error("workload '%s' over relay '%s' with protocol '%s' is not supported",
+					      workload, opt.relay, opt.protocol);
+				ff_die("workload '%s' over relay '%s' with protocol '%s' is not supported (these work: %s)",
+				       workload, opt.relay, opt.protocol, ff_combos_for(workload, NULL));
+			}
+			if (server_port <= 0)
+				ff_die("the server event has no port");
+		}
+		if (!strcmp(ff_event_name(ev), "end"))
+			up_ended = 1;
+		else
+			ff_emit(ev);
+		if (up_ended && !server_port)
+			ff_die("the stream ended without a server event");
+	}
+
+	port = start_relays(server_port);
+
+	ev = ff_event("topology");
+	json_object_set_new(ev, "relay", json_string(opt.relay));
+	json_object_set_new(ev, "protocol", json_string(opt.protocol));
+	json_object_set_new(ev, "cpu_limit", json_integer(opt.cpu_limit));
+	json_object_set_new(ev, "host", json_string("127.0.0.1"));
+	json_object_set_new(ev, "port", json_integer(port));
+	json_object_set_new(ev, "server_port", json_integer(server_port));
+	relays = json_array();
+	if (strcmp(opt.relay, "none")) {
+		json_array_append_new(relays, relay_json(&r1));
+		json_array_append_new(relays, relay_json(&r2));
+	}
+	json_object_set_new(ev, "relays", relays);
+	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
+	json_object_set_new(ev, "run_dir", json_string(ff_rundir(NULL)));
+	ff_emit(ev);
+
+	/* Forward the rest of the upstream, then our end; hold the relays. */
+	while (!opt.server_port && !up_ended) {
+		ev = ff_reader_get(&up);
+		if (!ev) {
+			if (ff_signalled())
+				ff_exit_signalled();
+			ff_children_stop_all();
+			exit(1);
+		}
+		if (!strcmp(ff_event_name(ev), "end")) {
+			up_ended = 1;
+			json_decref(ev);
+		} else
+			ff_emit(ev);
+	}
+	ff_emit_end(0);
+	r = ff_hold(kids, strcmp(opt.relay, "none") ? 2 : 0, !opt.server_port);
+	if (r < 0)
+		ff_exit_signalled();
+	ff_children_stop_all();
+	return r == 0 ? 0 : 1;
+}

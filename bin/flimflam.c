@@ -1,0 +1,545 @@
+/*
+ * flimflam - the dispatcher: maps the documented subcommands onto the
+ * ff-* programs.
+ *
+ * check, bench and compare exec their program. run and the capture
+ * commands build the pipeline
+ *
+ *   ff-workload serve | ff-topology | ff-workload drive | ff-capture MODE
+ *
+ * with libpipeline, read its events, and print a human summary (or, with
+ * --json, the events themselves).
+ */
+#include "ff.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <pipeline.h>
+
+static const char usage[] =
+	"usage: flimflam [--verbose] [--quiet] [--debug] [-h] {command} ...\n"
+	"\n"
+	"A tool for examining Skupper router performance\n"
+	"\n"
+	"options:\n"
+	"  --verbose   Print detailed logging to the console\n"
+	"  --quiet     Print no logging to the console\n"
+	"  --debug     Print debugging output to the console\n"
+	"  -h, --help  Show this help message and exit\n"
+	"\n"
+	"commands:\n"
+	"  {command}\n";
+
+enum kind { EXEC, PIPELINE };
+
+static const struct cmd {
+	const char *name, *prog, *mode;
+	enum kind kind;
+	const char *help;
+} cmds[] = {
+	{ "check", "ff-check", NULL, EXEC,
+	  "Check for required programs and system configuration" },
+	{ "run", NULL, "none", PIPELINE,
+	  "Run a workload without capturing any data" },
+	{ "stat", NULL, "stat", PIPELINE, "Capture 'perf stat' output" },
+	{ "skstat", NULL, "skstat", PIPELINE, "Capture 'skstat' output" },
+	{ "record", NULL, "record", PIPELINE,
+	  "Capture perf events using 'perf record'" },
+	{ "c2c", NULL, "c2c", PIPELINE, "Capture perf events using 'perf c2c'" },
+	{ "mem", NULL, "mem", PIPELINE, "Capture perf events using 'perf mem'" },
+	{ "flamegraph", NULL, "record", PIPELINE, "Generate a flamegraph" },
+	{ "bench", "ff-bench", NULL, EXEC,
+	  "Run each workload on each relay and summarize the results" },
+	{ "compare", "ff-bench", "compare", EXEC,
+	  "Compare two results files from bench" },
+};
+
+static const char run_usage_fmt[] =
+	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
+	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
+	"\n"
+	"%s\n"
+	"\n"
+	"options:\n"
+	"  -h, --help            Show this help message and exit\n"
+	"  -w WORKLOAD, --workload WORKLOAD\n"
+	"                        The selected workload (default 'builtin')\n"
+	"  -r RELAY, --relay RELAY\n"
+	"                        The intermediary standing between the workload client and\n"
+	"                        server (default 'skrouterd')\n"
+	"  -p PROTOCOL, --protocol PROTOCOL\n"
+	"                        The selected protocol (default 'tcp')\n"
+	"  --jobs JOBS           The number of concurrent workload jobs (default 2)\n"
+	"  --warmup SECONDS      The warmup time in seconds (default 5)\n"
+	"  --duration SECONDS    The execution time (excluding warmup) in seconds (default 5)\n"
+	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
+	"                        (default 1)\n"
+	"  --json                Print the event stream (JSON lines) instead of the summary\n"
+	"\n"
+	"Workloads: builtin, iperf3, h2load, h2load-h1. Relays: skrouterd, nghttpx,\n"
+	"nginx, none. Protocols: tcp, http1, http2.\n";
+
+static char run_usage[4096];
+
+enum { OPT_JOBS = 256, OPT_WARMUP, OPT_DURATION, OPT_CPU_LIMIT, OPT_JSON };
+
+static const struct option run_longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "workload", required_argument, NULL, 'w' },
+	{ "relay", required_argument, NULL, 'r' },
+	{ "protocol", required_argument, NULL, 'p' },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 }
+};
+
+static struct {
+	const char *workload, *relay, *protocol;
+	long jobs, warmup, duration, cpu_limit;
+	int json;
+} opt = { "builtin", "skrouterd", "tcp", 2, 5, 5, 1, 0 };
+
+static void
+print_commands(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < FF_ARRAY_SIZE(cmds); i++)
+		fprintf(f, "    %-10s%s%s\n", cmds[i].name,
+			strlen(cmds[i].name) >= 10 ? "\n              " : "",
+			cmds[i].help);
+}
+
+noreturn static void
+top_usage(int code)
+{
+	FILE *f = code ? stderr : stdout;
+
+	fputs(usage, f);
+	print_commands(f);
+	exit(code);
+}
+
+/* Find a program beside us, in $FLIMFLAM_EXEC_PATH, or on PATH. */
+static char *
+program(const char *name)
+{
+	char *p = ff_helper_path(name), *w;
+
+	if (strchr(p, '/'))
+		return p;
+	w = ff_which(p);
+	free(p);
+	return w;
+}
+
+noreturn static void
+exec_cmd(const struct cmd *c, int argc, char *argv[])
+{
+	char **args = calloc(argc + 3, sizeof(*args)), *path = program(c->prog);
+	int i, n = 0;
+
+	if (!path) {
+		ff_warn("'%s' needs %s, which is not installed beside flimflam nor on PATH",
+			c->name, c->prog);
+		exit(127);
+	}
+	args[n++] = (char *)c->prog;
+	if (c->mode)
+		args[n++] = (char *)c->mode;
+	for (i = 1; i < argc; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	execv(path, args);
+	ff_warn("cannot run '%s': %s", path, strerror(errno));
+	exit(errno == ENOENT ? 127 : 126);
+}
+
+/* The run options */
+
+static void
+parse_run(const struct cmd *c, int argc, char *argv[])
+{
+	int ch;
+
+	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, c->name, c->help);
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, ":hw:r:p:", run_longopts, NULL)) != -1)
+		switch (ch) {
+		case 'h':
+			ff_usage(run_usage, 0);
+		case 'w':
+			opt.workload = ff_workloads[ff_parse_name(run_usage, "workload", optarg, ff_workloads)];
+			break;
+		case 'r':
+			opt.relay = ff_relays[ff_parse_name(run_usage, "relay", optarg, ff_relays)];
+			break;
+		case 'p':
+			opt.protocol = ff_protocols[ff_parse_name(run_usage, "protocol", optarg, ff_protocols)];
+			break;
+		case OPT_JOBS:
+			opt.jobs = ff_parse_long(run_usage, "--jobs", optarg, 1, 4096);
+			break;
+		case OPT_WARMUP:
+			opt.warmup = ff_parse_long(run_usage, "--warmup", optarg, 0, 86400);
+			break;
+		case OPT_DURATION:
+			opt.duration = ff_parse_long(run_usage, "--duration", optarg, 1, 86400);
+			break;
+		case OPT_CPU_LIMIT:
+			opt.cpu_limit = ff_parse_long(run_usage, "--cpu-limit", optarg, 0, CPU_SETSIZE);
+			break;
+		case OPT_JSON:
+			opt.json = 1;
+			break;
+		default:
+			ff_bad_option(run_usage, ch, argv);
+		}
+	if (optind < argc)
+		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
+}
+
+/* Everything that can be known before starting anything. */
+static void
+validate_run(const struct cmd *c)
+{
+	const char *need[3];
+	cpu_set_t avail;
+	int n = 0, i, ncpus;
+
+	if (!ff_combo_ok(opt.workload, opt.relay, opt.protocol))
+		ff_usage_error(run_usage,
+			       "workload '%s' over relay '%s' with protocol '%s' is not supported; these work for %s: %s",
+			       opt.workload, opt.relay, opt.protocol, opt.workload,
+			       ff_combos_for(opt.workload, NULL));
+	if (strcmp(c->mode, "none") && !strcmp(opt.relay, "none"))
+		ff_usage_error(run_usage, "'%s' captures in the relays, and relay 'none' has none", c->name);
+	ncpus = ff_cpus_available(&avail);
+	if (opt.cpu_limit > ncpus)
+		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
+			       opt.cpu_limit, ncpus);
+	if (ff_relay_program(opt.relay))
+		need[n++] = ff_relay_program(opt.relay);
+	if (ff_workload_server_program(opt.workload))
+		need[n++] = ff_workload_server_program(opt.workload);
+	if (ff_workload_client_program(opt.workload))
+		need[n++] = ff_workload_client_program(opt.workload);
+	for (i = 0; i < n; i++) {
+		char *p = ff_which(need[i]);
+
+		if (p) {
+			free(p);
+			continue;
+		}
+		if (!strcmp(need[i], opt.relay))
+			ff_die("relay '%s' needs %s, which is not on PATH (the other relays: %s)",
+			       opt.relay, need[i],
+			       !strcmp(opt.relay, "skrouterd") ? "nghttpx, nginx, none" :
+			       !strcmp(opt.relay, "nginx") ? "skrouterd, nghttpx, none" :
+			       "skrouterd, nginx, none");
+		ff_die("workload '%s' needs %s, which is not on PATH; 'flimflam check' says how to install it",
+		       opt.workload, need[i]);
+	}
+}
+
+/* Running the pipeline */
+
+static void
+post_fork(void)
+{
+	/* Nothing outlives flimflam, even when it is SIGKILLed. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
+static pipecmd *
+stage(const char *name, ...)
+{
+	char *path = program(name);
+	pipecmd *cmd;
+	const char *arg;
+	va_list ap;
+
+	if (!path)
+		ff_die("cannot find %s beside flimflam nor on PATH", name);
+	cmd = pipecmd_new(path);
+	va_start(ap, name);
+	while ((arg = va_arg(ap, const char *)))
+		pipecmd_arg(cmd, arg);
+	va_end(ap);
+	free(path);
+	return cmd;
+}
+
+static const char *
+stage_name(pipeline *p, int i)
+{
+	static const char *const names[] = {
+		"ff-workload serve", "ff-topology", "ff-workload drive", "ff-capture"
+	};
+
+	(void)p;
+	return i < (int)FF_ARRAY_SIZE(names) ? names[i] : "a stage";
+}
+
+static json_t *
+run_pipeline(const struct cmd *c, const char *rundir)
+{
+	char jobs[16], warmup[16], duration[16], cpu[16];
+	struct ff_reader out;
+	json_t *events = json_array(), *ev;
+	pipeline *p;
+	int *statuses, nstatuses, i, sig = 0, failed = 0;
+
+	snprintf(jobs, sizeof(jobs), "%ld", opt.jobs);
+	snprintf(warmup, sizeof(warmup), "%ld", opt.warmup);
+	snprintf(duration, sizeof(duration), "%ld", opt.duration);
+	snprintf(cpu, sizeof(cpu), "%ld", !strcmp(opt.relay, "none") ? 0 : opt.cpu_limit);
+
+	setenv("FLIMFLAM_PIPELINE", "1", 1);
+	p = pipeline_new();
+	pipeline_command(p, stage("ff-workload", "serve", "-w", opt.workload,
+				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	pipeline_command(p, stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
+				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	pipeline_command(p, stage("ff-workload", "drive", "-w", opt.workload,
+				  "--jobs", jobs, "--warmup", warmup, "--duration", duration,
+				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	pipeline_command(p, stage("ff-capture", c->mode, "--run-dir", rundir, NULL));
+	pipeline_want_infile(p, "/dev/null");	/* the first stage reads nothing */
+	pipeline_want_out(p, -1);
+	pipeline_ignore_signals(p, 0);
+	pipeline_install_post_fork(post_fork);
+	pipeline_start(p);
+
+	out = (struct ff_reader)FF_READER_INIT(fileno(pipeline_get_outfile(p)), "the pipeline");
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ ff_signal_fd(), POLLIN, 0 }, { out.fd, POLLIN, 0 }
+		};
+
+		if (!sig && ff_signalled()) {
+			/* Each stage stops what it started, in order. */
+			sig = ff_signalled();
+			for (i = 0; i < pipeline_get_ncommands(p); i++)
+				kill(pipeline_get_pid(p, i), sig);
+		}
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			ff_die("poll: %s", strerror(errno));
+		if (pfd[1].revents) {
+			ssize_t r = ff_reader_fill(&out);
+
+			while ((ev = ff_reader_next(&out))) {
+				if (opt.json)
+					ff_emit(json_incref(ev));
+				if (!strcmp(ff_event_name(ev), "topology") && !opt.json &&
+				    ff_verbosity >= 0 && !sig)
+					ff_say("flimflam: relays up; warming up for %ld s, then measuring for %ld s\n",
+					       opt.warmup, opt.duration);
+				json_array_append_new(events, ev);
+			}
+			if (r == 0)
+				break;
+		}
+	}
+	ff_reader_free(&out);
+	pipeline_wait_all(p, &statuses, &nstatuses);
+	if (!sig && ff_signalled())
+		sig = ff_signalled();
+	for (i = 0; i < nstatuses; i++) {
+		int st = statuses[i];
+
+		if (st == 0)
+			continue;
+		failed = 1;
+		if (sig)
+			continue;
+		if (WIFSIGNALED(st))
+			ff_warn("%s was killed by signal %d (%s)", stage_name(p, i),
+				WTERMSIG(st), strsignal(WTERMSIG(st)));
+		else if (WIFEXITED(st) && WEXITSTATUS(st) >= 126)
+			ff_warn("%s could not run (status %d)", stage_name(p, i), WEXITSTATUS(st));
+	}
+	free(statuses);
+	pipeline_free(p);
+	if (sig) {
+		ff_warn("stopped by %s; nothing is left running; the run's files are in '%s'",
+			sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM", rundir);
+		exit(128 + sig);
+	}
+	if (failed) {
+		ff_warn("the run failed; its files are in '%s'", rundir);
+		exit(1);
+	}
+	return events;
+}
+
+/* The summary */
+
+static json_t *
+find_event(json_t *events, const char *name)
+{
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(events, i, ev)
+		if (!strcmp(ff_event_name(ev), name))
+			return ev;
+	return NULL;
+}
+
+static const char *
+human(double v, const char *unit, char *buf, size_t n)
+{
+	static const char *const pfx[] = { "", "K", "M", "G", "T" };
+	int i = 0;
+
+	if (v < 0 || isnan(v)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	while (v >= 1000 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(buf, n, "%.2f %s%s", v, pfx[i], unit);
+	return buf;
+}
+
+static void
+summarize(json_t *events, const char *rundir)
+{
+	json_t *topo = find_event(events, "topology"), *res = find_event(events, "result"),
+	       *rsc = find_event(events, "resources"), *r;
+	char a[64], b[64];
+	size_t i;
+
+	printf("Configuration\n");
+	printf("  Workload:    %s\n", opt.workload);
+	printf("  Relay:       %s\n", opt.relay);
+	printf("  Protocol:    %s\n", opt.protocol);
+	printf("  Jobs:        %ld\n", opt.jobs);
+	printf("  Warmup:      %ld s\n", opt.warmup);
+	printf("  Duration:    %ld s\n", opt.duration);
+	if (strcmp(opt.relay, "none")) {
+		printf("  CPU limit:   %ld", opt.cpu_limit);
+		if (opt.cpu_limit > 0) {
+			json_array_foreach(json_object_get(topo, "relays"), i, r)
+				printf("%s%s on CPU %s", i ? ", " : " (", ff_json_str(r, "role"),
+				       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "any");
+			printf(")");
+		}
+		printf("\n");
+		if (json_is_true(json_object_get(topo, "cpus_shared")))
+			printf("  Note:        too few CPUs for each relay to have its own: the relays share CPUs\n");
+		else if (opt.cpu_limit > 0 && !ff_json_str(find_event(events, "server"), "cpus"))
+			printf("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
+	}
+	printf("\nResults\n");
+	printf("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
+	if (json_is_number(json_object_get(res, "ops_per_s")))
+		printf("  Operations:  %s\n", human(ff_json_num(res, "ops_per_s", -1), "op/s", a, sizeof(a)));
+	if (json_is_number(json_object_get(res, "latency_avg_us")))
+		printf("  Latency:     %.3f ms average, %.3f ms p99\n",
+		       ff_json_num(res, "latency_avg_us", 0) / 1000,
+		       ff_json_num(res, "latency_p99_us", 0) / 1000);
+	printf("  Window:      %.3f s\n", ff_json_num(res, "duration_s", 0));
+	if (ff_json_num(res, "failed", 0) > 0)
+		printf("  Failed:      %.0f of %.0f requests\n", ff_json_num(res, "failed", 0),
+		       ff_json_num(res, "requests", 0));
+	if (json_array_size(json_object_get(rsc, "relays"))) {
+		printf("\nResources\n");
+		json_array_foreach(json_object_get(rsc, "relays"), i, r) {
+			const char *role = ff_json_str(r, "role");
+
+			printf("  %s CPU:      %.1f%%\n", !strcmp(role, "r1") ? "R1" :
+			       !strcmp(role, "r2") ? "R2" : role,
+			       100 * ff_json_num(r, "cpu_fraction", 0));
+			snprintf(b, sizeof(b), "%.1f MiB", ff_json_num(r, "max_rss_bytes", 0) / 1048576.0);
+			printf("  %s RSS:      %s\n", !strcmp(role, "r1") ? "R1" :
+			       !strcmp(role, "r2") ? "R2" : role, b);
+		}
+	}
+	printf("\nRun directory: %s\n", rundir);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct cmd *c = NULL;
+	const char *rundir;
+	json_t *events;
+	char level[8];
+	size_t i;
+	int ch;
+
+	ff_setprog(argv[0]);
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1)
+		switch (ch) {
+		case 'h':
+			top_usage(0);
+		case 'v':
+			ff_verbosity = ff_verbosity > 1 ? ff_verbosity : 1;
+			break;
+		case 'q':
+			ff_verbosity = -1;
+			break;
+		case 'd':
+			ff_verbosity = 2;
+			break;
+		default:
+			ff_bad_option(usage, ch, argv);
+		}
+	if (optind >= argc) {
+		ff_warn("expected a command");
+		top_usage(2);
+	}
+	for (i = 0; i < FF_ARRAY_SIZE(cmds); i++)
+		if (!strcmp(argv[optind], cmds[i].name))
+			c = &cmds[i];
+	if (!strcmp(argv[optind], "help"))
+		top_usage(0);
+	if (!c) {
+		ff_warn("'%s' is not a flimflam command; see 'flimflam --help'", argv[optind]);
+		exit(2);
+	}
+	snprintf(level, sizeof(level), "%d", ff_verbosity);
+	setenv("FLIMFLAM_VERBOSITY", level, 1);
+	argc -= optind;
+	argv += optind;
+	if (c->kind == EXEC)
+		exec_cmd(c, argc, argv);
+
+	parse_run(c, argc, argv);
+	if (strcmp(c->mode, "none")) {
+		ff_warn("'%s' is not built yet", c->name);
+		exit(1);
+	}
+	validate_run(c);
+	ff_signals_init();
+	rundir = ff_rundir(NULL);
+	events = run_pipeline(c, rundir);
+	if (!opt.json)
+		summarize(events, rundir);
+	json_decref(events);
+	return ff_finish();
+}
