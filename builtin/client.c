@@ -1,0 +1,483 @@
+/*
+ * ff-builtin-client - the client of the builtin streaming TCP workload.
+ * Opens --jobs connections to 127.0.0.1:PORT (usually a relay in front of
+ * ff-builtin-server), streams on each without pause, and counts the bytes
+ * the server echoes back. Only the bytes received inside the window are
+ * counted: the window opens --warmup seconds after the client starts
+ * (once every connection is up) and lasts --duration seconds.
+ *
+ * Events on stdout (ff-workload adds start and end around them):
+ *   window  when the window opens
+ *   sample  once a second of the window, from its own interval
+ *   result  when it closes, then the connections are closed
+ *
+ * A few threads, each with an epoll set of its non-blocking connections
+ * (edge-triggered); each turn writes and reads until the socket would
+ * block, so the echo never deadlocks. Every byte read is added to the
+ * thread's own counter (one relaxed atomic store, no I/O); the main thread
+ * reads the counters on a CLOCK_MONOTONIC timer.
+ */
+#include "ff.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: ff-builtin-client --port PORT [--jobs N] [--warmup SECONDS]\n"
+	"                         [--duration SECONDS]\n"
+	"\n"
+	"Stream to 127.0.0.1:PORT on N connections (default 2) and count the\n"
+	"bytes echoed back during a window of --duration seconds (default 5)\n"
+	"that opens --warmup seconds (default 5) after the start.\n";
+
+/* Bytes per read and write: see bench/README.md for how it was chosen. */
+#define IO_BYTES (256 * 1024)
+/* Bytes one connection may move per turn before the others get theirs. */
+#define TURN_BYTES (2 * 1024 * 1024)
+#define MAX_THREADS 8
+
+struct conn {
+	int fd;
+	int id;			/* 1..jobs, for messages */
+	int queued;
+};
+
+struct worker {
+	_Atomic uint64_t bytes;	/* received; written by this worker only */
+	pthread_t tid;
+	int epfd;
+	int wakefd;		/* eventfd: the main thread says stop */
+	char *rbuf;
+	struct conn **ready;	/* connections with work left over */
+	int nready;
+	int nconns;
+} __attribute__((aligned(64)));
+
+static int port;
+static const char *wbuf;	/* what we send: constant, shared */
+static atomic_int stopping;
+
+/* The first failure of a connection, for the main thread to report. */
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+static char fail_msg[512];
+static int fail_fd = -1;	/* eventfd that wakes the main thread */
+
+static void
+fail(const struct conn *c, const char *why)
+{
+	uint64_t one = 1;
+
+	if (atomic_load(&stopping))
+		return;
+	pthread_mutex_lock(&fail_lock);
+	if (!fail_msg[0])
+		snprintf(fail_msg, sizeof(fail_msg),
+			 "connection %d to 127.0.0.1:%d: %s", c->id, port, why);
+	pthread_mutex_unlock(&fail_lock);
+	if (write(fail_fd, &one, sizeof(one)) < 0) {
+		/* the counter is already non-zero */
+	}
+}
+
+/*
+ * Write and read until both would block. Returns 1 when the turn's budget
+ * ran out first (more to do), 0 when done for now, -1 on failure.
+ */
+static int
+pump(struct worker *w, struct conn *c)
+{
+	size_t moved = 0;
+	uint64_t got = 0;
+	int progress;
+	ssize_t n;
+
+	do {
+		progress = 0;
+		n = write(c->fd, wbuf, IO_BYTES);
+		if (n > 0) {
+			moved += n;
+			progress = 1;
+		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			fail(c, strerror(errno));
+			return -1;
+		}
+		n = read(c->fd, w->rbuf, IO_BYTES);
+		if (n > 0) {
+			got += n;
+			moved += n;
+			progress = 1;
+		} else if (n == 0) {
+			fail(c, "closed by the other end");
+			return -1;
+		} else if (errno != EAGAIN && errno != EINTR) {
+			fail(c, strerror(errno));
+			return -1;
+		}
+	} while (progress && moved < TURN_BYTES);
+	if (got)
+		atomic_store_explicit(&w->bytes,
+			atomic_load_explicit(&w->bytes, memory_order_relaxed) + got,
+			memory_order_relaxed);
+	return progress;
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct epoll_event evs[64];
+	int n, k, i, nbatch;
+
+	while (!atomic_load_explicit(&stopping, memory_order_relaxed)) {
+		n = epoll_wait(w->epfd, evs, FF_ARRAY_SIZE(evs),
+			       w->nready ? 0 : -1);
+		if (n < 0 && errno != EINTR)
+			ff_die("epoll_wait: %s", strerror(errno));
+		for (k = 0; k < n; k++) {
+			struct conn *c = evs[k].data.ptr;
+
+			if (!c || c->queued)
+				continue;	/* the wake-up, or on the list */
+			switch (pump(w, c)) {
+			case -1:
+				return NULL;
+			case 1:
+				c->queued = 1;
+				w->ready[w->nready++] = c;
+			}
+		}
+		/* One more turn for each connection that had more to do. */
+		nbatch = w->nready;
+		for (i = 0; i < nbatch; i++) {
+			struct conn *c = w->ready[i];
+
+			switch (pump(w, c)) {
+			case -1:
+				return NULL;
+			case 0:
+				c->queued = 0;
+				w->ready[i] = NULL;
+			}
+		}
+		for (i = k = 0; i < nbatch; i++)
+			if (w->ready[i])
+				w->ready[k++] = w->ready[i];
+		w->nready = k;
+	}
+	return NULL;
+}
+
+static void
+raise_nofile(int need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= (rlim_t)need)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+static int
+connect_one(void)
+{
+	struct sockaddr_in sa;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		ff_die("cannot create a socket: %s", strerror(errno));
+	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno != EINTR)
+			ff_die("cannot connect to 127.0.0.1:%d: %s", port,
+			       strerror(errno));
+		if (ff_signalled())
+			ff_exit_signalled();
+	}
+	return fd;
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Sleep until the monotonic time `when`; a signal ends the run, a failed
+ * connection fails it.
+ */
+static void
+wait_until(double when, const char *phase)
+{
+	struct pollfd pfd[2] = {
+		{ ff_signal_fd(), POLLIN, 0 },
+		{ fail_fd, POLLIN, 0 },
+	};
+	struct timespec ts;
+	double left;
+
+	for (;;) {
+		if (ff_signalled())
+			ff_exit_signalled();
+		if (pfd[1].revents) {
+			pthread_mutex_lock(&fail_lock);
+			ff_die("%s during the %s", fail_msg, phase);
+		}
+		left = when - now();
+		if (left <= 0)
+			return;
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
+		if (ppoll(pfd, 2, &ts, NULL) < 0 && errno != EINTR)
+			ff_die("ppoll: %s", strerror(errno));
+	}
+}
+
+static uint64_t
+count(const struct worker *ws, int n)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += atomic_load_explicit(&ws[i].bytes, memory_order_relaxed);
+	return sum;
+}
+
+static double
+usec(double s)
+{
+	return round(s * 1e6) / 1e6;
+}
+
+static int
+thread_count(int jobs)
+{
+	cpu_set_t set;
+	int n = ff_cpus_available(&set);
+	const char *e = getenv("FF_BUILTIN_THREADS");
+
+	if (e && atoi(e) > 0)
+		n = atoi(e);
+	if (n > jobs)
+		n = jobs;
+	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
+}
+
+static struct worker *
+start(int jobs, int *nw)
+{
+	struct worker *ws;
+	struct conn *conns;
+	struct epoll_event ev;
+	sigset_t all, old;
+	int n = thread_count(jobs), i;
+	char *b;
+
+	b = aligned_alloc(4096, IO_BYTES);
+	ws = aligned_alloc(64, n * sizeof(*ws));
+	conns = calloc(jobs, sizeof(*conns));
+	if (!b || !ws || !conns)
+		ff_die("out of memory");
+	memset(b, 'x', IO_BYTES);
+	wbuf = b;
+	memset(ws, 0, n * sizeof(*ws));
+	for (i = 0; i < n; i++) {
+		ws[i].epfd = epoll_create1(EPOLL_CLOEXEC);
+		ws[i].wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		ws[i].rbuf = malloc(IO_BYTES);
+		ws[i].ready = calloc(jobs / n + 1, sizeof(*ws[i].ready));
+		if (ws[i].epfd < 0 || ws[i].wakefd < 0)
+			ff_die("cannot create an event queue: %s",
+			       strerror(errno));
+		if (!ws[i].rbuf || !ws[i].ready)
+			ff_die("out of memory");
+		ev.events = EPOLLIN;
+		ev.data.ptr = NULL;
+		epoll_ctl(ws[i].epfd, EPOLL_CTL_ADD, ws[i].wakefd, &ev);
+	}
+
+	/* Every connection first: failing to connect is an error. */
+	for (i = 0; i < jobs; i++) {
+		struct worker *w = &ws[i % n];
+
+		conns[i].fd = connect_one();
+		conns[i].id = i + 1;
+		ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+		ev.data.ptr = &conns[i];
+		if (fcntl(conns[i].fd, F_SETFL, O_NONBLOCK) < 0 ||
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, conns[i].fd, &ev) < 0)
+			ff_die("cannot watch a connection: %s",
+			       strerror(errno));
+		w->nconns++;
+	}
+
+	/* The workers take no signals: the main thread does. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (i = 0; i < n; i++) {
+		errno = pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]);
+		if (errno)
+			ff_die("cannot start a thread: %s", strerror(errno));
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	*nw = n;
+	return ws;
+}
+
+/* Stop the workers and close every connection (exiting closes them). */
+static void
+stop(struct worker *ws, int n)
+{
+	uint64_t one = 1;
+	int i;
+
+	atomic_store(&stopping, 1);
+	for (i = 0; i < n; i++)
+		if (write(ws[i].wakefd, &one, sizeof(one)) < 0) {
+			/* already woken */
+		}
+	for (i = 0; i < n; i++)
+		pthread_join(ws[i].tid, NULL);
+}
+
+static void
+emit_sample(double elapsed, double interval, uint64_t bytes)
+{
+	json_t *ev = ff_event("sample");
+
+	json_object_set_new(ev, "elapsed_s", json_real(usec(elapsed)));
+	json_object_set_new(ev, "bytes", json_integer(bytes));
+	json_object_set_new(ev, "bits", json_integer(8 * bytes));
+	json_object_set_new(ev, "bits_per_s", json_real(8 * bytes / interval));
+	ff_emit(ev);
+}
+
+static void
+run(int jobs, long warmup, long duration)
+{
+	double t0 = now(), open, t, prev;
+	uint64_t b0, b, bprev;
+	struct worker *ws;
+	json_t *ev;
+	int nw, i;
+
+	fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fail_fd < 0)
+		ff_die("cannot create an eventfd: %s", strerror(errno));
+	ws = start(jobs, &nw);
+	wait_until(t0 + warmup, "warmup");
+
+	open = now();
+	b0 = count(ws, nw);
+	ev = ff_event("window");
+	json_object_set_new(ev, "warmup_s", json_integer(warmup));
+	json_object_set_new(ev, "duration_s", json_integer(duration));
+	json_object_set_new(ev, "time", json_string(ff_iso_time()));
+	ff_emit(ev);
+
+	prev = open;
+	bprev = b0;
+	for (i = 1; i <= duration; i++) {
+		wait_until(open + i, "window");
+		t = now();
+		b = count(ws, nw);
+		emit_sample(t - open, t - prev, b - bprev);
+		prev = t;
+		bprev = b;
+	}
+	stop(ws, nw);
+
+	ev = ff_event("result");
+	json_object_set_new(ev, "workload", json_string("builtin"));
+	json_object_set_new(ev, "jobs", json_integer(jobs));
+	json_object_set_new(ev, "duration_s", json_real(usec(prev - open)));
+	json_object_set_new(ev, "bytes", json_integer(bprev - b0));
+	json_object_set_new(ev, "bits", json_integer(8 * (bprev - b0)));
+	json_object_set_new(ev, "bits_per_s",
+			    json_real(8 * (bprev - b0) / (prev - open)));
+	json_object_set_new(ev, "operations", json_null());
+	json_object_set_new(ev, "ops_per_s", json_null());
+	json_object_set_new(ev, "errors", json_integer(0));
+	ff_emit(ev);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long jobs = 2, warmup = 5, duration = 5, p = -1;
+	int c;
+
+	ff_setprog(argv[0]);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+		switch (c) {
+		case 'h':
+			ff_usage(usage, 0);
+		case 'p':
+			p = ff_parse_long(usage, "--port", optarg, 1, 65535);
+			break;
+		case 'j':
+			jobs = ff_parse_long(usage, "--jobs", optarg, 1, 4096);
+			break;
+		case 'w':
+			warmup = ff_parse_long(usage, "--warmup", optarg, 0,
+					       86400);
+			break;
+		case 'd':
+			duration = ff_parse_long(usage, "--duration", optarg, 1,
+						 86400);
+			break;
+		case ':':
+			ff_usage_error(usage, "option '%s' needs a value",
+				       argv[optind - 1]);
+		default:
+			if (optopt)
+				ff_usage_error(usage, "unknown option '-%c'",
+					       optopt);
+			ff_usage_error(usage, "unknown option '%s'",
+				       argv[optind - 1]);
+		}
+	if (optind < argc)
+		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (p < 0)
+		ff_usage_error(usage, "missing --port");
+	port = p;
+
+	ff_signals_init();
+	raise_nofile(jobs + 64);
+	run(jobs, warmup, duration);
+	return ff_finish();
+}

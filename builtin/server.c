@@ -1,0 +1,322 @@
+/*
+ * ff-builtin-server - the server of the builtin streaming TCP workload.
+ * Listens on 127.0.0.1:PORT and echoes every byte of every connection back
+ * to its sender until SIGTERM or SIGINT. Prints nothing on stdout.
+ *
+ * One thread per CPU we may use (up to 8), each with its own epoll set of
+ * non-blocking connections (edge-triggered); the main thread accepts and
+ * deals the connections out in turn. See pump() for how a connection
+ * echoes without a buffer of its own.
+ */
+#include "ff.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: ff-builtin-server --port PORT\n"
+	"\n"
+	"Echo every TCP connection on 127.0.0.1:PORT until SIGTERM or SIGINT.\n";
+
+/* Bytes per read and write (see bench/README.md). */
+#define IO_BYTES (256 * 1024)
+/* Bytes one connection may echo per turn before the others get theirs. */
+#define TURN_BYTES (1024 * 1024)
+#define MAX_THREADS 8
+
+struct conn {
+	int fd;
+	int queued;		/* on its worker's ready list */
+	int blocked;		/* the socket took less than we had: wait for EPOLLOUT */
+};
+
+struct worker {
+	pthread_t tid;
+	int epfd;
+	char *buf;
+	struct conn **ready;	/* connections with work left over */
+	size_t nready, readycap;
+};
+
+static struct worker workers[MAX_THREADS];
+static int nworkers;
+
+static void
+conn_close(struct conn *c)
+{
+	close(c->fd);	/* also removes it from the epoll set */
+	c->fd = -1;
+	if (!c->queued)
+		free(c);
+	/* a queued connection is freed when the ready list reaches it */
+}
+
+static void
+queue(struct worker *w, struct conn *c)
+{
+	if (w->nready == w->readycap) {
+		size_t cap = w->readycap ? 2 * w->readycap : 64;
+		struct conn **r = realloc(w->ready, cap * sizeof(*r));
+
+		if (!r)
+			ff_die("out of memory");
+		w->ready = r;
+		w->readycap = cap;
+	}
+	w->ready[w->nready++] = c;
+	c->queued = 1;
+}
+
+/*
+ * Echo what the socket will take now: peek at the received bytes, write
+ * them back, then drop from the receive queue exactly what was written
+ * (MSG_TRUNC discards without copying). So a connection needs no buffer
+ * of its own, and while its peer does not read, the echo waits in the
+ * kernel's receive queue and TCP pushes back on the sender.
+ * Stops when the socket would block either way, or when this turn's
+ * budget is spent (then the connection goes on the ready list). Returns
+ * -1 when the connection is over: peer closed or reset, which is no error
+ * here, since the client decides when a run ends.
+ */
+static int
+pump(struct worker *w, struct conn *c, uint32_t events)
+{
+	size_t moved = 0;
+	ssize_t n, m;
+
+	if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+		c->blocked = 0;
+	if (c->blocked)
+		return 0;	/* more to read, but nowhere to write it yet */
+	for (;;) {
+		n = recv(c->fd, w->buf, IO_BYTES, MSG_PEEK);
+		if (n == 0)
+			return -1;
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		m = write(c->fd, w->buf, n);
+		if (m < 0 && (errno == EAGAIN || errno == EINTR))
+			m = 0;
+		else if (m < 0)
+			return -1;
+		if (m > 0 && recv(c->fd, NULL, m, MSG_TRUNC) != m)
+			return -1;
+		if (m < n) {
+			c->blocked = 1;
+			return 0;
+		}
+		moved += m;
+		if (moved >= TURN_BYTES) {
+			queue(w, c);
+			return 0;
+		}
+	}
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct epoll_event evs[64];
+	struct conn **batch = NULL;
+	size_t nbatch, i;
+	int n, k;
+
+	for (;;) {
+		n = epoll_wait(w->epfd, evs, FF_ARRAY_SIZE(evs),
+			       w->nready ? 0 : -1);
+		if (n < 0 && errno != EINTR)
+			ff_die("epoll_wait: %s", strerror(errno));
+		for (k = 0; k < n; k++) {
+			struct conn *c = evs[k].data.ptr;
+
+			if (!c->queued && pump(w, c, evs[k].events) < 0)
+				conn_close(c);
+		}
+		/* Then one more turn for each connection left with work. */
+		nbatch = w->nready;
+		if (!nbatch)
+			continue;
+		batch = realloc(batch, nbatch * sizeof(*batch));
+		if (!batch)
+			ff_die("out of memory");
+		memcpy(batch, w->ready, nbatch * sizeof(*batch));
+		w->nready = 0;
+		for (i = 0; i < nbatch; i++) {
+			struct conn *c = batch[i];
+
+			c->queued = 0;
+			if (c->fd < 0)
+				free(c);
+			else if (pump(w, c, 0) < 0)
+				conn_close(c);
+		}
+	}
+	return NULL;
+}
+
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int
+listen_on(int port)
+{
+	struct sockaddr_in sa;
+	int fd, one = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, SOMAXCONN) < 0)
+		ff_die("cannot listen on 127.0.0.1:%d: %s", port,
+		       strerror(errno));
+	return fd;
+}
+
+/* Hand a new connection to a worker, round robin. */
+static void
+adopt(int fd)
+{
+	static int next;
+	struct worker *w = &workers[next++ % nworkers];
+	struct epoll_event ev;
+	struct conn *c;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		ff_die("out of memory");
+	c->fd = fd;
+	ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+	ev.data.ptr = c;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		ff_die("epoll_ctl: %s", strerror(errno));
+}
+
+static int
+thread_count(void)
+{
+	cpu_set_t set;
+	int n = ff_cpus_available(&set);
+
+	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
+}
+
+static void
+serve(int lfd)
+{
+	struct pollfd pfd[2] = {
+		{ lfd, POLLIN, 0 },
+		{ ff_signal_fd(), POLLIN, 0 },
+	};
+	sigset_t all, old;
+	int i, fd;
+
+	/* The workers take no signals: the main thread does. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	nworkers = thread_count();
+	for (i = 0; i < nworkers; i++) {
+		workers[i].epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (workers[i].epfd < 0)
+			ff_die("cannot create an event queue: %s",
+			       strerror(errno));
+		workers[i].buf = malloc(IO_BYTES);
+		if (!workers[i].buf)
+			ff_die("out of memory");
+		errno = pthread_create(&workers[i].tid, NULL, worker_main,
+				       &workers[i]);
+		if (errno)
+			ff_die("cannot start a thread: %s", strerror(errno));
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	while (!ff_signalled()) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			ff_die("poll: %s", strerror(errno));
+		while (!ff_signalled()) {
+			fd = accept4(lfd, NULL, NULL,
+				     SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (fd >= 0) {
+				adopt(fd);
+				continue;
+			}
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				ff_warn("cannot accept a connection: %s",
+					strerror(errno));
+				ff_sleep(0.1);
+			} else if (errno != EAGAIN && errno != EINTR &&
+				   errno != ECONNABORTED) {
+				ff_die("cannot accept a connection: %s",
+				       strerror(errno));
+			}
+			break;
+		}
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "port", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long port = -1;
+	int c;
+
+	ff_setprog(argv[0]);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+		switch (c) {
+		case 'h':
+			ff_usage(usage, 0);
+		case 'p':
+			port = ff_parse_long(usage, "--port", optarg, 1, 65535);
+			break;
+		case ':':
+			ff_usage_error(usage, "option '%s' needs a value",
+				       argv[optind - 1]);
+		default:
+			if (optopt)
+				ff_usage_error(usage, "unknown option '-%c'",
+					       optopt);
+			ff_usage_error(usage, "unknown option '%s'",
+				       argv[optind - 1]);
+		}
+	if (optind < argc)
+		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (port < 0)
+		ff_usage_error(usage, "missing --port");
+
+	ff_signals_init();
+	raise_nofile();
+	serve(listen_on(port));
+	/* Terminated: that is how a server's life ends. */
+	return ff_finish();
+}
