@@ -75,7 +75,8 @@ static atomic_int stopping;
 
 /* The first failure of a connection, for the main thread to report. */
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-static char fail_msg[512];
+static int fail_id;		/* 0: none yet */
+static char fail_why[256];
 static int fail_fd = -1;	/* eventfd that wakes the main thread */
 
 static void
@@ -86,9 +87,10 @@ fail(const struct conn *c, const char *why)
 	if (atomic_load(&stopping))
 		return;
 	pthread_mutex_lock(&fail_lock);
-	if (!fail_msg[0])
-		snprintf(fail_msg, sizeof(fail_msg),
-			 "connection %d to 127.0.0.1:%d: %s", c->id, port, why);
+	if (!fail_id) {
+		fail_id = c->id;
+		snprintf(fail_why, sizeof(fail_why), "%s", why);
+	}
 	pthread_mutex_unlock(&fail_lock);
 	if (write(fail_fd, &one, sizeof(one)) < 0) {
 		/* the counter is already non-zero */
@@ -245,7 +247,8 @@ wait_until(double when, const char *phase)
 			ff_exit_signalled();
 		if (pfd[1].revents) {
 			pthread_mutex_lock(&fail_lock);
-			ff_die("%s during the %s", fail_msg, phase);
+			ff_die("connection %d to 127.0.0.1:%d failed during the %s: %s",
+			       fail_id, port, phase, fail_why);
 		}
 		left = when - now();
 		if (left <= 0)
@@ -380,7 +383,7 @@ emit_sample(double elapsed, double interval, uint64_t bytes)
 static void
 run(int jobs, long warmup, long duration)
 {
-	double t0 = now(), open, t, prev;
+	double t0 = now(), open, t, prev, len;
 	uint64_t b0, b, bprev;
 	struct worker *ws;
 	json_t *ev;
@@ -412,14 +415,14 @@ run(int jobs, long warmup, long duration)
 	}
 	stop(ws, nw);
 
+	len = usec(prev - open);
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string("builtin"));
 	json_object_set_new(ev, "jobs", json_integer(jobs));
-	json_object_set_new(ev, "duration_s", json_real(usec(prev - open)));
+	json_object_set_new(ev, "duration_s", json_real(len));
 	json_object_set_new(ev, "bytes", json_integer(bprev - b0));
 	json_object_set_new(ev, "bits", json_integer(8 * (bprev - b0)));
-	json_object_set_new(ev, "bits_per_s",
-			    json_real(8 * (bprev - b0) / (prev - open)));
+	json_object_set_new(ev, "bits_per_s", json_real(8 * (bprev - b0) / len));
 	json_object_set_new(ev, "operations", json_null());
 	json_object_set_new(ev, "ops_per_s", json_null());
 	json_object_set_new(ev, "errors", json_integer(0));

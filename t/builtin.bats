@@ -1,0 +1,250 @@
+#!/usr/bin/env bats
+# The builtin workload: ff-builtin-server and ff-builtin-client.
+
+bats_require_minimum_version 1.5.0
+load helper
+
+CLIENT="$TOP/builtin/ff-builtin-client"
+SERVER="$TOP/builtin/ff-builtin-server"
+
+setup() {
+	[ -x "$CLIENT" ] && [ -x "$SERVER" ] || skip "the builtin programs are not built (run make)"
+	pids=()
+}
+
+teardown() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+}
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_server PORT: the server in the background ($server), listening.
+start_server() {
+	local i
+	"$SERVER" --port "$1" >"$BATS_TEST_TMPDIR/server.out" 2>"$BATS_TEST_TMPDIR/server.err" &
+	server=$!
+	pids+=("$server")
+	for ((i = 0; i < 100; i++)); do
+		[ -n "$(ss -ltnH "sport = :$1")" ] && return 0
+		sleep 0.05
+	done
+	echo "the server does not listen on port $1" >&2
+	return 1
+}
+
+# wait_exit PID SECONDS: wait for a background child and set $status.
+wait_exit() {
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	status=0
+	wait "$1" || status=$?
+}
+
+@test "ff-builtin-server -h prints the usage" {
+	run -0 --separate-stderr "$SERVER" -h
+	[ "${lines[0]}" = "usage: ff-builtin-server --port PORT" ]
+	[ -z "$stderr" ]
+	run -0 "$SERVER" --help
+	[ "${lines[0]}" = "usage: ff-builtin-server --port PORT" ]
+}
+
+@test "ff-builtin-client -h prints the usage" {
+	run -0 --separate-stderr "$CLIENT" -h
+	[[ "${lines[0]}" = "usage: ff-builtin-client --port PORT [--jobs N] [--warmup SECONDS]"* ]]
+	[ -z "$stderr" ]
+}
+
+@test "ff-builtin-server: bad options are usage errors" {
+	run -2 --separate-stderr "$SERVER" --bogus
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "ff-builtin-server: unknown option '--bogus'" ]
+	[ "${stderr_lines[1]}" = "usage: ff-builtin-server --port PORT" ]
+	run -2 --separate-stderr "$SERVER"
+	[ "${stderr_lines[0]}" = "ff-builtin-server: missing --port" ]
+	run -2 --separate-stderr "$SERVER" --port
+	[ "${stderr_lines[0]}" = "ff-builtin-server: option '--port' needs a value" ]
+	run -2 --separate-stderr "$SERVER" --port 70000
+	[[ "${stderr_lines[0]}" = "ff-builtin-server: --port: 70000 is out of range"* ]]
+	run -2 --separate-stderr "$SERVER" --port http
+	[[ "${stderr_lines[0]}" = "ff-builtin-server: --port: 'http' is not a number"* ]]
+	run -2 --separate-stderr "$SERVER" --port 5000 extra
+	[ "${stderr_lines[0]}" = "ff-builtin-server: unexpected argument 'extra'" ]
+}
+
+@test "ff-builtin-client: bad options are usage errors" {
+	run -2 --separate-stderr "$CLIENT" -x
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "ff-builtin-client: unknown option '-x'" ]
+	[[ "${stderr_lines[1]}" = "usage: ff-builtin-client "* ]]
+	run -2 --separate-stderr "$CLIENT" --jobs 2
+	[ "${stderr_lines[0]}" = "ff-builtin-client: missing --port" ]
+	run -2 --separate-stderr "$CLIENT" --port 5000 --jobs 0
+	[[ "${stderr_lines[0]}" = "ff-builtin-client: --jobs: 0 is out of range (1 to 4096)" ]]
+	run -2 --separate-stderr "$CLIENT" --port 5000 --jobs 4097
+	[[ "${stderr_lines[0]}" = "ff-builtin-client: --jobs: 4097 is out of range (1 to 4096)" ]]
+	run -2 --separate-stderr "$CLIENT" --port 5000 --duration 0
+	[[ "${stderr_lines[0]}" = "ff-builtin-client: --duration: 0 is out of range"* ]]
+	run -2 --separate-stderr "$CLIENT" --port 5000 --warmup -1
+	[[ "${stderr_lines[0]}" = "ff-builtin-client: --warmup: -1 is out of range"* ]]
+	run -2 --separate-stderr "$CLIENT" --port 5000 --warmup 1.5
+	[ "${stderr_lines[0]}" = "ff-builtin-client: --warmup: '1.5' is not a whole number" ]
+	run -2 --separate-stderr "$CLIENT" --port 5000 --duration=
+	[[ "${stderr_lines[0]}" = "ff-builtin-client: --duration: expected a whole number" ]]
+}
+
+@test "ff-builtin-server: a port in use is a clear error" {
+	local port
+	port=$(free_port)
+	start_server "$port"
+	run -1 --separate-stderr "$SERVER" --port "$port"
+	[ -z "$output" ]
+	[ "$stderr" = "ff-builtin-server: cannot listen on 127.0.0.1:$port: Address already in use" ]
+}
+
+@test "ff-builtin-server listens on 127.0.0.1 only and exits 0 on SIGTERM, silent" {
+	local port
+	port=$(free_port)
+	start_server "$port"
+	run ss -ltnH "sport = :$port"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" = *" 127.0.0.1:$port "* ]]
+	kill -TERM "$server"
+	wait_exit "$server" 5
+	[ "$status" -eq 0 ]
+	[ ! -s "$BATS_TEST_TMPDIR/server.out" ]
+	[ ! -s "$BATS_TEST_TMPDIR/server.err" ]
+	[ -z "$(ss -ltnH "sport = :$port")" ]
+}
+
+# The count checked against the kernel's: rchar of the client process
+# (/proc/PID/io, every byte its read(2) calls returned) taken when the
+# window line arrives and again once the client has exited (a zombie keeps
+# its counters until it is reaped). The client reads nothing else of size.
+@test "a run: window, one sample a second, a result that adds up and matches the kernel's count" {
+	local port out="$BATS_TEST_TMPDIR/client.out"
+	port=$(free_port)
+	start_server "$port"
+	run -0 python3 - "$CLIENT" "$port" "$out" <<-'EOF'
+		import json, subprocess, sys
+		client, port, out = sys.argv[1:4]
+		def rchar(pid):
+		    with open("/proc/%d/io" % pid) as f:
+		        return int(f.readline().split()[1])
+		p = subprocess.Popen([client, "--port", port, "--jobs", "2",
+		                      "--warmup", "1", "--duration", "2"],
+		                     stdout=subprocess.PIPE, text=True)
+		start = None
+		with open(out, "w") as f:
+		    for line in p.stdout:
+		        if start is None and json.loads(line)["event"] == "window":
+		            start = rchar(p.pid)
+		        f.write(line)
+		end = rchar(p.pid)
+		status = p.wait()
+		print(end - start)
+		sys.exit(status)
+	EOF
+	rchar_bytes=$output
+	jq -e -s '
+		length == 4 and
+		.[0].event == "window" and .[0].warmup_s == 1 and .[0].duration_s == 2 and
+		(.[0].time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")) and
+		([.[1:3][] | .event] == ["sample", "sample"]) and
+		(.[1].elapsed_s - 1 | fabs) < 0.05 and (.[2].elapsed_s - 2 | fabs) < 0.05 and
+		all(.[1:3][]; .bytes > 0 and .bits == 8 * .bytes and .bits_per_s > 0) and
+		(.[3] | .event == "result" and .workload == "builtin" and .jobs == 2 and
+			.bits == 8 * .bytes and .bits > 0 and
+			(.duration_s - 2 | fabs) <= 0.05 and
+			(.bits_per_s - .bits / .duration_s | fabs) < 1e-9 * .bits_per_s and
+			.operations == null and .ops_per_s == null and .errors == 0) and
+		(([.[1:3][] | .bits] | add) - .[3].bits | fabs) <= 0.01 * .[3].bits and
+		all(.[]; keys_unsorted[0] == "event")
+	' "$out"
+	run jq -r 'select(.event == "result") | .bytes' "$out"
+	echo "client counted $output bytes, its rchar grew by $rchar_bytes" >&3
+	python3 -c 'import sys; a, b = map(int, sys.argv[1:]); sys.exit(abs(a - b) > 0.1 * b)' \
+		"$output" "$rchar_bytes"
+	# The server stays up for the next client.
+	kill -0 "$server"
+}
+
+@test "ff-builtin-client: many jobs, no warmup: every connection established" {
+	local port out="$BATS_TEST_TMPDIR/client.out" n
+	port=$(free_port)
+	start_server "$port"
+	"$CLIENT" --port "$port" --jobs 200 --warmup 0 --duration 2 >"$out" &
+	pids+=($!)
+	wait_for_grep '"window"' "$out" 5
+	n=$(ss -tnH state established "( dport = :$port )" | wc -l)
+	wait_exit "${pids[-1]}" 10
+	[ "$status" -eq 0 ]
+	[ "$n" -eq 200 ]
+	jq -e -s 'length == 4 and .[3].jobs == 200 and .[3].bits > 0' "$out"
+}
+
+@test "ff-builtin-client: a closed port is one clean error" {
+	local port
+	port=$(free_port)
+	run -1 --separate-stderr "$CLIENT" --port "$port" --warmup 0 --duration 1
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "$stderr" = "ff-builtin-client: cannot connect to 127.0.0.1:$port: Connection refused" ]
+}
+
+@test "ff-builtin-client: the server killed in the window is an error, no result" {
+	local port out="$BATS_TEST_TMPDIR/client.out" err="$BATS_TEST_TMPDIR/client.err"
+	port=$(free_port)
+	start_server "$port"
+	"$CLIENT" --port "$port" --warmup 0 --duration 10 >"$out" 2>"$err" &
+	pids+=($!)
+	wait_for_grep '"sample"' "$out" 5
+	kill -9 "$server"
+	wait "$server" 2>/dev/null || true
+	wait_exit "${pids[-1]}" 5
+	[ "$status" -eq 1 ]
+	run cat "$err"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" =~ ^ff-builtin-client:\ connection\ [12]\ to\ 127\.0\.0\.1:$port\ failed\ during\ the\ window:\ .+$ ]]
+	! grep -q '"result"' "$out"
+}
+
+@test "ff-builtin-client: the server gone in the warmup is an error that says so" {
+	local port err="$BATS_TEST_TMPDIR/client.err"
+	port=$(free_port)
+	start_server "$port"
+	"$CLIENT" --port "$port" --warmup 5 --duration 1 >"$BATS_TEST_TMPDIR/client.out" 2>"$err" &
+	pids+=($!)
+	sleep 0.5
+	kill -TERM "$server"
+	wait_exit "${pids[-1]}" 5
+	[ "$status" -eq 1 ]
+	[[ "$(cat "$err")" =~ ^ff-builtin-client:\ connection\ [12]\ to\ 127\.0\.0\.1:$port\ failed\ during\ the\ warmup:\ .+$ ]]
+	[ ! -s "$BATS_TEST_TMPDIR/client.out" ]
+}
+
+@test "ff-builtin-client: SIGTERM and SIGINT stop it with 143 and 130, no result" {
+	local port out="$BATS_TEST_TMPDIR/client.out" err="$BATS_TEST_TMPDIR/client.err" sig
+	port=$(free_port)
+	start_server "$port"
+	for sig in TERM INT; do
+		"$CLIENT" --port "$port" --warmup 0 --duration 10 >"$out" 2>"$err" &
+		pids+=($!)
+		wait_for_grep '"window"' "$out" 5
+		kill -"$sig" "${pids[-1]}"
+		wait_exit "${pids[-1]}" 5
+		[ "$status" -eq "$([ $sig = TERM ] && echo 143 || echo 130)" ]
+		[ "$(cat "$err")" = "ff-builtin-client: stopped by SIG$sig" ]
+		! grep -q '"result"' "$out"
+	done
+	# The server takes the clients' ends in its stride.
+	kill -0 "$server"
+}
