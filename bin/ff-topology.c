@@ -18,14 +18,17 @@
 
 static const char usage[] =
 	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--cpu-limit N]\n"
-	"                   [--server-port PORT] [--run-dir DIR]\n"
+	"                   [--encapsulation legacy|lite] [--server-port PORT]\n"
+	"                   [--run-dir DIR]\n"
 	"\n"
 	"Relays: skrouterd (default), nghttpx, nginx, none.\n"
 	"Protocols: tcp (default), http1, http2.\n"
 	"Without --server-port, the server's port comes from the `server` event\n"
-	"on stdin. --cpu-limit pins each relay to N CPUs of its own (0: no limit).\n";
+	"on stdin. --cpu-limit pins each relay to N CPUs of its own (0: no limit).\n"
+	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
+	"default: the router's own).\n";
 
-enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR };
+enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -34,13 +37,16 @@ static const struct option longopts[] = {
 	{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
 	{ "server-port", required_argument, NULL, OPT_SERVER_PORT },
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
+	{ "encapsulation", required_argument, NULL, OPT_ENCAPSULATION },
 	{ NULL, 0, NULL, 0 }
 };
 
 static struct {
-	const char *relay, *protocol, *run_dir;
+	const char *relay, *protocol, *run_dir, *encapsulation;
 	long cpu_limit, server_port;
-} opt = { "skrouterd", "tcp", NULL, 1, 0 };
+} opt = { "skrouterd", "tcp", NULL, NULL, 1, 0 };
+
+static const char *const encapsulations[] = { "legacy", "lite", NULL };
 
 struct relay {
 	const char *role;		/* "r1", "r2" */
@@ -83,53 +89,6 @@ user_name(void)
 	struct passwd *pw = getpwuid(geteuid());
 
 	return pw ? pw->pw_name : "nobody";
-}
-
-/*
- * nginx's stream module: built in, or a dynamic module where Debian and
- * Fedora put it. Returns the load_module line ("" when built in).
- */
-static char *
-nginx_stream_module(void)
-{
-	static const char *const dirs[] = {
-		"/usr/lib/nginx/modules", "/usr/lib64/nginx/modules",
-		"/usr/share/nginx/modules", "/usr/local/nginx/modules", NULL
-	};
-	const char *env = getenv("FLIMFLAM_NGINX_STREAM_MODULE");
-	char path[512];
-	int i;
-
-	if (env)	/* "" means built in */
-		return *env ? xasprintf("load_module %s;", env) : strdup("");
-	for (i = 0; dirs[i]; i++) {
-		snprintf(path, sizeof(path), "%s/ngx_stream_module.so", dirs[i]);
-		if (access(path, R_OK) == 0)
-			return xasprintf("load_module %s;", path);
-	}
-	return NULL;
-}
-
-/* Is the stream module compiled into nginx? (`nginx -V`: --with-stream without =dynamic) */
-static int
-nginx_has_builtin_stream(void)
-{
-	struct ff_child c;
-	char *argv[] = { "nginx", "-V", NULL }, *log, *text;
-	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
-	int yes = 0;
-
-	log = xasprintf("%s/nginx-V.txt", ff_rundir(NULL));
-	o.log = log;
-	if (ff_spawn(&c, "nginx -V", argv, &o) == 0) {
-		ff_child_wait(&c, 5);
-		ff_child_stop(&c, 0.1);
-		text = ff_read_file(log, NULL);
-		yes = text && strstr(text, "--with-stream ") != NULL;
-		free(text);
-	}
-	free(log);
-	return yes;
 }
 
 static void
@@ -191,7 +150,8 @@ configure_skrouterd(struct relay *r)
 {
 	char port[16], target[16], workers[16], mgmt[16], inter[16];
 	int http = strcmp(opt.protocol, "tcp") != 0;
-	const char *adaptor = !http ? "" :
+	char encap[64] = "";
+	const char *adaptor = !http ? encap :
 		!strcmp(opt.protocol, "http1") ? "    protocolVersion: HTTP1\n" :
 		"    protocolVersion: HTTP2\n";
 	const char *const vars[] = {
@@ -203,6 +163,8 @@ configure_skrouterd(struct relay *r)
 		"ADAPTOR_LINES", adaptor, NULL
 	};
 
+	if (opt.encapsulation)
+		snprintf(encap, sizeof(encap), "    encapsulation: %s\n", opt.encapsulation);
 	snprintf(port, sizeof(port), "%d", r->port);
 	snprintf(target, sizeof(target), "%d", r->target_port);
 	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 4);
@@ -286,11 +248,13 @@ start_relays(int server_port)
 		r1.pinned = r2.pinned = 1;
 		cpus_shared = !(a && b);
 	}
-	if (!strcmp(opt.relay, "nginx") && !strcmp(opt.protocol, "tcp") &&
-	    !nginx_has_builtin_stream()) {
-		load_module = nginx_stream_module();
-		if (!load_module)
+	if (!strcmp(opt.relay, "nginx") && !strcmp(opt.protocol, "tcp")) {
+		char *module = ff_env_nginx_stream_module(program_path);
+
+		if (!module)
 			ff_die("nginx's stream module is missing: install libnginx-mod-stream (Debian) or nginx-mod-stream (Fedora)");
+		load_module = strcmp(module, "builtin") ? xasprintf("load_module %s;", module) : strdup("");
+		free(module);
 	}
 	for (int attempt = 0;; attempt++) {
 		r2.target_port = server_port;
@@ -329,6 +293,25 @@ start_relays(int server_port)
 	return r1.port;
 }
 
+/*
+ * The environment travels with every result, with the Proton library the
+ * running router actually loaded. Collected while the workload warms up.
+ */
+static void
+emit_environment(void)
+{
+	json_t *ev = ff_event("environment"), *env = ff_env_collect();
+	char *proton = NULL;
+
+	if (!strcmp(opt.relay, "skrouterd"))
+		proton = ff_env_proton_maps(r1.child.pid);
+	json_object_update(ev, env);
+	json_decref(env);
+	json_object_set_new(ev, "proton_library", proton ? json_string(proton) : json_null());
+	free(proton);
+	ff_emit(ev);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -337,6 +320,7 @@ main(int argc, char *argv[])
 	json_t *ev, *relays;
 	const char *workload = NULL;
 	int c, server_port = 0, port, up_ended = 0, r;
+	char why[512];
 
 	ff_setprog(argv[0]);
 	opterr = 0;
@@ -358,6 +342,9 @@ main(int argc, char *argv[])
 			break;
 		case OPT_RUN_DIR:
 			opt.run_dir = optarg;
+			break;
+		case OPT_ENCAPSULATION:
+			opt.encapsulation = encapsulations[ff_parse_name(usage, "encapsulation", optarg, encapsulations)];
 			break;
 		default:
 			ff_bad_option(usage, c, argv);
@@ -381,6 +368,11 @@ main(int argc, char *argv[])
 		if (!program_path)
 			ff_die("relay '%s' needs %s, which is not on PATH", opt.relay, opt.relay);
 	}
+	if (opt.encapsulation && strcmp(opt.relay, "skrouterd"))
+		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
+	if (program_path && !ff_relay_can(opt.relay, program_path, opt.protocol,
+					  opt.encapsulation, why, sizeof(why)))
+		ff_usage_error(usage, "%s", why);
 
 	ff_signals_init();
 	ff_set_cleanup(cleanup);
@@ -433,6 +425,7 @@ main(int argc, char *argv[])
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
 	json_object_set_new(ev, "run_dir", json_string(ff_rundir(NULL)));
 	ff_emit(ev);
+	emit_environment();
 
 	/* Forward the rest of the upstream, then our end; hold the relays. */
 	while (!opt.server_port && !up_ended) {

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <getopt.h>
 #include <poll.h>
 #include <pwd.h>
@@ -614,7 +615,7 @@ static int
 finish_h2load(struct drive *d)
 {
 	char *text = ff_read_file(d->out_file, NULL), *p, *logtext, *line, *save;
-	double seconds = -1, total = 0, done = 0, succeeded = 0, failed = 0,
+	double seconds = -1, rps = -1, total = 0, done = 0, succeeded = 0, failed = 0,
 	       errored = 0, timeout = 0, s2xx = 0, s3xx = 0, s4xx = 0, s5xx = 0,
 	       bytes = 0, *lat = NULL, sum = 0;
 	size_t nlat = 0, cap = 0;
@@ -624,8 +625,12 @@ finish_h2load(struct drive *d)
 		ff_warn("cannot read h2load's output '%s': %s", d->out_file, strerror(errno));
 		return -1;
 	}
-	if ((p = strstr(text, "finished in ")))
-		seconds = strtod(p + 12, NULL);
+	/*
+	 * "finished in" counts the warm-up too; the req/s beside it is the main
+	 * duration's, so total / (req/s) is the window h2load measured.
+	 */
+	if ((p = strstr(text, "finished in ")) && (p = strstr(p, "s, ")))
+		rps = strtod(p + 3, NULL);
 	if ((p = strstr(text, "\nrequests: ")))
 		sscanf(p, "\nrequests: %lf total, %*f started, %lf done, %lf succeeded, %lf failed, %lf errored, %lf timeout",
 		       &total, &done, &succeeded, &failed, &errored, &timeout);
@@ -635,9 +640,18 @@ finish_h2load(struct drive *d)
 	if ((p = strstr(text, "\ntraffic: ")))
 		sscanf(p, "\ntraffic: %*s (%lf) total", &bytes);
 	free(text);
+	if (rps > 0 && total > 0)
+		seconds = total / rps;
+	else if (rps == 0)
+		seconds = opt.duration;	/* nothing completed: judged below */
 	if (seconds <= 0) {
 		ff_warn("h2load's output '%s' has no summary", d->out_file);
 		return -1;
+	}
+	if (s2xx > 0 && fabs(seconds - opt.duration) > 0.05 * opt.duration + 0.05) {
+		ff_emit_error("h2load measured %.3f s, not the %ld s asked", seconds, opt.duration);
+		ff_fail(1, "h2load measured %.3f s, not the %ld s asked; see '%s'",
+			seconds, opt.duration, d->out_file);
 	}
 	if (s2xx <= 0) {
 		ff_emit_error("h2load: no request succeeded (%.0f total, %.0f failed, %.0f errored, %.0f 4xx, %.0f 5xx)",

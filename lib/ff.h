@@ -10,6 +10,7 @@
  *   ff_net.c    free ports, LISTEN readiness from /proc/net/tcp
  *   ff_run.c    run directories, data files, templates, CPU sets
  *   ff_stage.c  pipeline stages: holding children, the relay/workload matrix
+ *   ff_env.c    environment: versions, Proton, skrouterd schema, perf, frame pointers
  *
  * Memory: a function returning char * or json_t * hands the caller a
  * reference it must free (free() or json_decref()), unless its comment
@@ -304,6 +305,14 @@ extern const char *const ff_protocols[];	/* tcp, http1, http2 */
 int ff_combo_ok(const char *workload, const char *relay, const char *protocol);
 /* "builtin/none/tcp, ..." the combinations that work for a workload or relay (static). */
 const char *ff_combos_for(const char *workload, const char *relay);
+/*
+ * Can the relay program at `path` carry `protocol`, and take the tcp
+ * `encapsulation` (NULL: the router's default)? For skrouterd the installed
+ * schema decides (the HTTP adaptor is gone from 3.1 on; `encapsulation`
+ * exists from 2.5 to 3.0). 1 yes; 0 no, with the reason in `why`.
+ */
+int ff_relay_can(const char *relay, const char *path, const char *protocol,
+		 const char *encapsulation, char *why, size_t n);
 /* The program a relay or workload server/client needs on PATH. */
 const char *ff_relay_program(const char *relay);
 const char *ff_workload_server_program(const char *workload);
@@ -340,6 +349,12 @@ char *ff_env_run(char *const argv[], int *status);
 char *ff_env_version(const char *path, const char *arg);
 /* FNV-1a 64 of a file's bytes as 16 hex digits, or NULL. */
 char *ff_env_fnv1a64(const char *path);
+/*
+ * The ngx_stream_module.so the nginx at `nginx` would load (from its
+ * --modules-path, or where Debian and Fedora put it), "builtin" when nginx
+ * was built with --with-stream, else NULL.
+ */
+char *ff_env_nginx_stream_module(const char *nginx);
 /* The libqpid-proton*.so ldd resolves for the binary (core preferred), or NULL. */
 char *ff_env_proton_ldd(const char *skrouterd_path);
 /* The libqpid-proton*.so mapped in a running process (core preferred), or NULL. */

@@ -273,8 +273,8 @@ ff_env_fnv1a64(const char *path)
  * with --with-stream (not =dynamic), else NULL. `nginx -V` also names the
  * modules path the package chose.
  */
-static char *
-nginx_stream_module(const char *nginx)
+char *
+ff_env_nginx_stream_module(const char *nginx)
 {
 	static const char *const dirs[] = {
 		"/usr/lib/nginx/modules", "/usr/lib64/nginx/modules",
@@ -753,7 +753,7 @@ ff_env_collect(void)
 	free(skr);
 
 	path = ff_which("nginx");
-	json_object_set_new(env, "nginx_stream_module", json_str_or_null(nginx_stream_module(path)));
+	json_object_set_new(env, "nginx_stream_module", json_str_or_null(ff_env_nginx_stream_module(path)));
 	free(path);
 
 	paranoid = ff_perf_paranoid();

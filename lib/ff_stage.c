@@ -148,3 +148,42 @@ ff_cpus_workload(const cpu_set_t *avail, int limit, int nrelays, cpu_set_t *out)
 		CPU_SET(cpus[i], out);
 	return 1;
 }
+
+int
+ff_relay_can(const char *relay, const char *path, const char *protocol,
+	     const char *encapsulation, char *why, size_t n)
+{
+	struct ff_skr_features f;
+	char *schema;
+	int r;
+
+	if (strcmp(relay, "skrouterd"))
+		return 1;
+	schema = ff_skrouterd_schema_path(path);
+	if (!schema) {
+		snprintf(why, n, "cannot find the management schema of '%s' (from 'skrouterd --help')", path);
+		return 0;
+	}
+	r = ff_skrouterd_features(schema, &f);
+	if (r < 0) {
+		snprintf(why, n, "cannot read the management schema '%s'", schema);
+		free(schema);
+		return 0;
+	}
+	free(schema);
+	if (strcmp(protocol, "tcp") && !f.has_http) {
+		snprintf(why, n, "the skrouterd at '%s' has no HTTP adaptor (routers from 3.1 on have none): protocol '%s' needs a 2.x or 3.0 router; tcp works",
+			 path, protocol);
+		return 0;
+	}
+	if (encapsulation && !f.tcp_encapsulation) {
+		snprintf(why, n, "the skrouterd at '%s' has no tcp encapsulation setting (only 2.5 to 3.0 routers have one)",
+			 path);
+		return 0;
+	}
+	if (encapsulation && strcmp(protocol, "tcp")) {
+		snprintf(why, n, "encapsulation applies to protocol tcp only");
+		return 0;
+	}
+	return 1;
+}
