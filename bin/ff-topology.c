@@ -19,16 +19,17 @@
 static const char usage[] =
 	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--cpu-limit N]\n"
 	"                   [--encapsulation legacy|lite] [--server-port PORT]\n"
-	"                   [--run-dir DIR]\n"
+	"                   [--run-dir DIR] [--config-only]\n"
 	"\n"
 	"Relays: skrouterd (default), nghttpx, nginx, none.\n"
 	"Protocols: tcp (default), http1, http2.\n"
 	"Without --server-port, the server's port comes from the `server` event\n"
 	"on stdin. --cpu-limit pins each relay to N CPUs of its own (0: no limit).\n"
 	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
-	"default: the router's own).\n";
+	"default: the router's own). --config-only writes the relays' configurations\n"
+	"into the run directory, emits `config`, and starts nothing.\n";
 
-enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION };
+enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -38,13 +39,15 @@ static const struct option longopts[] = {
 	{ "server-port", required_argument, NULL, OPT_SERVER_PORT },
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "encapsulation", required_argument, NULL, OPT_ENCAPSULATION },
+	{ "config-only", no_argument, NULL, OPT_CONFIG_ONLY },
 	{ NULL, 0, NULL, 0 }
 };
 
 static struct {
 	const char *relay, *protocol, *run_dir, *encapsulation;
 	long cpu_limit, server_port;
-} opt = { "skrouterd", "tcp", NULL, NULL, 1, 0 };
+	int config_only;
+} opt = { "skrouterd", "tcp", NULL, NULL, 1, 0, 0 };
 
 static const char *const encapsulations[] = { "legacy", "lite", NULL };
 
@@ -279,6 +282,8 @@ start_relays(int server_port)
 			else
 				configure_skrouterd(r);
 		}
+		if (opt.config_only)
+			break;
 		if (start_relay(&r2) == 0 && start_relay(&r1) == 0)
 			break;
 		if (ff_signalled())
@@ -343,6 +348,9 @@ main(int argc, char *argv[])
 		case OPT_RUN_DIR:
 			opt.run_dir = optarg;
 			break;
+		case OPT_CONFIG_ONLY:
+			opt.config_only = 1;
+			break;
 		case OPT_ENCAPSULATION:
 			opt.encapsulation = encapsulations[ff_parse_name(usage, "encapsulation", optarg, encapsulations)];
 			break;
@@ -370,9 +378,15 @@ main(int argc, char *argv[])
 	}
 	if (opt.encapsulation && strcmp(opt.relay, "skrouterd"))
 		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
-	if (program_path && !ff_relay_can(opt.relay, program_path, opt.protocol,
-					  opt.encapsulation, why, sizeof(why)))
-		ff_usage_error(usage, "%s", why);
+	if (program_path) {
+		int can = ff_relay_can(opt.relay, program_path, opt.protocol,
+				       opt.encapsulation, why, sizeof(why));
+
+		if (can < 0)
+			ff_die("%s", why);
+		if (!can)
+			ff_usage_error(usage, "%s", why);
+	}
 
 	ff_signals_init();
 	ff_set_cleanup(cleanup);
@@ -408,6 +422,20 @@ main(int argc, char *argv[])
 	}
 
 	port = start_relays(server_port);
+	if (opt.config_only) {
+		ev = ff_event("config");
+		json_object_set_new(ev, "relay", json_string(opt.relay));
+		json_object_set_new(ev, "protocol", json_string(opt.protocol));
+		relays = json_array();
+		if (strcmp(opt.relay, "none")) {
+			json_array_append_new(relays, json_pack("{s:s,s:s}", "role", "r1", "config", r1.conf));
+			json_array_append_new(relays, json_pack("{s:s,s:s}", "role", "r2", "config", r2.conf));
+		}
+		json_object_set_new(ev, "relays", relays);
+		ff_emit(ev);
+		ff_emit_end(0);
+		return ff_finish();
+	}
 
 	ev = ff_event("topology");
 	json_object_set_new(ev, "relay", json_string(opt.relay));

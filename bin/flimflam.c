@@ -237,10 +237,17 @@ validate_run(const struct cmd *c)
 	if (ff_workload_client_program(opt.workload))
 		need[n++] = ff_workload_client_program(opt.workload);
 	for (i = 0; i < n; i++) {
-		char *p = ff_which(need[i]);
+		char *p = ff_which(need[i]), why[512];
 
 		if (p) {
+			int can = !strcmp(need[i], opt.relay) ?
+				ff_relay_can(opt.relay, p, opt.protocol, NULL, why, sizeof(why)) : 1;
+
 			free(p);
+			if (can < 0)
+				ff_die("%s", why);
+			if (!can)
+				ff_usage_error(run_usage, "%s", why);
 			continue;
 		}
 		if (!strcmp(need[i], opt.relay))

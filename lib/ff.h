@@ -309,7 +309,8 @@ const char *ff_combos_for(const char *workload, const char *relay);
  * Can the relay program at `path` carry `protocol`, and take the tcp
  * `encapsulation` (NULL: the router's default)? For skrouterd the installed
  * schema decides (the HTTP adaptor is gone from 3.1 on; `encapsulation`
- * exists from 2.5 to 3.0). 1 yes; 0 no, with the reason in `why`.
+ * exists from 2.5 to 3.0). 1 yes; 0 no, with the reason in `why`; -1 when
+ * the schema cannot be found or read (reason in `why`).
  */
 int ff_relay_can(const char *relay, const char *path, const char *protocol,
 		 const char *encapsulation, char *why, size_t n);

@@ -157,18 +157,18 @@ ff_relay_can(const char *relay, const char *path, const char *protocol,
 	char *schema;
 	int r;
 
-	if (strcmp(relay, "skrouterd"))
-		return 1;
+	if (strcmp(relay, "skrouterd") || (!strcmp(protocol, "tcp") && !encapsulation))
+		return 1;	/* every router has the tcp adaptor */
 	schema = ff_skrouterd_schema_path(path);
 	if (!schema) {
 		snprintf(why, n, "cannot find the management schema of '%s' (from 'skrouterd --help')", path);
-		return 0;
+		return -1;
 	}
 	r = ff_skrouterd_features(schema, &f);
 	if (r < 0) {
 		snprintf(why, n, "cannot read the management schema '%s'", schema);
 		free(schema);
-		return 0;
+		return -1;
 	}
 	free(schema);
 	if (strcmp(protocol, "tcp") && !f.has_http) {
