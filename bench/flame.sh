@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# bench/flame.sh - is folding the slow part of a flame graph?
+#
+# Records a busy relay pair (two nginx, R1 -> R2, loaded by h2load) for a
+# window of SECONDS, or a CPU-bound loop, then times on that same file:
+# `perf script` alone (with the fields ff-flame asks for, and with its
+# default fields), ff-flame --folded, ff-flame writing the HTML page, and
+# perf's own `perf script report flamegraph` where it exists. Each is run
+# once to warm the caches, then RUNS times; the medians and the ratio of
+# ff-flame to perf script alone are printed. The target is <= 1.2.
+#
+# Network traffic stays on 127.0.0.1; everything started here is stopped
+# by pid when the script ends.
+
+set -u
+
+usage="usage: bench/flame.sh [-d SECONDS] [-n RUNS] [-w nginx|loop] [-k DIR] [PERF_DATA]
+  -d SECONDS  length of the recorded window (default 10)
+  -n RUNS     timed runs of each command (default 5)
+  -w WORK     what to record: nginx (R1 -> R2 under h2load, default) or loop
+  -k DIR      keep the recording and the pages in DIR
+  PERF_DATA   time an existing recording instead of making one"
+
+dur=10 runs=5 work=nginx keep=
+while getopts hd:n:w:k: opt; do
+	case $opt in
+	h) echo "$usage"; exit 0 ;;
+	d) dur=$OPTARG ;;
+	n) runs=$OPTARG ;;
+	w) work=$OPTARG ;;
+	k) keep=$OPTARG ;;
+	*) echo "$usage" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+case $dur$runs in *[!0-9]*) echo "flame.sh: -d and -n take whole numbers" >&2; exit 2 ;; esac
+case $work in nginx|loop) ;; *) echo "flame.sh: unknown workload '$work' (expected nginx, loop)" >&2; exit 2 ;; esac
+[ $# -le 1 ] || { echo "$usage" >&2; exit 2; }
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+flame=$top/bin/ff-flame
+[ -x "$flame" ] || { echo "flame.sh: build first: make" >&2; exit 1; }
+command -v perf >/dev/null || { echo "flame.sh: perf is not installed" >&2; exit 1; }
+
+dir=$(mktemp -d) || exit 1
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	if [ -n "$keep" ]; then
+		mkdir -p "$keep" && cp "$dir"/*.data "$dir"/*.html "$keep"/ 2>/dev/null
+	fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+wait_port() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# nginx_conf NAME PORT UPSTREAM|-: R2 (-) answers itself; R1 proxies to R2.
+nginx_conf() {
+	local d=$dir/$1
+	mkdir -p "$d/tmp"
+	{
+		echo "daemon off; master_process on; worker_processes 1;"
+		[ "$(id -u)" = 0 ] && echo "user root;"
+		echo "pid $d/nginx.pid; error_log $d/error.log warn;"
+		echo "events { worker_connections 1024; }"
+		echo "http { access_log off;"
+		for t in client_body proxy fastcgi uwsgi scgi; do
+			echo "${t}_temp_path $d/tmp/$t;"
+		done
+		if [ "$3" = - ]; then
+			echo "server { listen 127.0.0.1:$2; location / { return 200 \"flimflam\n\"; } }"
+		else
+			echo "upstream r2 { server 127.0.0.1:$3; keepalive 16; }"
+			echo "server { listen 127.0.0.1:$2; location / { proxy_pass http://r2;"
+			echo "  proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+		fi
+		echo "}"
+	} >"$d/nginx.conf"
+}
+
+record_nginx() {
+	local r1 r2 p1 p2 w load
+	for p in nginx h2load; do
+		command -v $p >/dev/null || { echo "flame.sh: $p is not installed (try -w loop)" >&2; exit 1; }
+	done
+	r1=$(free_port) && r2=$(free_port) || { echo "flame.sh: no free port" >&2; exit 1; }
+	nginx_conf r2 "$r2" -
+	nginx_conf r1 "$r1" "$r2"
+	nginx -p "$dir/r2" -c "$dir/r2/nginx.conf" -e "$dir/r2/error.log" & p2=$!
+	pids+=("$p2")
+	nginx -p "$dir/r1" -c "$dir/r1/nginx.conf" -e "$dir/r1/error.log" & p1=$!
+	pids+=("$p1")
+	wait_port "$r1" && wait_port "$r2" ||
+		{ echo "flame.sh: nginx did not start:" >&2; cat "$dir"/r*/error.log >&2; exit 1; }
+	w=$(cat /proc/"$p1"/task/*/children /proc/"$p2"/task/*/children | tr -s ' \n' ',,')
+	h2load --h1 -c 8 -t 1 -D $((dur + 3)) "http://127.0.0.1:$r1/" >"$dir/h2load.log" 2>&1 &
+	load=$!
+	pids+=("$load")
+	sleep 1
+	perf record -q -e cpu-clock -F 997 -g -p "$p1,$p2,${w%,}" -o "$dir/perf.data" \
+		-- sleep "$dur" || exit 1
+	wait "$load"
+}
+
+record_loop() {
+	local loop
+	# A shell busy in a loop: shallow stacks, many samples.
+	bash -c 'while :; do x=$((x + 1)); done' & loop=$!
+	pids+=("$loop")
+	perf record -q -e cpu-clock -F 997 -g -p "$loop" -o "$dir/perf.data" \
+		-- sleep "$dur" || exit 1
+}
+
+if [ $# -eq 1 ]; then
+	data=$1
+	[ -r "$data" ] || { echo "flame.sh: cannot read '$data'" >&2; exit 1; }
+else
+	echo "recording $work for ${dur}s ..." >&2
+	record_$work
+	data=$dir/perf.data
+fi
+
+# elapsed CMD...: wall-clock seconds of one run, output discarded.
+elapsed() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1
+	t1=$(date +%s%N)
+	awk -v t="$((t1 - t0))" 'BEGIN { printf "%.4f\n", t / 1e9 }'
+}
+
+# perf's own flame graph script, where this perf has it. Its wrapper reads
+# ./perf.data whatever -i says, so it runs beside a link to the recording.
+perf_flamegraph() {
+	(cd "$dir/pf" && perf script report flamegraph -f json -o "$dir/perf.json")
+}
+mkdir -p "$dir/pf"
+ln -s "$(readlink -f "$data")" "$dir/pf/perf.data"
+
+names=("perf script -F comm,pid,tid,ip,sym,dso" "perf script (default fields)"
+	"ff-flame --folded" "ff-flame -o flamegraph.html")
+cmds=("perf script -i $data -F comm,pid,tid,ip,sym,dso" "perf script -i $data"
+	"$flame --folded $data" "$flame -o $dir/ff-flame.html $data")
+if perf_flamegraph >/dev/null 2>&1 && [ -s "$dir/perf.json" ]; then
+	names+=("perf script report flamegraph -f json")
+	cmds+=(perf_flamegraph)
+else
+	pf_note="perf script report flamegraph: not available here"
+fi
+
+samples=$(perf script -i "$data" -F pid 2>/dev/null | grep -c .)
+size=$(stat -c %s "$data")
+echo "recording: $data ($work), $samples samples, $((size / 1024)) KiB, runs: $runs"
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), perf $(perf version 2>/dev/null | cut -d' ' -f3)"
+
+# Rounds: each command once per round, in turn, so that a change in the
+# machine's load falls on all of them alike. One round to warm up first.
+times=$dir/times
+for ((r = 0; r <= runs; r++)); do
+	for i in "${!cmds[@]}"; do
+		t=$(elapsed ${cmds[$i]})
+		[ "$r" -gt 0 ] && echo "$i $t" >>"$times"
+	done
+done
+
+printf '%-42s %9s %9s %9s\n' command median_s min_s max_s
+for i in "${!cmds[@]}"; do
+	set -- $(awk -v i="$i" '$1 == i { print $2 }' "$times" | sort -n | awk '{ v[NR] = $1 } END {
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.4f %.4f %.4f\n", m, v[1], v[NR] }')
+	printf '%-42s %9s %9s %9s\n' "${names[$i]}" "$1" "$2" "$3"
+	med[$i]=$1
+done
+[ -n "${pf_note:-}" ] && echo "$pf_note"
+awk -v html="${med[3]}" -v fold="${med[2]}" -v same="${med[0]}" -v dflt="${med[1]}" 'BEGIN {
+	printf "ratio ff-flame (HTML) / perf script, same fields:    %.3f\n", html / same
+	printf "ratio ff-flame (HTML) / perf script, default fields: %.3f\n", html / dflt
+	printf "ratio ff-flame --folded / perf script, same fields:  %.3f\n", fold / same
+	r = html / same
+	printf "target ff-flame <= 1.2 x perf script alone (same fields): %s\n", r <= 1.2 ? "met" : "NOT met"
+	exit !(r <= 1.2) }'
