@@ -731,6 +731,8 @@ main(int argc, char *argv[])
 	mode = argv[1];
 	if (!strcmp(mode, "-h") || !strcmp(mode, "--help"))
 		ff_usage(usage, 0);
+	if (mode[0] == '-')
+		ff_usage_error(usage, "unknown option '%s'", mode);
 	if (strcmp(mode, "serve") && strcmp(mode, "drive"))
 		ff_usage_error(usage, "unknown mode '%s' (expected serve or drive)", mode);
 	optind = 2;

@@ -39,12 +39,17 @@ jsonl_ok() {
 		    all(keys[]; test("^[a-z0-9_]+$")))' "$1" >/dev/null
 }
 
-# pids_of_run DIR: processes whose command line or cwd mention the run
-# directory DIR (relays and servers get their configs from there).
+# pids_of_run DIR: live processes whose command line mentions the run
+# directory DIR or whose working directory is in it (every stage, relay,
+# server and client of a run is one or the other).
 pids_of_run() {
-	local d="$1" p
+	local d="$1" p cwd s
 	for p in /proc/[0-9]*; do
-		if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$d"; then
+		s=$(awk '{print $3}' "$p/stat" 2>/dev/null) || continue
+		[ "$s" = Z ] && continue
+		cwd=$(readlink "$p/cwd" 2>/dev/null)
+		if [ "${cwd#"$d"}" != "$cwd" ] ||
+		   tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$d"; then
 			echo "${p#/proc/}"
 		fi
 	done
@@ -88,4 +93,17 @@ all_gone() {
 		[ "$s" = Z ] || [ -z "$s" ] || return 1
 	done
 	return 0
+}
+
+# event_ok FILE NAME JQ-EXPR: FILE has at least one NAME event, and every
+# NAME event satisfies JQ-EXPR. (jq -e alone judges only the last input.)
+event_ok() {
+	jq -e -s --arg n "$2" "[.[] | select(.event == \$n)] | length > 0 and all(.[]; $3)" "$1" >/dev/null ||
+		{ echo "event_ok $2: $3: failed on:"; jq -c --arg n "$2" 'select(.event == $n)' "$1"; false; }
+}
+
+# wait_status PID: wait for a background job of this shell; its status in $status.
+wait_status() {
+	status=0
+	wait "$1" || status=$?
 }
