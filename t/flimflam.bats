@@ -166,7 +166,7 @@ independent_count() {
 	[ $(((t1 - t0) / 1000000)) -lt 2000 ]
 	[ -z "$(pids_of_run "$d")" ]
 	# No result was printed for the interrupted run.
-	! grep -q '"event":"result"' "$BATS_TEST_TMPDIR/ev"
+	! grep -q '"event":"result"' "$BATS_TEST_TMPDIR/ev" || false
 }
 
 @test "flimflam run: SIGKILL of the dispatcher leaves no process behind" {
@@ -195,7 +195,7 @@ independent_count() {
 	[ "$status" -eq 1 ]
 	grep -q "^ff-topology: r2 (nginx) (pid $r2) was killed by signal 9" "$BATS_TEST_TMPDIR/ev.err"
 	grep -q "flimflam: the run failed; its files are in '$d'" "$BATS_TEST_TMPDIR/ev.err"
-	! grep -q '"event":"resources"' "$BATS_TEST_TMPDIR/ev"
+	! grep -q '"event":"resources"' "$BATS_TEST_TMPDIR/ev" || false
 	[ -z "$(pids_of_run "$d")" ]
 }
 
@@ -208,7 +208,7 @@ independent_count() {
 	wait_status "$RUN_PID"
 	[ "$status" -eq 1 ]
 	grep -q "^ff-workload: server (pid $server) was killed by signal 9" "$BATS_TEST_TMPDIR/ev.err"
-	! grep -q '"event":"result"' "$BATS_TEST_TMPDIR/ev"
+	! grep -q '"event":"result"' "$BATS_TEST_TMPDIR/ev" || false
 	[ -z "$(pids_of_run "$d")" ]
 }
 

@@ -1,0 +1,181 @@
+# ff-topology: the relay chain, alone and in front of a server; the
+# generated skrouterd configurations for both schema variants (golden).
+bats_require_minimum_version 1.5.0
+load helper
+
+FIX="$TOP/t/fixtures/ff-check"
+SCHEMA_27="$FIX/schema-2.7/skupper_router/management/skrouter.json"
+SCHEMA_3X="$FIX/schema-3.x/skupper_router/management/skrouter.json"
+
+# A stand-in skrouterd on PATH that is never run (--config-only starts nothing).
+fake_router() {
+	mkdir -p "$BATS_TEST_TMPDIR/fake"
+	printf '#!/bin/sh\necho "fake skrouterd: not for running" >&2\nexit 1\n' >"$BATS_TEST_TMPDIR/fake/skrouterd"
+	chmod +x "$BATS_TEST_TMPDIR/fake/skrouterd"
+	PATH="$BATS_TEST_TMPDIR/fake:$PATH"
+}
+
+# configs SCHEMA PROTOCOL [ARGS...]: generate into $BATS_TEST_TMPDIR/d.
+configs() {
+	local schema="$1" proto="$2"
+	shift 2
+	rm -rf "$BATS_TEST_TMPDIR/d"
+	FLIMFLAM_SKROUTERD_SCHEMA="$schema" run -0 --separate-stderr \
+		ff-topology -r skrouterd -p "$proto" --server-port 5555 \
+		--run-dir "$BATS_TEST_TMPDIR/d" --config-only "$@"
+	echo "$output" >"$BATS_TEST_TMPDIR/ev"
+	event_ok "$BATS_TEST_TMPDIR/ev" config '.relay == "skrouterd" and (.relays | length) == 2'
+}
+
+# Ports are chosen per run: name them, and check they connect the pair.
+normalised() {
+	sed -E 's/port: [0-9]+/port: PORT/' "$1"
+}
+
+check_pair_ports() {
+	local d="$BATS_TEST_TMPDIR/d"
+	r1_to=$(awk '/^connector/ {c = 1} c && /port:/ {print $2; exit}' "$d/r1/skrouterd.conf")
+	r2_ir=$(awk '/^listener/ {l = 1} l && /port:/ {p = $2} l && /role: inter-router/ {print p; exit}' "$d/r2/skrouterd.conf")
+	[ -n "$r1_to" ] && [ "$r1_to" = "$r2_ir" ]
+	grep -A4 -E '^(tcp|http)Connector' "$d/r2/skrouterd.conf" | grep -q 'port: 5555'
+}
+
+@test "ff-topology: skrouterd tcp config (2.7 schema: router default encapsulation)" {
+	fake_router
+	configs "$SCHEMA_27" tcp --cpu-limit 1
+	check_pair_ports
+	normalised "$BATS_TEST_TMPDIR/d/r1/skrouterd.conf" >"$BATS_TEST_TMPDIR/r1"
+	normalised "$BATS_TEST_TMPDIR/d/r2/skrouterd.conf" >"$BATS_TEST_TMPDIR/r2"
+	golden ff-topology-skrouterd-tcp-r1.conf "$BATS_TEST_TMPDIR/r1"
+	golden ff-topology-skrouterd-tcp-r2.conf "$BATS_TEST_TMPDIR/r2"
+	! grep -q encapsulation "$BATS_TEST_TMPDIR/r1" || false
+}
+
+@test "ff-topology: skrouterd tcp config with --encapsulation lite (2.7 schema)" {
+	fake_router
+	configs "$SCHEMA_27" tcp --encapsulation lite --cpu-limit 2
+	grep -A6 '^tcpListener' "$BATS_TEST_TMPDIR/d/r1/skrouterd.conf" | grep -q '^    encapsulation: lite$'
+	grep -A6 '^tcpConnector' "$BATS_TEST_TMPDIR/d/r2/skrouterd.conf" | grep -q '^    encapsulation: lite$'
+	grep -q '^    workerThreads: 2$' "$BATS_TEST_TMPDIR/d/r1/skrouterd.conf"
+}
+
+@test "ff-topology: skrouterd http1 and http2 configs (2.7 schema)" {
+	fake_router
+	configs "$SCHEMA_27" http1
+	check_pair_ports
+	normalised "$BATS_TEST_TMPDIR/d/r1/skrouterd.conf" >"$BATS_TEST_TMPDIR/r1"
+	normalised "$BATS_TEST_TMPDIR/d/r2/skrouterd.conf" >"$BATS_TEST_TMPDIR/r2"
+	golden ff-topology-skrouterd-http1-r1.conf "$BATS_TEST_TMPDIR/r1"
+	golden ff-topology-skrouterd-http1-r2.conf "$BATS_TEST_TMPDIR/r2"
+	configs "$SCHEMA_27" http2
+	grep -A6 '^httpListener' "$BATS_TEST_TMPDIR/d/r1/skrouterd.conf" | grep -q 'protocolVersion: HTTP2'
+	grep -A6 '^httpConnector' "$BATS_TEST_TMPDIR/d/r2/skrouterd.conf" | grep -q 'protocolVersion: HTTP2'
+}
+
+@test "ff-topology: a 3.x router (no HTTP adaptor, no encapsulation)" {
+	fake_router
+	configs "$SCHEMA_3X" tcp
+	check_pair_ports
+	normalised "$BATS_TEST_TMPDIR/d/r1/skrouterd.conf" >"$BATS_TEST_TMPDIR/r1"
+	golden ff-topology-skrouterd-tcp-r1.conf "$BATS_TEST_TMPDIR/r1"
+	FLIMFLAM_SKROUTERD_SCHEMA="$SCHEMA_3X" run -2 --separate-stderr \
+		ff-topology -r skrouterd -p http1 --server-port 5555 --run-dir "$BATS_TEST_TMPDIR/e" --config-only
+	[[ "${stderr_lines[0]}" == "ff-topology: the skrouterd at '$BATS_TEST_TMPDIR/fake/skrouterd' has no HTTP adaptor (routers from 3.1 on have none): protocol 'http1' needs a 2.x or 3.0 router; tcp works" ]]
+	FLIMFLAM_SKROUTERD_SCHEMA="$SCHEMA_3X" run -2 --separate-stderr \
+		ff-topology -r skrouterd --encapsulation lite --server-port 5555 --run-dir "$BATS_TEST_TMPDIR/e" --config-only
+	[[ "${stderr_lines[0]}" == *"has no tcp encapsulation setting (only 2.5 to 3.0 routers have one)" ]]
+	# flimflam run says the same before starting anything.
+	FLIMFLAM_SKROUTERD_SCHEMA="$SCHEMA_3X" run -2 --separate-stderr flimflam run -w h2load -p http2
+	[[ "${stderr_lines[0]}" == "flimflam: the skrouterd at"*"has no HTTP adaptor"* ]]
+}
+
+@test "ff-topology: an unreadable schema is a failure, not a guess" {
+	fake_router
+	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/broken-skrouter.json" run -1 --separate-stderr \
+		ff-topology -r skrouterd -p http1 --server-port 5555 --run-dir "$BATS_TEST_TMPDIR/e" --config-only
+	[[ "$stderr" == *"ff-topology: cannot read the management schema '$FIX/broken-skrouter.json'"* ]]
+}
+
+@test "ff-topology: nginx and nghttpx configs listen on 127.0.0.1 only and keep every path in the run directory" {
+	skip_unless_program nginx nghttpx
+	for rp in nginx:tcp nginx:http1 nghttpx:http1 nghttpx:http2; do
+		rm -rf "$BATS_TEST_TMPDIR/d"
+		run -0 --separate-stderr ff-topology -r "${rp%:*}" -p "${rp#*:}" --server-port 5555 \
+			--run-dir "$BATS_TEST_TMPDIR/d" --config-only
+		for f in "$BATS_TEST_TMPDIR"/d/r?/*.conf; do
+			# Every listen/frontend address is loopback.
+			! grep -E '^\s*(listen |frontend=)' "$f" | grep -v '127\.0\.0\.1' || false
+			# Every absolute path is inside the run directory.
+			! grep -v '^\s*#' "$f" | grep -oE '(^|[ =])/[^ ;]+' | sed 's/^[ =]//' |
+				grep -v -e "^$BATS_TEST_TMPDIR/d/" -e '^/usr/lib' -e '^/usr/share/nginx/modules' || false
+		done
+	done
+	grep -q 'backend=127.0.0.1,5555;;proto=h2' "$BATS_TEST_TMPDIR/d/r2/nghttpx.conf"
+}
+
+@test "ff-topology: alone, a relay chain in front of any server until a signal" {
+	skip_unless_program nginx
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$TOP/builtin/ff-builtin-server" --port "$port" &
+	server=$!
+	ff-topology -r nginx --server-port "$port" --run-dir "$BATS_TEST_TMPDIR/d" >"$BATS_TEST_TMPDIR/ev" &
+	topo=$!
+	wait_for_grep '"event":"end"' "$BATS_TEST_TMPDIR/ev" 15
+	entry=$(jq -r 'select(.event == "topology") | .port' "$BATS_TEST_TMPDIR/ev")
+	run -0 --separate-stderr "$TOP/builtin/ff-builtin-client" --port "$entry" --jobs 1 --warmup 0 --duration 1
+	echo "$output" | grep '"event":"result"' | jq -e '.bits > 0'
+	relays=$(jq -r 'select(.event == "topology") | .relays[].pid' "$BATS_TEST_TMPDIR/ev")
+	kill -INT "$topo"
+	wait_status "$topo"
+	[ "$status" -eq 130 ]
+	all_gone $relays
+	kill "$server"
+	wait "$server" || true
+}
+
+@test "ff-topology: templates refuse values that would inject configuration" {
+	skip_unless_program nginx
+	mkdir -p "$BATS_TEST_TMPDIR/bad;dir"
+	run -1 --separate-stderr ff-topology -r nginx --server-port 5555 \
+		--run-dir "$BATS_TEST_TMPDIR/bad;dir" --config-only
+	[[ "$stderr" == *"value of DIR would change the configuration"* ]]
+	mkdir -p "$BATS_TEST_TMPDIR/bad}dir"
+	run -1 --separate-stderr ff-topology -r nghttpx -p http1 --server-port 5555 \
+		--run-dir "$BATS_TEST_TMPDIR/bad}dir" --config-only
+	[[ "$stderr" == *"would change the configuration"* ]]
+}
+
+@test "ff-topology: a relay that cannot start fails with the tail of its log" {
+	skip_unless_program nginx
+	mkdir -p "$BATS_TEST_TMPDIR/fake"
+	printf '#!/bin/sh\necho "nginx: [emerg] pretend failure" >&2\nexit 1\n' >"$BATS_TEST_TMPDIR/fake/nginx"
+	chmod +x "$BATS_TEST_TMPDIR/fake/nginx"
+	PATH="$BATS_TEST_TMPDIR/fake:$PATH" run -1 --separate-stderr \
+		ff-topology -r nginx --server-port 5555 --run-dir "$BATS_TEST_TMPDIR/d"
+	[[ "$stderr" == *"r2 (nginx) (pid "*") exited with status 1"* ]]
+	[[ "$stderr" == *"  nginx: [emerg] pretend failure"* ]]
+}
+
+# Real routers, when one is on PATH.
+
+@test "skrouterd: builtin over tcp through a real router pair" {
+	skip_unless_program skrouterd
+	run -0 --separate-stderr flimflam run --json -r skrouterd --warmup 1 --duration 2
+	echo "$output" >"$BATS_TEST_TMPDIR/ev"
+	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e6'
+	event_ok "$BATS_TEST_TMPDIR/ev" resources 'all(.relays[]; .cpu_fraction > 0)'
+	event_ok "$BATS_TEST_TMPDIR/ev" environment '.proton_library != null and (.proton_library | test("libqpid-proton"))'
+	event_ok "$BATS_TEST_TMPDIR/ev" topology 'all(.relays[]; .management_port > 0)'
+}
+
+@test "skrouterd: http1 and http2, where the router has the HTTP adaptor" {
+	skip_unless_program skrouterd
+	run --separate-stderr ff-check --json
+	echo "$output" | jq -e 'select(.event == "environment") | .skrouterd_features.http' >/dev/null ||
+		skip "this skrouterd has no HTTP adaptor"
+	for wp in h2load-h1:http1 h2load:http2; do
+		run -0 --separate-stderr flimflam run --json -r skrouterd -w "${wp%:*}" -p "${wp#*:}" --warmup 1 --duration 2
+		echo "$output" >"$BATS_TEST_TMPDIR/ev"
+		event_ok "$BATS_TEST_TMPDIR/ev" result '.ops_per_s > 0 and .latency_p99_us > 0'
+	done
+}
