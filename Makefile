@@ -38,6 +38,10 @@ deps:
 check: deps all
 	sh t/run
 
+# flimflam's main job on a fresh machine: the relay matrix.
+bench: deps all
+	bin/flimflam bench
+
 # The suite again, built with AddressSanitizer and UBSan.
 check-asan: deps
 	$(MAKE) clean
@@ -57,5 +61,5 @@ uninstall:
 clean:
 	rm -f lib/*.o lib/libff.a bin/*.o builtin/*.o $(PROGS) $(BUILTIN)
 
-.PHONY: all deps check check-asan install uninstall clean
+.PHONY: all deps check check-asan bench install uninstall clean
 .SECONDARY:
