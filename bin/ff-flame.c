@@ -547,8 +547,9 @@ relays_from_meta(const json_t *meta)
 	const json_t *arr = json_object_get(meta, "relays"), *r, *v;
 	const char *role, *prog;
 	struct relay *rl;
-	char roleup[32];
+	char roleup[32], label[320];
 	size_t i, k;
+	int n;
 
 	if (!json_is_array(arr))
 		return;
@@ -574,18 +575,14 @@ relays_from_meta(const json_t *meta)
 		for (k = 0; roleup[k]; k++)
 			if (roleup[k] >= 'a' && roleup[k] <= 'z')
 				roleup[k] -= 'a' - 'A';
-		if (asprintf(&rl->label, "%s%s%s%s", roleup,
-			     prog ? " " : "", prog ? basename_of(prog) : "",
-			     "") < 0)
-			ff_die("out of memory");
-		if (rl->pid >= 0) {
-			char *l;
-
-			if (asprintf(&l, "%s (pid %ld)", rl->label, rl->pid) < 0)
-				ff_die("out of memory");
-			free(rl->label);
-			rl->label = l;
-		}
+		/* "R1 nginx (pid 123)", as much of it as the meta tells. */
+		n = snprintf(label, sizeof(label), "%s", roleup);
+		if (prog)
+			n += snprintf(label + n, sizeof(label) - n, " %.200s",
+				      basename_of(prog));
+		if (rl->pid >= 0)
+			snprintf(label + n, sizeof(label) - n, " (pid %ld)", rl->pid);
+		rl->label = strdup(label);
 		rl->frame = frame_new(strdup(rl->label), 0, K_PROCESS, 0);
 		frames[rl->frame].relay = nrelays;
 		nrelays++;

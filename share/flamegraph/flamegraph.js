@@ -120,10 +120,12 @@
 	function diffClass(i) {
 		var t = maxDelta > 0 ? delta(i) / maxDelta : 0;
 
+		var dark = Math.abs(t) > 0.6 ? ' dark' : '';
+
 		if (t >= 0.1)
-			return ' grew';
+			return ' grew' + dark;
 		if (t <= -0.1)
-			return ' shrank';
+			return ' shrank' + dark;
 		return '';
 	}
 
