@@ -652,7 +652,10 @@ parse_stat(const char *text, char **table)
 		}
 	}
 	if (table) {
+		/* From the start of perf's line, its indentation kept. */
 		start = start ? start : text;
+		while (start > text && start[-1] != '\n')
+			start--;
 		len = strlen(start);
 		while (len && (start[len - 1] == '\n' || start[len - 1] == ' '))
 			len--;

@@ -65,7 +65,7 @@ static const struct cmd {
 
 static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
-	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
+	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
@@ -84,13 +84,15 @@ static const char run_usage_fmt[] =
 	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
 	"                        (default 1)\n"
 	"  --json                Print the event stream (JSON lines) instead of the summary\n"
+	"%s"
 	"\n"
 	"Workloads: builtin, iperf3, h2load, h2load-h1. Relays: skrouterd, nghttpx,\n"
 	"nginx, none. Protocols: tcp, http1, http2.\n";
 
 static char run_usage[4096];
 
-enum { OPT_JOBS = 256, OPT_WARMUP, OPT_DURATION, OPT_CPU_LIMIT, OPT_JSON };
+enum { OPT_JOBS = 256, OPT_WARMUP, OPT_DURATION, OPT_CPU_LIMIT, OPT_JSON,
+       OPT_CALL_GRAPH, OPT_FREQ };
 
 static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -102,6 +104,8 @@ static const struct option run_longopts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "freq", required_argument, NULL, OPT_FREQ },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -110,6 +114,35 @@ static struct {
 	long jobs, warmup, duration, cpu_limit;
 	int json;
 } opt = { "builtin", "skrouterd", "tcp", 2, 5, 5, 1, 0 };
+
+/* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
+static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
+static const char perf_options[] =
+	"  --call-graph METHOD   How perf records call stacks: fp, dwarf or lbr (default 'fp')\n"
+	"  --freq HZ             perf's sampling frequency per second (default 997)\n";
+static const char *const call_graphs[] = { "fp", "dwarf", "lbr", NULL };
+
+static struct {
+	const char *call_graph;
+	long freq;
+} perf_opt = { "fp", 997 };
+
+/* --freq as an argument (static). */
+static const char *
+freq_arg(void)
+{
+	static char buf[24];
+
+	snprintf(buf, sizeof(buf), "%ld", perf_opt.freq);
+	return buf;
+}
+
+static int
+samples(const struct cmd *c)
+{
+	return c->mode && (!strcmp(c->mode, "record") || !strcmp(c->mode, "c2c") ||
+			   !strcmp(c->mode, "mem"));
+}
 
 static void
 print_commands(FILE *f)
@@ -174,7 +207,8 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 {
 	int ch;
 
-	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, c->name, c->help);
+	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, c->name,
+		 samples(c) ? perf_synopsis : "", c->help, samples(c) ? perf_options : "");
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, ":hw:r:p:", run_longopts, NULL)) != -1)
 		switch (ch) {
@@ -203,6 +237,17 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 			break;
 		case OPT_JSON:
 			opt.json = 1;
+			break;
+		case OPT_CALL_GRAPH:
+		case OPT_FREQ:
+			if (!samples(c))
+				ff_usage_error(run_usage, "%s is for record, c2c, mem and flamegraph, not '%s'",
+					       ch == OPT_FREQ ? "--freq" : "--call-graph", c->name);
+			if (ch == OPT_FREQ)
+				perf_opt.freq = ff_parse_long(run_usage, "--freq", optarg, 1, 1000000);
+			else
+				perf_opt.call_graph = call_graphs[ff_parse_name(run_usage, "call graph method",
+										optarg, call_graphs)];
 			break;
 		default:
 			ff_bad_option(run_usage, ch, argv);
@@ -323,7 +368,10 @@ run_pipeline(const struct cmd *c, const char *rundir)
 	pipeline_command(p, stage("ff-workload", "drive", "-w", opt.workload,
 				  "--jobs", jobs, "--warmup", warmup, "--duration", duration,
 				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
-	pipeline_command(p, stage("ff-capture", c->mode, "--run-dir", rundir, NULL));
+	pipeline_command(p, samples(c) ?
+			 stage("ff-capture", c->mode, "--run-dir", rundir, "--call-graph",
+			       perf_opt.call_graph, "--freq", freq_arg(), NULL) :
+			 stage("ff-capture", c->mode, "--run-dir", rundir, NULL));
 	pipeline_want_infile(p, "/dev/null");	/* the first stage reads nothing */
 	pipeline_want_out(p, -1);
 	pipeline_ignore_signals(p, 0);
@@ -481,6 +529,200 @@ summarize(json_t *events, const char *rundir)
 	printf("\nRun directory: %s\n", rundir);
 }
 
+/* The capture commands: stat, skstat, record, c2c, mem, flamegraph */
+
+/* What is wrong with the request itself, before anything else is checked. */
+static void
+capture_usage(const struct cmd *c)
+{
+	char *p;
+
+	if (strcmp(c->mode, "skstat") || !strcmp(opt.relay, "none"))
+		return;		/* relay none: validate_run says it */
+	if (strcmp(opt.relay, "skrouterd"))
+		ff_usage_error(run_usage, "'skstat' reads the routers' statistics, so it needs relay "
+			       "'skrouterd', not '%s'", opt.relay);
+	if (!ff_combo_ok(opt.workload, opt.relay, opt.protocol))
+		return;		/* a usage error first */
+	p = ff_which("skrouterd");
+	if (!p)
+		ff_die("'skstat' reads the statistics of two skrouterd routers, and skrouterd is not "
+		       "on PATH: put the router under test on PATH (skstat beside it, Proton's Python "
+		       "binding on PYTHONPATH)");
+	free(p);
+}
+
+/*
+ * What this machine can capture (perf can attach, memory events for c2c and
+ * mem, lbr, skstat and its Proton), before anything starts: ff-capture
+ * --check knows, the same check it makes itself; its messages are ours.
+ */
+static void
+capture_check(const struct cmd *c)
+{
+	char *path = program("ff-capture"), *out, *line, *next;
+	char *argv[] = { path, "--check", (char *)c->mode, "--call-graph",
+			 (char *)perf_opt.call_graph, "--freq", (char *)freq_arg(), NULL };
+	int status;
+
+	if (!strcmp(c->mode, "none"))
+		return;
+	if (!path)
+		ff_die("cannot find ff-capture beside flimflam nor on PATH");
+	if (!samples(c))
+		argv[3] = NULL;
+	out = ff_env_run(argv, &status);
+	if (!out)
+		ff_die("cannot run '%s'", path);
+	for (line = out; *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		else
+			next = line + strlen(line);
+		if (!strncmp(line, "ff-capture: ", 12))
+			line += 12;
+		if (*line)
+			ff_warn("%s", line);
+	}
+	free(out);
+	free(path);
+	if (status == -1)
+		ff_die("checking what this machine can capture took too long");
+	if (status != 0)
+		exit(WIFEXITED(status) && WEXITSTATUS(status) == 2 ? 2 : 1);
+}
+
+static char flame_html[PATH_MAX], flame_old[PATH_MAX];
+
+/*
+ * flamegraph: ff-flame renders the recording as flamegraph.html in the
+ * current directory, one tower per relay (roles, pids and program from the
+ * capture and topology events); an existing one becomes old.flamegraph.html.
+ */
+static void
+render_flamegraph(json_t *events, const char *rundir)
+{
+	json_t *cap = find_event(events, "capture"), *topo = find_event(events, "topology");
+	json_t *meta, *relays = json_array(), *cr, *tr;
+	const char *data = json_string_value(json_array_get(json_object_get(cap, "files"), 0));
+	char cwd[PATH_MAX - 32], title[256], metafile[PATH_MAX + 32], metaarg[PATH_MAX + 40];
+	size_t i, j;
+	pipeline *p;
+	int status;
+
+	if (!data)
+		ff_die("the recording named no perf.data; the run's files are in '%s'", rundir);
+	if (!getcwd(cwd, sizeof(cwd)))
+		ff_die("cannot find the current directory: %s", strerror(errno));
+	json_array_foreach(json_object_get(cap, "relays"), i, cr) {
+		const char *program = NULL;
+
+		json_array_foreach(json_object_get(topo, "relays"), j, tr)
+			if (ff_json_str(tr, "role") && ff_json_str(cr, "role") &&
+			    !strcmp(ff_json_str(tr, "role"), ff_json_str(cr, "role")))
+				program = ff_json_str(tr, "program");
+		json_array_append_new(relays, json_pack("{s:s?, s:O?, s:O?, s:s?}",
+			"role", ff_json_str(cr, "role"), "pid", json_object_get(cr, "pid"),
+			"pids", json_object_get(cr, "pids"), "program", program));
+	}
+	snprintf(title, sizeof(title), "flimflam: %s over %s (%s)", opt.workload, opt.relay,
+		 opt.protocol);
+	meta = json_pack("{s:s, s:s, s:s, s:s, s:o}", "title", title, "workload", opt.workload,
+			 "relay", opt.relay, "protocol", opt.protocol, "relays", relays);
+	snprintf(metafile, sizeof(metafile), "%s/flamegraph-meta.json", rundir);
+	if (!meta || json_dump_file(meta, metafile, JSON_COMPACT) < 0)
+		ff_die("cannot write '%s'", metafile);
+	json_decref(meta);
+	snprintf(metaarg, sizeof(metaarg), "@%s", metafile);
+	snprintf(flame_html, sizeof(flame_html), "%s/flamegraph.html", cwd);
+	snprintf(flame_old, sizeof(flame_old), "%s/old.flamegraph.html", cwd);
+	if (access(flame_html, F_OK) == 0 && rename(flame_html, flame_old) < 0)
+		ff_die("cannot rename '%s' to '%s': %s", flame_html, flame_old, strerror(errno));
+	if (access(flame_old, F_OK) != 0)
+		flame_old[0] = 0;
+	if (!opt.json)
+		ff_say("flimflam: rendering %s\n", flame_html);
+	p = pipeline_new_commands(stage("ff-flame", "-o", flame_html, "--meta", metaarg, data, NULL),
+				  (void *)NULL);
+	status = pipeline_run(p);
+	if (status != 0)
+		ff_die("ff-flame could not render '%s' (status %d); the recording is kept", data, status);
+	if (opt.json)
+		ff_say("flimflam: open file://%s in a browser\n", flame_html);
+}
+
+static const char *
+role_name(const char *role)
+{
+	return !role ? "?" : !strcmp(role, "r1") ? "R1" : !strcmp(role, "r2") ? "R2" : role;
+}
+
+/* A figure of a stat event, if it has one. */
+static void
+print_figure(const json_t *ev, const char *key, const char *label, const char *fmt)
+{
+	const json_t *v = json_object_get(ev, key);
+
+	if (!json_is_number(v))
+		return;
+	printf("  %-26s", label);
+	printf(fmt, json_number_value(v));
+	printf("\n");
+}
+
+static void
+summarize_capture(const struct cmd *c, json_t *events)
+{
+	json_t *cap = find_event(events, "capture"), *ev, *r, *pid;
+	const char *data = json_string_value(json_array_get(json_object_get(cap, "files"), 0));
+	char old[PATH_MAX + 8];
+	size_t i, j;
+
+	json_array_foreach(events, i, ev) {
+		const char *name = ff_event_name(ev), *role = ff_json_str(ev, "role");
+
+		if (!strcmp(name, "stat")) {
+			printf("\nperf stat: %s\n\n", role_name(role));
+			printf("%s\n\n", ff_json_str(ev, "table") ? ff_json_str(ev, "table") : "");
+			print_figure(ev, "cpu_ms_per_gb", "CPU per GB relayed:", "%.1f ms");
+			print_figure(ev, "cpu_ms_per_kop", "CPU per 1,000 operations:", "%.3f ms");
+			print_figure(ev, "instructions_per_byte", "Instructions per byte:", "%.2f");
+			print_figure(ev, "cycles_per_byte", "Cycles per byte:", "%.2f");
+		} else if (!strcmp(name, "skstat")) {
+			printf("\n%s\n\n", !strcmp(role, "r1") ? "Router 1" :
+			       !strcmp(role, "r2") ? "Router 2" : role);
+			printf("%s\n", ff_json_str(ev, "general") ? ff_json_str(ev, "general") : "");
+			printf("%s", ff_json_str(ev, "memory") ? ff_json_str(ev, "memory") : "");
+		}
+	}
+	if (!samples(c) || !data)
+		return;
+	printf("\nCaptured\n");
+	printf("  Data:        %s (%s: %s at %s Hz, call graph %s)\n", data,
+	       ff_json_str(cap, "tool"), ff_json_str(cap, "perf_event") ?
+	       ff_json_str(cap, "perf_event") : "cycles", freq_arg(), perf_opt.call_graph);
+	printf("  Processes:  ");
+	json_array_foreach(json_object_get(cap, "relays"), i, r) {
+		printf("%s %s", i ? ";" : "", role_name(ff_json_str(r, "role")));
+		json_array_foreach(json_object_get(r, "pids"), j, pid)
+			printf("%s%lld", j ? ", " : " pid ", (long long)json_integer_value(pid));
+	}
+	printf("\n");
+	snprintf(old, sizeof(old), "%s.old", data);
+	if (access(old, F_OK) == 0)
+		printf("  Previous:    %s\n", old);
+	if (!strcmp(c->name, "flamegraph")) {
+		printf("  Flamegraph:  %s\n", flame_html);
+		if (flame_old[0])
+			printf("  Previous:    %s\n", flame_old);
+		printf("\nOpen it in a browser: file://%s\n", flame_html);
+	} else {
+		printf("\nNext step: %s\n", !strcmp(c->mode, "c2c") ? "perf c2c report" :
+		       !strcmp(c->mode, "mem") ? "perf mem report" : "perf report --no-children");
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -537,16 +779,18 @@ main(int argc, char *argv[])
 		exec_cmd(c, argc, argv);
 
 	parse_run(c, argc, argv);
-	if (strcmp(c->mode, "none")) {
-		ff_warn("'%s' is not built yet", c->name);
-		exit(1);
-	}
+	capture_usage(c);
 	validate_run(c);
+	capture_check(c);
 	ff_signals_init();
 	rundir = ff_rundir(NULL);
 	events = run_pipeline(c, rundir);
-	if (!opt.json)
+	if (!strcmp(c->name, "flamegraph"))
+		render_flamegraph(events, rundir);
+	if (!opt.json) {
 		summarize(events, rundir);
+		summarize_capture(c, events);
+	}
 	json_decref(events);
 	return ff_finish();
 }
