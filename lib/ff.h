@@ -244,6 +244,13 @@ int ff_wait_listen(struct ff_child *c, int port, double timeout);
  * ours), else a new one (mode 0700) under ff_runs_base(). Static result.
  */
 const char *ff_rundir(const char *given);
+/*
+ * A new run directory is named by its start time (20261129-223426-XXXXXX);
+ * making one removes the oldest beyond the newest $FLIMFLAM_KEEP_RUNS
+ * (default 20; 0 keeps all).
+ */
+/* Remove a directory tree (no symlinks followed). 0 or -1. */
+int ff_remove_tree(const char *path);
 /* $FLIMFLAM_RUNS, else ${XDG_STATE_HOME:-$HOME/.local/state}/flimflam/runs. */
 const char *ff_runs_base(void);
 /* mkdir -p with mode; 0 or -1 (errno). */

@@ -4,7 +4,9 @@
  */
 #include "ff.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
@@ -56,6 +58,68 @@ ff_runs_base(void)
 	return buf;
 }
 
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Keep the newest $FLIMFLAM_KEEP_RUNS (default 20) run directories of ours
+ * under `base`, whose names start with their time, so they sort by age.
+ */
+static void
+prune_runs(const char *base)
+{
+	const char *v = getenv("FLIMFLAM_KEEP_RUNS");
+	long keep = v && *v ? strtol(v, NULL, 10) : 20;
+	char **names = NULL, path[PATH_MAX];
+	size_t n = 0, cap = 0, i;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (keep <= 0 || !(d = opendir(base)))
+		return;
+	while ((de = readdir(d))) {
+		/* 20261129-223426-fBbLCO */
+		if (strlen(de->d_name) != 22 || de->d_name[8] != '-' || de->d_name[15] != '-' ||
+		    strspn(de->d_name, "0123456789") != 8)
+			continue;
+		if (n == cap && !(names = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*names))))
+			break;
+		names[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	/* Room for the one about to be made. */
+	if (names && n > (size_t)keep - 1) {
+		qsort(names, n, sizeof(*names), cmp_names);
+		for (i = 0; i < n - (keep - 1); i++) {
+			snprintf(path, sizeof(path), "%s/%s", base, names[i]);
+			if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+				ff_remove_tree(path);
+		}
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static int
+remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int
+ff_remove_tree(const char *path)
+{
+	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 const char *
 ff_rundir(const char *given)
 {
@@ -79,6 +143,7 @@ ff_rundir(const char *given)
 	base = ff_runs_base();
 	if (ff_mkdirs(base, 0700) < 0)
 		ff_die("cannot create '%s': %s", base, strerror(errno));
+	prune_runs(base);
 	t = time(NULL);
 	localtime_r(&t, &tm);
 	snprintf(buf, sizeof(buf), "%s/", base);

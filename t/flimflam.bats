@@ -236,3 +236,18 @@ independent_count() {
 		all_gone "$p"
 	done
 }
+
+@test "flimflam run: run directories do not pile up (FLIMFLAM_KEEP_RUNS)" {
+	mkdir -p "$FLIMFLAM_RUNS"
+	for t in 20200101-000000 20200101-000001 20200101-000002 20200101-000003; do
+		mkdir -m 700 "$FLIMFLAM_RUNS/$t-abcdef"
+	done
+	mkdir "$FLIMFLAM_RUNS/not-a-run"
+	FLIMFLAM_KEEP_RUNS=3 run -0 --separate-stderr flimflam run -r none --warmup 0 --duration 1
+	run -0 ls "$FLIMFLAM_RUNS"
+	[ "${#lines[@]}" -eq 4 ]
+	[ "${lines[0]}" = 20200101-000002-abcdef ]
+	[ "${lines[1]}" = 20200101-000003-abcdef ]
+	[[ "${lines[2]}" == 2???????-??????-?????? ]]
+	[ "${lines[3]}" = not-a-run ]
+}
