@@ -286,6 +286,10 @@ need_recording() {
 	grep -q 'rgb(255,42,42)">slow<' "$BATS_TEST_TMPDIR/dom"
 	grep -q 'rgb(42,42,255)">idle<' "$BATS_TEST_TMPDIR/dom"
 	grep -q 'rgb(242,242,242)">parse<' "$BATS_TEST_TMPDIR/dom"
+	# The tooltip shows both counts and the change.
+	dom "$BATS_TEST_TMPDIR/d.html" "tip=slow" "$BATS_TEST_TMPDIR/dom2"
+	tip=$(grep -o '<div id="tip">.*</table></div>' "$BATS_TEST_TMPDIR/dom2" | sed 's/<[^>]*>/|/g; s/||*/|/g')
+	[[ "$tip" == *"|base|50 (25.00% of base)|new|200 (50.00% of new)|change|+25.00 points of share, +100.0% relative|" ]]
 }
 
 # The page
@@ -321,6 +325,10 @@ need_recording() {
 	grep -q '>leaf<' "$BATS_TEST_TMPDIR/dom3"
 	grep -q 'style="[^"]*top:3654px[^"]*">leaf<' "$BATS_TEST_TMPDIR/dom3"
 	grep -q '<p id="zoomed">Zoomed into recurse' "$BATS_TEST_TMPDIR/dom3"
+	# The tooltip: function, module, kind, samples, share of all and of parent.
+	dom "$BATS_TEST_TMPDIR/p.html" "tip=$(enc '^ngx_http_handler$')" "$BATS_TEST_TMPDIR/dom4"
+	tip=$(grep -o '<div id="tip">.*</table></div>' "$BATS_TEST_TMPDIR/dom4" | sed 's/<[^>]*>/|/g; s/||*/|/g')
+	[ "$tip" = "|ngx_http_handler|module|/usr/sbin/nginx|kind|the program's own binary|samples|2 (20.00% of all, 50.00% of parent)|self|0 (0.00% of all)|" ]
 }
 
 @test "ff-flame: an empty input is a page that says there were no samples" {

@@ -13,7 +13,8 @@
  *
  * window.flame is the page's interface, for people and tests alike.
  * The location hash can ask for a view on load: #search=REGEX&zoom=REGEX&icicle
- * (zoom: into the widest frame whose name matches).
+ * (zoom: into the widest frame whose name matches; tip=REGEX shows the
+ * tooltip of the widest frame whose name matches).
  */
 (function () {
 	'use strict';
@@ -348,15 +349,19 @@
 	}
 
 	function tipHtml(t) {
-		var i, f, p, mod, h, self, c, d;
-
 		if (t.dataset.i === undefined) {
 			return '<b>' + esc(t.dataset.n) + ' frames too narrow to draw</b><table>' +
 				row('samples', num(+t.dataset.v) + ' (' +
 				    pct(share(+t.dataset.v, total)) + ' of all)') +
 				row('click', 'zoom into their parent') + '</table>';
 		}
-		i = +t.dataset.i;
+		return nodeTip(+t.dataset.i);
+	}
+
+	/* The tooltip of node i: function, module, samples and shares. */
+	function nodeTip(i) {
+		var f, p, mod, h, self, c, d;
+
 		f = F[i];
 		p = P[i];
 		mod = D.modules[D.fmod[f]];
@@ -481,7 +486,13 @@
 					best = i;
 			return best;
 		},
-		delta: function (i) { return B ? delta(i) : null; }
+		delta: function (i) { return B ? delta(i) : null; },
+		/* The tooltip of node i, shown as if the pointer were on it. */
+		tip: function (i) {
+			tip.innerHTML = nodeTip(i);
+			tip.hidden = false;
+			return tip.textContent;
+		}
 	};
 
 	header();
@@ -508,5 +519,7 @@
 		render();
 	if (params.search)
 		window.flame.search(params.search);
+	if (params.tip && window.flame.find(params.tip) > 0)
+		window.flame.tip(window.flame.find(params.tip));
 	$('status').dataset.loadMs = (performance.now() - started).toFixed(1);
 })();
