@@ -1,0 +1,88 @@
+# ff-workload: the servers alone, and drive's honesty about failed clients.
+bats_require_minimum_version 1.5.0
+load helper
+
+# serve_bg WORKLOAD: `ff-workload serve` with its reader a fifo we hold open;
+# sets SERVE_PID, and SERVER_PORT/SERVER_PID once it is up.
+serve_bg() {
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	ff-workload serve -w "$1" --run-dir "$BATS_TEST_TMPDIR/d" >"$BATS_TEST_TMPDIR/fifo" &
+	SERVE_PID=$!
+	exec 8<"$BATS_TEST_TMPDIR/fifo"
+	read -r start <&8
+	read -r server <&8
+	read -r end <&8
+	echo "$server" >"$BATS_TEST_TMPDIR/server"
+	SERVER_PORT=$(jq .port <<<"$server")
+	SERVER_PID=$(jq .pid <<<"$server")
+	[ "$(jq -r .event <<<"$end")" = end ]
+}
+
+# drive_by_hand WORKLOAD PATH: drive against the server, with a hand-made
+# stream; the server event names the object h2load asks for.
+drive_by_hand() {
+	local w="$1" path="$2"
+	{
+		echo '{"event":"start","schema":1,"tool":"test"}'
+		echo "{\"event\":\"server\",\"workload\":\"$w\",\"port\":$SERVER_PORT,\"path\":\"$path\"}"
+		echo "{\"event\":\"topology\",\"relay\":\"none\",\"host\":\"127.0.0.1\",\"port\":$SERVER_PORT,\"relays\":[]}"
+		echo '{"event":"end"}'
+	} | ff-workload drive -w "$w" --warmup 0 --duration 1 --run-dir "$BATS_TEST_TMPDIR/d" | ff-capture
+}
+
+stop_serve() {
+	exec 8<&-
+	wait_status "$SERVE_PID"
+}
+
+@test "ff-workload serve: every server listens on 127.0.0.1, held until the reader closes" {
+	for w in builtin iperf3 h2load h2load-h1; do
+		case $w in iperf3) skip_unless_program iperf3 ;; h2load) skip_unless_program nghttpd ;; h2load-h1) skip_unless_program nginx ;; esac
+		rm -rf "$BATS_TEST_TMPDIR/fifo" "$BATS_TEST_TMPDIR/d"
+		serve_bg "$w"
+		# The listening socket is on loopback only.
+		ss -Hltn "sport = :$SERVER_PORT" | awk '{print $4}' | grep -qx "127.0.0.1:$SERVER_PORT"
+		[ "$(ss -Hltn "sport = :$SERVER_PORT" | awk '{print $4}' | grep -vc "^127\.0\.0\.1:")" -eq 0 ]
+		stop_serve
+		[ "$status" -eq 0 ]
+		all_gone "$SERVER_PID"
+		[ -z "$(pids_of_run "$BATS_TEST_TMPDIR/d")" ]
+	done
+}
+
+@test "ff-workload drive: h2load whose every request fails fails the run" {
+	skip_unless_program nghttpd h2load
+	serve_bg h2load
+	run -1 --separate-stderr drive_by_hand h2load /no-such-object
+	[[ "$stderr" == *"ff-workload: h2load: no request succeeded ("*"4xx"* ]]
+	[[ "$output" != *'"event":"result"'* ]]
+	[[ "$output" == *'"event":"error"'* ]]
+	stop_serve
+}
+
+@test "ff-workload drive: h2load's successful requests, latency percentiles from its log" {
+	skip_unless_program nghttpd h2load
+	serve_bg h2load
+	run -0 --separate-stderr drive_by_hand h2load /flimflam.txt
+	echo "$output" >"$BATS_TEST_TMPDIR/ev"
+	event_ok "$BATS_TEST_TMPDIR/ev" result '.operations > 0 and .failed == 0 and
+		.latency_p50_us <= .latency_p90_us and .latency_p90_us <= .latency_p99_us and
+		.latency_p99_us <= .latency_max_us and (.ops_per_s * .duration_s - .operations | fabs) < 1'
+	# The latency count matches the log's 2xx lines, and the operations.
+	n=$(awk '$2 >= 200 && $2 < 300' "$BATS_TEST_TMPDIR/d/h2load-requests.log" | wc -l)
+	[ "$(jq -s '.[] | select(.event == "result") | .operations' "$BATS_TEST_TMPDIR/ev")" -eq "$n" ]
+	stop_serve
+}
+
+@test "ff-workload drive: an iperf3 client that cannot connect fails the run" {
+	skip_unless_program iperf3
+	SERVER_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	run -1 --separate-stderr drive_by_hand iperf3 ""
+	[[ "$stderr" == *"ff-workload: iperf3: unable to connect"* || "$stderr" == *"ff-workload: the iperf3 client exited with status 1"* ]]
+	[[ "$output" != *'"event":"result"'* ]]
+}
+
+@test "ff-workload drive: an upstream that ends without end fails quietly" {
+	run -1 --separate-stderr ff-workload drive --run-dir "$BATS_TEST_TMPDIR/d" < <(echo '{"event":"start","schema":1}')
+	[ -z "$stderr" ]
+}

@@ -1,0 +1,56 @@
+# The whole matrix of packaged relays (none, nginx, nghttpx) with every
+# workload and protocol, through the real programs: each supported
+# combination gives plausible, non-zero figures; each other one is a usage
+# error.
+bats_require_minimum_version 1.5.0
+load helper
+
+setup_file() {
+	for p in nginx nghttpx nghttpd h2load iperf3; do
+		command -v "$p" >/dev/null || return 0
+	done
+}
+
+run_case() {
+	local w="$1" r="$2" p="$3"
+	run -0 --separate-stderr flimflam run --json -w "$w" -r "$r" -p "$p" --warmup 1 --duration 1
+	echo "$output" >"$BATS_TEST_TMPDIR/ev"
+	jsonl_ok "$BATS_TEST_TMPDIR/ev"
+	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e5 and .bits_per_s < 1e12 and (.duration_s - 1 | fabs) <= 0.15'
+	case $w in
+	h2load*) event_ok "$BATS_TEST_TMPDIR/ev" result '.ops_per_s > 100 and .failed == 0 and .latency_avg_us > 0 and .latency_avg_us < 1e6' ;;
+	*) event_ok "$BATS_TEST_TMPDIR/ev" result '.operations == null' ;;
+	esac
+	if [ "$r" = none ]; then
+		event_ok "$BATS_TEST_TMPDIR/ev" resources '(.relays | length) == 0'
+	else
+		event_ok "$BATS_TEST_TMPDIR/ev" resources '(.relays | length) == 2 and all(.relays[]; .cpu_fraction > 0.005)'
+	fi
+}
+
+@test "matrix: every supported packaged combination runs with plausible figures" {
+	skip_unless_program nginx nghttpx nghttpd h2load iperf3
+	n=0
+	# DESIGN.md's matrix, for the relays a distribution packages.
+	for c in builtin:none:tcp builtin:nginx:tcp \
+		 iperf3:none:tcp iperf3:nginx:tcp \
+		 h2load:none:tcp h2load:none:http2 h2load:nginx:tcp h2load:nghttpx:http2 \
+		 h2load-h1:none:tcp h2load-h1:none:http1 h2load-h1:nginx:tcp h2load-h1:nginx:http1 \
+		 h2load-h1:nghttpx:http1; do
+		IFS=: read -r w r p <<<"$c"
+		echo "# $w $r $p" >&3
+		run_case "$w" "$r" "$p"
+		n=$((n + 1))
+	done
+	# DESIGN.md's matrix has 13 packaged combinations.
+	[ "$n" -eq 13 ]
+}
+
+@test "matrix: each unsupported combination is a usage error" {
+	for c in builtin:nghttpx:tcp builtin:none:http1 iperf3:nginx:http2 iperf3:none:http1 \
+		 h2load:nginx:http2 h2load:nginx:http1 h2load-h1:nghttpx:tcp h2load-h1:none:http2; do
+		IFS=: read -r w r p <<<"$c"
+		run -2 --separate-stderr flimflam run -w "$w" -r "$r" -p "$p"
+		[[ "${stderr_lines[0]}" == "flimflam: workload '$w' over relay '$r' with protocol '$p' is not supported; these work for $w: "* ]]
+	done
+}
