@@ -102,7 +102,7 @@ sig3(double v, char *buf, size_t n, const char *unit)
 	else if (a >= 1)
 		snprintf(buf, n, "%.2f%s", v, unit);
 	else if (a >= 0.001)
-		snprintf(buf, n, "%.3g%s", v, unit);
+		snprintf(buf, n, "%#.3g%s", v, unit);
 	else
 		snprintf(buf, n, "%.2e%s", v, unit);
 }
@@ -172,9 +172,9 @@ static const struct metric {
 } metrics[M_N] = {
 	{ "bits_per_s", "Bits/s", 1, fmt_si },
 	{ "ops_per_s", "Ops/s", 1, fmt_si },
-	{ "latency_avg_us", "Latency (average)", 0, fmt_us },
-	{ "relay_cpu_s_per_gb", "Relay CPU-seconds per GB (R1 + R2)", 0, fmt_plain },
-	{ "relay_cpu_s_per_1k_requests", "Relay CPU-seconds per 1,000 requests (R1 + R2)", 0, fmt_plain },
+	{ "latency_avg_us", "Average latency", 0, fmt_us },
+	{ "relay_cpu_s_per_gb", "Relay CPU-seconds per GB, R1 + R2", 0, fmt_plain },
+	{ "relay_cpu_s_per_1k_requests", "Relay CPU-seconds per 1,000 requests, R1 + R2", 0, fmt_plain },
 	{ "r1_cpu_fraction", "R1 CPU", 0, fmt_fraction },
 	{ "r1_max_rss_bytes", "R1 RSS", 0, fmt_bytes },
 	{ "r2_cpu_fraction", "R2 CPU", 0, fmt_fraction },
@@ -1458,7 +1458,7 @@ compare_metric(int m, struct cmp_row *rows, int nrows, int *foot_few)
 		metrics[m].fmt(lb, base, sizeof(base));
 		metrics[m].fmt(ln, new, sizeof(new));
 		fmt_delta((ln - lb) / lb * 100, delta, sizeof(delta));
-		trow(&t, 6, md ? "*geomean*" : "geomean", "", "", base, new, delta);
+		trow(&t, 7, md ? "*geomean*" : "geomean", "", "", base, new, delta, "");
 		if (cmpopt.json) {
 			json_t *ev = ff_event("geomean");
 
@@ -1587,6 +1587,11 @@ compare_main(int argc, char *argv[])
 			if (!group_has(&bg[i], m) || !group_has(&ng[j], m))
 				continue;
 			compare_row(&bg[i], &ng[j], m, &rows[nrows]);
+			if (rows[nrows].beyond)
+				ff_warn("regression beyond %g%%: %s %s %s %s %+.1f%% (p=%.3f)",
+					cmpopt.threshold, bg[i].k.workload, bg[i].k.relay,
+					bg[i].k.protocol, metrics[m].key, rows[nrows].delta_pct,
+					rows[nrows].t.p);
 			beyond += rows[nrows].beyond;
 			nrows++;
 		}
