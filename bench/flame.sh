@@ -102,7 +102,7 @@ nginx_conf() {
 }
 
 record_nginx() {
-	local r1 r2 p1 p2 w load
+	local r1 r2 p1 p2 w load i
 	for p in nginx h2load; do
 		command -v $p >/dev/null || { echo "flame.sh: $p is not installed (try -w loop)" >&2; exit 1; }
 	done
@@ -115,7 +115,13 @@ record_nginx() {
 	pids+=("$p1")
 	wait_port "$r1" && wait_port "$r2" ||
 		{ echo "flame.sh: nginx did not start:" >&2; cat "$dir"/r*/error.log >&2; exit 1; }
-	w=$(cat /proc/"$p1"/task/*/children /proc/"$p2"/task/*/children | tr -s ' \n' ',,')
+	# The masters listen before they fork their workers.
+	for ((i = 0; i < 100; i++)); do
+		w=$(cat /proc/"$p1"/task/*/children /proc/"$p2"/task/*/children 2>/dev/null |
+			tr -s ' \n' ',,')
+		[ "$(echo "$w" | tr -cd , | wc -c)" -ge 2 ] && break
+		sleep 0.05
+	done
 	h2load --h1 -c 8 -t 1 -D $((dur + 3)) "http://127.0.0.1:$r1/" >"$dir/h2load.log" 2>&1 &
 	load=$!
 	pids+=("$load")
