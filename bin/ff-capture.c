@@ -223,6 +223,12 @@ check_perf(void)
 		ff_die("--freq %ld is above kernel.perf_event_max_sample_rate (%ld); use a lower "
 		       "rate, or raise the limit as root: sysctl -w kernel.perf_event_max_sample_rate=%ld",
 		       opt.freq, max_rate, opt.freq);
+	if (sampling() && access(".", W_OK) < 0) {
+		char cwd[PATH_MAX];
+
+		ff_die("'%s' writes perf.data in the current directory, and '%s' is not writable: %s",
+		       modes[opt.mode], getcwd(cwd, sizeof(cwd)) ? cwd : ".", strerror(errno));
+	}
 	/* Without a PMU, perf's default event (cycles) does not exist. */
 	if (!(bits & FF_PERF_HARDWARE))
 		sample_event = "cpu-clock";
@@ -438,6 +444,8 @@ window_begin(void)
 	int i;
 
 	window_start = ff_now();
+	if (opt.mode != NONE && opt.n == 0)
+		fail("there is no relay to capture in (relay none)");
 	for (i = 0; i < opt.n; i++) {
 		struct target *t = &opt.t[i];
 

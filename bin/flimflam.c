@@ -682,6 +682,7 @@ summarize_capture(const struct cmd *c, json_t *events)
 	json_array_foreach(events, i, ev) {
 		const char *name = ff_event_name(ev), *role = ff_json_str(ev, "role");
 
+		role = role ? role : "?";
 		if (!strcmp(name, "stat")) {
 			printf("\nperf stat: %s\n\n", role_name(role));
 			printf("%s\n\n", ff_json_str(ev, "table") ? ff_json_str(ev, "table") : "");
