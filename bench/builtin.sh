@@ -1,49 +1,62 @@
 #!/bin/bash
-# bench/builtin.sh - the builtin workload beside iperf3, over loopback with
-# no relay: same jobs, same warmup and window. Prints each tool's
-# throughput as it reports it, the same throughput measured independently
-# from the kernel's per-socket byte counts (ss -ti bytes_received), the
-# ratio builtin/iperf3, and CPU seconds per GB for client and server (from
-# /proc/PID/stat utime+stime). With -o it also builds and measures the
-# original flimflam's builtin workload (from a checkout of
-# github.com/ssorj/flimflam), which reports no figure of its own.
+# bench/builtin.sh - the builtin workload beside iperf3 over loopback, with
+# no relay: same jobs, same warmup and window, taking turns -r times.
 #
-# CPU and the ss figure are taken over the middle of the window, from half
-# a second after it opens to half a second before it closes, so that
-# start-up and teardown do not count.
+# For each tool it reports the median of the runs of: the throughput as the
+# tool itself reports it; the same throughput measured independently from
+# the kernel's per-socket byte counts (ss -ti bytes_received on the
+# receiving sockets); and CPU seconds per GB received, for client and
+# server (from /proc/PID/stat utime+stime). Then the ratio builtin/iperf3.
+# With -o it also builds and measures the original flimflam's builtin
+# workload from a checkout of github.com/ssorj/flimflam; that one reports
+# no figure of its own, so only the kernel's count is given.
+#
+# The kernel's count and the CPU time are taken over the middle of the
+# window, from half a second after it opens to half a second before it
+# closes, so that start-up and teardown do not count. The builtin echoes,
+# so every byte it counts crossed loopback twice; iperf3's once.
 
 set -eu
 
-usage="usage: bench/builtin.sh [-j JOBS] [-w WARMUP] [-d DURATION] [-o FLIMFLAM_CHECKOUT]"
-jobs=2 warmup=2 duration=5 original=
-while getopts ':hj:w:d:o:' opt; do
+usage="usage: bench/builtin.sh [-j JOBS] [-w WARMUP] [-d DURATION] [-r RUNS]
+                          [-b BUILTIN_DIR] [-o FLIMFLAM_CHECKOUT] [-v]"
+jobs=2 warmup=2 duration=5 runs=3 original= verbose=
+top=$(cd "$(dirname "$0")/.." && pwd)
+bindir=$top/builtin
+while getopts ':hj:w:d:r:b:o:v' opt; do
 	case $opt in
 	h) echo "$usage"; exit 0 ;;
 	j) jobs=$OPTARG ;;
 	w) warmup=$OPTARG ;;
 	d) duration=$OPTARG ;;
+	r) runs=$OPTARG ;;
+	b) bindir=$OPTARG ;;
 	o) original=$OPTARG ;;
+	v) verbose=1 ;;
 	:) echo "builtin.sh: option '-$OPTARG' needs a value" >&2; echo "$usage" >&2; exit 2 ;;
 	*) echo "builtin.sh: unknown option '-$OPTARG'" >&2; echo "$usage" >&2; exit 2 ;;
 	esac
 done
-for v in "$jobs" "$warmup" "$duration"; do
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || { echo "builtin.sh: unexpected argument '$1'" >&2; echo "$usage" >&2; exit 2; }
+for v in "$jobs" "$warmup" "$duration" "$runs"; do
 	case $v in
 	'' | *[!0-9]*) echo "builtin.sh: '$v' is not a whole number" >&2; exit 2 ;;
 	esac
 done
-if [ "$duration" -lt 2 ] || [ "$jobs" -lt 1 ]; then
-	echo "builtin.sh: need -d 2 or more and -j 1 or more" >&2
+if [ "$duration" -lt 2 ] || [ "$jobs" -lt 1 ] || [ "$runs" -lt 1 ]; then
+	echo "builtin.sh: need -d 2 or more, -j and -r 1 or more" >&2
 	exit 2
 fi
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-client=$top/builtin/ff-builtin-client
-server=$top/builtin/ff-builtin-server
+client=$bindir/ff-builtin-client
+server=$bindir/ff-builtin-server
 for p in "$client" "$server"; do
 	[ -x "$p" ] || { echo "builtin.sh: '$p' is missing: run make" >&2; exit 1; }
 done
-command -v iperf3 >/dev/null || { echo "builtin.sh: iperf3 is not on PATH" >&2; exit 1; }
+for p in iperf3 jq ss python3; do
+	command -v "$p" >/dev/null || { echo "builtin.sh: $p is not on PATH" >&2; exit 1; }
+done
 
 tmp=$(mktemp -d)
 pids=()
@@ -51,8 +64,8 @@ cleanup() {
 	local p
 	for p in "${pids[@]}"; do
 		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
 	done
-	wait 2>/dev/null || true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -73,22 +86,25 @@ wait_listen() {	# PORT
 	exit 1
 }
 
-cpu_ticks() {	# PID: utime + stime, in clock ticks
-	awk '{ sub(/.*\) /, ""); print $12 + $13 }' /proc/"$1"/stat
+cpu_ticks() {	# PID: utime + stime in clock ticks, or nothing if it is gone
+	awk '{ sub(/.*\) /, ""); print $12 + $13 }' /proc/"$1"/stat 2>/dev/null || true
 }
 
-rx_bytes() {	# PORT SIDE: bytes received on established sockets; SIDE is
-		# dport (the connecting side) or sport (the accepting side)
+rx_bytes() {	# PORT SIDE: bytes received on the established sockets whose
+		# SIDE is the port: dport picks the connecting side's sockets,
+		# sport the accepting side's
 	ss -tinH state established "( $2 = :$1 )" |
 		grep -o 'bytes_received:[0-9]*' | cut -d: -f2 |
 		awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
 
-# measure NAME RXSIDE SERVER-ARGV... -- CLIENT-ARGV...: runs one tool; the
-# words PORT in the argvs become the port. Sets the globals of the row.
+# measure NAME RXSIDE SERVER-ARGV... -- CLIENT-ARGV...: one run of one
+# tool; the word PORT in the argvs becomes the port. Appends "NAME ss_bps
+# client_s_per_gb server_s_per_gb" to $tmp/runs; the tool's own output is
+# in $tmp/NAME.client.out.
 measure() {
 	local name=$1 side=$2 port sargv=() cargv=() a spid cpid
-	local c0 s0 r0 t0 c1 s1 r1 t1 hz
+	local c0 s0 r0 t0 c1 s1 r1 t1
 	shift 2
 	port=$(free_port)
 	while [ "$1" != -- ]; do sargv+=("${1//PORT/$port}"); shift; done
@@ -112,56 +128,91 @@ measure() {
 		sleep 0.5	# it would stream on forever
 		kill "$cpid"
 	fi
-	wait "$cpid" || [ "$name" = original ] || {
-		echo "builtin.sh: $name client failed:" >&2
+	if ! wait "$cpid" && [ "$name" != original ]; then
+		echo "builtin.sh: the $name client failed:" >&2
 		cat "$tmp/$name.client.err" >&2
 		exit 1
-	}
-	kill "$spid" 2>/dev/null || true
+	fi
+	kill "$spid" 2>/dev/null || true	# iperf3 -s -1 is gone already
 	wait "$spid" || true
 	pids=()
-	hz=$(getconf CLK_TCK)
-	read -r ss_bps client_cpu server_cpu < <(awk -v r="$((r1 - r0))" \
-		-v t="$t1" -v t0="$t0" -v c="$((c1 - c0))" -v s="$((s1 - s0))" \
-		-v hz="$hz" 'BEGIN {
-			gb = r / 1e9
-			printf "%.4g %.3f %.3f\n", 8 * r / (t - t0),
-				c / hz / gb, s / hz / gb }')
+	awk -v n="$name" -v r0="$r0" -v r1="$r1" -v t0="$t0" -v t1="$t1" \
+		-v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" \
+		-v hz="$(getconf CLK_TCK)" 'BEGIN {
+			# a client gone early or a socket closed spoils the run
+			gb = (r1 - r0) / 1e9
+			ss = gb <= 0 ? "-" : sprintf("%.4g", 8 * (r1 - r0) / (t1 - t0))
+			c = (c0 == "" || c1 == "" || gb <= 0) ? "-" : sprintf("%.3f", (c1 - c0) / hz / gb)
+			s = (s0 == "" || s1 == "" || gb <= 0) ? "-" : sprintf("%.3f", (s1 - s0) / hz / gb)
+			print n, ss, c, s }' >>"$tmp/runs"
 }
 
-row() {	# NAME TOOL-BITS/S
-	printf '%-10s %14s %14s %16s %16s\n' "$1" "$2" "$ss_bps" "$client_cpu" "$server_cpu"
-	eval "bps_$1=\$2 ss_$1=\$ss_bps"
+# record NAME TOOL_BPS: completes the last line of $tmp/runs with what the
+# tool reported, and shows the run with -v.
+record() {
+	sed -i '$ s/$/ '"$2"'/' "$tmp/runs"
+	[ -z "$verbose" ] || tail -n 1 "$tmp/runs" >&2
 }
 
-echo "over 127.0.0.1: jobs $jobs, warmup $warmup s, window $duration s; $(nproc) CPUs, $(uname -r)"
-printf '%-10s %14s %14s %16s %16s\n' workload "bits/s (tool)" "bits/s (ss)" "client CPU s/GB" "server CPU s/GB"
-
-measure iperf3 sport iperf3 -s -1 -p PORT -- \
-	iperf3 -c 127.0.0.1 -p PORT -P "$jobs" -t "$duration" -O "$warmup" --json
-row iperf3 "$(jq '.end.sum_received.bits_per_second' "$tmp/iperf3.client.out" |
-	awk '{ printf "%.4g", $1 }')"
-
-measure builtin dport "$server" --port PORT -- \
-	"$client" --port PORT --jobs "$jobs" --warmup "$warmup" --duration "$duration"
-row builtin "$(jq -r 'select(.event == "result") | .bits_per_s' "$tmp/builtin.client.out" |
-	awk '{ printf "%.4g", $1 }')"
+echo "over 127.0.0.1: jobs $jobs, warmup $warmup s, window $duration s, median of $runs runs;" \
+	"$(nproc) CPUs, $(uname -r), $(iperf3 --version | head -n 1 | cut -d' ' -f1-2)"
 
 if [ -n "$original" ]; then
 	for f in client server; do
-		cc -O2 -pthread -w -o "$tmp/$f" "$original/builtin/$f.c" || {
+		cc -O2 -pthread -w -o "$tmp/original-$f" "$original/builtin/$f.c" || {
 			echo "builtin.sh: cannot build '$original/builtin/$f.c'" >&2
 			exit 1
 		}
 	done
 	mkdir "$tmp/transfers"
-	measure original dport "$tmp/server" PORT -- "$tmp/client" PORT "$jobs" "$tmp/transfers"
-	row original -
 fi
 
-awk -v b="$bps_builtin" -v i="$bps_iperf3" -v sb="$ss_builtin" -v si="$ss_iperf3" 'BEGIN {
-	printf "builtin/iperf3: %.3f (as reported), %.3f (ss)\n", b / i, sb / si }'
-if [ -n "$original" ]; then
-	awk -v sb="$ss_builtin" -v so="$ss_original" 'BEGIN {
-		printf "builtin/original: %.3f (ss)\n", sb / so }'
-fi
+for ((run = 1; run <= runs; run++)); do
+	measure iperf3 sport iperf3 -s -1 -p PORT -- \
+		iperf3 -c 127.0.0.1 -p PORT -P "$jobs" -t "$duration" -O "$warmup" --json
+	record iperf3 "$(jq '.end.sum_received.bits_per_second' "$tmp/iperf3.client.out")"
+
+	measure builtin dport "$server" --port PORT -- \
+		"$client" --port PORT --jobs "$jobs" --warmup "$warmup" --duration "$duration"
+	record builtin "$(jq -r 'select(.event == "result") | .bits_per_s' "$tmp/builtin.client.out")"
+
+	if [ -n "$original" ]; then
+		measure original dport "$tmp/original-server" PORT -- \
+			"$tmp/original-client" PORT "$jobs" "$tmp/transfers"
+		record original -
+		rm -f "$tmp/transfers"/*
+	fi
+done
+
+# Medians per tool, column by column ("-" sorts first and counts as missing).
+awk '
+	function median(list,   n, a, i, j, t) {
+		n = split(list, a, " ")
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function add(k, v) { if (v != "-") col[k] = col[k] " " v }
+	{
+		if (!($1 in seen)) { order[++n] = $1; seen[$1] = 1 }
+		add($1 SUBSEP "ss", $2); add($1 SUBSEP "c", $3)
+		add($1 SUBSEP "s", $4); add($1 SUBSEP "tool", $5)
+	}
+	function show(k) { return k in col ? sprintf("%.4g", median(col[k])) : "-" }
+	END {
+		printf "%-10s %14s %14s %16s %16s\n", "workload", "bits/s (tool)",
+			"bits/s (ss)", "client CPU s/GB", "server CPU s/GB"
+		for (i = 1; i <= n; i++) {
+			w = order[i]
+			printf "%-10s %14s %14s %16s %16s\n", w, show(w SUBSEP "tool"),
+				show(w SUBSEP "ss"), show(w SUBSEP "c"), show(w SUBSEP "s")
+		}
+		b = median(col["builtin" SUBSEP "tool"]); i = median(col["iperf3" SUBSEP "tool"])
+		printf "builtin/iperf3: %.3f (as reported), %.3f (ss)\n", b / i,
+			median(col["builtin" SUBSEP "ss"]) / median(col["iperf3" SUBSEP "ss"])
+		if (("original" SUBSEP "ss") in col)
+			printf "builtin/original: %.3f (ss)\n",
+				median(col["builtin" SUBSEP "ss"]) / median(col["original" SUBSEP "ss"])
+	}' "$tmp/runs"

@@ -47,7 +47,9 @@ static const char usage[] =
 	"that opens --warmup seconds (default 5) after the start.\n";
 
 /* Bytes per read and write: see bench/README.md for how it was chosen. */
+#ifndef IO_BYTES
 #define IO_BYTES (256 * 1024)
+#endif
 /* Bytes one connection may move per turn before the others get theirs. */
 #define TURN_BYTES (2 * 1024 * 1024)
 #define MAX_THREADS 8
@@ -66,16 +68,16 @@ struct worker {
 	char *rbuf;
 	struct conn **ready;	/* connections with work left over */
 	int nready;
-	int nconns;
 } __attribute__((aligned(64)));
 
 static int port;
+static struct conn *conns;	/* jobs of them */
 static const char *wbuf;	/* what we send: constant, shared */
 static atomic_int stopping;
 
 /* The first failure of a connection, for the main thread to report. */
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-static int fail_id;		/* 0: none yet */
+static atomic_int fail_id;	/* 0: none yet */
 static char fail_why[256];
 static int fail_fd = -1;	/* eventfd that wakes the main thread */
 
@@ -105,7 +107,6 @@ static int
 pump(struct worker *w, struct conn *c)
 {
 	size_t moved = 0;
-	uint64_t got = 0;
 	int progress;
 	ssize_t n;
 
@@ -121,7 +122,10 @@ pump(struct worker *w, struct conn *c)
 		}
 		n = read(c->fd, w->rbuf, IO_BYTES);
 		if (n > 0) {
-			got += n;
+			/* Single writer: a relaxed load and store, no locked add. */
+			atomic_store_explicit(&w->bytes,
+				atomic_load_explicit(&w->bytes, memory_order_relaxed) + n,
+				memory_order_relaxed);
 			moved += n;
 			progress = 1;
 		} else if (n == 0) {
@@ -132,10 +136,6 @@ pump(struct worker *w, struct conn *c)
 			return -1;
 		}
 	} while (progress && moved < TURN_BYTES);
-	if (got)
-		atomic_store_explicit(&w->bytes,
-			atomic_load_explicit(&w->bytes, memory_order_relaxed) + got,
-			memory_order_relaxed);
 	return progress;
 }
 
@@ -228,10 +228,20 @@ now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/*
- * Sleep until the monotonic time `when`; a signal ends the run, a failed
- * connection fails it.
- */
+/* A signal ends the run, a failed connection fails it. */
+static void
+check(const char *phase)
+{
+	if (ff_signalled())
+		ff_exit_signalled();
+	if (atomic_load(&fail_id)) {
+		pthread_mutex_lock(&fail_lock);
+		ff_die("connection %d to 127.0.0.1:%d failed during the %s: %s",
+		       atomic_load(&fail_id), port, phase, fail_why);
+	}
+}
+
+/* Sleep until the monotonic time `when`, checking as we go. */
 static void
 wait_until(double when, const char *phase)
 {
@@ -243,13 +253,7 @@ wait_until(double when, const char *phase)
 	double left;
 
 	for (;;) {
-		if (ff_signalled())
-			ff_exit_signalled();
-		if (pfd[1].revents) {
-			pthread_mutex_lock(&fail_lock);
-			ff_die("connection %d to 127.0.0.1:%d failed during the %s: %s",
-			       fail_id, port, phase, fail_why);
-		}
+		check(phase);
 		left = when - now();
 		if (left <= 0)
 			return;
@@ -282,10 +286,7 @@ thread_count(int jobs)
 {
 	cpu_set_t set;
 	int n = ff_cpus_available(&set);
-	const char *e = getenv("FF_BUILTIN_THREADS");
 
-	if (e && atoi(e) > 0)
-		n = atoi(e);
 	if (n > jobs)
 		n = jobs;
 	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
@@ -295,7 +296,6 @@ static struct worker *
 start(int jobs, int *nw)
 {
 	struct worker *ws;
-	struct conn *conns;
 	struct epoll_event ev;
 	sigset_t all, old;
 	int n = thread_count(jobs), i;
@@ -336,7 +336,6 @@ start(int jobs, int *nw)
 		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, conns[i].fd, &ev) < 0)
 			ff_die("cannot watch a connection: %s",
 			       strerror(errno));
-		w->nconns++;
 	}
 
 	/* The workers take no signals: the main thread does. */
@@ -352,9 +351,9 @@ start(int jobs, int *nw)
 	return ws;
 }
 
-/* Stop the workers and close every connection (exiting closes them). */
+/* Stop the workers, then the streams: close every connection. */
 static void
-stop(struct worker *ws, int n)
+stop(struct worker *ws, int n, int jobs)
 {
 	uint64_t one = 1;
 	int i;
@@ -366,6 +365,8 @@ stop(struct worker *ws, int n)
 		}
 	for (i = 0; i < n; i++)
 		pthread_join(ws[i].tid, NULL);
+	for (i = 0; i < jobs; i++)
+		close(conns[i].fd);
 }
 
 static void
@@ -413,7 +414,8 @@ run(int jobs, long warmup, long duration)
 		prev = t;
 		bprev = b;
 	}
-	stop(ws, nw);
+	check("window");
+	stop(ws, nw, jobs);
 
 	len = usec(prev - open);
 	ev = ff_event("result");

@@ -30,7 +30,9 @@ static const char usage[] =
 	"Echo every TCP connection on 127.0.0.1:PORT until SIGTERM or SIGINT.\n";
 
 /* Bytes per read and write (see bench/README.md). */
+#ifndef IO_BYTES
 #define IO_BYTES (256 * 1024)
+#endif
 /* Bytes one connection may echo per turn before the others get theirs. */
 #define TURN_BYTES (1024 * 1024)
 #define MAX_THREADS 8
@@ -221,7 +223,6 @@ thread_count(void)
 {
 	cpu_set_t set;
 	int n = ff_cpus_available(&set);
-
 	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
 }
 
