@@ -110,6 +110,52 @@ wait_exit() {
 	[ "$stderr" = "ff-builtin-server: cannot listen on 127.0.0.1:$port: Address already in use" ]
 }
 
+# Whatever the server's partial writes and turns, every connection gets back
+# exactly what it sent, in order: 3 at once, 32 MiB each, written in odd
+# sizes while the other thread reads; a stall of 10 s fails it.
+@test "ff-builtin-server echoes every byte back in order, on each connection" {
+	local port
+	port=$(free_port)
+	start_server "$port"
+	run -0 python3 - "$port" <<-'EOF'
+		import hashlib, os, socket, sys, threading
+		port = int(sys.argv[1])
+		size = 32 << 20
+		def one(seed, results):
+		    data = hashlib.shake_256(seed).digest(size)
+		    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+		    def send():
+		        view, i, step = memoryview(data), 0, 1000
+		        try:
+		            while i < size:
+		                i += s.send(view[i:i + step])
+		                step = step * 7 % 300007 + 1
+		        except OSError:
+		            pass
+		    t = threading.Thread(target=send)
+		    t.start()
+		    got = bytearray()
+		    try:
+		        while len(got) < size:
+		            chunk = s.recv(1 << 20)
+		            if not chunk:
+		                break
+		            got += chunk
+		    except socket.timeout:
+		        s.shutdown(socket.SHUT_RDWR)	# ends the sender too
+		    t.join()
+		    s.close()
+		    results.append(bytes(got) == data)
+		results = []
+		threads = [threading.Thread(target=one, args=(bytes([k]), results)) for k in range(3)]
+		for t in threads: t.start()
+		for t in threads: t.join()
+		print(results)
+		sys.exit(0 if results == [True] * 3 else 1)
+	EOF
+	[ "$output" = "[True, True, True]" ]
+}
+
 @test "ff-builtin-server listens on 127.0.0.1 only and exits 0 on SIGTERM, silent" {
 	local port
 	port=$(free_port)
