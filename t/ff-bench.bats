@@ -1,0 +1,517 @@
+#!/usr/bin/env bats
+# ff-bench: the matrix run through flimflam run (table, results file,
+# skipped, failed, repeats, signals), summarize, and compare with a
+# Mann-Whitney U test checked against independently computed values.
+
+bats_require_minimum_version 1.5.0
+load helper
+
+FIX="$TOP/t/fixtures/ff-bench"
+
+# path_without PROG...: a directory of symlinks to every program on PATH
+# except PROG...; echoes its name.
+path_without() {
+	local dir="$BATS_TEST_TMPDIR/path" d p
+	mkdir -p "$dir"
+	local IFS=:
+	for d in $PATH; do
+		[ -d "$d" ] && ln -s "$d"/* "$dir"/ 2>/dev/null
+	done
+	for p in "$@"; do
+		rm -f "$dir/$p"
+	done
+	echo "$dir"
+}
+
+# has_line ERE: some line of $output matches.
+has_line() {
+	grep -Eq -- "$1" <<<"$output" || {
+		echo "no line matches '$1' in:" >&2
+		echo "$output" >&2
+		return 1
+	}
+}
+
+# table FILE: the bench table of a bench's or summarize's output (from the
+# heading to the blank line after the rows).
+table() {
+	sed -n '/^Workload /,/^$/{p;/^$/q;}' "$1"
+}
+
+# run_pids DIR: the processes whose command line names DIR. (Not
+# helper.bash's pids_of_run: a process that ends while it reads /proc fails
+# its `tr <cmdline` redirection, which fails the test under bats' ERR trap.)
+run_pids() {
+	local f
+	for f in $(grep -laF -- "$1" /proc/[0-9]*/cmdline 2>/dev/null || true); do
+		f=${f#/proc/}
+		echo "${f%/cmdline}"
+	done
+}
+
+# skip_if_busy FILE: skip when the only failed runs in the results FILE
+# failed because the machine was too busy for a workload tool to measure
+# the window asked for (ff-workload refuses such a run).
+skip_if_busy() {
+	jq -e -s 'any(.[]; .status == "failed") and
+		all(.[] | select(.status == "failed"); .reason | test("measured [0-9.]+ s, not the [0-9]+ s asked"))' \
+		"$1" >/dev/null || return 0
+	skip "the machine is too busy: $(jq -r -s 'first(.[] | select(.status == "failed")) | .reason' "$1")"
+}
+
+teardown() {
+	if [ -s "$BATS_TEST_TMPDIR/pid" ]; then
+		kill "$(cat "$BATS_TEST_TMPDIR/pid")" 2>/dev/null || true
+	fi
+}
+
+# Usage
+
+@test "ff-bench: -h prints the usage, with summarize and compare" {
+	run -0 --separate-stderr ff-bench -h
+	[ "${lines[0]}" = "usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]" ]
+	has_line '^       ff-bench summarize \[FILE\]$'
+	has_line '^       ff-bench compare \[--threshold PCT\]'
+	has_line '--repeat N'
+	run -0 ff-bench compare -h
+	has_line '^usage: ff-bench compare '
+	run -0 flimflam bench -h
+	[ "${lines[0]}" = "usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]" ]
+}
+
+@test "ff-bench: unknown, repeated and empty names are usage errors" {
+	run -2 --separate-stderr ff-bench -w builtin,nope
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "ff-bench: unknown workload 'nope' (expected builtin, iperf3, h2load, h2load-h1)" ]
+	run -2 --separate-stderr ff-bench -r nginx,none,nginx
+	[ "${stderr_lines[0]}" = "ff-bench: relay 'nginx' is given twice" ]
+	run -2 --separate-stderr ff-bench -p tcp,
+	[ "${stderr_lines[0]}" = "ff-bench: empty protocol name in 'tcp,'" ]
+	run -2 --separate-stderr ff-bench -w builtin -p http1,http2
+	[ "${stderr_lines[0]}" = "ff-bench: none of these combinations is supported: builtin/skrouterd/http1, builtin/skrouterd/http2, builtin/nghttpx/http1, builtin/nghttpx/http2, builtin/nginx/http1, builtin/nginx/http2, builtin/none/http1, builtin/none/http2" ]
+	run -2 --separate-stderr ff-bench --repeat 0
+	[ "${stderr_lines[0]}" = "ff-bench: --repeat: 0 is out of range (1 to 10000)" ]
+	run -2 --separate-stderr ff-bench --bogus
+	[ "${stderr_lines[0]}" = "ff-bench: unknown option '--bogus'" ]
+	run -2 --separate-stderr ff-bench extra
+	[ "${stderr_lines[0]}" = "ff-bench: unexpected argument 'extra'" ]
+	run -2 --separate-stderr ff-bench compare "$FIX/base.jsonl"
+	[ "${stderr_lines[0]}" = "ff-bench: expected two results files, BASE and NEW" ]
+	run -2 --separate-stderr ff-bench compare --format html "$FIX/base.jsonl" "$FIX/new.jsonl"
+	[ "${stderr_lines[0]}" = "ff-bench: unknown format 'html' (expected text, markdown)" ]
+	run -2 --separate-stderr ff-bench compare --json --format markdown "$FIX/base.jsonl" "$FIX/new.jsonl"
+	[ "${stderr_lines[0]}" = "ff-bench: --json and --format markdown do not go together" ]
+}
+
+# Bench
+
+@test "ff-bench: none and nginx with builtin and iperf3: the table and the results file" {
+	skip_unless_program nginx iperf3
+	local f="$BATS_TEST_TMPDIR/r.jsonl"
+	run --separate-stderr ff-bench -w builtin,iperf3 -r none,nginx --warmup 1 --duration 1 --output "$f"
+	printf '%s\n' "$stderr"	# shown if the test fails
+	skip_if_busy "$f"
+	[ "$status" -eq 0 ]
+	echo "$output" >"$BATS_TEST_TMPDIR/out"
+	# The environment first, as check prints it.
+	[ "${lines[0]}" = "Environment" ]
+	has_line "^  kernel     $(uname -r)\$"
+	has_line '^  nginx      .*\(/.*/nginx\)$'
+	has_line '^Benchmark results \(jobs 2, warmup 1 s, duration 1 s, CPU limit 1\)$'
+	# The original's columns, then one row per case in the matrix's order.
+	table "$BATS_TEST_TMPDIR/out" >"$BATS_TEST_TMPDIR/table"
+	run cat "$BATS_TEST_TMPDIR/table"
+	[[ "${lines[0]}" =~ ^Workload\ +Relay\ +Protocol\ +Bits/s\ +Ops/s\ +Lat\ +R1\ CPU\ +R1\ RSS\ +R2\ CPU\ +R2\ RSS$ ]]
+	[[ "${lines[1]}" =~ ^-+$ ]]
+	[[ "${lines[2]}" =~ ^builtin\ +nginx\ +tcp\ +[0-9.]+[KMG]\ +-\ +-\ +[0-9.]+%\ +[0-9.]+MiB\ +[0-9.]+%\ +[0-9.]+MiB$ ]]
+	[[ "${lines[3]}" =~ ^builtin\ +none\ +tcp\ +[0-9.]+[KMG](\ +-){6}$ ]]
+	[[ "${lines[4]}" =~ ^iperf3\ +nginx\ +tcp\ +[0-9.]+[KMG]\ +-\ +-\ +[0-9.]+%\ +[0-9.]+MiB\ +[0-9.]+%\ +[0-9.]+MiB$ ]]
+	[[ "${lines[5]}" =~ ^iperf3\ +none\ +tcp\ +[0-9.]+[KMG](\ +-){6}$ ]]
+	[ "${#lines[@]}" -eq 6 ]
+	# Efficiency: the relays' CPU per GB, for the cases with relays.
+	run cat "$BATS_TEST_TMPDIR/out"
+	has_line '^Relay CPU per unit of work \(R1 \+ R2; lower is better\)$'
+	has_line '^Workload +Relay +Protocol +Relay CPU +CPU-s/GB +CPU-s/1k req$'
+	has_line '^builtin +nginx +tcp +[0-9.]+% +[0-9.]+ +-$'
+	has_line '^Not run: 8 unsupported combinations$'
+	has_line "^Results: $f\$"
+	# One progress line per case on a non-terminal.
+	[ "$(grep -c '^ff-bench: \[[1-4]/4\] .*bits/s' <<<"$stderr")" -eq 4 ]
+
+	# The results file: one line per run with config, result, resources, environment, time.
+	[ "$(wc -l <"$f")" -eq 4 ]
+	jq -e -s '
+		length == 4 and
+		all(.[]; .event == "case" and .status == "ok" and .reason == null and
+		    .config.jobs == 2 and .config.warmup_s == 1 and .config.duration_s == 1 and
+		    .config.cpu_limit == 1 and .config.protocol == "tcp" and .repeat == 1 and
+		    (.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")) and
+		    .result.bits_per_s > 0 and (.environment.kernel | type) == "string" and
+		    (.run_dir | type) == "string" and
+		    (.resources.relays | length) == (if .config.relay == "none" then 0 else 2 end)) and
+		([.[] | .config.workload + "/" + .config.relay] ==
+		 ["builtin/none", "builtin/nginx", "iperf3/none", "iperf3/nginx"])' "$f"
+	[ "$(jq -r -s '.[0].environment.kernel' "$f")" = "$(uname -r)" ]
+	# The table's figures are the file's, to the 3 digits shown.
+	cell=$(awk '$1 == "iperf3" && $2 == "nginx" { print $4 }' "$BATS_TEST_TMPDIR/table")
+	bits=$(jq -s '.[] | select(.config.workload == "iperf3" and .config.relay == "nginx") |
+		.result.bits_per_s' "$f")
+	awk -v cell="$cell" -v bits="$bits" 'BEGIN {
+		m = index("KMGT", substr(cell, length(cell)));
+		v = (m ? substr(cell, 1, length(cell) - 1) : cell) * 1000 ^ m;
+		exit !(v / bits > 0.995 && v / bits < 1.005) }'
+
+	# summarize prints the same table from the file.
+	run -0 ff-bench summarize "$f"
+	echo "$output" >"$BATS_TEST_TMPDIR/sum"
+	table "$BATS_TEST_TMPDIR/sum" | diff -u "$BATS_TEST_TMPDIR/table" -
+	run -0 ff-bench summarize <"$f"
+	has_line '^builtin +nginx +tcp '
+}
+
+@test "ff-bench: a relay missing from PATH is skipped, the bench goes on" {
+	skip_unless_program h2load nghttpd
+	local p f="$BATS_TEST_TMPDIR/r.jsonl"
+	p=$(path_without nghttpx skrouterd)
+	PATH="$p" run --separate-stderr "$TOP/bin/ff-bench" -w h2load -r skrouterd,nghttpx,none -p http2 \
+		--warmup 0 --duration 1 --output "$f"
+	printf '%s\n' "$stderr"
+	skip_if_busy "$f"
+	[ "$status" -eq 0 ]
+	has_line '^  skrouterd  missing$'
+	has_line '^  nghttpx    missing$'
+	has_line '^h2load +skrouterd +http2 +skipped: skrouterd not on PATH$'
+	has_line '^h2load +nghttpx +http2 +skipped: nghttpx not on PATH$'
+	has_line '^h2load +none +http2 +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[0-9.]+(us|ms)( +-){4}$'
+	grep -qx "ff-bench: skipping h2load nghttpx http2: nghttpx not on PATH" <<<"$stderr"
+	grep -q '^ff-bench: \[1/1\] h2load none http2: ' <<<"$stderr"
+	jq -e -s '[.[] | [.config.relay, .status, .reason]] ==
+		[["skrouterd", "skipped", "skrouterd not on PATH"],
+		 ["nghttpx", "skipped", "nghttpx not on PATH"], ["none", "ok", null]]' "$f"
+}
+
+@test "ff-bench: skrouterd absent: skipped rows, no run, the results file's default name" {
+	local p
+	p=$(path_without skrouterd)
+	cd "$BATS_TEST_TMPDIR"
+	PATH="$p" run -0 --separate-stderr "$TOP/bin/ff-bench" -w builtin,iperf3 -r skrouterd
+	has_line '^builtin +skrouterd +tcp +skipped: skrouterd not on PATH$'
+	has_line '^iperf3 +skrouterd +tcp +skipped: skrouterd not on PATH$'
+	has_line '^Not run: 4 unsupported combinations$'
+	has_line '^Results: flimflam-bench-[0-9]{8}-[0-9]{6}\.jsonl$'
+	f=$(sed -n 's/^Results: //p' <<<"$output")
+	[ -f "$f" ]
+	jq -e -s 'length == 2 and all(.[]; .status == "skipped")' "$f"
+	grep -q "ff-bench: 0 runs (0 cases x 1), about 0:00; results go to '$f'" <<<"$stderr"
+}
+
+@test "ff-bench: a case that fails is reported with its run directory; repeats interleave; exit 1" {
+	local fake="$BATS_TEST_TMPDIR/fake" f="$BATS_TEST_TMPDIR/r.jsonl"
+	mkdir -p "$fake"
+	printf '#!/bin/sh\necho "fake nginx: refusing to start" >&2\nexit 1\n' >"$fake/nginx"
+	chmod +x "$fake/nginx"
+	PATH="$fake:$PATH" run -1 --separate-stderr ff-bench -w builtin -r nginx,none \
+		--warmup 0 --duration 1 --repeat 2 --output "$f"
+	# The failure, in the table and on stderr; the other case ran.
+	has_line "^builtin +nginx +tcp +failed: ff-topology: the nginx relays did not start; their logs are in '$FLIMFLAM_RUNS/"
+	has_line '^builtin +none +tcp +[0-9.]+[KMG]'
+	has_line 'the median of the runs of its case'
+	grep -q '^ff-bench: \[1/4\] builtin nginx tcp (run 1 of 2): failed: ff-topology: the nginx relays did not start' <<<"$stderr"
+	grep -q '^ff-bench: \[2/4\] builtin none tcp (run 1 of 2): [0-9.]*[KMG] bits/s' <<<"$stderr"
+	grep -q '^ff-bench: \[4/4\] builtin none tcp (run 2 of 2): ' <<<"$stderr"
+	grep -qx 'ff-bench: 2 of 4 runs failed' <<<"$stderr"
+	# Round-robin order in the file; the failed runs keep their run directory and log.
+	jq -e -s '[.[] | [.config.relay, .repeat, .status]] ==
+		[["nginx", 1, "failed"], ["none", 1, "ok"], ["nginx", 2, "failed"], ["none", 2, "ok"]]' "$f"
+	dir=$(jq -r -s '.[0].run_dir' "$f")
+	[ -d "$dir" ]
+	grep -q "fake nginx: refusing to start" "$dir"/r2.log
+	grep -q "the nginx relays did not start" "$(jq -r -s '.[0].log' "$f")"
+}
+
+@test "ff-bench: SIGTERM stops the running case, keeps the results so far, exits 143" {
+	local f="$BATS_TEST_TMPDIR/r.jsonl" err="$BATS_TEST_TMPDIR/err" i st=0
+	ff-bench -w builtin -r none --repeat 2 --warmup 0 --duration 5 --output "$f" \
+		>"$BATS_TEST_TMPDIR/out" 2>"$err" &
+	echo $! >"$BATS_TEST_TMPDIR/pid"
+	wait_for_grep '^ff-bench: \[1/2\] builtin none tcp (run 1 of 2): ' "$err" 60
+	# The second run is under way: its stages name its run directory.
+	for ((i = 0; i < 100; i++)); do
+		[ -n "$(run_pids "$FLIMFLAM_RUNS")" ] && break
+		sleep 0.1
+	done
+	[ -n "$(run_pids "$FLIMFLAM_RUNS")" ]
+	kill -TERM "$(cat "$BATS_TEST_TMPDIR/pid")"
+	wait "$(cat "$BATS_TEST_TMPDIR/pid")" || st=$?	# not under run: a subshell cannot wait
+	: >"$BATS_TEST_TMPDIR/pid"
+	cat "$err"
+	[ "$st" -eq 143 ]
+	grep -qx 'ff-bench: stopped by SIGTERM after 1 of 2 runs; the results so far are kept' "$err"
+	jq -e -s 'length == 1 and .[0].repeat == 1 and .[0].status == "ok"' "$f"
+	grep -Eq '^builtin +none +tcp +[0-9.]+[KMG]' "$BATS_TEST_TMPDIR/out"
+	# Nothing of the stopped run is left running, and no temp file is left.
+	[ -z "$(run_pids "$FLIMFLAM_RUNS")" ]
+	[ -z "$(ls "$BATS_TEST_TMPDIR" | grep '\.tmp\.')" ]
+}
+
+# Summarize and bad input
+
+@test "ff-bench summarize: medians with the spread where it exceeds 2%" {
+	run -0 ff-bench summarize "$FIX/base.jsonl"
+	# builtin over nginx: median of 10 runs (10.0 + 10.2) / 2, spread (11.0 - 9.2) / 2 / 10.1.
+	has_line '^builtin +nginx +tcp +10\.1G \+/-8\.9% +- +- +50\.0% +16\.8MiB +40\.0% +16\.8MiB$'
+	# iperf3: a spread of 1.5% is not shown.
+	has_line '^iperf3 +nginx +tcp +4\.95G +- +- +90\.0% +16\.8MiB +60\.0% +16\.8MiB$'
+	has_line '^h2load +nginx +tcp +22\.9M +2\.87K +348us '
+	# Efficiency: (0.3 + 0.2) / (2865 / 1000) CPU-seconds per 1,000 requests.
+	has_line '^h2load +nginx +tcp +50\.0% +175 +0\.175$'
+	has_line '^  skrouterd  3\.2\.0 \(/opt/router/sbin/skrouterd\)$'
+	has_line '^  hash       0123456789abcdef$'
+}
+
+@test "ff-bench: bad results files are errors naming the file and line" {
+	local d="$BATS_TEST_TMPDIR"
+	: >"$d/empty.jsonl"
+	run -1 --separate-stderr ff-bench summarize "$d/empty.jsonl"
+	[ "$stderr" = "ff-bench: $d/empty.jsonl: the file is empty (expected bench results, one JSON object per line)" ]
+
+	head -n 2 "$FIX/base.jsonl" >"$d/cut.jsonl"
+	head -n 3 "$FIX/base.jsonl" | tail -n 1 | head -c 300 >>"$d/cut.jsonl"
+	run -1 --separate-stderr ff-bench summarize "$d/cut.jsonl"
+	[[ "$stderr" == "ff-bench: $d/cut.jsonl:3: the last line is cut short ("* ]]
+
+	printf '\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe\n' >"$d/bin.jsonl"
+	run -1 --separate-stderr ff-bench compare "$d/bin.jsonl" "$FIX/new.jsonl"
+	[ "$stderr" = "ff-bench: $d/bin.jsonl:1: binary data (a NUL byte), not a JSON line" ]
+
+	head -c 4096 /bin/sh >"$d/elf.jsonl"
+	run -1 --separate-stderr ff-bench summarize "$d/elf.jsonl"
+	[[ "$stderr" == "ff-bench: $d/elf.jsonl:1: "* ]]
+
+	echo '{"event":"case","status":"ok"' >"$d/open.jsonl"
+	echo '{}' >>"$d/open.jsonl"
+	run -1 --separate-stderr ff-bench summarize "$d/open.jsonl"
+	[[ "$stderr" == "ff-bench: $d/open.jsonl:1: not JSON: "* ]]
+
+	echo '[1, 2]' >"$d/array.jsonl"
+	run -1 --separate-stderr ff-bench summarize "$d/array.jsonl"
+	[ "$stderr" = "ff-bench: $d/array.jsonl:1: expected a JSON object, not an array" ]
+
+	echo '{"config": {}}' >"$d/noevent.jsonl"
+	run -1 --separate-stderr ff-bench summarize "$d/noevent.jsonl"
+	[ "$stderr" = "ff-bench: $d/noevent.jsonl:1: 'event' is missing (a bench result has \"event\":\"case\")" ]
+
+	jq -c 'del(.config.workload)' "$FIX/base.jsonl" | head -n 5 >"$d/missing.jsonl"
+	run -1 --separate-stderr ff-bench compare "$FIX/base.jsonl" "$d/missing.jsonl"
+	[ "$stderr" = "ff-bench: $d/missing.jsonl:1: 'config.workload' is missing" ]
+
+	{ head -n 3 "$FIX/base.jsonl"; head -n 1 "$FIX/base.jsonl" | jq -c '.config.jobs = "2"'; } >"$d/type.jsonl"
+	run -1 --separate-stderr ff-bench summarize "$d/type.jsonl"
+	[ "$stderr" = "ff-bench: $d/type.jsonl:4: 'config.jobs' should be a whole number, not a string" ]
+
+	head -n 1 "$FIX/base.jsonl" | jq -c '.result.bits_per_s = "fast"' >"$d/type2.jsonl"
+	run -1 --separate-stderr ff-bench summarize "$d/type2.jsonl"
+	[ "$stderr" = "ff-bench: $d/type2.jsonl:1: 'result.bits_per_s' should be a number or null, not a string" ]
+
+	head -n 1 "$FIX/base.jsonl" | jq -c '.resources.relays[1] = 7' >"$d/type3.jsonl"
+	run -1 --separate-stderr ff-bench summarize "$d/type3.jsonl"
+	[ "$stderr" = "ff-bench: $d/type3.jsonl:1: 'resources.relays[1]' should be an object, not a whole number" ]
+
+	echo '{"event":"start","schema":1}' >"$d/stream.jsonl"
+	run -1 --separate-stderr ff-bench summarize "$d/stream.jsonl"
+	[ "$stderr" = "ff-bench: $d/stream.jsonl: no bench results in the file (no line has \"event\":\"case\")" ]
+
+	run -1 --separate-stderr ff-bench summarize "$d/absent.jsonl"
+	[ "$stderr" = "ff-bench: cannot read '$d/absent.jsonl': No such file or directory" ]
+}
+
+# Compare
+
+@test "ff-bench compare: identical samples are not significant" {
+	run -0 ff-bench compare "$FIX/base.jsonl" "$FIX/new.jsonl"
+	has_line '^iperf3 +nginx +tcp +4\.95G +4\.95G +\+0\.0% +~ \(p=1\.000 n=10\+10\)$'
+	run -0 --separate-stderr ff-bench compare --json "$FIX/base.jsonl" "$FIX/new.jsonl"
+	jq -e -s '[.[] | select(.event == "comparison" and .workload == "iperf3")] |
+		length == 2 and all(.[]; .p == 1 and .significant == false and .verdict == "~" and
+		.delta_pct == 0 and .u == 50)' <<<"$output"
+}
+
+@test "ff-bench compare: a 10% drop with 10 runs a side is significant, with the right sign" {
+	run -0 ff-bench compare "$FIX/base.jsonl" "$FIX/new.jsonl"
+	has_line '^builtin +nginx +tcp +10\.1G \+/-8\.9% +9\.16G \+/-7\.9% +-9\.3% +worse \(p=0\.002 n=10\+10\)$'
+	# The same relay CPU for less work: CPU per GB is worse too.
+	has_line '^builtin +nginx +tcp +0\.713 \+/-9\.0% +0\.786 \+/-8\.0% +\+10\.3% +worse \(p=0\.002 n=10\+10\)$'
+	# An improvement is "better"; the failed run in new is not counted.
+	has_line '^h2load +nginx +tcp +348us +342us +-1\.7% +better \(p=0\.002 n=8\+8\)$'
+	has_line '^Failed runs, not counted: 0 in base, 1 in new$'
+	has_line '^  only in base: iperf3 none tcp \(jobs 2, CPU limit 1, duration 5 s\)$'
+	run -0 --separate-stderr ff-bench compare --json "$FIX/base.jsonl" "$FIX/new.jsonl"
+	jq -e -s '.[] | select(.event == "comparison" and .workload == "builtin" and .relay == "nginx" and
+		.metric == "bits_per_s") | .significant and .verdict == "worse" and .regression and
+		.delta_pct < -9 and .delta_pct > -10 and .method == "exact" and .n_base == 10 and .n_new == 10' <<<"$output"
+}
+
+@test "ff-bench compare: 3 runs a side can never be significant, and it says so" {
+	run -0 ff-bench compare "$FIX/base.jsonl" "$FIX/new.jsonl"
+	has_line '^builtin +none +tcp +15\.0G +18\.0G +\+20\.0% +~ \(p=0\.100 n=3\+3\) \[1\]$'
+	has_line '^\[1\] need >= 4 runs per side to detect a difference at alpha level 0\.05$'
+	run -0 --separate-stderr ff-bench compare --json "$FIX/base.jsonl" "$FIX/new.jsonl"
+	jq -e -s '.[] | select(.event == "comparison" and .relay == "none") |
+		.too_few and (.significant | not) and .u == 0 and .p == 0.1' <<<"$output"
+}
+
+@test "ff-bench compare: U and p agree with an independent computation" {
+	skip_unless_program python3
+	run -0 --separate-stderr ff-bench compare --json "$FIX/base.jsonl" "$FIX/new.jsonl"
+	echo "$output" >"$BATS_TEST_TMPDIR/cmp.jsonl"
+	# The samples again, straight from the fixtures with jq: one line per
+	# side, case and metric.
+	for side in base new; do
+		jq -r --arg side "$side" 'select(.status == "ok") |
+			(.resources.relays | map(.cpu_fraction) | add) as $cpu |
+			[$side, .config.workload, .config.relay, .config.protocol,
+			 .result.bits_per_s, .result.ops_per_s // "null", .result.latency_avg_us // "null",
+			 (if $cpu then $cpu / (.result.bits_per_s / 8e9) else "null" end),
+			 (if $cpu and .result.ops_per_s then $cpu / (.result.ops_per_s / 1000) else "null" end)] |
+			@tsv' "$FIX/$side.jsonl"
+	done >"$BATS_TEST_TMPDIR/samples.tsv"
+	# U counted pair by pair (Mann and Whitney 1947: the number of pairs in
+	# which one sample's value is the larger, ties one half); the exact p by
+	# enumerating every way of splitting the n1 + n2 ranks, the normal one
+	# with the tie-corrected variance (Lehmann 1975, as in SciPy's
+	# mannwhitneyu with use_continuity=True).
+	run -0 python3 - "$BATS_TEST_TMPDIR/samples.tsv" "$BATS_TEST_TMPDIR/cmp.jsonl" <<-'EOF'
+	import itertools, json, math, sys
+	metrics = ["bits_per_s", "ops_per_s", "latency_avg_us", "relay_cpu_s_per_gb",
+	           "relay_cpu_s_per_1k_requests"]
+	samples = {}
+	for line in open(sys.argv[1]):
+	    side, w, r, p, *vals = line.rstrip("\n").split("\t")
+	    for m, v in zip(metrics, vals):
+	        if v != "null":
+	            samples.setdefault((w, r, p, m), {"base": [], "new": []})[side].append(float(v))
+	dist = {}
+	def exact(n1, n2, u):
+	    if (n1, n2) not in dist:
+	        counts = {}
+	        for xs in itertools.combinations(range(n1 + n2), n1):
+	            k = sum(xs) - n1 * (n1 - 1) // 2
+	            counts[k] = counts.get(k, 0) + 1
+	        dist[n1, n2] = counts
+	    c = dist[n1, n2]
+	    return min(1.0, 2 * sum(v for k, v in c.items() if k <= u) / math.comb(n1 + n2, n1))
+	checked = {"exact": 0, "normal": 0}
+	for line in open(sys.argv[2]):
+	    ev = json.loads(line)
+	    if ev["event"] != "comparison":
+	        continue
+	    s = samples[ev["workload"], ev["relay"], ev["protocol"], ev["metric"]]
+	    x, y = s["base"], s["new"]
+	    n1, n2 = len(x), len(y)
+	    u1 = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in x for b in y)
+	    u = min(u1, n1 * n2 - u1)
+	    allv = x + y
+	    ties = [allv.count(v) for v in set(allv)]
+	    if max(ties) == 1:
+	        p, method = exact(n1, n2, u), "exact"
+	    else:
+	        n = n1 + n2
+	        sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - sum(t**3 - t for t in ties) / (n * (n - 1))))
+	        z = (abs(u1 - n1 * n2 / 2) - 0.5) / sigma if sigma else 0
+	        p, method = (1.0 if z <= 0 else min(1.0, math.erfc(z / math.sqrt(2)))), "normal"
+	    key = (ev["workload"], ev["relay"], ev["metric"])
+	    assert ev["method"] == method, (key, ev["method"], method)
+	    assert ev["u"] == u, (key, ev["u"], u)
+	    assert abs(ev["p"] - p) <= 1e-9 * max(p, 1e-12), (key, ev["p"], p)
+	    assert ev["significant"] == (p < 0.05 and 2 / math.comb(n1 + n2, n1) <= 0.05), key
+	    checked[method] += 1
+	print(checked["exact"], checked["normal"])
+	EOF
+	read -r nexact nnormal <<<"$output"
+	[ "$nexact" -ge 8 ] && [ "$nnormal" -ge 4 ]
+	# The published critical value of U for n1 = n2 = 10 at two-sided alpha
+	# 0.05 is 23 (the tables of e.g. Milton, JASA 59, 1964, pp. 925-934, and
+	# of most statistics textbooks): U = 23 is significant (p = 0.0433),
+	# U = 24 is not (p = 0.0524).
+	jq -e -s '[.[] | select(.event == "comparison" and .workload == "h2load-h1" and .metric == "bits_per_s")] |
+		(.[0] | .relay == "nginx" and .u == 23 and .significant and (.p * 10000 | round) == 433) and
+		(.[1] | .relay == "nghttpx" and .u == 24 and (.significant | not) and (.p * 10000 | round) == 524)' \
+		"$BATS_TEST_TMPDIR/cmp.jsonl"
+}
+
+@test "ff-bench compare: --threshold exits 1 for a significant regression beyond it" {
+	run -1 --separate-stderr ff-bench compare --threshold 5 "$FIX/base.jsonl" "$FIX/new.jsonl"
+	grep -qx 'ff-bench: regression beyond 5%: builtin nginx tcp bits_per_s -9.3% (p=0.002)' <<<"$stderr"
+	grep -qx 'ff-bench: regression beyond 5%: builtin nginx tcp relay_cpu_s_per_gb +10.3% (p=0.002)' <<<"$stderr"
+	grep -qx 'ff-bench: 2 significant regressions beyond 5%' <<<"$stderr"
+	has_line '^2 significant regressions beyond the threshold of 5%$'
+	# +20% on 3 runs a side is not significant, so not a regression; 10.3% < 12%.
+	run -0 --separate-stderr ff-bench compare --threshold 12 "$FIX/base.jsonl" "$FIX/new.jsonl"
+	has_line '^0 significant regressions beyond the threshold of 12%$'
+	[ -z "$stderr" ]
+	run -1 --separate-stderr ff-bench compare --json --threshold 10 "$FIX/base.jsonl" "$FIX/new.jsonl"
+	jq -e -s '([.[] | select(.beyond_threshold)] | length == 1) and .[-1] == {"event":"end","program":"ff-bench","status":1}' <<<"$output"
+	# Comparing a file with itself: nothing significant, whatever the threshold.
+	run -0 ff-bench compare --threshold 0 "$FIX/new.jsonl" "$FIX/new.jsonl"
+	! has_line ' (worse|better) \('
+}
+
+@test "ff-bench compare: markdown to paste into a pull request" {
+	run -0 ff-bench compare --format markdown "$FIX/base.jsonl" "$FIX/new.jsonl"
+	[ "${lines[0]}" = "### flimflam compare" ]
+	has_line '^#### Bits/s \(higher is better\)$'
+	has_line '^\| Workload \| Relay \| Protocol \| Base \| New \| Delta \| Verdict \|$'
+	has_line '^\| :-- \| :-- \| :-- \| --: \| --: \| --: \| :-- \|$'
+	has_line '^\| builtin \| nginx \| tcp \| 10\.1G ±8\.9% \| 9\.16G ±7\.9% \| -9\.3% \| \*\*worse\*\* \(p=0\.002 n=10\+10\) \|$'
+	has_line '^\| builtin \| none \| tcp \| 15\.0G \| 18\.0G \| \+20\.0% \| ~ \(p=0\.100 n=3\+3\) ¹ \|$'
+	has_line '^\| \*geomean\* \|  \|  \| [0-9.]+G \| [0-9.]+G \| [-+][0-9.]+% \|  \|$'
+	has_line '^\| router \| skrouterd 3\.2\.0, hash 0123456789abcdef, .* \| skrouterd 3\.3\.0-dev, hash fedcba9876543210, .* \|$'
+	has_line '^¹ need >= 4 runs per side'
+	# Every row of the comparison tables has the heading's seven cells.
+	cells=$(grep -E '^\| (Workload|:-- \| :-- \| :-- \| --:|builtin|iperf3|h2load|h2load-h1|\*geomean\*) \|' <<<"$output" |
+		awk -F' [|]' '{ print NF - 1 }' | sort -u)
+	[ "$cells" = 7 ]
+}
+
+@test "ff-bench compare: a geometric mean per metric" {
+	run -0 --separate-stderr ff-bench compare --json "$FIX/base.jsonl" "$FIX/new.jsonl"
+	echo "$output" >"$BATS_TEST_TMPDIR/cmp.jsonl"
+	# The geomean of the medians of each side, over the cases with the metric.
+	jq -e -s '
+		([.[] | select(.event == "comparison" and .metric == "bits_per_s")]) as $rows |
+		(.[] | select(.event == "geomean" and .metric == "bits_per_s")) as $g |
+		($rows | map(.base_median | log) | add / length | exp) as $b |
+		($rows | map(.new_median | log) | add / length | exp) as $n |
+		$g.cases == 6 and (($g.base - $b) | fabs) < 1 and (($g.new - $n) | fabs) < 1 and
+		(($g.delta_pct - ($n - $b) / $b * 100) | fabs) < 1e-6' "$BATS_TEST_TMPDIR/cmp.jsonl"
+	run -0 ff-bench compare "$FIX/base.jsonl" "$FIX/new.jsonl"
+	has_line '^geomean +1\.63G +1\.69G +\+3\.8% *$'
+}
+
+@test "ff-bench compare: different environments are flagged" {
+	run -0 ff-bench compare "$FIX/base.jsonl" "$FIX/new.jsonl"
+	! has_line 'DIFFERS|warning'
+	jq -c '.environment.kernel = "6.5.0-1-amd64" | .environment.hostname = "laptop"' "$FIX/new.jsonl" \
+		>"$BATS_TEST_TMPDIR/other.jsonl"
+	run -0 ff-bench compare "$FIX/base.jsonl" "$BATS_TEST_TMPDIR/other.jsonl"
+	has_line "^  kernel DIFFERS: base '6\.1\.0-18-amd64', new '6\.5\.0-1-amd64'$"
+	has_line "^  host   DIFFERS: base 'bench1', new 'laptop'$"
+	has_line '^  warning: the runs were made on different machines or systems'
+	run -0 --separate-stderr ff-bench compare --json "$FIX/base.jsonl" "$BATS_TEST_TMPDIR/other.jsonl"
+	jq -e -s '[.[] | select(.event == "environment_difference") | .field] == ["hostname", "kernel"]' <<<"$output"
+	run -0 ff-bench compare --format markdown "$FIX/base.jsonl" "$BATS_TEST_TMPDIR/other.jsonl"
+	has_line '^\| kernel \| 6\.1\.0-18-amd64 \| 6\.5\.0-1-amd64 \*\*\(differs\)\*\* \|$'
+	has_line '^> \*\*Warning:\*\*'
+}
+
+@test "ff-bench compare: no case in common is an error" {
+	jq -c 'select(.config.relay == "none")' "$FIX/base.jsonl" >"$BATS_TEST_TMPDIR/a.jsonl"
+	jq -c 'select(.config.relay == "nginx")' "$FIX/new.jsonl" >"$BATS_TEST_TMPDIR/b.jsonl"
+	run -1 --separate-stderr ff-bench compare "$BATS_TEST_TMPDIR/a.jsonl" "$BATS_TEST_TMPDIR/b.jsonl"
+	[ "${stderr_lines[-1]}" = "ff-bench: '$BATS_TEST_TMPDIR/a.jsonl' and '$BATS_TEST_TMPDIR/b.jsonl' have no case in common" ]
+}
+
+@test "flimflam compare runs ff-bench compare" {
+	run -0 flimflam compare "$FIX/base.jsonl" "$FIX/new.jsonl"
+	has_line '^Comparing .*/base\.jsonl \(base\) with .*/new\.jsonl \(new\)'
+}
