@@ -43,10 +43,12 @@ bench: deps all
 	bin/flimflam bench
 
 # The suite again, built with AddressSanitizer and UBSan.
+ASAN_CFLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 check-asan: deps
 	$(MAKE) clean
-	$(MAKE) all CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined'
-	ASAN_OPTIONS=detect_leaks=0 sh t/run; s=$$?; $(MAKE) clean; $(MAKE) all; exit $$s
+	$(MAKE) all CFLAGS='$(ASAN_CFLAGS)'
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		FF_TEST_CFLAGS='$(ASAN_CFLAGS)' sh t/run; s=$$?; $(MAKE) clean; $(MAKE) all; exit $$s
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)

@@ -56,7 +56,8 @@ teardown() {
 build_probe() {
 	skip_unless_program gcc pkg-config
 	PROBE="$BATS_TEST_TMPDIR/env-probe"
-	gcc -std=c11 -I"$TOP/lib" $(pkg-config --cflags jansson) -o "$PROBE" \
+	# FF_TEST_CFLAGS: make check-asan's sanitizer flags, which libff.a was built with.
+	gcc -std=c11 ${FF_TEST_CFLAGS:-} -I"$TOP/lib" $(pkg-config --cflags jansson) -o "$PROBE" \
 		"$FIX/env-probe.c" "$TOP/lib/libff.a" $(pkg-config --libs jansson libpipeline) -lm
 }
 

@@ -238,6 +238,7 @@ independent_count() {
 }
 
 @test "flimflam run: run directories do not pile up (FLIMFLAM_KEEP_RUNS)" {
+	FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
 	mkdir -p "$FLIMFLAM_RUNS"
 	for t in 20200101-000000 20200101-000001 20200101-000002 20200101-000003; do
 		mkdir -m 700 "$FLIMFLAM_RUNS/$t-abcdef"
