@@ -33,7 +33,8 @@ static const char usage[] =
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
 	"                [--repeat N] [--output FILE]\n"
 	"       ff-bench summarize [FILE]\n"
-	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json] BASE NEW\n"
+	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
+	"                        BASE NEW\n"
 	"\n"
 	"Run each workload on each relay and summarize the results\n"
 	"\n"
@@ -55,7 +56,8 @@ static const char usage[] =
 	"                        (default 1)\n"
 	"  --repeat N            Run every case N times, interleaved (default 1)\n"
 	"  --output FILE         Keep the results (JSON lines) in FILE (default\n"
-	"                        flimflam-bench-YYYYmmdd-HHMMSS.jsonl in the current directory)\n"
+	"                        flimflam-bench-YYYYmmdd-HHMMSS.jsonl, in the current\n"
+	"                        directory)\n"
 	"\n"
 	"Unsupported combinations are not run. A relay or workload whose program is\n"
 	"not on PATH is skipped. A failed case is reported and the bench goes on;\n"
@@ -713,6 +715,9 @@ static void
 table_print(const struct table *t)
 {
 	int w[MAXCOLS] = { 0 }, i, j, len, last;
+	char *line;
+	size_t size;
+	FILE *f;
 
 	for (i = 0; i < t->nrows; i++)
 		for (j = 0; j < t->rows[i].n; j++)
@@ -723,18 +728,25 @@ table_print(const struct table *t)
 	for (i = 0; i < t->nrows; i++) {
 		const struct row *r = &t->rows[i];
 
+		f = open_memstream(&line, &size);
+		if (!f)
+			ff_die("out of memory");
 		for (j = 0; j < r->n; j++) {
 			last = j == r->n - 1;
 			if (last && (r->n < t->ncols || t->align[j] == 'l'))
-				printf("%s", r->c[j]);
+				fprintf(f, "%s", r->c[j]);
 			else if (t->align[j] == 'r')
-				printf("%*s", w[j], r->c[j]);
+				fprintf(f, "%*s", w[j], r->c[j]);
 			else
-				printf("%-*s", w[j], r->c[j]);
+				fprintf(f, "%-*s", w[j], r->c[j]);
 			if (!last)
-				printf("   ");
+				fprintf(f, "   ");
 		}
-		printf("\n");
+		fclose(f);
+		while (size && line[size - 1] == ' ')
+			line[--size] = 0;
+		printf("%s\n", line);
+		free(line);
 		if (i == 0) {
 			for (j = 0, len = 0; j < t->ncols; j++)
 				len += w[j] + (j ? 3 : 0);
@@ -1656,7 +1668,6 @@ static struct {
 } opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, 2, 5, 5, 1, 1, NULL };
 
 static char *flimflam;		/* the dispatcher beside us */
-static const char *benchdir;	/* the runs' stderr logs */
 static json_t *records;
 static json_t *bench_env;
 static int progress_tty;
@@ -1836,12 +1847,12 @@ run_estimate(void)
 
 /* Why a run failed, from its stderr: the last word of a stage, else of flimflam. */
 static char *
-reason_from_log(const char *path, char *run_dir, size_t n)
+reason_from_log(const char *err, char *run_dir, size_t n)
 {
-	char *text = ff_read_file(path, NULL), *line, *save = NULL, *stage = NULL, *top = NULL, *p, *q;
+	char *text = strdup(err), *line, *save = NULL, *stage = NULL, *top = NULL, *p, *q;
 
 	if (!text)
-		return NULL;
+		ff_die("out of memory");
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "ff-", 3) && !strstr(line, "retrying"))
 			stage = line;
@@ -1857,6 +1868,53 @@ reason_from_log(const char *path, char *run_dir, size_t n)
 	return p;
 }
 
+/* A run's stderr, kept whole up to 1 MiB, then its first and last 512 KiB. */
+struct errbuf {
+	char *text;
+	size_t len, cap;
+	int eof;
+};
+
+static void
+errbuf_read(struct errbuf *e, int fd)
+{
+	char buf[65536];
+	ssize_t r = read(fd, buf, sizeof(buf));
+
+	if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
+		e->eof = 1;
+	if (r <= 0)
+		return;
+	if (e->len + r + 1 > e->cap) {
+		if (e->cap >= 1 << 20) {
+			memmove(e->text + (1 << 19), e->text + e->len - (1 << 19) + r, (1 << 19) - r);
+			e->len = (1 << 20) - r;
+		} else {
+			e->cap = e->cap ? 2 * e->cap : 8192;
+			while (e->cap < e->len + r + 1)
+				e->cap *= 2;
+			if (!(e->text = realloc(e->text, e->cap)))
+				ff_die("out of memory");
+		}
+	}
+	memcpy(e->text + e->len, buf, r);
+	e->len += r;
+	e->text[e->len] = 0;
+}
+
+/* The last `lines` lines of s. */
+static const char *
+tail_lines(const char *s, size_t len, int lines)
+{
+	const char *p = s + len;
+
+	while (p > s && p[-1] == '\n')
+		p--;
+	while (p > s && !(p[-1] == '\n' && --lines == 0))
+		p--;
+	return p;
+}
+
 enum phase { STARTING, WARMUP, MEASURING, STOPPING };
 static const char *const phase_names[] = { "starting", "warming up", "measuring", "stopping" };
 
@@ -1867,7 +1925,7 @@ static const char *const phase_names[] = { "starting", "warming up", "measuring"
 static json_t *
 run_case(const struct bcase *c, int repeat, int k, int n)
 {
-	char jobs[24], warmup[24], duration[24], cpu[24], logpath[PATH_MAX + 32];
+	char jobs[24], warmup[24], duration[24], cpu[24], errpath[64], logpath[PATH_MAX + 32] = "";
 	char started[32], run_dir[PATH_MAX] = "", reasonbuf[512], *reason = NULL, caseid[128];
 	char *argv[] = {
 		flimflam, "run", "--json", "-w", (char *)c->workload, "-r", (char *)c->relay,
@@ -1880,42 +1938,56 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	json_t *result = NULL, *resources = NULL, *topology = NULL, *environment = NULL;
 	json_t *errors = json_array(), *ev, *rec;
 	enum phase phase = STARTING;
+	struct errbuf err = { NULL, 0, 0, 0 };
 	double t0, t_phase, now, deadline, elapsed, left, v;
-	int fds[2], sig = 0, timed_out = 0, ok;
+	int fds[2], efds[2], sig = 0, timed_out = 0, ok;
 
 	snprintf(jobs, sizeof(jobs), "%ld", opt.jobs);
 	snprintf(warmup, sizeof(warmup), "%ld", opt.warmup);
 	snprintf(duration, sizeof(duration), "%ld", opt.duration);
 	snprintf(cpu, sizeof(cpu), "%ld", opt.cpu_limit);
-	snprintf(logpath, sizeof(logpath), "%s/run-%03d.log", benchdir, k);
 	snprintf(caseid, sizeof(caseid), "%s: [%d/%d] %s %s %s", ff_prog(), k, n, c->workload,
 		 c->relay, c->protocol);
 	if (opt.repeat > 1)
 		snprintf(caseid + strlen(caseid), sizeof(caseid) - strlen(caseid),
 			 " (run %d of %ld)", repeat, opt.repeat);
 	snprintf(started, sizeof(started), "%s", ff_iso_time());
-	if (pipe2(fds, O_CLOEXEC) < 0)
+	if (pipe2(fds, O_CLOEXEC) < 0 || pipe2(efds, O_CLOEXEC) < 0)
 		ff_die("cannot create a pipe: %s", strerror(errno));
+	/*
+	 * stdout: the events. stderr: a pipe too, kept in memory and written
+	 * into the run's directory at the end. ff_spawn opens `log` in the
+	 * child before exec, where /proc/self/fd/N is still our pipe.
+	 */
+	snprintf(errpath, sizeof(errpath), "/proc/self/fd/%d", efds[1]);
 	o.out_fd = fds[1];
-	o.log = logpath;
+	o.log = errpath;
 	t0 = t_phase = ff_now();
 	if (ff_spawn(&child, "flimflam run", argv, &o) < 0) {
 		close(fds[0]);
 		close(fds[1]);
+		close(efds[0]);
+		close(efds[1]);
 		rec = new_record(c, "failed", "cannot start flimflam", repeat, started);
 		json_object_set_new(rec, "run_dir", json_null());
 		json_decref(errors);
 		return rec;
 	}
 	close(fds[1]);
+	close(efds[1]);
 	rd = (struct ff_reader)FF_READER_INIT(fds[0], "flimflam run");
 	/* A run that hangs is stopped: its window plus two minutes is plenty. */
 	deadline = t0 + opt.warmup + opt.duration + 120;
 	for (;;) {
-		struct pollfd pfd[2] = { { ff_signal_fd(), POLLIN, 0 }, { fds[0], POLLIN, 0 } };
+		struct pollfd pfd[3] = {
+			{ ff_signal_fd(), POLLIN, 0 }, { fds[0], POLLIN, 0 },
+			{ err.eof ? -1 : efds[0], POLLIN, 0 }
+		};
 		ssize_t r;
 
-		poll(pfd, 2, progress_tty ? 250 : 1000);
+		poll(pfd, 3, progress_tty ? 250 : 1000);
+		if (pfd[2].revents)
+			errbuf_read(&err, efds[0]);
 		now = ff_now();
 		if (ff_signalled() && !sig) {
 			/* flimflam stops its pipeline in order and exits 128+n. */
@@ -1983,8 +2055,17 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	if (!ff_child_wait(&child, 15))
 		ff_child_stop(&child, 1);
 	elapsed = ff_now() - t0;
+	/* The rest of stderr; a straggler holding the pipe gets 2 s. */
+	for (now = ff_now(); !err.eof && ff_now() - now < 2;) {
+		struct pollfd pfd = { efds[0], POLLIN, 0 };
+
+		if (poll(&pfd, 1, 200) > 0)
+			errbuf_read(&err, efds[0]);
+	}
+	close(efds[0]);
 	live_clear();
 	if (sig) {
+		free(err.text);
 		json_decref(result);
 		json_decref(resources);
 		json_decref(topology);
@@ -1995,7 +2076,7 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 
 	ok = !timed_out && WIFEXITED(child.status) && WEXITSTATUS(child.status) == 0 && result;
 	if (!ok) {
-		char *why = reason_from_log(logpath, run_dir, sizeof(run_dir));
+		char *why = reason_from_log(err.text ? err.text : "", run_dir, sizeof(run_dir));
 
 		if (timed_out)
 			snprintf(reasonbuf, sizeof(reasonbuf), "no end after %.0f s; stopped", elapsed);
@@ -2018,7 +2099,15 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	json_object_set_new(rec, "exit_status", WIFEXITED(child.status) ?
 			    json_integer(WEXITSTATUS(child.status)) : json_null());
 	json_object_set_new(rec, "run_dir", run_dir[0] ? json_string(run_dir) : json_null());
-	json_object_set_new(rec, "log", json_string(logpath));
+	if (run_dir[0] && err.len) {
+		snprintf(logpath, sizeof(logpath), "%s/flimflam-run.log", run_dir);
+		if (access(run_dir, W_OK) < 0 || ff_write_file(logpath, err.text, 0600) < 0)
+			logpath[0] = 0;
+	}
+	json_object_set_new(rec, "log", logpath[0] ? json_string(logpath) : json_null());
+	json_object_set_new(rec, "stderr_tail", !ok && err.len ?
+			    json_string(tail_lines(err.text, err.len, 20)) : json_null());
+	free(err.text);
 	if (result)
 		json_object_del(result, "event");
 	if (resources)
@@ -2190,7 +2279,21 @@ bench_main(int argc, char *argv[])
 	ff_set_cleanup(ff_children_stop_all);
 	progress_tty = isatty(2) && ff_verbosity >= 0;
 	records = json_array();
-	benchdir = ff_rundir(NULL);
+	/*
+	 * Every run makes a run directory, and making one prunes the oldest
+	 * beyond $FLIMFLAM_KEEP_RUNS: room for this bench's own, so the run
+	 * directories its table names are still there at its end.
+	 */
+	{
+		const char *v = getenv("FLIMFLAM_KEEP_RUNS");
+		long keep = v && *v ? strtol(v, NULL, 10) : 20;
+		char buf[32];
+
+		if (keep > 0) {
+			snprintf(buf, sizeof(buf), "%ld", keep + nrun * opt.repeat);
+			setenv("FLIMFLAM_KEEP_RUNS", buf, 1);
+		}
+	}
 	bench_env = ff_env_collect();
 
 	/* The environment first, so it is on screen while the bench runs. */

@@ -210,7 +210,9 @@ teardown() {
 	mkdir -p "$fake"
 	printf '#!/bin/sh\necho "fake nginx: refusing to start" >&2\nexit 1\n' >"$fake/nginx"
 	chmod +x "$fake/nginx"
-	PATH="$fake:$PATH" run -1 --separate-stderr ff-bench -w builtin -r nginx,none \
+	# FLIMFLAM_KEEP_RUNS=2: each run prunes the oldest run directories, but
+	# not those of the bench's own runs.
+	FLIMFLAM_KEEP_RUNS=2 PATH="$fake:$PATH" run -1 --separate-stderr ff-bench -w builtin -r nginx,none \
 		--warmup 0 --duration 1 --repeat 2 --output "$f"
 	# The failure, in the table and on stderr; the other case ran.
 	has_line "^builtin +nginx +tcp +failed: ff-topology: the nginx relays did not start; their logs are in '$FLIMFLAM_RUNS/"
@@ -224,9 +226,14 @@ teardown() {
 	jq -e -s '[.[] | [.config.relay, .repeat, .status]] ==
 		[["nginx", 1, "failed"], ["none", 1, "ok"], ["nginx", 2, "failed"], ["none", 2, "ok"]]' "$f"
 	dir=$(jq -r -s '.[0].run_dir' "$f")
-	[ -d "$dir" ]
 	grep -q "fake nginx: refusing to start" "$dir"/r2.log
-	grep -q "the nginx relays did not start" "$(jq -r -s '.[0].log' "$f")"
+	# flimflam run's stderr: in the run directory, and its end in the record.
+	[ "$(jq -r -s '.[0].log' "$f")" = "$dir/flimflam-run.log" ]
+	grep -q "the nginx relays did not start" "$dir/flimflam-run.log"
+	jq -e -s '.[0].stderr_tail | test("fake nginx: refusing to start")' "$f"
+	for dir in $(jq -r '.run_dir' "$f"); do
+		[ -d "$dir" ]
+	done
 }
 
 @test "ff-bench: SIGTERM stops the running case, keeps the results so far, exits 143" {
