@@ -186,7 +186,7 @@ check_skstat(void)
 static void
 check_perf(void)
 {
-	char why[1024], *path = ff_which("perf");
+	char why[1024], cwd[PATH_MAX], *path = ff_which("perf");
 	int bits, paranoid = ff_perf_paranoid();
 	long max_rate;
 
@@ -223,12 +223,10 @@ check_perf(void)
 		ff_die("--freq %ld is above kernel.perf_event_max_sample_rate (%ld); use a lower "
 		       "rate, or raise the limit as root: sysctl -w kernel.perf_event_max_sample_rate=%ld",
 		       opt.freq, max_rate, opt.freq);
-	if (sampling() && access(".", W_OK) < 0) {
-		char cwd[PATH_MAX];
-
-		ff_die("'%s' writes perf.data in the current directory, and '%s' is not writable: %s",
-		       modes[opt.mode], getcwd(cwd, sizeof(cwd)) ? cwd : ".", strerror(errno));
-	}
+	/* perf.data of a few seconds takes megabytes; far less is a full disk. */
+	if (sampling() && ff_dir_writable(getcwd(cwd, sizeof(cwd)) ? cwd : ".", 16 << 20,
+					  why, sizeof(why)) < 0)
+		ff_die("'%s' writes perf.data in the current directory: %s", modes[opt.mode], why);
 	/* Without a PMU, perf's default event (cycles) does not exist. */
 	if (!(bits & FF_PERF_HARDWARE))
 		sample_event = "cpu-clock";

@@ -280,6 +280,12 @@ char *ff_which(const char *prog);
 char *ff_template_fill(const char *tmpl_path, const char *const vars[]);
 /* Read a whole file (malloc'd, NUL-terminated) or NULL with errno. */
 char *ff_read_file(const char *path, size_t *len);
+/*
+ * Can files be written in `dir`, with at least `need` bytes free? Tried by
+ * creating (and removing) a file, since root passes access(2) everywhere.
+ * 0, or -1 with the reason in `why`.
+ */
+int ff_dir_writable(const char *dir, unsigned long long need, char *why, size_t n);
 /* Write `text` to `path` atomically (temp + rename). 0 or -1 with a warning. */
 int ff_write_file(const char *path, const char *text, mode_t mode);
 

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -287,6 +288,30 @@ fail:
 	free(buf);
 	errno = saved;
 	return NULL;
+}
+
+int
+ff_dir_writable(const char *dir, unsigned long long need, char *why, size_t n)
+{
+	char path[PATH_MAX];
+	struct statvfs vfs;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/.flimflam-probe-%d", dir, (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(why, n, "cannot write in '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	unlink(path);
+	if (need && statvfs(dir, &vfs) == 0 &&
+	    (unsigned long long)vfs.f_bavail * vfs.f_frsize < need) {
+		snprintf(why, n, "'%s' has %llu KiB free, less than the %llu KiB needed",
+			 dir, (unsigned long long)vfs.f_bavail * vfs.f_frsize / 1024, need / 1024);
+		return -1;
+	}
+	return 0;
 }
 
 int
