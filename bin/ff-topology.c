@@ -184,6 +184,10 @@ static int
 start_relay(struct relay *r)
 {
 	char *log = xasprintf("%s/%s.log", ff_rundir(NULL), r->role), *argv[8];
+
+	/* Each attempt's log alone: it tells a lost port from a failure. */
+	if (truncate(log, 0) < 0 && errno != ENOENT)
+		ff_die("cannot truncate '%s': %s", log, strerror(errno));
 	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
 	char role[32];
 	int i = 0;
@@ -260,6 +264,9 @@ start_relays(int server_port)
 		free(module);
 	}
 	for (int attempt = 0;; attempt++) {
+		struct relay *failed;
+		int r, lost;
+
 		r2.target_port = server_port;
 		r2.port = ff_free_port();
 		r1.target_port = r2.port;
@@ -284,15 +291,20 @@ start_relays(int server_port)
 		}
 		if (opt.config_only)
 			break;
-		if (start_relay(&r2) == 0 && start_relay(&r1) == 0)
+		failed = start_relay(&r2) == 0 ? &r1 : &r2;
+		r = failed == &r1 ? start_relay(&r1) : -1;
+		if (failed == &r1 && r == 0)
 			break;
 		if (ff_signalled())
 			ff_exit_signalled();
 		ff_children_stop_all();
-		if (attempt == 2)
+		lost = !failed->child.pid || ff_child_lost_port(&failed->child);
+		if (failed->child.exited && !(lost && attempt < 4))
+			ff_child_report(&failed->child);
+		if (!lost || attempt == 4)
 			ff_die("the %s relays did not start; their logs are in '%s'",
 			       opt.relay, ff_rundir(NULL));
-		ff_warn("retrying with other ports");
+		ff_info("%s lost its port to another program; trying other ports", failed->role);
 	}
 	free(load_module);
 	return r1.port;

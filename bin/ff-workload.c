@@ -193,17 +193,6 @@ start_server(struct ff_child *c, int port, char *log)
 	return ff_wait_listen(c, port, 15);
 }
 
-/* Did the server fail because someone took its port after we chose it? */
-static int
-lost_port_race(const struct ff_child *c)
-{
-	char *text = ff_read_file(c->log, NULL);
-	int lost = text && (strstr(text, "in use") || strstr(text, "EADDRINUSE"));
-
-	free(text);
-	return lost;
-}
-
 static int
 serve(void)
 {
@@ -215,12 +204,17 @@ serve(void)
 
 	for (tries = 0; tries < 5; tries++) {
 		port = ff_free_port();
-		if (start_server(&server, port, log) == 0)
+		if (truncate(log, 0) < 0 && errno != ENOENT)
+			ff_die("cannot truncate '%s': %s", log, strerror(errno));
+		r = start_server(&server, port, log);
+		if (r == 0)
 			break;
 		if (ff_signalled())
 			ff_exit_signalled();
 		ff_child_stop(&server, 1.0);
-		if (!lost_port_race(&server))
+		if (r == -1 && !ff_child_lost_port(&server))
+			ff_child_report(&server);
+		if (r != -1 || !ff_child_lost_port(&server))
 			ff_die("the %s server did not start", opt.workload);
 		ff_info("port %d was taken; trying another", port);
 	}

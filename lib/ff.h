@@ -231,11 +231,17 @@ int ff_port_listening(int port, pid_t pid);
 /* 1 if anything listens on the port (any owner). */
 int ff_port_in_use(int port);
 /*
- * Wait until the child listens on `port`. Returns 0 when it does, -1 if the
- * child exited (reported with its log tail), the timeout passed, or a signal
+ * Wait until the child listens on `port`. Returns 0 when it does; -1 if the
+ * child exited (not reported: see ff_child_lost_port, ff_child_report);
+ * -2 if the timeout passed (reported with its log tail) or a signal
  * arrived (ff_signalled() says).
  */
 int ff_wait_listen(struct ff_child *c, int port, double timeout);
+/*
+ * Did the child fail because its port was taken (its log says "in use")?
+ * Then the caller retries with another port.
+ */
+int ff_child_lost_port(const struct ff_child *c);
 
 /* ff_run.c */
 

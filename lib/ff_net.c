@@ -16,6 +16,24 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/*
+ * FLIMFLAM_TEST_TAKE_PORTS=N: the first N ports this process hands out are
+ * taken before its child can bind them, to exercise the retry on a lost
+ * race, which is otherwise rare and timing-dependent.
+ */
+static int
+steal_port(void)
+{
+	static int left = -1;
+	const char *v;
+
+	if (left < 0) {
+		v = getenv("FLIMFLAM_TEST_TAKE_PORTS");
+		left = v ? atoi(v) : 0;
+	}
+	return left > 0 ? left-- : 0;
+}
+
 int
 ff_free_port(void)
 {
@@ -33,6 +51,14 @@ ff_free_port(void)
 	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
 		ff_die("cannot find a free port: %s", strerror(errno));
 	port = ntohs(sa.sin_port);
+	if (steal_port()) {
+		/*
+		 * The test hook: keep it bound and listening, as another program
+		 * that took the port between our choice and the child's bind would.
+		 */
+		listen(fd, 1);
+		return port;
+	}
 	close(fd);
 	return port;
 }
@@ -136,10 +162,8 @@ ff_wait_listen(struct ff_child *c, int port, double timeout)
 	double until = ff_now() + timeout, step = 0.002;
 
 	for (;;) {
-		if (ff_child_check(c)) {
-			ff_child_report(c);
-			return -1;
-		}
+		if (ff_child_check(c))
+			return -1;	/* the caller tells a lost port from a failure */
 		if (ff_port_listening(port, c->pid))
 			return 0;
 		if (ff_now() > until) {
@@ -148,11 +172,21 @@ ff_wait_listen(struct ff_child *c, int port, double timeout)
 				c->log[0] ? "; the end of its log " : "", c->log);
 			if (c->log[0])
 				ff_log_tail(c->log, 10);
-			return -1;
+			return -2;
 		}
 		if (ff_sleep(step) < 0)
-			return -1;
+			return -2;
 		if (step < 0.02)
 			step *= 1.5;
 	}
+}
+
+int
+ff_child_lost_port(const struct ff_child *c)
+{
+	char *text = c->log[0] ? ff_read_file(c->log, NULL) : NULL;
+	int lost = text && (strstr(text, "in use") || strstr(text, "EADDRINUSE"));
+
+	free(text);
+	return lost;
 }
