@@ -1611,7 +1611,7 @@ compare_main(int argc, char *argv[])
 			compare_metric(m, rows, nrows, &foot_few);
 	}
 	if (!cmpopt.json && (matched < nb || matched < nn))
-		printf("\n%sCases not in both files:\n%s", md ? "" : "", md ? "\n" : "");
+		printf("\nCases not in both files:\n%s", md ? "\n" : "");
 	print_unmatched("base", bg, nb, ng, nn);
 	print_unmatched("new", ng, nn, bg, nb);
 	if (!cmpopt.json) {
@@ -1622,7 +1622,7 @@ compare_main(int argc, char *argv[])
 		for (i = 0; i < nn; i++)
 			fn += group_count(&ng[i], "failed");
 		if (fb || fn)
-			printf("\n%sFailed runs, not counted: %d in base, %d in new\n", md ? "" : "", fb, fn);
+			printf("\nFailed runs, not counted: %d in base, %d in new\n", fb, fn);
 		if (foot_few)
 			printf(md ? "\n¹ need >= %d runs per side to detect a difference at alpha level %g\n" :
 			       "\n[1] need >= %d runs per side to detect a difference at alpha level %g\n",
@@ -1868,7 +1868,9 @@ reason_from_log(const char *err, char *run_dir, size_t n)
 	return p;
 }
 
-/* A run's stderr, kept whole up to 1 MiB, then its first and last 512 KiB. */
+/* A run's stderr: whole up to 1 MiB, else its first half MiB and its newest. */
+#define ERR_MAX (1 << 20)
+
 struct errbuf {
 	char *text;
 	size_t len, cap;
@@ -1880,22 +1882,21 @@ errbuf_read(struct errbuf *e, int fd)
 {
 	char buf[65536];
 	ssize_t r = read(fd, buf, sizeof(buf));
+	size_t keep;
 
 	if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
 		e->eof = 1;
 	if (r <= 0)
 		return;
+	while (e->len + r + 1 > e->cap && e->cap < ERR_MAX) {
+		e->cap = e->cap ? 2 * e->cap : 8192;
+		if (!(e->text = realloc(e->text, e->cap)))
+			ff_die("out of memory");
+	}
 	if (e->len + r + 1 > e->cap) {
-		if (e->cap >= 1 << 20) {
-			memmove(e->text + (1 << 19), e->text + e->len - (1 << 19) + r, (1 << 19) - r);
-			e->len = (1 << 20) - r;
-		} else {
-			e->cap = e->cap ? 2 * e->cap : 8192;
-			while (e->cap < e->len + r + 1)
-				e->cap *= 2;
-			if (!(e->text = realloc(e->text, e->cap)))
-				ff_die("out of memory");
-		}
+		keep = e->cap / 2 - r - 1;
+		memmove(e->text + e->cap / 2, e->text + e->len - keep, keep);
+		e->len = e->cap / 2 + keep;
 	}
 	memcpy(e->text + e->len, buf, r);
 	e->len += r;
