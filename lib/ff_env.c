@@ -37,7 +37,7 @@ ff_env_run(char *const argv[], int *status)
 {
 	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
 	struct ff_child c;
-	struct pollfd pfd;
+	struct pollfd pfd[2];
 	double until = ff_now() + RUN_TIMEOUT_S, left;
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap), *nb;
@@ -63,13 +63,14 @@ ff_env_run(char *const argv[], int *status)
 		return NULL;
 	}
 	close(fds[1]);
-	pfd.fd = fds[0];
-	pfd.events = POLLIN;
+	pfd[0] = (struct pollfd){ fds[0], POLLIN, 0 };
+	/* A signal ends the wait: the caller is being stopped. */
+	pfd[1] = (struct pollfd){ ff_signal_fd(), POLLIN, 0 };
 	for (;;) {
 		left = until - ff_now();
-		if (left <= 0)
+		if (left <= 0 || ff_signalled())
 			break;
-		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
+		if (poll(pfd, 2, (int)(left * 1000) + 1) <= 0 || !pfd[0].revents)
 			continue;
 		if (cap - len < 1024 && cap < RUN_MAX_BYTES + 1) {
 			cap *= 2;
@@ -88,7 +89,7 @@ ff_env_run(char *const argv[], int *status)
 	}
 	close(fds[0]);
 	buf[len] = 0;
-	left = until - ff_now();
+	left = ff_signalled() ? 0 : until - ff_now();
 	if (ff_child_wait(&c, left > 0 ? left : 0)) {
 		if (status)
 			*status = c.status;

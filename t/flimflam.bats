@@ -7,29 +7,6 @@ setup() {
 	skip_unless_program nginx
 }
 
-# A PATH without skrouterd, whatever this machine has.
-path_without_skrouterd() {
-	local d out=
-	IFS=: read -ra dirs <<<"$PATH"
-	for d in "${dirs[@]}"; do
-		[ -x "$d/skrouterd" ] || out="$out${out:+:}$d"
-	done
-	echo "$out"
-}
-
-# start_run FILE ARGS...: flimflam run --json ARGS in the background,
-# events to FILE, stderr to FILE.err; sets RUN_PID.
-start_run() {
-	local f="$1"
-	shift
-	flimflam run --json "$@" >"$f" 2>"$f.err" &
-	RUN_PID=$!
-}
-
-run_dir_of() {
-	jq -r 'select(.event == "server") | .run_dir' "$1" | head -n 1
-}
-
 @test "flimflam: help lists every command of the original" {
 	run -0 --separate-stderr flimflam --help
 	[[ "${lines[0]}" == "usage: flimflam [--verbose] [--quiet] [--debug] [-h] {command} ..." ]]
@@ -140,76 +117,6 @@ independent_count() {
 
 @test "flimflam run: builtin's count agrees with loopback's byte counter (nginx)" {
 	independent_count nginx 6
-}
-
-@test "flimflam run: SIGINT during the warmup stops everything, exit 130" {
-	start_run "$BATS_TEST_TMPDIR/ev" -r nginx --warmup 30 --duration 5
-	wait_for_grep '"event":"topology"' "$BATS_TEST_TMPDIR/ev" 15
-	d=$(run_dir_of "$BATS_TEST_TMPDIR/ev")
-	[ -n "$(pids_of_run "$d")" ]
-	kill -INT "$RUN_PID"
-	wait_status "$RUN_PID"
-	[ "$status" -eq 130 ]
-	[ -z "$(pids_of_run "$d")" ]
-	[ "$(tail -n 1 "$BATS_TEST_TMPDIR/ev.err")" = "flimflam: stopped by SIGINT; nothing is left running; the run's files are in '$d'" ]
-}
-
-@test "flimflam run: SIGTERM during the window stops everything, exit 143, within 2 s" {
-	start_run "$BATS_TEST_TMPDIR/ev" -r nginx --warmup 0 --duration 30
-	wait_for_grep '"event":"window"' "$BATS_TEST_TMPDIR/ev" 15
-	d=$(run_dir_of "$BATS_TEST_TMPDIR/ev")
-	t0=$(date +%s%N)
-	kill -TERM "$RUN_PID"
-	wait_status "$RUN_PID"
-	t1=$(date +%s%N)
-	[ "$status" -eq 143 ]
-	[ $(((t1 - t0) / 1000000)) -lt 2000 ]
-	[ -z "$(pids_of_run "$d")" ]
-	# No result was printed for the interrupted run.
-	! grep -q '"event":"result"' "$BATS_TEST_TMPDIR/ev" || false
-}
-
-@test "flimflam run: SIGKILL of the dispatcher leaves no process behind" {
-	start_run "$BATS_TEST_TMPDIR/ev" -r nginx --warmup 30 --duration 5
-	wait_for_grep '"event":"topology"' "$BATS_TEST_TMPDIR/ev" 15
-	d=$(run_dir_of "$BATS_TEST_TMPDIR/ev")
-	pids=$(pids_of_run "$d")
-	[ -n "$pids" ]
-	kill -KILL "$RUN_PID"
-	wait "$RUN_PID" || true
-	for i in $(seq 40); do
-		all_gone $pids && break
-		sleep 0.1
-	done
-	all_gone $pids
-	[ -z "$(pids_of_run "$d")" ]
-}
-
-@test "flimflam run: a relay killed mid-window fails the run, naming it, with its log" {
-	start_run "$BATS_TEST_TMPDIR/ev" -r nginx --warmup 0 --duration 4
-	wait_for_grep '"event":"window"' "$BATS_TEST_TMPDIR/ev" 15
-	d=$(run_dir_of "$BATS_TEST_TMPDIR/ev")
-	r2=$(jq -r 'select(.event == "topology") | .relays[1].pid' "$BATS_TEST_TMPDIR/ev")
-	kill -KILL "$r2"
-	wait_status "$RUN_PID"
-	[ "$status" -eq 1 ]
-	grep -q "^ff-topology: r2 (nginx) (pid $r2) was killed by signal 9" "$BATS_TEST_TMPDIR/ev.err"
-	grep -q "flimflam: the run failed; its files are in '$d'" "$BATS_TEST_TMPDIR/ev.err"
-	! grep -q '"event":"resources"' "$BATS_TEST_TMPDIR/ev" || false
-	[ -z "$(pids_of_run "$d")" ]
-}
-
-@test "flimflam run: the server killed mid-window fails the run" {
-	start_run "$BATS_TEST_TMPDIR/ev" -r none --warmup 0 --duration 4
-	wait_for_grep '"event":"window"' "$BATS_TEST_TMPDIR/ev" 15
-	d=$(run_dir_of "$BATS_TEST_TMPDIR/ev")
-	server=$(jq -r 'select(.event == "server") | .pid' "$BATS_TEST_TMPDIR/ev")
-	kill -KILL "$server"
-	wait_status "$RUN_PID"
-	[ "$status" -eq 1 ]
-	grep -q "^ff-workload: server (pid $server) was killed by signal 9" "$BATS_TEST_TMPDIR/ev.err"
-	! grep -q '"event":"result"' "$BATS_TEST_TMPDIR/ev" || false
-	[ -z "$(pids_of_run "$d")" ]
 }
 
 @test "flimflam run: two runs at once both succeed, each in its own directory" {

@@ -48,8 +48,9 @@ pids_of_run() {
 		s=$(awk '{print $3}' "$p/stat" 2>/dev/null) || continue
 		[ "$s" = Z ] && continue
 		cwd=$(readlink "$p/cwd" 2>/dev/null)
+		# A process may end while we look: every read may fail, quietly.
 		if [ "${cwd#"$d"}" != "$cwd" ] ||
-		   tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$d"; then
+		   { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF -- "$d"; then
 			echo "${p#/proc/}"
 		fi
 	done
@@ -106,4 +107,47 @@ event_ok() {
 wait_status() {
 	status=0
 	wait "$1" || status=$?
+}
+
+# A PATH without skrouterd, whatever this machine has.
+path_without_skrouterd() {
+	local d out=
+	IFS=: read -ra dirs <<<"$PATH"
+	for d in "${dirs[@]}"; do
+		[ -x "$d/skrouterd" ] || out="$out${out:+:}$d"
+	done
+	echo "$out"
+}
+
+# start_run FILE ARGS...: flimflam run --json ARGS in the background,
+# events to FILE, stderr to FILE.err; sets RUN_PID.
+start_run() {
+	local f="$1"
+	shift
+	start_cmd "$f" run "$@"
+}
+
+# start_cmd FILE COMMAND ARGS...: flimflam COMMAND --json ARGS, likewise.
+start_cmd() {
+	local f="$1" c="$2"
+	shift 2
+	flimflam "$c" --json "$@" >"$f" 2>"$f.err" &
+	RUN_PID=$!
+}
+
+# stage_pid NAME: the pid of a stage of the run RUN_PID ("serve",
+# "ff-topology", "drive", "ff-capture").
+stage_pid() {
+	local p
+	for p in $(descendants "$RUN_PID"); do
+		if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qE "(^|/)(ff-workload $1|$1) "; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+run_dir_of() {
+	jq -r 'select(.event == "server") | .run_dir' "$1" | head -n 1
 }
