@@ -2160,7 +2160,7 @@ bench_main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct bcase cases[8 * 8 * 8];
-	char unsupported[2048] = "", outbuf[PATH_MAX], dir[PATH_MAX], *slash, *p;
+	char unsupported[2048] = "", outbuf[PATH_MAX], dir[PATH_MAX], why[512], *slash, *p;
 	const char *miss;
 	int ncases = 0, nunsup = 0, nrun = 0, w, r, pr, c, k = 0, rep, failed = 0, done = 0, ncpus, sig;
 	cpu_set_t avail;
@@ -2263,8 +2263,9 @@ bench_main(int argc, char *argv[])
 		slash[slash == dir ? 1 : 0] = 0;
 	else
 		strcpy(dir, ".");
-	if (access(dir, W_OK | X_OK) < 0)
-		ff_die("cannot keep the results in '%s': %s", opt.output, strerror(errno));
+	/* Tried, not access(2): root passes that even on /proc. */
+	if (ff_dir_writable(dir, 1 << 20, why, sizeof(why)) < 0)
+		ff_die("cannot keep the results in '%s': %s", opt.output, why);
 	if (stat(opt.output, &st) == 0 && S_ISDIR(st.st_mode))
 		ff_die("cannot keep the results in '%s': it is a directory", opt.output);
 

@@ -119,21 +119,6 @@ independent_count() {
 	independent_count nginx 6
 }
 
-@test "flimflam run: two runs at once both succeed, each in its own directory" {
-	start_run "$BATS_TEST_TMPDIR/a" -r nginx --warmup 1 --duration 2
-	a=$RUN_PID
-	start_run "$BATS_TEST_TMPDIR/b" -r nginx --warmup 1 --duration 2
-	b=$RUN_PID
-	wait_status "$a"
-	[ "$status" -eq 0 ]
-	wait_status "$b"
-	[ "$status" -eq 0 ]
-	for f in a b; do
-		event_ok "$BATS_TEST_TMPDIR/$f" result '.bits_per_s > 0'
-	done
-	[ "$(run_dir_of "$BATS_TEST_TMPDIR/a")" != "$(run_dir_of "$BATS_TEST_TMPDIR/b")" ]
-}
-
 @test "flimflam run: nothing is left running after a normal run" {
 	run -0 --separate-stderr flimflam run --json -r nginx --warmup 0 --duration 1
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
@@ -144,18 +129,3 @@ independent_count() {
 	done
 }
 
-@test "flimflam run: run directories do not pile up (FLIMFLAM_KEEP_RUNS)" {
-	FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
-	mkdir -p "$FLIMFLAM_RUNS"
-	for t in 20200101-000000 20200101-000001 20200101-000002 20200101-000003; do
-		mkdir -m 700 "$FLIMFLAM_RUNS/$t-abcdef"
-	done
-	mkdir "$FLIMFLAM_RUNS/not-a-run"
-	FLIMFLAM_KEEP_RUNS=3 run -0 --separate-stderr flimflam run -r none --warmup 0 --duration 1
-	run -0 ls "$FLIMFLAM_RUNS"
-	[ "${#lines[@]}" -eq 4 ]
-	[ "${lines[0]}" = 20200101-000002-abcdef ]
-	[ "${lines[1]}" = 20200101-000003-abcdef ]
-	[[ "${lines[2]}" == 2???????-??????-?????? ]]
-	[ "${lines[3]}" = not-a-run ]
-}

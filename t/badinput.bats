@@ -1,0 +1,137 @@
+# Bad input across every command: each case is one line `prog: what: why`
+# on stderr (before the usage, for usage errors), exit 2 for usage and 1
+# for failures, no crash, and nothing started (no run directory made).
+bats_require_minimum_version 1.5.0
+load helper
+
+nothing_started() {
+	[ ! -e "$FLIMFLAM_RUNS" ] || [ -z "$(ls -A "$FLIMFLAM_RUNS")" ]
+}
+
+# cases FILE: lines "STATUS|COMMAND|FIRST LINE OF STDERR", run in a scratch directory.
+cases() {
+	local want cmd line n=0
+	cd "$BATS_TEST_TMPDIR"
+	while IFS='|' read -r want cmd line; do
+		[ -n "$want" ] || continue
+		eval "run --separate-stderr $cmd"
+		[ "$status" -eq "$want" ] || { echo "$cmd: status $status, want $want"; false; }
+		[ "${stderr_lines[0]}" = "$line" ] ||
+			{ echo "$cmd: got '${stderr_lines[0]}', want '$line'"; false; }
+		# Sanitizer reports or crashes would show as more than our line and the usage.
+		[[ "$stderr" != *"Sanitizer"* && "$stderr" != *"runtime error"* ]]
+		n=$((n + 1))
+	done <"$1"
+	echo "$n cases"
+}
+
+@test "the run options: each bad value is one line and exit 2, and nothing starts" {
+	local args
+	while IFS='|' read -r args want; do
+		run -2 --separate-stderr flimflam run -r none $args
+		[ "${stderr_lines[0]}" = "flimflam: $want" ] ||
+			{ echo "run $args: got '${stderr_lines[0]}', want 'flimflam: $want'"; false; }
+		[ -z "$output" ]
+	done <<'CASES'
+--jobs 0|--jobs: 0 is out of range (1 to 4096)
+--jobs -3|--jobs: -3 is out of range (1 to 4096)
+--jobs 1.5|--jobs: '1.5' is not a whole number
+--jobs many|--jobs: 'many' is not a number
+--jobs 1000000|--jobs: 1000000 is out of range (1 to 4096)
+--jobs|option '--jobs' needs a value
+--warmup -1|--warmup: -1 is out of range (0 to 86400)
+--warmup 0.5|--warmup: '0.5' is not a whole number
+--duration 0|--duration: 0 is out of range (1 to 86400)
+--duration 99999999999|--duration: 99999999999 is out of range (1 to 86400)
+--duration 99999999999999999999999|--duration: 99999999999999999999999 is out of range (1 to 86400)
+--duration 2s|--duration: '2s' is not a number
+--cpu-limit -1|--cpu-limit: -1 is out of range (0 to 1024)
+--cpu-limit 100000|--cpu-limit: 100000 is out of range (0 to 1024)
+-w nosuch|unknown workload 'nosuch' (expected builtin, iperf3, h2load, h2load-h1)
+-r nosuch|unknown relay 'nosuch' (expected skrouterd, nghttpx, nginx, none)
+-p nosuch|unknown protocol 'nosuch' (expected tcp, http1, http2)
+-p http1|workload 'builtin' over relay 'none' with protocol 'http1' is not supported; these work for builtin: builtin/skrouterd/tcp, builtin/nginx/tcp, builtin/none/tcp
+extra|unexpected argument 'extra'
+CASES
+	run -2 --separate-stderr flimflam run -r none --duration ""
+	[ "${stderr_lines[0]}" = "flimflam: --duration: expected a whole number" ]
+	# Nothing was started: no run directory was made.
+	[ ! -e "$FLIMFLAM_RUNS" ] || [ -z "$(ls -A "$FLIMFLAM_RUNS")" ]
+}
+
+@test "the run options: --cpu-limit beyond this process's CPUs is a usage error" {
+	local n
+	n=$(nproc)
+	run -2 --separate-stderr flimflam run -r nginx --cpu-limit $((n + 1))
+	[ "${stderr_lines[0]}" = "flimflam: --cpu-limit: $((n + 1)) is more than the $n CPUs this process may use" ]
+}
+
+@test "bad input: capture, topology, workload and capture options" {
+	cat >"$BATS_TEST_TMPDIR/cases" <<'CASES'
+2|flimflam record -r nginx --call-graph bogus|flimflam: unknown call graph method 'bogus' (expected fp, dwarf, lbr)
+2|flimflam record -r nginx --freq 0|flimflam: --freq: 0 is out of range (1 to 1000000)
+2|flimflam record -r nginx --freq abc|flimflam: --freq: 'abc' is not a number
+2|flimflam stat -r nginx --freq 99|flimflam: --freq is for record, c2c, mem and flamegraph, not 'stat'
+2|flimflam run -r nginx --call-graph fp|flimflam: --call-graph is for record, c2c, mem and flamegraph, not 'run'
+2|flimflam skstat -r nginx|flimflam: 'skstat' reads the routers' statistics, so it needs relay 'skrouterd', not 'nginx'
+2|flimflam record -r none|flimflam: 'record' captures in the relays, and relay 'none' has none
+2|flimflam stat -r none -w iperf3|flimflam: 'stat' captures in the relays, and relay 'none' has none
+2|ff-topology --server-port 0|ff-topology: --server-port: 0 is out of range (1 to 65535)
+2|ff-topology --server-port 70000|ff-topology: --server-port: 70000 is out of range (1 to 65535)
+2|ff-topology --server-port x|ff-topology: --server-port: 'x' is not a number
+2|ff-topology -r nginx --encapsulation lite|ff-topology: --encapsulation is for relay skrouterd
+2|ff-topology --encapsulation bogus|ff-topology: unknown encapsulation 'bogus' (expected legacy, lite)
+2|ff-topology -r nginx extra|ff-topology: unexpected argument 'extra'
+2|ff-workload serve -w bogus|ff-workload: unknown workload 'bogus' (expected builtin, iperf3, h2load, h2load-h1)
+2|ff-workload drive --duration 0|ff-workload: --duration: 0 is out of range (1 to 86400)
+2|ff-workload drive --jobs 99999|ff-workload: --jobs: 99999 is out of range (1 to 4096)
+2|ff-workload bogus|ff-workload: unknown mode 'bogus' (expected serve or drive)
+2|ff-workload|ff-workload: expected a mode: serve or drive
+2|ff-capture bogus|ff-capture: unknown mode 'bogus' (expected none, stat, record, c2c, mem, skstat)
+2|ff-capture --pid abc --duration 1|ff-capture: --pid: 'abc' is not a number
+2|ff-capture --pid 0 --duration 1|ff-capture: --pid: 0 is out of range (1 to 4194304)
+2|ff-capture --pid 1|ff-capture: --pid needs --duration
+2|ff-capture --pid 1 --duration 1.5|ff-capture: --duration: '1.5' is not a whole number
+2|ff-check extra|ff-check: unexpected argument 'extra'
+2|ff-bench -w builtin,builtin|ff-bench: workload 'builtin' is given twice
+2|ff-bench -w nosuch|ff-bench: unknown workload 'nosuch' (expected builtin, iperf3, h2load, h2load-h1)
+2|ff-bench -r ''|ff-bench: empty relay name in ''
+2|ff-bench --repeat 0|ff-bench: --repeat: 0 is out of range (1 to 10000)
+2|ff-bench compare a|ff-bench: expected two results files, BASE and NEW
+2|ff-bench compare --threshold x a b|ff-bench: --threshold: 'x' is not a number
+CASES
+	cases "$BATS_TEST_TMPDIR/cases"
+	nothing_started
+}
+
+@test "bad input: files that are missing, empty, truncated, garbage or the wrong JSON" {
+	cd "$BATS_TEST_TMPDIR"
+	: >empty
+	printf '\x89PNG\r\n\x1a\n\xb7\xfe\x01\x02 not text' >garbage
+	printf '{"event":"case","config":{"workload":"builtin"' >trunc.jsonl
+	echo '{"event":"case","config":"x"}' >wrongtype.jsonl
+	echo '[1,2]' >notobj.jsonl
+	cat >"$BATS_TEST_TMPDIR/cases" <<'CASES'
+1|ff-flame /nonexistent|ff-flame: cannot open '/nonexistent': No such file or directory
+1|ff-flame -o page.html garbage|ff-flame: 'garbage': not a perf.data file, perf script output or folded stacks
+1|ff-flame -o page.html trunc.jsonl|ff-flame: 'trunc.jsonl': not a perf.data file, perf script output or folded stacks
+1|ff-bench summarize /nonexistent|ff-bench: cannot read '/nonexistent': No such file or directory
+1|ff-bench summarize empty|ff-bench: empty: the file is empty (expected bench results, one JSON object per line)
+1|ff-bench summarize garbage|ff-bench: garbage:1: not JSON: unable to decode byte 0x89
+1|ff-bench summarize trunc.jsonl|ff-bench: trunc.jsonl:1: the last line is cut short ('}' expected near end of file)
+1|ff-bench summarize wrongtype.jsonl|ff-bench: wrongtype.jsonl:1: 'status' is missing
+1|ff-bench summarize notobj.jsonl|ff-bench: notobj.jsonl:1: expected a JSON object, not an array
+1|ff-bench compare empty empty|ff-bench: empty: the file is empty (expected bench results, one JSON object per line)
+1|ff-bench compare trunc.jsonl notobj.jsonl|ff-bench: trunc.jsonl:1: the last line is cut short
+CASES
+	while IFS='|' read -r want cmd line; do
+		eval "run --separate-stderr $cmd"
+		[ "$status" -eq "$want" ] || { echo "$cmd: status $status, want $want"; false; }
+		[[ "${stderr_lines[0]}" == "$line"* ]] || { echo "$cmd: got '${stderr_lines[0]}'"; false; }
+	done <"$BATS_TEST_TMPDIR/cases"
+	# No page was written for input that was not one.
+	[ ! -e page.html ]
+	# An empty input is not an error: a page that says so.
+	run -0 --separate-stderr ff-flame -o page.html empty
+	grep -qi 'no samples' page.html
+}
