@@ -13,7 +13,9 @@
 #
 # The kernel's count and the CPU time are taken over the middle of the
 # window, from half a second after it opens to half a second before it
-# closes, so that start-up and teardown do not count. The builtin echoes,
+# closes (timed from the moment the client's connections are up), so that
+# start-up and teardown do not count. On a loaded machine a run whose
+# client has already gone at the second reading gives no such figures ("-"). The builtin echoes,
 # so every byte it counts crossed loopback twice; iperf3's once.
 
 set -eu
@@ -86,6 +88,17 @@ wait_listen() {	# PORT
 	exit 1
 }
 
+wait_connected() {	# PORT CLIENT_PID: until the client has its jobs connections
+	local i
+	for ((i = 0; i < 500; i++)); do
+		[ "$(ss -tnH state established "( dport = :$1 )" | wc -l)" -ge "$jobs" ] && return 0
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.01
+	done
+	echo "builtin.sh: the client did not connect to port $1" >&2
+	exit 1
+}
+
 cpu_ticks() {	# PID: utime + stime in clock ticks, or nothing if it is gone
 	awk '{ sub(/.*\) /, ""); print $12 + $13 }' /proc/"$1"/stat 2>/dev/null || true
 }
@@ -118,6 +131,7 @@ measure() {
 	"${cargv[@]}" >"$tmp/$name.client.out" 2>"$tmp/$name.client.err" &
 	cpid=$!
 	pids+=("$cpid")
+	wait_connected "$port" "$cpid"
 	sleep "$warmup.5"
 	c0=$(cpu_ticks "$cpid") s0=$(cpu_ticks "$spid") r0=$(rx_bytes "$port" "$side")
 	t0=$(date +%s.%N)
