@@ -41,19 +41,15 @@ jsonl_ok() {
 
 # pids_of_run DIR: live processes whose command line mentions the run
 # directory DIR or whose working directory is in it (every stage, relay,
-# server and client of a run is one or the other).
+# server and client of a run is one or the other). Zombies have neither.
+# Two commands for all of /proc, so it is quick: a run may end meanwhile.
 pids_of_run() {
-	local d="$1" p cwd s
-	for p in /proc/[0-9]*; do
-		s=$(awk '{print $3}' "$p/stat" 2>/dev/null) || continue
-		[ "$s" = Z ] && continue
-		cwd=$(readlink "$p/cwd" 2>/dev/null)
-		# A process may end while we look: every read may fail, quietly.
-		if [ "${cwd#"$d"}" != "$cwd" ] ||
-		   { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF -- "$d"; then
-			echo "${p#/proc/}"
-		fi
-	done
+	local d="$1"
+	{
+		# The pattern from a file, so grep's own command line does not match.
+		grep -lsFf <(printf '%s\n' "$d") /proc/[0-9]*/cmdline
+		find /proc/[0-9]*/cwd -maxdepth 0 \( -lname "$d" -o -lname "$d/*" \) -print
+	} 2>/dev/null | sed -E 's|^/proc/([0-9]+)/.*|\1|' | sort -un
 }
 
 # descendants PID: PID's living descendants, one per line.
