@@ -2183,16 +2183,16 @@ bench_main(int argc, char *argv[])
 			opt.np = parse_list("protocol", optarg, ff_protocols, opt.protocols);
 			break;
 		case OPT_JOBS:
-			opt.jobs = ff_parse_long(usage, "--jobs", optarg, 1, 4096);
+			opt.jobs = ff_parse_run_opt(usage, "--jobs", optarg);
 			break;
 		case OPT_WARMUP:
-			opt.warmup = ff_parse_long(usage, "--warmup", optarg, 0, 86400);
+			opt.warmup = ff_parse_run_opt(usage, "--warmup", optarg);
 			break;
 		case OPT_DURATION:
-			opt.duration = ff_parse_long(usage, "--duration", optarg, 1, 86400);
+			opt.duration = ff_parse_run_opt(usage, "--duration", optarg);
 			break;
 		case OPT_CPU_LIMIT:
-			opt.cpu_limit = ff_parse_long(usage, "--cpu-limit", optarg, 0, CPU_SETSIZE);
+			opt.cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", optarg);
 			break;
 		case OPT_REPEAT:
 			opt.repeat = ff_parse_long(usage, "--repeat", optarg, 1, 10000);

@@ -95,19 +95,6 @@ sampling(void)
 	return opt.mode == RECORD || opt.mode == C2C || opt.mode == MEM;
 }
 
-static char *
-xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		ff_die("out of memory");
-	va_end(ap);
-	return s;
-}
-
 static void
 cleanup(void)
 {
@@ -381,11 +368,11 @@ static const char stat_events[] =
 static void
 start_stat(struct target *t)
 {
-	char *pids = pid_list(t), *log = xasprintf("%s/%s-perf-stat.log", ff_rundir(opt.run_dir), t->role);
+	char *pids = pid_list(t), *log = ff_asprintf("%s/%s-perf-stat.log", ff_rundir(opt.run_dir), t->role);
 	char *argv[] = { "perf", "stat", "--no-big-num", "-e", (char *)stat_events,
 			 "-p", pids, "-o", NULL, NULL };
 
-	t->stat_file = xasprintf("%s/%s-perf-stat.txt", ff_rundir(opt.run_dir), t->role);
+	t->stat_file = ff_asprintf("%s/%s-perf-stat.txt", ff_rundir(opt.run_dir), t->role);
 	argv[8] = t->stat_file;
 	unlink(t->stat_file);
 	spawn_perf(&t->perf, "perf stat", argv, log);
@@ -819,8 +806,8 @@ collect_skstat(void)
 
 	for (i = 0; i < opt.n; i++) {
 		struct target *t = &opt.t[i];
-		char *g = xasprintf("%s/%s-skstat-g.txt", ff_rundir(opt.run_dir), t->role);
-		char *m = xasprintf("%s/%s-skstat-m.txt", ff_rundir(opt.run_dir), t->role);
+		char *g = ff_asprintf("%s/%s-skstat-g.txt", ff_rundir(opt.run_dir), t->role);
+		char *m = ff_asprintf("%s/%s-skstat-m.txt", ff_rundir(opt.run_dir), t->role);
 		char *gt = run_skstat(t, "-g", g), *mt = run_skstat(t, "-m", m);
 		json_t *f = json_array();
 
@@ -985,7 +972,7 @@ main(int argc, char *argv[])
 			parse_pids(optarg);
 			break;
 		case OPT_DURATION:
-			opt.duration = ff_parse_long(usage, "--duration", optarg, 1, 86400);
+			opt.duration = ff_parse_run_opt(usage, "--duration", optarg);
 			break;
 		case OPT_RUN_DIR:
 			opt.run_dir = optarg;
@@ -995,7 +982,7 @@ main(int argc, char *argv[])
 								   optarg, call_graphs)];
 			break;
 		case OPT_FREQ:
-			opt.freq = ff_parse_long(usage, "--freq", optarg, 1, 1000000);
+			opt.freq = ff_parse_run_opt(usage, "--freq", optarg);
 			break;
 		case OPT_CHECK:
 			opt.check = 1;

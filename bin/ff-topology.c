@@ -73,19 +73,6 @@ cleanup(void)
 	ff_children_stop_all();
 }
 
-static char *
-xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		ff_die("out of memory");
-	va_end(ap);
-	return s;
-}
-
 static const char *
 user_name(void)
 {
@@ -123,7 +110,7 @@ configure_nginx(struct relay *r, const char *load_module)
 	snprintf(port, sizeof(port), "%d", r->port);
 	snprintf(target, sizeof(target), "%d", r->target_port);
 	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 1);
-	r->conf = xasprintf("%s/nginx.conf", r->dir);
+	r->conf = ff_asprintf("%s/nginx.conf", r->dir);
 	write_conf(r, !strcmp(opt.protocol, "tcp") ? "relay-conf/nginx-tcp.conf" :
 		   "relay-conf/nginx-http1.conf", vars);
 	r->ready_port = r->port;
@@ -143,7 +130,7 @@ configure_nghttpx(struct relay *r)
 	snprintf(port, sizeof(port), "%d", r->port);
 	snprintf(target, sizeof(target), "%d", r->target_port);
 	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 1);
-	r->conf = xasprintf("%s/nghttpx.conf", r->dir);
+	r->conf = ff_asprintf("%s/nghttpx.conf", r->dir);
 	write_conf(r, "relay-conf/nghttpx.conf", vars);
 	r->ready_port = r->port;
 }
@@ -173,7 +160,7 @@ configure_skrouterd(struct relay *r)
 	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 4);
 	snprintf(mgmt, sizeof(mgmt), "%d", r->mgmt_port);
 	snprintf(inter, sizeof(inter), "%d", r->inter_router_port);
-	r->conf = xasprintf("%s/skrouterd.conf", r->dir);
+	r->conf = ff_asprintf("%s/skrouterd.conf", r->dir);
 	write_conf(r, r == &r1 ? "relay-conf/skrouterd-r1.conf" :
 		   "relay-conf/skrouterd-r2.conf", vars);
 	/* R2 is ready when R1 can reach it; R1 when its adaptor listens. */
@@ -183,7 +170,7 @@ configure_skrouterd(struct relay *r)
 static int
 start_relay(struct relay *r)
 {
-	char *log = xasprintf("%s/%s.log", ff_rundir(NULL), r->role), *argv[8];
+	char *log = ff_asprintf("%s/%s.log", ff_rundir(NULL), r->role), *argv[8];
 
 	/* Each attempt's log alone: it tells a lost port from a failure. */
 	if (truncate(log, 0) < 0 && errno != ENOENT)
@@ -199,9 +186,9 @@ start_relay(struct relay *r)
 		argv[i++] = "-c";
 		argv[i++] = r->conf;
 		argv[i++] = "-e";
-		argv[i++] = xasprintf("%s/error.log", r->dir);
+		argv[i++] = ff_asprintf("%s/error.log", r->dir);
 	} else if (!strcmp(opt.relay, "nghttpx")) {
-		argv[i++] = xasprintf("--conf=%s", r->conf);
+		argv[i++] = ff_asprintf("--conf=%s", r->conf);
 	} else {
 		argv[i++] = "--config";
 		argv[i++] = r->conf;
@@ -260,7 +247,7 @@ start_relays(int server_port)
 
 		if (!module)
 			ff_die("nginx's stream module is missing: install libnginx-mod-stream (Debian) or nginx-mod-stream (Fedora)");
-		load_module = strcmp(module, "builtin") ? xasprintf("load_module %s;", module) : strdup("");
+		load_module = strcmp(module, "builtin") ? ff_asprintf("load_module %s;", module) : strdup("");
 		free(module);
 	}
 	for (int attempt = 0;; attempt++) {
@@ -279,7 +266,7 @@ start_relays(int server_port)
 			r1.target_port = 0;
 		}
 		for (struct relay *r = &r2; r; r = r == &r2 ? &r1 : NULL) {
-			r->dir = xasprintf("%s/%s", ff_rundir(NULL), r->role);
+			r->dir = ff_asprintf("%s/%s", ff_rundir(NULL), r->role);
 			if (ff_mkdirs(r->dir, 0700) < 0)
 				ff_die("cannot create '%s': %s", r->dir, strerror(errno));
 			if (!strcmp(opt.relay, "nginx"))
@@ -352,7 +339,7 @@ main(int argc, char *argv[])
 			opt.protocol = ff_protocols[ff_parse_name(usage, "protocol", optarg, ff_protocols)];
 			break;
 		case OPT_CPU_LIMIT:
-			opt.cpu_limit = ff_parse_long(usage, "--cpu-limit", optarg, 0, CPU_SETSIZE);
+			opt.cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", optarg);
 			break;
 		case OPT_SERVER_PORT:
 			opt.server_port = ff_parse_long(usage, "--server-port", optarg, 1, 65535);

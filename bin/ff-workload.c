@@ -78,11 +78,7 @@ spawn_or_die(struct ff_child *c, const char *role, char *const argv[],
 static char *
 run_path(const char *name)
 {
-	char *p;
-
-	if (asprintf(&p, "%s/%s", ff_rundir(NULL), name) < 0)
-		ff_die("out of memory");
-	return p;
+	return ff_asprintf("%s/%s", ff_rundir(NULL), name);
 }
 
 /* serve */
@@ -98,8 +94,7 @@ write_docroot(const char *docroot)
 	for (i = 0; i < HTTP_OBJECT_BYTES; i++)
 		body[i] = "flimflam\n"[i % 9];
 	body[HTTP_OBJECT_BYTES] = 0;
-	if (asprintf(&path, "%s/flimflam.txt", docroot) < 0)
-		ff_die("out of memory");
+	path = ff_asprintf("%s/flimflam.txt", docroot);
 	if (ff_write_file(path, body, 0600) < 0)
 		exit(1);
 	free(path);
@@ -751,16 +746,16 @@ main(int argc, char *argv[])
 			opt.workload = ff_workloads[ff_parse_name(usage, "workload", optarg, ff_workloads)];
 			break;
 		case OPT_JOBS:
-			opt.jobs = ff_parse_long(usage, "--jobs", optarg, 1, 4096);
+			opt.jobs = ff_parse_run_opt(usage, "--jobs", optarg);
 			break;
 		case OPT_WARMUP:
-			opt.warmup = ff_parse_long(usage, "--warmup", optarg, 0, 86400);
+			opt.warmup = ff_parse_run_opt(usage, "--warmup", optarg);
 			break;
 		case OPT_DURATION:
-			opt.duration = ff_parse_long(usage, "--duration", optarg, 1, 86400);
+			opt.duration = ff_parse_run_opt(usage, "--duration", optarg);
 			break;
 		case OPT_CPU_LIMIT:
-			opt.cpu_limit = ff_parse_long(usage, "--cpu-limit", optarg, 0, CPU_SETSIZE);
+			opt.cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", optarg);
 			break;
 		case OPT_RUN_DIR:
 			opt.run_dir = optarg;

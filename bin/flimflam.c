@@ -224,16 +224,16 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 			opt.protocol = ff_protocols[ff_parse_name(run_usage, "protocol", optarg, ff_protocols)];
 			break;
 		case OPT_JOBS:
-			opt.jobs = ff_parse_long(run_usage, "--jobs", optarg, 1, 4096);
+			opt.jobs = ff_parse_run_opt(run_usage, "--jobs", optarg);
 			break;
 		case OPT_WARMUP:
-			opt.warmup = ff_parse_long(run_usage, "--warmup", optarg, 0, 86400);
+			opt.warmup = ff_parse_run_opt(run_usage, "--warmup", optarg);
 			break;
 		case OPT_DURATION:
-			opt.duration = ff_parse_long(run_usage, "--duration", optarg, 1, 86400);
+			opt.duration = ff_parse_run_opt(run_usage, "--duration", optarg);
 			break;
 		case OPT_CPU_LIMIT:
-			opt.cpu_limit = ff_parse_long(run_usage, "--cpu-limit", optarg, 0, CPU_SETSIZE);
+			opt.cpu_limit = ff_parse_run_opt(run_usage, "--cpu-limit", optarg);
 			break;
 		case OPT_JSON:
 			opt.json = 1;
@@ -244,7 +244,7 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 				ff_usage_error(run_usage, "%s is for record, c2c, mem and flamegraph, not '%s'",
 					       ch == OPT_FREQ ? "--freq" : "--call-graph", c->name);
 			if (ch == OPT_FREQ)
-				perf_opt.freq = ff_parse_long(run_usage, "--freq", optarg, 1, 1000000);
+				perf_opt.freq = ff_parse_run_opt(run_usage, "--freq", optarg);
 			else
 				perf_opt.call_graph = call_graphs[ff_parse_name(run_usage, "call graph method",
 										optarg, call_graphs)];

@@ -63,6 +63,9 @@ noreturn void ff_fail(int status, const char *fmt, ...) __attribute__((format(pr
 /* The hook ff_die and ff_fail run before exiting (one; last one wins). */
 void ff_set_cleanup(void (*fn)(void));
 
+/* A formatted string (malloc'd); dies when out of memory. */
+char *ff_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Usage text to stdout and exit(code) (for -h). */
 noreturn void ff_usage(const char *usage, int code);
 /* "prog: message\n" then the usage, to stderr; exit(2). */
@@ -80,6 +83,13 @@ int ff_finish(void);
  */
 long ff_parse_long(const char *usage, const char *opt, const char *s,
 		   long min, long max);
+/*
+ * The run options every program shares, each with its one range:
+ * "--jobs" 1..4096, "--warmup" 0..86400, "--duration" 1..86400,
+ * "--cpu-limit" 0..CPU_SETSIZE, "--freq" 1..1000000. A usage error like
+ * ff_parse_long.
+ */
+long ff_parse_run_opt(const char *usage, const char *opt, const char *s);
 /* A decimal number (fractions allowed) in [min, max]; usage error otherwise. */
 double ff_parse_double(const char *usage, const char *opt, const char *s,
 		       double min, double max);

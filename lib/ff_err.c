@@ -176,3 +176,18 @@ ff_finish(void)
 	}
 	return 0;
 }
+
+char *
+ff_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		ff_die("out of memory");
+	return s;
+}

@@ -93,3 +93,24 @@ ff_bad_option(const char *usage, int c, char *const argv[])
 	}
 	ff_usage_error(usage, "unknown option '%s'", arg);
 }
+
+long
+ff_parse_run_opt(const char *usage, const char *opt, const char *s)
+{
+	static const struct {
+		const char *opt;
+		long min, max;
+	} ranges[] = {
+		{ "--jobs", 1, 4096 },
+		{ "--warmup", 0, 86400 },
+		{ "--duration", 1, 86400 },
+		{ "--cpu-limit", 0, CPU_SETSIZE },
+		{ "--freq", 1, 1000000 },
+	};
+	size_t i;
+
+	for (i = 0; i < FF_ARRAY_SIZE(ranges); i++)
+		if (!strcmp(opt, ranges[i].opt))
+			return ff_parse_long(usage, opt, s, ranges[i].min, ranges[i].max);
+	ff_die("no range known for option '%s'", opt);
+}
