@@ -819,14 +819,7 @@ print_env(const json_t *env, const char *const progs[])
 		printf("  unknown (the results hold none)\n");
 		return;
 	}
-	printf("  %-10s %s\n", "os", (s = ff_json_str(env, "os")) ? s : "unknown");
-	printf("  %-10s %s\n", "kernel", (s = ff_json_str(env, "kernel")) ? s : "unknown");
-	s = ff_json_str(env, "cpu_model");
-	printf("  %-10s %s, %.0f online, %.0f available (%s)\n", "cpu",
-	       s ? s : "unknown model", ff_json_num(env, "cpus_online", 0),
-	       ff_json_num(env, "cpus_available", 0),
-	       ff_json_str(env, "cpu_list") ? ff_json_str(env, "cpu_list") : "?");
-	printf("  %-10s %s\n", "host", (s = ff_json_str(env, "hostname")) ? s : "unknown");
+	ff_env_print_machine(env);
 	printf("  %-10s %s\n", "skrouterd", prog_str(env, "skrouterd", buf, sizeof(buf)));
 	if (ff_json_str(json_object_get(env, "skrouterd"), "path")) {
 		if ((s = ff_json_str(env, "proton_library")))

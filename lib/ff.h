@@ -368,6 +368,8 @@ int ff_cpus_workload(const cpu_set_t *avail, int limit, int nrelays, cpu_set_t *
  * Programs run without a shell, each within 5 s.
  */
 json_t *ff_env_collect(void);
+/* The machine's lines of an environment (os, kernel, cpu, host), to stdout. */
+void ff_env_print_machine(const json_t *env);
 /*
  * Run argv (no shell; argv[0] a path or a name on PATH) and return its
  * stdout and stderr together (at most 1 MiB), or NULL if it cannot start.

@@ -4,10 +4,6 @@
 bats_require_minimum_version 1.5.0
 load helper
 
-nothing_started() {
-	[ ! -e "$FLIMFLAM_RUNS" ] || [ -z "$(ls -A "$FLIMFLAM_RUNS")" ]
-}
-
 # cases FILE: lines "STATUS|COMMAND|FIRST LINE OF STDERR", run in a scratch directory.
 cases() {
 	local want cmd line n=0

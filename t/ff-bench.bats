@@ -8,21 +8,6 @@ load helper
 
 FIX="$TOP/t/fixtures/ff-bench"
 
-# path_without PROG...: a directory of symlinks to every program on PATH
-# except PROG...; echoes its name.
-path_without() {
-	local dir="$BATS_TEST_TMPDIR/path" d p
-	mkdir -p "$dir"
-	local IFS=:
-	for d in $PATH; do
-		[ -d "$d" ] && ln -s "$d"/* "$dir"/ 2>/dev/null
-	done
-	for p in "$@"; do
-		rm -f "$dir/$p"
-	done
-	echo "$dir"
-}
-
 # has_line ERE: some line of $output matches.
 has_line() {
 	grep -Eq -- "$1" <<<"$output" || {

@@ -16,21 +16,6 @@ skip_unless_perf() {
 	ff-capture --check stat 2>/dev/null || skip "perf cannot attach here: $(ff-capture --check stat 2>&1)"
 }
 
-# A PATH without skrouterd, whatever this machine has.
-path_without_skrouterd() {
-	local d out=
-	IFS=: read -ra dirs <<<"$PATH"
-	for d in "${dirs[@]}"; do
-		[ -x "$d/skrouterd" ] || out="$out${out:+:}$d"
-	done
-	echo "$out"
-}
-
-# no_runs: nothing was started (no run directory was even made).
-no_runs() {
-	[ ! -e "$FLIMFLAM_RUNS" ] || [ -z "$(ls -A "$FLIMFLAM_RUNS")" ]
-}
-
 # nothing_left FILE: no process holds the run directory of the events in FILE.
 nothing_left() {
 	local d
@@ -73,7 +58,7 @@ teardown() {
 	[ "${stderr_lines[0]}" = "flimflam: option '--call-graph' needs a value" ]
 	run -2 --separate-stderr flimflam mem -r nginx --freq 0
 	[ "${stderr_lines[0]}" = "flimflam: --freq: 0 is out of range (1 to 1000000)" ]
-	no_runs
+	nothing_started
 	[ ! -e perf.data ]
 }
 
@@ -97,7 +82,7 @@ teardown() {
 		[ "${stderr_lines[0]}" = "flimflam: '$c' captures in the relays, and relay 'none' has none" ] ||
 			{ echo "$c: ${stderr_lines[0]}"; false; }
 	done
-	no_runs
+	nothing_started
 }
 
 @test "c2c and mem without memory events: fail before anything starts, saying why" {
@@ -116,7 +101,7 @@ teardown() {
 		[ -z "$output" ]
 	done
 	# No run directory, so no relay, server or perf was started.
-	no_runs
+	nothing_started
 	[ -z "$(ls perf.data* 2>/dev/null)" ]
 	# ff-capture alone says the same before it reads anything.
 	run -1 --separate-stderr ff-capture mem </dev/null
@@ -130,7 +115,7 @@ teardown() {
 		skip "this CPU has last branch records"
 	run -1 --separate-stderr flimflam record -r nginx --call-graph lbr
 	[[ "$stderr" == "flimflam: --call-graph lbr needs the CPU's last branch records"*"use fp (the default, with a router built with frame pointers) or dwarf" ]]
-	no_runs
+	nothing_started
 }
 
 @test "skstat without skrouterd: a clear error, nothing starts" {
@@ -138,7 +123,7 @@ teardown() {
 	[ "$stderr" = "flimflam: 'skstat' reads the statistics of two skrouterd routers, and skrouterd is not on PATH: put the router under test on PATH (skstat beside it, Proton's Python binding on PYTHONPATH)" ]
 	run -2 --separate-stderr flimflam skstat -r nginx
 	[ "${stderr_lines[0]}" = "flimflam: 'skstat' reads the routers' statistics, so it needs relay 'skrouterd', not 'nginx'" ]
-	no_runs
+	nothing_started
 }
 
 @test "ff-capture --check skstat: missing skstat, and a skstat that cannot import proton, name PYTHONPATH" {
@@ -354,5 +339,5 @@ teardown() {
 	skip_unless_program skrouterd skstat
 	PYTHONPATH= run -1 --separate-stderr env -u PYTHONPATH flimflam skstat --warmup 1 --duration 2
 	[[ "$stderr" == "flimflam: '"*"skstat' cannot import the Python module 'proton' ("*"); set PYTHONPATH to the directory holding Proton's Python binding (PYTHONPATH is unset)" ]]
-	no_runs
+	nothing_started
 }

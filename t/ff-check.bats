@@ -7,21 +7,6 @@ load helper
 
 FIX="$TOP/t/fixtures/ff-check"
 
-# path_without PROG...: a directory of symlinks to every program on PATH
-# except PROG...; echoes its name.
-path_without() {
-	local dir="$BATS_TEST_TMPDIR/path" d p
-	mkdir -p "$dir"
-	local IFS=:
-	for d in $PATH; do
-		[ -d "$d" ] && ln -s "$d"/* "$dir"/ 2>/dev/null
-	done
-	for p in "$@"; do
-		rm -f "$dir/$p"
-	done
-	echo "$dir"
-}
-
 # build_fake CFLAGS...: a stand-in skrouterd in $BATS_TEST_TMPDIR/fake/bin
 # whose --help points at the 2.7-like schema fixture, linked against an
 # empty library named like Proton's in $BATS_TEST_TMPDIR/fake/lib.

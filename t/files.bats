@@ -4,10 +4,6 @@
 bats_require_minimum_version 1.5.0
 load helper
 
-nothing_started() {
-	[ ! -e "$FLIMFLAM_RUNS" ] || [ -z "$(ls -A "$FLIMFLAM_RUNS")" ]
-}
-
 # in_small_disk KB CMD...: run CMD in a private mount namespace whose
 # current directory is a tmpfs of KB kilobytes.
 in_small_disk() {

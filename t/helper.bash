@@ -147,3 +147,23 @@ stage_pid() {
 run_dir_of() {
 	jq -r 'select(.event == "server") | .run_dir' "$1" | head -n 1
 }
+
+# nothing_started: no run directory was even made.
+nothing_started() {
+	[ ! -e "$FLIMFLAM_RUNS" ] || [ -z "$(ls -A "$FLIMFLAM_RUNS")" ]
+}
+
+# path_without PROG...: a directory of symlinks to every program on PATH
+# except PROG...; echoes its name.
+path_without() {
+	local dir="$BATS_TEST_TMPDIR/path" d p
+	mkdir -p "$dir"
+	local IFS=:
+	for d in $PATH; do
+		[ -d "$d" ] && ln -s "$d"/* "$dir"/ 2>/dev/null
+	done
+	for p in "$@"; do
+		rm -f "$dir/$p"
+	done
+	echo "$dir"
+}
