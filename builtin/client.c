@@ -46,12 +46,12 @@ static const char usage[] =
 	"bytes echoed back during a window of --duration seconds (default 5)\n"
 	"that opens --warmup seconds (default 5) after the start.\n";
 
-/* Bytes per read and write: see bench/README.md for how it was chosen. */
+/* Bytes per read and write; see bench/README.md, try others with -DIO_BYTES=n. */
 #ifndef IO_BYTES
-#define IO_BYTES (256 * 1024)
+#define IO_BYTES (1024 * 1024)
 #endif
 /* Bytes one connection may move per turn before the others get theirs. */
-#define TURN_BYTES (2 * 1024 * 1024)
+#define TURN_BYTES (4 * IO_BYTES)
 #define MAX_THREADS 8
 
 struct conn {

@@ -29,12 +29,12 @@ static const char usage[] =
 	"\n"
 	"Echo every TCP connection on 127.0.0.1:PORT until SIGTERM or SIGINT.\n";
 
-/* Bytes per read and write (see bench/README.md). */
+/* Bytes per read and write; see bench/README.md, try others with -DIO_BYTES=n. */
 #ifndef IO_BYTES
-#define IO_BYTES (256 * 1024)
+#define IO_BYTES (1024 * 1024)
 #endif
 /* Bytes one connection may echo per turn before the others get theirs. */
-#define TURN_BYTES (1024 * 1024)
+#define TURN_BYTES (4 * IO_BYTES)
 #define MAX_THREADS 8
 
 struct conn {
