@@ -46,7 +46,7 @@ static const char usage[] =
 	"bytes echoed back during a window of --duration seconds (default 5)\n"
 	"that opens --warmup seconds (default 5) after the start.\n";
 
-/* Bytes per read and write; see bench/README.md, try others with -DIO_BYTES=n. */
+/* Bytes per read and write: bench/README.md (-DIO_BYTES=n to try). */
 #ifndef IO_BYTES
 #define IO_BYTES (1024 * 1024)
 #endif

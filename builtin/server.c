@@ -29,7 +29,7 @@ static const char usage[] =
 	"\n"
 	"Echo every TCP connection on 127.0.0.1:PORT until SIGTERM or SIGINT.\n";
 
-/* Bytes per read and write; see bench/README.md, try others with -DIO_BYTES=n. */
+/* Bytes per read and write: bench/README.md (-DIO_BYTES=n to try). */
 #ifndef IO_BYTES
 #define IO_BYTES (1024 * 1024)
 #endif
@@ -40,7 +40,7 @@ static const char usage[] =
 struct conn {
 	int fd;
 	int queued;		/* on its worker's ready list */
-	int blocked;		/* the socket took less than we had: wait for EPOLLOUT */
+	int blocked;		/* it took less than we had: wait for EPOLLOUT */
 };
 
 struct worker {
@@ -58,10 +58,7 @@ static void
 conn_close(struct conn *c)
 {
 	close(c->fd);	/* also removes it from the epoll set */
-	c->fd = -1;
-	if (!c->queued)
-		free(c);
-	/* a queued connection is freed when the ready list reaches it */
+	free(c);	/* never queued: pump() queues only what goes on */
 }
 
 static void
@@ -159,9 +156,7 @@ worker_main(void *arg)
 			struct conn *c = batch[i];
 
 			c->queued = 0;
-			if (c->fd < 0)
-				free(c);
-			else if (pump(w, c, 0) < 0)
+			if (pump(w, c, 0) < 0)
 				conn_close(c);
 		}
 	}
@@ -223,6 +218,7 @@ thread_count(void)
 {
 	cpu_set_t set;
 	int n = ff_cpus_available(&set);
+
 	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
 }
 
