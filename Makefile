@@ -63,5 +63,12 @@ uninstall:
 clean:
 	rm -f lib/*.o lib/libff.a bin/*.o builtin/*.o $(PROGS) $(BUILTIN)
 
-.PHONY: all deps check check-asan bench install uninstall clean
+# flimflam's own performance (bench/README.md): every script, even after one
+# misses its target; the status says whether any did.
+BENCH_SELF = builtin turnaround owncpu placement scaling flame
+bench-self: all
+	@st=0; for s in $(BENCH_SELF); do [ -f bench/$$s.sh ] || continue; \
+		echo "== bench/$$s.sh"; bash bench/$$s.sh || st=1; echo; done; exit $$st
+
+.PHONY: all deps check check-asan bench bench-self install uninstall clean
 .SECONDARY:
