@@ -455,25 +455,16 @@ main(int argc, char *argv[])
 			p = ff_parse_long(usage, "--port", optarg, 1, 65535);
 			break;
 		case 'j':
-			jobs = ff_parse_long(usage, "--jobs", optarg, 1, 4096);
+			jobs = ff_parse_run_opt(usage, "--jobs", optarg);
 			break;
 		case 'w':
-			warmup = ff_parse_long(usage, "--warmup", optarg, 0,
-					       86400);
+			warmup = ff_parse_run_opt(usage, "--warmup", optarg);
 			break;
 		case 'd':
-			duration = ff_parse_long(usage, "--duration", optarg, 1,
-						 86400);
+			duration = ff_parse_run_opt(usage, "--duration", optarg);
 			break;
-		case ':':
-			ff_usage_error(usage, "option '%s' needs a value",
-				       argv[optind - 1]);
 		default:
-			if (optopt)
-				ff_usage_error(usage, "unknown option '-%c'",
-					       optopt);
-			ff_usage_error(usage, "unknown option '%s'",
-				       argv[optind - 1]);
+			ff_bad_option(usage, c, argv);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);

@@ -296,15 +296,8 @@ main(int argc, char *argv[])
 		case 'p':
 			port = ff_parse_long(usage, "--port", optarg, 1, 65535);
 			break;
-		case ':':
-			ff_usage_error(usage, "option '%s' needs a value",
-				       argv[optind - 1]);
 		default:
-			if (optopt)
-				ff_usage_error(usage, "unknown option '-%c'",
-					       optopt);
-			ff_usage_error(usage, "unknown option '%s'",
-				       argv[optind - 1]);
+			ff_bad_option(usage, c, argv);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
