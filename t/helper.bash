@@ -127,7 +127,9 @@ start_run() {
 start_cmd() {
 	local f="$1" c="$2"
 	shift 2
-	flimflam "$c" --json "$@" >"$f" 2>"$f.err" &
+	# fd 3 is bats's: a process left holding it would hang the suite
+	# instead of failing the test that left it.
+	flimflam "$c" --json "$@" >"$f" 2>"$f.err" 3>&- &
 	RUN_PID=$!
 }
 
