@@ -10,10 +10,14 @@
 #include "ff.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pwd.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -299,12 +303,66 @@ start_relays(int server_port)
 
 /*
  * The environment travels with every result, with the Proton library the
- * running router actually loaded. Collected while the workload warms up.
+ * running router actually loaded. A child collects it while the server and
+ * the relays start, and it is in hand before `topology` goes out: collected
+ * during the warmup instead, its probes (programs run for their versions,
+ * 30 to 60 ms of CPU) ran inside a short warmup's window (--warmup 0: 1% of
+ * one CPU over a 2 s window, bench/owncpu.sh).
  */
+static pid_t env_pid = -1;
+static int env_fd = -1;
+
 static void
-emit_environment(void)
+env_start(void)
 {
-	json_t *ev = ff_event("environment"), *env = ff_env_collect();
+	int fds[2], null;
+	json_t *env;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return;		/* then collected in line */
+	env_pid = fork();
+	if (env_pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	if (env_pid > 0) {
+		close(fds[1]);
+		env_fd = fds[0];
+		return;
+	}
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	null = open("/dev/null", O_RDWR);
+	dup2(null, 0);
+	dup2(null, 1);	/* not the stream */
+	env = ff_env_collect();
+	_exit(json_dumpfd(env, fds[1], JSON_COMPACT) == 0 ? 0 : 1);
+}
+
+static json_t *
+env_finish(void)
+{
+	json_t *env = NULL;
+	json_error_t err;
+
+	if (env_fd >= 0) {
+		env = json_loadfd(env_fd, 0, &err);
+		close(env_fd);
+		env_fd = -1;
+		waitpid(env_pid, NULL, 0);
+	}
+	if (ff_signalled())
+		ff_exit_signalled();
+	return json_is_object(env) ? env : ff_env_collect();
+}
+
+static void
+emit_environment(json_t *env)
+{
+	json_t *ev = ff_event("environment");
 	char *proton = NULL;
 
 	if (!strcmp(opt.relay, "skrouterd"))
@@ -321,7 +379,7 @@ main(int argc, char *argv[])
 {
 	struct ff_reader up = FF_READER_INIT(0, "standard input");
 	struct ff_child *kids[2] = { &r1.child, &r2.child };
-	json_t *ev, *relays;
+	json_t *ev, *relays, *env;
 	const char *workload = NULL;
 	int c, server_port = 0, port, up_ended = 0, r;
 	char why[512];
@@ -391,6 +449,8 @@ main(int argc, char *argv[])
 	ff_set_cleanup(cleanup);
 	ff_rundir(opt.run_dir);
 	ff_emit_start();
+	if (!opt.config_only)
+		env_start();
 
 	server_port = opt.server_port;
 	while (!server_port) {
@@ -436,6 +496,7 @@ main(int argc, char *argv[])
 		return ff_finish();
 	}
 
+	env = env_finish();
 	ev = ff_event("topology");
 	json_object_set_new(ev, "relay", json_string(opt.relay));
 	json_object_set_new(ev, "protocol", json_string(opt.protocol));
@@ -452,7 +513,7 @@ main(int argc, char *argv[])
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
 	json_object_set_new(ev, "run_dir", json_string(ff_rundir(NULL)));
 	ff_emit(ev);
-	emit_environment();
+	emit_environment(env);
 
 	/* Forward the rest of the upstream, then our end; hold the relays. */
 	while (!opt.server_port && !up_ended) {
