@@ -25,11 +25,10 @@ median() {
 
 # snapshot ROOT RELAY_PIDS SERVER_PID: one line per process of ROOT's tree,
 #   class pid comm ticks ns cpus ppid cticks
-# ticks: utime + stime from /proc/PID/stat (all threads, children not
-# included: a reaped workload client would otherwise count as the tool's);
-# ns: the sum of the threads' run time from /proc/PID/task/TID/schedstat,
-# exact where ticks are 10 ms samples. cticks: cutime + cstime, the
-# children it has reaped (helpers it ran and waited for). class: relay (a relay of the topology
+# ticks: utime + stime from /proc/PID/stat (all threads; not its children,
+# whose CPU is cticks: cutime + cstime, the children it has reaped); ns: the
+# sum of the threads' run time from /proc/PID/task/TID/schedstat, exact
+# where ticks are 10 ms samples. class: relay (a relay of the topology
 # event or its descendant), server (the workload's server, likewise),
 # client (any other descendant of an ff-workload: the workload's client),
 # tool (everything else: the dispatcher, the ff-* stages, whatever they run).
@@ -153,7 +152,8 @@ watch_run() {
 # cpu_share DIR CLASS: CPU of the processes of CLASS over the window (from
 # the two snapshots of watch_run) as a fraction of one CPU, "TICKS_SHARE
 # NS_SHARE GONE", GONE counting the processes that had exited by the second
-# snapshot (the run is then spoiled: it came too late); processes that
+# snapshot, other than the tool's helpers (the run is then spoiled: the
+# snapshot came too late); processes that
 # started inside the window count from zero, and so do the children the
 # processes reaped inside it (cutime + cstime, in ticks).
 cpu_share() {
@@ -161,7 +161,7 @@ cpu_share() {
 	FNR == 1 { file++ }
 	$1 == "T" { t[file] = $2; next }
 	$1 != cls { next }
-	file == 1 { t0[$2] = $4; n0[$2] = $5; c0[$2] = $8; next }
+	file == 1 { t0[$2] = $4; n0[$2] = $5; c0[$2] = $8; comm0[$2] = $3; next }
 	$6 == "-" { next }	# exited, a zombie: no schedstat
 	{
 		# children reaped inside the window count too (ticks only)
@@ -169,7 +169,9 @@ cpu_share() {
 		dt += $4 - t0[$2] + c; dn += $5 - n0[$2] + c * 1e9 / hz
 	}
 	END {
-		for (p in t0) if (!(p in seen)) gone++
+		# a helper of the tool may end inside the window (its parent
+		# reaps it: cticks); a stage or any process of the workload may not
+		for (p in t0) if (!(p in seen) && (cls != "tool" || comm0[p] ~ /^(flimflam|ff-)/)) gone++
 		w = (t[2] - t[1]) / 1e6
 		if (w <= 0) { print "- - -"; exit }
 		printf "%.5f %.5f %d\n", dt / hz / w, dn / 1e9 / w, gone
