@@ -119,7 +119,7 @@ place() {
 	awk '{ printf "   %-7s %-8s %-16s CPUs %s\n", $1, $2, $3, $4 }' "$probe"
 	grep -E '^  (CPU limit|Note):' "$out" | sed 's/^/   output: /' || echo "   output: (no CPU limit or note line)"
 	both=$(overlap <"$probe")
-	note=$(grep -E '^  Note:' "$out" || true)
+	note=$(grep -E '^  Note:' "$out" | paste -sd' ' || true)
 	echo "$name $relay $(awk '$1 == "relay"' "$probe" | wc -l) '${both}' '${note}'" >>"$tmp/verdicts"
 }
 
@@ -152,8 +152,9 @@ while read -r name relay nrelays rest; do
 		fi ;;
 	one-cpu)
 		case $note in
-		*"relays share"*) v="met: one CPU, and the output says the relays share" ;;
-		*) v="NOT MET: one CPU, and the output does not say that the relays share"; status=1 ;;
+		*"relays share"*"shares CPUs with the relays"*)
+			v="met: one CPU, and the output says that the relays share it, and the workload too" ;;
+		*) v="NOT MET: one CPU, and the output does not say that the relays and the workload share it"; status=1 ;;
 		esac ;;
 	no-limit)
 		if [ -z "$note" ]; then v="as expected: nothing pinned, no note"

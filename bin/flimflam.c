@@ -498,7 +498,8 @@ summarize(json_t *events, const char *rundir)
 		printf("\n");
 		if (json_is_true(json_object_get(topo, "cpus_shared")))
 			printf("  Note:        too few CPUs for each relay to have its own: the relays share CPUs\n");
-		else if (opt.cpu_limit > 0 && !ff_json_str(find_event(events, "server"), "cpus"))
+		/* with too few for the relays, none are left for the workload either */
+		if (opt.cpu_limit > 0 && !ff_json_str(find_event(events, "server"), "cpus"))
 			printf("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
 	}
 	printf("\nResults\n");
