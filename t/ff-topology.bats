@@ -171,7 +171,7 @@ check_pair_ports() {
 @test "skrouterd: http1 and http2, where the router has the HTTP adaptor" {
 	skip_unless_program skrouterd
 	run --separate-stderr ff-check --json
-	echo "$output" | jq -e 'select(.event == "environment") | .skrouterd_features.http' >/dev/null ||
+	echo "$output" | jq -e -s 'any(.[]; .event == "environment" and .skrouterd_features.http)' >/dev/null ||
 		skip "this skrouterd has no HTTP adaptor"
 	for wp in h2load-h1:http1 h2load:http2; do
 		run -0 --separate-stderr flimflam run --json -r skrouterd -w "${wp%:*}" -p "${wp#*:}" --warmup 1 --duration 2
