@@ -46,7 +46,7 @@ setup() {
 	[ "$(jq -s '[.[] | select(.event == "start")] | length' "$BATS_TEST_TMPDIR/ev")" -eq 4 ]
 	jq -e -s '.[-1].event == "end"' "$BATS_TEST_TMPDIR/ev"
 	event_ok "$BATS_TEST_TMPDIR/ev" window '.warmup_s == 1 and .duration_s == 2'
-	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e8 and (.duration_s - 2 | fabs) < 0.05'
+	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e8 and (.duration_s - 2 | fabs) <= 0.25'
 	[ "$(jq -s '[.[] | select(.event == "sample")] | length' "$BATS_TEST_TMPDIR/ev")" -eq 2 ]
 	event_ok "$BATS_TEST_TMPDIR/ev" topology '.relay == "none" and (.relays | length) == 0'
 	# The run directory is private.
@@ -59,7 +59,7 @@ setup() {
 	run -0 --separate-stderr flimflam run --json -r nginx --warmup 1 --duration 2
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	jsonl_ok "$BATS_TEST_TMPDIR/ev"
-	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e7 and (.duration_s - 2 | fabs) < 0.05'
+	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e7 and (.duration_s - 2 | fabs) <= 0.25'
 	event_ok "$BATS_TEST_TMPDIR/ev" resources '(.relays | length) == 2 and
 		all(.relays[]; .cpu_fraction > 0.01 and .cpu_fraction <= 1.05 and .max_rss_bytes > 1000000) and
 		((.window_s - 2) | fabs) < 0.05'
