@@ -720,6 +720,21 @@ emit_stats(void)
 
 /* perf record, c2c, mem: keep the data as perf would */
 
+
+/* The `capture` event every mode emits: the tool, its files (stolen), the pids. */
+static json_t *
+capture_event(const char *tool, json_t *files)
+{
+	json_t *ev = ff_event("capture");
+
+	json_object_set_new(ev, "tool", json_string(tool));
+	json_object_set_new(ev, "mode", json_string(modes[opt.mode]));
+	json_object_set_new(ev, "files", files);
+	json_object_set_new(ev, "pids", all_pids_json());
+	json_object_set_new(ev, "relays", relays_json());
+	return ev;
+}
+
 static void
 collect_sampling(void)
 {
@@ -739,14 +754,9 @@ collect_sampling(void)
 	if (rename(tmp_data, data) < 0)
 		fail("cannot rename '%s' to '%s': %s", tmp_data, data, strerror(errno));
 	tmp_data[0] = 0;
-	ev = ff_event("capture");
-	json_object_set_new(ev, "tool", json_string(perf.role));
-	json_object_set_new(ev, "mode", json_string(modes[opt.mode]));
 	files = json_array();
 	json_array_append_new(files, json_string(data));
-	json_object_set_new(ev, "files", files);
-	json_object_set_new(ev, "pids", all_pids_json());
-	json_object_set_new(ev, "relays", relays_json());
+	ev = capture_event(perf.role, files);
 	json_object_set_new(ev, "perf_event", sample_event ? json_string(sample_event) : json_null());
 	json_object_set_new(ev, "call_graph", json_string(opt.call_graph));
 	json_object_set_new(ev, "freq", json_integer(opt.freq));
@@ -757,20 +767,14 @@ collect_sampling(void)
 static void
 collect_stats(void)
 {
-	json_t *ev, *files = json_array();
+	json_t *files = json_array();
 	int i;
 
 	for (i = 0; i < opt.n; i++) {
 		collect_stat(&opt.t[i]);
 		json_array_append_new(files, json_string(opt.t[i].stat_file));
 	}
-	ev = ff_event("capture");
-	json_object_set_new(ev, "tool", json_string("perf stat"));
-	json_object_set_new(ev, "mode", json_string("stat"));
-	json_object_set_new(ev, "files", files);
-	json_object_set_new(ev, "pids", all_pids_json());
-	json_object_set_new(ev, "relays", relays_json());
-	ff_emit(ev);
+	ff_emit(capture_event("perf stat", files));
 }
 
 /* skstat */
@@ -828,13 +832,7 @@ collect_skstat(void)
 		free(gt);
 		free(mt);
 	}
-	ev = ff_event("capture");
-	json_object_set_new(ev, "tool", json_string("skstat"));
-	json_object_set_new(ev, "mode", json_string("skstat"));
-	json_object_set_new(ev, "files", files);
-	json_object_set_new(ev, "pids", all_pids_json());
-	json_object_set_new(ev, "relays", relays_json());
-	ff_emit(ev);
+	ff_emit(capture_event("skstat", files));
 }
 
 /* Stop at the deadline: perf first, then the resources, then collect. */
