@@ -15,17 +15,19 @@
 # window, from half a second after it opens to half a second before it
 # closes (timed from the moment the client's connections are up), so that
 # start-up and teardown do not count. On a loaded machine a run whose
-# client has already gone at the second reading gives no such figures ("-"). The builtin echoes,
-# so every byte it counts crossed loopback twice; iperf3's once.
+# client has already gone at the second reading gives no such figures ("-").
+# The builtin echoes, so every byte it counts crossed loopback twice;
+# iperf3's once. With -l N, N busy loops run beside every run, the way
+# other jobs would load the machine: then throughput follows CPU per GB.
 
 set -eu
 
 usage="usage: bench/builtin.sh [-j JOBS] [-w WARMUP] [-d DURATION] [-r RUNS]
-                          [-b BUILTIN_DIR] [-o FLIMFLAM_CHECKOUT] [-v]"
-jobs=2 warmup=2 duration=5 runs=3 original= verbose=
+                          [-b BUILTIN_DIR] [-o FLIMFLAM_CHECKOUT] [-l LOOPS] [-v]"
+jobs=2 warmup=2 duration=5 runs=3 original= verbose= loops=0
 top=$(cd "$(dirname "$0")/.." && pwd)
 bindir=$top/builtin
-while getopts ':hj:w:d:r:b:o:v' opt; do
+while getopts ':hj:w:d:r:b:o:l:v' opt; do
 	case $opt in
 	h) echo "$usage"; exit 0 ;;
 	j) jobs=$OPTARG ;;
@@ -34,6 +36,7 @@ while getopts ':hj:w:d:r:b:o:v' opt; do
 	r) runs=$OPTARG ;;
 	b) bindir=$OPTARG ;;
 	o) original=$OPTARG ;;
+	l) loops=$OPTARG ;;
 	v) verbose=1 ;;
 	:) echo "builtin.sh: option '-$OPTARG' needs a value" >&2; echo "$usage" >&2; exit 2 ;;
 	*) echo "builtin.sh: unknown option '-$OPTARG'" >&2; echo "$usage" >&2; exit 2 ;;
@@ -41,7 +44,7 @@ while getopts ':hj:w:d:r:b:o:v' opt; do
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || { echo "builtin.sh: unexpected argument '$1'" >&2; echo "$usage" >&2; exit 2; }
-for v in "$jobs" "$warmup" "$duration" "$runs"; do
+for v in "$jobs" "$warmup" "$duration" "$runs" "$loops"; do
 	case $v in
 	'' | *[!0-9]*) echo "builtin.sh: '$v' is not a whole number" >&2; exit 2 ;;
 	esac
@@ -149,7 +152,7 @@ measure() {
 	fi
 	kill "$spid" 2>/dev/null || true	# iperf3 -s -1 is gone already
 	wait "$spid" || true
-	pids=()
+	pids=("${hogs[@]}")
 	awk -v n="$name" -v r0="$r0" -v r1="$r1" -v t0="$t0" -v t1="$t1" \
 		-v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" \
 		-v hz="$(getconf CLK_TCK)" 'BEGIN {
@@ -169,7 +172,14 @@ record() {
 }
 
 echo "over 127.0.0.1: jobs $jobs, warmup $warmup s, window $duration s, median of $runs runs;" \
-	"$(nproc) CPUs, $(uname -r), $(iperf3 --version | head -n 1 | cut -d' ' -f1-2)"
+	"$(nproc) CPUs, $(uname -r), $(iperf3 --version | head -n 1 | cut -d' ' -f1-2)$(
+	[ "$loops" -eq 0 ] || echo "; $loops busy loops beside")"
+
+for ((i = 0; i < loops; i++)); do
+	sh -c 'while :; do :; done' &
+	pids+=($!)
+done
+hogs=("${pids[@]}")
 
 if [ -n "$original" ]; then
 	for f in client server; do

@@ -171,54 +171,63 @@ wait_exit() {
 	[ -z "$(ss -ltnH "sport = :$port")" ]
 }
 
-# The count checked against the kernel's: rchar of the client process
-# (/proc/PID/io, every byte its read(2) calls returned) taken when the
-# window line arrives and again once the client has exited (a zombie keeps
-# its counters until it is reaped). The client reads nothing else of size.
+# The count checked against the kernel's: for each of the client's sockets
+# (ss -ti, the sockets whose peer port is the server's), TCP's
+# bytes_received less what still waits in the receive queue (Recv-Q) is
+# what the client has taken off it. Read when the window line arrives and
+# when the second sample arrives, while the connections are still open
+# (they close after the last), and set against those two samples' bytes.
 @test "a run: window, one sample a second, a result that adds up and matches the kernel's count" {
 	local port out="$BATS_TEST_TMPDIR/client.out"
 	port=$(free_port)
 	start_server "$port"
 	run -0 python3 - "$CLIENT" "$port" "$out" <<-'EOF'
-		import json, subprocess, sys
+		import json, re, subprocess, sys
 		client, port, out = sys.argv[1:4]
-		def rchar(pid):
-		    with open("/proc/%d/io" % pid) as f:
-		        return int(f.readline().split()[1])
+		def taken():
+		    ss = subprocess.run(["ss", "-tinH", "state", "established",
+		                         "( dport = :%s )" % port],
+		                        capture_output=True, text=True, check=True).stdout
+		    queued = [int(l.split()[0]) for l in ss.splitlines() if not l[0].isspace()]
+		    received = [int(n) for n in re.findall(r"bytes_received:(\d+)", ss)]
+		    assert len(queued) == len(received) == 2, ss
+		    return sum(received) - sum(queued)
 		p = subprocess.Popen([client, "--port", port, "--jobs", "2",
-		                      "--warmup", "1", "--duration", "2"],
+		                      "--warmup", "1", "--duration", "3"],
 		                     stdout=subprocess.PIPE, text=True)
-		start = None
+		samples, marks = 0, []
 		with open(out, "w") as f:
 		    for line in p.stdout:
-		        if start is None and json.loads(line)["event"] == "window":
-		            start = rchar(p.pid)
+		        ev = json.loads(line)["event"]
+		        samples += ev == "sample"
+		        if ev == "window" or (ev == "sample" and samples == 2):
+		            marks.append(taken())
 		        f.write(line)
-		end = rchar(p.pid)
 		status = p.wait()
-		print(end - start)
+		print(marks[1] - marks[0])
 		sys.exit(status)
 	EOF
-	rchar_bytes=$output
+	kernel_bytes=$output
 	jq -e -s '
-		length == 4 and
-		.[0].event == "window" and .[0].warmup_s == 1 and .[0].duration_s == 2 and
+		length == 5 and
+		.[0].event == "window" and .[0].warmup_s == 1 and .[0].duration_s == 3 and
 		(.[0].time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")) and
-		([.[1:3][] | .event] == ["sample", "sample"]) and
+		([.[1:4][] | .event] == ["sample", "sample", "sample"]) and
 		(.[1].elapsed_s - 1 | fabs) < 0.05 and (.[2].elapsed_s - 2 | fabs) < 0.05 and
-		all(.[1:3][]; .bytes > 0 and .bits == 8 * .bytes and .bits_per_s > 0) and
-		(.[3] | .event == "result" and .workload == "builtin" and .jobs == 2 and
+		(.[3].elapsed_s - 3 | fabs) < 0.05 and
+		all(.[1:4][]; .bytes > 0 and .bits == 8 * .bytes and .bits_per_s > 0) and
+		(.[4] | .event == "result" and .workload == "builtin" and .jobs == 2 and
 			.bits == 8 * .bytes and .bits > 0 and
-			(.duration_s - 2 | fabs) <= 0.05 and
+			(.duration_s - 3 | fabs) <= 0.05 and
 			(.bits_per_s - .bits / .duration_s | fabs) < 1e-9 * .bits_per_s and
 			.operations == null and .ops_per_s == null and .errors == 0) and
-		(([.[1:3][] | .bits] | add) - .[3].bits | fabs) <= 0.01 * .[3].bits and
+		(([.[1:4][] | .bits] | add) - .[4].bits | fabs) <= 0.01 * .[4].bits and
 		all(.[]; keys_unsorted[0] == "event")
 	' "$out"
-	run jq -r 'select(.event == "result") | .bytes' "$out"
-	echo "client counted $output bytes, its rchar grew by $rchar_bytes" >&3
+	run jq -s '.[1].bytes + .[2].bytes' "$out"
+	echo "client counted $output bytes in its first two seconds, the kernel $kernel_bytes" >&3
 	python3 -c 'import sys; a, b = map(int, sys.argv[1:]); sys.exit(abs(a - b) > 0.1 * b)' \
-		"$output" "$rchar_bytes"
+		"$output" "$kernel_bytes"
 	# The server stays up for the next client.
 	kill -0 "$server"
 }
