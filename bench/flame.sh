@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/flame.sh - is folding the slow part of a flame graph?
 #
-# Records a busy relay pair (two nginx, R1 -> R2, loaded by h2load) for a
-# window of SECONDS, or a CPU-bound loop, then times on that same file:
+# Records a busy relay pair (two nginx, R1 -> R2, loaded by h2load --h1;
+# `flimflam record`) for a window of SECONDS, or a CPU-bound loop, then times on that same file:
 # `perf script` alone (with the fields ff-flame asks for, and with its
 # default fields), ff-flame --folded, ff-flame writing the HTML page, and
 # perf's own `perf script report flamegraph` where it exists. Each is run
@@ -56,79 +56,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-	local p
-	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
-}
-
-wait_port() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# nginx_conf NAME PORT UPSTREAM|-: R2 (-) answers itself; R1 proxies to R2.
-nginx_conf() {
-	local d=$dir/$1
-	mkdir -p "$d/tmp"
-	{
-		echo "daemon off; master_process on; worker_processes 1;"
-		[ "$(id -u)" = 0 ] && echo "user root;"
-		echo "pid $d/nginx.pid; error_log $d/error.log warn;"
-		echo "events { worker_connections 1024; }"
-		echo "http { access_log off;"
-		for t in client_body proxy fastcgi uwsgi scgi; do
-			echo "${t}_temp_path $d/tmp/$t;"
-		done
-		if [ "$3" = - ]; then
-			echo "server { listen 127.0.0.1:$2; location / { return 200 \"flimflam\n\"; } }"
-		else
-			echo "upstream r2 { server 127.0.0.1:$3; keepalive 16; }"
-			echo "server { listen 127.0.0.1:$2; location / { proxy_pass http://r2;"
-			echo "  proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
-		fi
-		echo "}"
-	} >"$d/nginx.conf"
-}
-
+# R1 -> R2 nginx under h2load --h1, recorded the way users record it.
 record_nginx() {
-	local r1 r2 p1 p2 w load i
+	local p
 	for p in nginx h2load; do
 		command -v $p >/dev/null || { echo "flame.sh: $p is not installed (try -w loop)" >&2; exit 1; }
 	done
-	r1=$(free_port) && r2=$(free_port) || { echo "flame.sh: no free port" >&2; exit 1; }
-	nginx_conf r2 "$r2" -
-	nginx_conf r1 "$r1" "$r2"
-	nginx -p "$dir/r2" -c "$dir/r2/nginx.conf" -e "$dir/r2/error.log" & p2=$!
-	pids+=("$p2")
-	nginx -p "$dir/r1" -c "$dir/r1/nginx.conf" -e "$dir/r1/error.log" & p1=$!
-	pids+=("$p1")
-	wait_port "$r1" && wait_port "$r2" ||
-		{ echo "flame.sh: nginx did not start:" >&2; cat "$dir"/r*/error.log >&2; exit 1; }
-	# The masters listen before they fork their workers.
-	for ((i = 0; i < 100; i++)); do
-		w=$(cat /proc/"$p1"/task/*/children /proc/"$p2"/task/*/children 2>/dev/null |
-			tr -s ' \n' ',,')
-		[ "$(echo "$w" | tr -cd , | wc -c)" -ge 2 ] && break
-		sleep 0.05
-	done
-	h2load --h1 -c 8 -t 1 -D $((dur + 3)) "http://127.0.0.1:$r1/" >"$dir/h2load.log" 2>&1 &
-	load=$!
-	pids+=("$load")
-	sleep 1
-	perf record -q -e cpu-clock -F 997 -g -p "$p1,$p2,${w%,}" -o "$dir/perf.data" \
-		-- sleep "$dur" || exit 1
-	wait "$load"
+	(cd "$dir" && "$top/bin/flimflam" record -r nginx -w h2load-h1 -p http1 --jobs 8 \
+		--warmup 1 --duration "$dur") >"$dir/record.out" ||
+		{ echo "flame.sh: flimflam record failed" >&2; exit 1; }
 }
 
 record_loop() {

@@ -90,61 +90,28 @@ static const char compare_usage[] =
 
 /* Values, their formats and their meaning */
 
-static void
-sig3(double v, char *buf, size_t n, const char *unit)
-{
-	double a = fabs(v);
-
-	if (a == 0)
-		snprintf(buf, n, "0%s", unit);
-	else if (a >= 100)
-		snprintf(buf, n, "%.0f%s", v, unit);
-	else if (a >= 10)
-		snprintf(buf, n, "%.1f%s", v, unit);
-	else if (a >= 1)
-		snprintf(buf, n, "%.2f%s", v, unit);
-	else if (a >= 0.001)
-		snprintf(buf, n, "%#.3g%s", v, unit);
-	else
-		snprintf(buf, n, "%.2e%s", v, unit);
-}
-
 /* 16.4G, 2.84K: the original's quantities, SI prefixes. */
 static void
 fmt_si(double v, char *buf, size_t n)
 {
-	static const char *const pfx[] = { "", "K", "M", "G", "T", "P" };
-	int i = 0;
-
-	while (fabs(v) >= 999.5 && i < 5) {
-		v /= 1000;
-		i++;
-	}
-	sig3(v, buf, n, pfx[i]);
+	ff_fmt_prefixed(v, 1000, "", "", buf, n);
 }
 
 static void
 fmt_bytes(double v, char *buf, size_t n)
 {
-	static const char *const pfx[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	int i = 0;
-
-	while (fabs(v) >= 1023.5 && i < 4) {
-		v /= 1024;
-		i++;
-	}
-	sig3(v, buf, n, pfx[i]);
+	ff_fmt_prefixed(v, 1024, "", "B", buf, n);
 }
 
 static void
 fmt_us(double v, char *buf, size_t n)
 {
 	if (v >= 999500)
-		sig3(v / 1e6, buf, n, "s");
+		ff_fmt_sig3(v / 1e6, "s", buf, n);
 	else if (v >= 999.5)
-		sig3(v / 1000, buf, n, "ms");
+		ff_fmt_sig3(v / 1000, "ms", buf, n);
 	else
-		sig3(v, buf, n, "us");
+		ff_fmt_sig3(v, "us", buf, n);
 }
 
 static void
@@ -156,7 +123,7 @@ fmt_fraction(double v, char *buf, size_t n)
 static void
 fmt_plain(double v, char *buf, size_t n)
 {
-	sig3(v, buf, n, "");
+	ff_fmt_sig3(v, "", buf, n);
 }
 
 enum {

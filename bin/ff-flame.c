@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -979,14 +980,59 @@ next_line(pipeline *p)
 	return pipeline_readline(p);
 }
 
+/* In perf's child, before exec: its stderr into our memfd. */
+static void
+stderr_to(void *data)
+{
+	dup2(*(int *)data, STDERR_FILENO);
+}
+
+/*
+ * What perf said on stderr, from the memfd: the last line on failure (its
+ * reason, without its "rerun with -v" advice, which is about perf's own
+ * options), or all of it, passed on as it was, when perf succeeded.
+ */
+static void
+perf_said(int fd, int failed, char *reason, size_t n)
+{
+	char buf[8192], *last, *advice;
+	off_t off = 0;
+	ssize_t len;
+
+	*reason = 0;
+	if (!failed) {
+		while ((len = pread(fd, buf, sizeof(buf), off)) > 0) {
+			fwrite(buf, 1, len, stderr);
+			off += len;
+		}
+		return;
+	}
+	off = lseek(fd, 0, SEEK_END);
+	off = off > (off_t)sizeof(buf) - 1 ? off - (off_t)sizeof(buf) + 1 : 0;
+	len = pread(fd, buf, sizeof(buf) - 1, off);
+	if (len <= 0)
+		return;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	buf[len] = 0;
+	last = strrchr(buf, '\n');
+	last = last ? last + 1 : buf;
+	advice = strstr(last, " (rerun with -v to learn more)");
+	if (advice)
+		*advice = 0;
+	len = strlen(last) < n ? (ssize_t)strlen(last) : (ssize_t)n - 1;
+	memcpy(reason, last, len);
+	reason[len] = 0;
+}
+
 static void
 read_perf_data(struct input *in, const char *path)
 {
 	pipeline *p;
 	pipecmd *cmd;
 	const char *line;
-	char *perf = ff_which("perf"), *stdbuf = ff_which("stdbuf");
-	int status;
+	char *perf = ff_which("perf"), *stdbuf = ff_which("stdbuf"), reason[512];
+	int status, errfd;
 
 	if (!perf)
 		ff_die("'%s' is a perf.data file, and perf is not installed to read it",
@@ -1005,6 +1051,10 @@ read_perf_data(struct input *in, const char *path)
 		cmd = pipecmd_new_args("perf", "script", "-i", path, "-F",
 				       PERF_FIELDS, (char *)NULL);
 	free(stdbuf);
+	errfd = memfd_create("perf-stderr", MFD_CLOEXEC);
+	if (errfd < 0)
+		ff_die("memfd_create: %s", strerror(errno));
+	pipecmd_pre_exec(cmd, stderr_to, NULL, &errfd);
 	p = pipeline_new();
 	pipeline_command(p, cmd);
 	pipeline_want_out(p, -1);
@@ -1019,6 +1069,10 @@ read_perf_data(struct input *in, const char *path)
 	sample_end(in);
 	status = pipeline_wait(p);
 	pipeline_free(p);
+	perf_said(errfd, status != 0, reason, sizeof(reason));
+	close(errfd);
+	if (status && *reason)
+		ff_die("perf script cannot read '%s': %s", path, reason);
 	if (status)
 		ff_die("perf script failed on '%s' (status %d)", path, status);
 }

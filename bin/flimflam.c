@@ -454,22 +454,15 @@ find_event(json_t *events, const char *name)
 	return NULL;
 }
 
+/* A rate for the summary, "25.4 Gbit/s"; "-" when the event had none. */
 static const char *
 human(double v, const char *unit, char *buf, size_t n)
 {
-	static const char *const pfx[] = { "", "K", "M", "G", "T" };
-	int i = 0;
-
 	if (v < 0 || isnan(v)) {
 		snprintf(buf, n, "-");
 		return buf;
 	}
-	while (v >= 1000 && i < 4) {
-		v /= 1000;
-		i++;
-	}
-	snprintf(buf, n, "%.2f %s%s", v, pfx[i], unit);
-	return buf;
+	return ff_fmt_prefixed(v, 1000, " ", unit, buf, n);
 }
 
 static void

@@ -3,7 +3,7 @@
  *
  * Sections follow the implementing files:
  *   ff_err.c    program name, messages, usage, exit
- *   ff_num.c    option values: numbers, lists
+ *   ff_num.c    option values: numbers, lists; quantities for people
  *   ff_json.c   JSON-lines events (jansson): emit, read
  *   ff_time.c   clocks and timestamps
  *   ff_proc.c   children: spawn, watch, stop; signals
@@ -106,6 +106,18 @@ int ff_parse_name(const char *usage, const char *what, const char *s,
 noreturn void ff_bad_option(const char *usage, int c, char *const argv[]);
 /* "a, b, c" from a NULL-terminated list (static buffer). */
 const char *ff_join_names(const char *const names[]);
+/*
+ * Quantities for people: `v` to three significant digits, then `unit`
+ * ("2.84", "16.4", "512"; into buf, which is returned).
+ */
+const char *ff_fmt_sig3(double v, const char *unit, char *buf, size_t n);
+/*
+ * The same scaled by a prefix, base 1000 (K, M, G, T, P) or 1024 (Ki, Mi,
+ * Gi, Ti), with `sep` between number and prefix: ff_fmt_prefixed(2.536e10,
+ * 1000, " ", "bit/s") is "25.4 Gbit/s", (17.7e6, 1024, "", "B") "16.9MiB".
+ */
+const char *ff_fmt_prefixed(double v, int base, const char *sep, const char *unit,
+			    char *buf, size_t n);
 
 /* ff_json.c */
 

@@ -1,5 +1,6 @@
 /*
- * ff_num.c - option values: whole numbers, decimals and names.
+ * ff_num.c - option values: whole numbers, decimals and names; and
+ * quantities written for people.
  */
 #include "ff.h"
 
@@ -113,4 +114,43 @@ ff_parse_run_opt(const char *usage, const char *opt, const char *s)
 		if (!strcmp(opt, ranges[i].opt))
 			return ff_parse_long(usage, opt, s, ranges[i].min, ranges[i].max);
 	ff_die("no range known for option '%s'", opt);
+}
+
+const char *
+ff_fmt_sig3(double v, const char *unit, char *buf, size_t n)
+{
+	double a = fabs(v);
+
+	if (a == 0)
+		snprintf(buf, n, "0%s", unit);
+	else if (a >= 99.95)
+		snprintf(buf, n, "%.0f%s", v, unit);
+	else if (a >= 9.995)
+		snprintf(buf, n, "%.1f%s", v, unit);
+	else if (a >= 0.9995)
+		snprintf(buf, n, "%.2f%s", v, unit);
+	else if (a >= 0.001)
+		snprintf(buf, n, "%#.3g%s", v, unit);
+	else
+		snprintf(buf, n, "%.2e%s", v, unit);
+	return buf;
+}
+
+const char *
+ff_fmt_prefixed(double v, int base, const char *sep, const char *unit,
+		char *buf, size_t n)
+{
+	static const char *const si[] = { "", "K", "M", "G", "T", "P" };
+	static const char *const bin[] = { "", "Ki", "Mi", "Gi", "Ti" };
+	const char *const *pfx = base == 1024 ? bin : si;
+	int i = 0, last = base == 1024 ? 4 : 5;
+	char tail[64];
+
+	/* 999.5 would print as 1000: it is 1.00 of the next prefix. */
+	while (fabs(v) >= base - 0.5 && i < last) {
+		v /= base;
+		i++;
+	}
+	snprintf(tail, sizeof(tail), "%s%s%s", sep, pfx[i], unit);
+	return ff_fmt_sig3(v, tail, buf, n);
 }
