@@ -219,7 +219,8 @@ build_probe() {
 
 @test "ff-check: a router whose Proton is not on the library path: says LD_LIBRARY_PATH" {
 	build_fake -g -O2
-	PATH="$BATS_TEST_TMPDIR/fake/bin:$PATH" run -1 --separate-stderr ff-check
+	# Without the caller's LD_LIBRARY_PATH, which may lead to a real Proton.
+	run -1 --separate-stderr env -u LD_LIBRARY_PATH PATH="$BATS_TEST_TMPDIR/fake/bin:$PATH" ff-check
 	has_line "^  MISSING +skrouterd .*does not run: .*libqpid-proton-core.so.10"
 	has_line "^  MISSING +proton +ldd finds no libqpid-proton"
 	has_line "^  proton +export LD_LIBRARY_PATH="
