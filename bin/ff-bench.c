@@ -1623,9 +1623,10 @@ struct bcase {
 static struct {
 	const char *workloads[8], *relays[8], *protocols[8];
 	int nw, nr, np;
-	long jobs, warmup, duration, cpu_limit, repeat;
+	struct ff_run_opts run;
+	long repeat;
 	const char *output;
-} opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, 2, 5, 5, 1, 1, NULL };
+} opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL };
 
 static char *flimflam;		/* the dispatcher beside us */
 static json_t *records;
@@ -1724,10 +1725,10 @@ config_json(const struct bcase *c)
 	json_object_set_new(o, "workload", json_string(c->workload));
 	json_object_set_new(o, "relay", json_string(c->relay));
 	json_object_set_new(o, "protocol", json_string(c->protocol));
-	json_object_set_new(o, "jobs", json_integer(opt.jobs));
-	json_object_set_new(o, "warmup_s", json_integer(opt.warmup));
-	json_object_set_new(o, "duration_s", json_integer(opt.duration));
-	json_object_set_new(o, "cpu_limit", json_integer(opt.cpu_limit));
+	json_object_set_new(o, "jobs", json_integer(opt.run.jobs));
+	json_object_set_new(o, "warmup_s", json_integer(opt.run.warmup));
+	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
+	json_object_set_new(o, "cpu_limit", json_integer(opt.run.cpu_limit));
 	return o;
 }
 
@@ -1802,7 +1803,7 @@ clock_str(double s)
 static double
 run_estimate(void)
 {
-	return opt.warmup + opt.duration + overhead_s;
+	return opt.run.warmup + opt.run.duration + overhead_s;
 }
 
 /* Why a run failed, from its stderr: the last word of a stage, else of flimflam. */
@@ -1903,10 +1904,10 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	double t0, t_phase, now, deadline, elapsed, left, v;
 	int fds[2], efds[2], sig = 0, timed_out = 0, ok;
 
-	snprintf(jobs, sizeof(jobs), "%ld", opt.jobs);
-	snprintf(warmup, sizeof(warmup), "%ld", opt.warmup);
-	snprintf(duration, sizeof(duration), "%ld", opt.duration);
-	snprintf(cpu, sizeof(cpu), "%ld", opt.cpu_limit);
+	snprintf(jobs, sizeof(jobs), "%ld", opt.run.jobs);
+	snprintf(warmup, sizeof(warmup), "%ld", opt.run.warmup);
+	snprintf(duration, sizeof(duration), "%ld", opt.run.duration);
+	snprintf(cpu, sizeof(cpu), "%ld", opt.run.cpu_limit);
 	snprintf(caseid, sizeof(caseid), "%s: [%d/%d] %s %s %s", ff_prog(), k, n, c->workload,
 		 c->relay, c->protocol);
 	if (opt.repeat > 1)
@@ -1938,7 +1939,7 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	close(efds[1]);
 	rd = (struct ff_reader)FF_READER_INIT(fds[0], "flimflam run");
 	/* A run that hangs is stopped: its window plus two minutes is plenty. */
-	deadline = t0 + opt.warmup + opt.duration + 120;
+	deadline = t0 + opt.run.warmup + opt.run.duration + 120;
 	for (;;) {
 		struct pollfd pfd[3] = {
 			{ ff_signal_fd(), POLLIN, 0 }, { fds[0], POLLIN, 0 },
@@ -2001,9 +2002,9 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 			if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
 				break;
 		}
-		left = phase == STARTING ? opt.warmup + opt.duration :
-		       phase == WARMUP ? opt.warmup - (now - t_phase) + opt.duration :
-		       phase == MEASURING ? opt.duration - (now - t_phase) : 0;
+		left = phase == STARTING ? opt.run.warmup + opt.run.duration :
+		       phase == WARMUP ? opt.run.warmup - (now - t_phase) + opt.run.duration :
+		       phase == MEASURING ? opt.run.duration - (now - t_phase) : 0;
 		if (left < 0)
 			left = 0;
 		live("%s: %s, %.0f s left; bench ETA %s", caseid,
@@ -2052,7 +2053,7 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 		free(why);
 		reason = reasonbuf;
 	} else {
-		overhead_s = (overhead_s * overhead_n + (elapsed - opt.warmup - opt.duration)) / (overhead_n + 1);
+		overhead_s = (overhead_s * overhead_n + (elapsed - opt.run.warmup - opt.run.duration)) / (overhead_n + 1);
 		overhead_n++;
 	}
 	rec = new_record(c, ok ? "ok" : "failed", reason, repeat, started);
@@ -2105,16 +2106,13 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 static int
 bench_main(int argc, char *argv[])
 {
-	enum { OPT_JOBS = 256, OPT_WARMUP, OPT_DURATION, OPT_CPU_LIMIT, OPT_REPEAT, OPT_OUTPUT };
+	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "workloads", required_argument, NULL, 'w' },
 		{ "relays", required_argument, NULL, 'r' },
 		{ "protocols", required_argument, NULL, 'p' },
-		{ "jobs", required_argument, NULL, OPT_JOBS },
-		{ "warmup", required_argument, NULL, OPT_WARMUP },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
+		FF_RUN_LONGOPTS,
 		{ "repeat", required_argument, NULL, OPT_REPEAT },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ NULL, 0, NULL, 0 }
@@ -2142,18 +2140,6 @@ bench_main(int argc, char *argv[])
 		case 'p':
 			opt.np = parse_list("protocol", optarg, ff_protocols, opt.protocols);
 			break;
-		case OPT_JOBS:
-			opt.jobs = ff_parse_run_opt(usage, "--jobs", optarg);
-			break;
-		case OPT_WARMUP:
-			opt.warmup = ff_parse_run_opt(usage, "--warmup", optarg);
-			break;
-		case OPT_DURATION:
-			opt.duration = ff_parse_run_opt(usage, "--duration", optarg);
-			break;
-		case OPT_CPU_LIMIT:
-			opt.cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", optarg);
-			break;
 		case OPT_REPEAT:
 			opt.repeat = ff_parse_long(usage, "--repeat", optarg, 1, 10000);
 			break;
@@ -2163,7 +2149,8 @@ bench_main(int argc, char *argv[])
 			opt.output = optarg;
 			break;
 		default:
-			ff_bad_option(usage, c, argv);
+			if (!ff_take_run_opt(usage, c, optarg, &opt.run))
+				ff_bad_option(usage, c, argv);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
@@ -2174,9 +2161,9 @@ bench_main(int argc, char *argv[])
 	if (!opt.np)
 		opt.np = all_names(ff_protocols, opt.protocols);
 	ncpus = ff_cpus_available(&avail);
-	if (opt.cpu_limit > ncpus)
+	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
-			       opt.cpu_limit, ncpus);
+			       opt.run.cpu_limit, ncpus);
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)

@@ -30,15 +30,12 @@ static const char usage[] =
 	"serve starts the workload's server and holds it; drive reads the\n"
 	"topology event on stdin and runs the client through the relays.\n";
 
-enum { OPT_JOBS = 256, OPT_WARMUP, OPT_DURATION, OPT_CPU_LIMIT, OPT_RUN_DIR };
+enum { OPT_RUN_DIR = FF_OPT_OWN };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "workload", required_argument, NULL, 'w' },
-	{ "jobs", required_argument, NULL, OPT_JOBS },
-	{ "warmup", required_argument, NULL, OPT_WARMUP },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
+	FF_RUN_LONGOPTS,
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ NULL, 0, NULL, 0 }
 };
@@ -48,9 +45,9 @@ static const struct option longopts[] = {
 
 static struct {
 	const char *workload;
-	long jobs, warmup, duration, cpu_limit;
+	struct ff_run_opts run;
 	const char *run_dir;
-} opt = { "builtin", 2, 5, 5, 1, NULL };
+} opt = { "builtin", FF_RUN_OPTS_DEFAULTS, NULL };
 
 static cpu_set_t workload_cpus;
 static int have_workload_cpus;
@@ -289,11 +286,11 @@ forward_upstream(struct drive *d)
 static void
 check_window(const char *tool, double seconds, const char *file)
 {
-	if (fabs(seconds - opt.duration) <= 0.1 * opt.duration + 0.05)
+	if (fabs(seconds - opt.run.duration) <= 0.1 * opt.run.duration + 0.05)
 		return;
-	ff_emit_error("%s measured %.3f s, not the %ld s asked", tool, seconds, opt.duration);
+	ff_emit_error("%s measured %.3f s, not the %ld s asked", tool, seconds, opt.run.duration);
 	ff_fail(1, "%s measured %.3f s, not the %ld s asked; see '%s'", tool, seconds,
-		opt.duration, file);
+		opt.run.duration, file);
 }
 
 static void
@@ -320,8 +317,8 @@ emit_window(struct drive *d)
 {
 	json_t *ev = ff_event("window");
 
-	json_object_set_new(ev, "warmup_s", json_integer(opt.warmup));
-	json_object_set_new(ev, "duration_s", json_integer(opt.duration));
+	json_object_set_new(ev, "warmup_s", json_integer(opt.run.warmup));
+	json_object_set_new(ev, "duration_s", json_integer(opt.run.duration));
 	json_object_set_new(ev, "time", json_string(ff_iso_time()));
 	ff_emit(ev);
 	d->window_sent = 1;
@@ -366,7 +363,7 @@ drive(void)
 	 * environment, whose probes (ff-topology's, 30 to 80 ms of CPU) would
 	 * otherwise run inside it. With a warmup they are over before it ends.
 	 */
-	while (opt.warmup == 0 && !d.have_environment && !d.up_ended) {
+	while (opt.run.warmup == 0 && !d.have_environment && !d.up_ended) {
 		if (ff_reader_fill(&d.up) <= 0) {
 			if (ff_signalled())
 				ff_exit_signalled();
@@ -388,7 +385,7 @@ drive(void)
 		ff_die("cannot run the %s client", opt.workload);
 	if (pipefd[1] >= 0)
 		close(pipefd[1]);
-	d.window_at = d.started + opt.warmup;
+	d.window_at = d.started + opt.run.warmup;
 
 	while (!d.client_done || (pipefd[0] >= 0 && !d.client_out.eof)) {
 		int n = 0, timeout = -1;
@@ -467,9 +464,9 @@ start_client(struct drive *d, int out_fd)
 	char jobs[16], warmup[16], duration[16], port[16], url[512], *argv[24];
 	int i = 0;
 
-	snprintf(jobs, sizeof(jobs), "%ld", opt.jobs);
-	snprintf(warmup, sizeof(warmup), "%ld", opt.warmup);
-	snprintf(duration, sizeof(duration), "%ld", opt.duration);
+	snprintf(jobs, sizeof(jobs), "%ld", opt.run.jobs);
+	snprintf(warmup, sizeof(warmup), "%ld", opt.run.warmup);
+	snprintf(duration, sizeof(duration), "%ld", opt.run.duration);
 	snprintf(port, sizeof(port), "%d", d->port);
 	if (!strcmp(opt.workload, "builtin")) {
 		argv[i++] = ff_helper_path("ff-builtin-client");
@@ -596,7 +593,7 @@ finish_iperf3(struct drive *d)
 	}
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string("iperf3"));
-	json_object_set_new(ev, "jobs", json_integer(opt.jobs));
+	json_object_set_new(ev, "jobs", json_integer(opt.run.jobs));
 	json_object_set_new(ev, "duration_s", json_real(seconds));
 	json_object_set_new(ev, "bytes", json_integer((json_int_t)bytes));
 	json_object_set_new(ev, "bits", json_integer((json_int_t)(8 * bytes)));
@@ -668,7 +665,7 @@ finish_h2load(struct drive *d)
 	if (rps > 0 && total > 0)
 		seconds = total / rps;
 	else if (rps == 0)
-		seconds = opt.duration;	/* nothing completed: judged below */
+		seconds = opt.run.duration;	/* nothing completed: judged below */
 	if (seconds <= 0) {
 		ff_warn("h2load's output '%s' has no summary", d->out_file);
 		return -1;
@@ -705,7 +702,7 @@ finish_h2load(struct drive *d)
 
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string(opt.workload));
-	json_object_set_new(ev, "jobs", json_integer(opt.jobs));
+	json_object_set_new(ev, "jobs", json_integer(opt.run.jobs));
 	json_object_set_new(ev, "duration_s", json_real(seconds));
 	json_object_set_new(ev, "bytes", json_integer((json_int_t)bytes));
 	json_object_set_new(ev, "bits", json_integer((json_int_t)(8 * bytes)));
@@ -765,23 +762,12 @@ main(int argc, char *argv[])
 		case 'w':
 			opt.workload = ff_workloads[ff_parse_name(usage, "workload", optarg, ff_workloads)];
 			break;
-		case OPT_JOBS:
-			opt.jobs = ff_parse_run_opt(usage, "--jobs", optarg);
-			break;
-		case OPT_WARMUP:
-			opt.warmup = ff_parse_run_opt(usage, "--warmup", optarg);
-			break;
-		case OPT_DURATION:
-			opt.duration = ff_parse_run_opt(usage, "--duration", optarg);
-			break;
-		case OPT_CPU_LIMIT:
-			opt.cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", optarg);
-			break;
 		case OPT_RUN_DIR:
 			opt.run_dir = optarg;
 			break;
 		default:
-			ff_bad_option(usage, c, argv);
+			if (!ff_take_run_opt(usage, c, optarg, &opt.run))
+				ff_bad_option(usage, c, argv);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
@@ -790,7 +776,7 @@ main(int argc, char *argv[])
 	ff_set_cleanup(cleanup);
 	ff_rundir(opt.run_dir);
 	ff_cpus_available(&avail);
-	have_workload_cpus = ff_cpus_workload(&avail, opt.cpu_limit, 2, &workload_cpus);
+	have_workload_cpus = ff_cpus_workload(&avail, opt.run.cpu_limit, 2, &workload_cpus);
 	ff_emit_start();
 	return !strcmp(mode, "serve") ? serve() : drive();
 }

@@ -91,18 +91,14 @@ static const char run_usage_fmt[] =
 
 static char run_usage[4096];
 
-enum { OPT_JOBS = 256, OPT_WARMUP, OPT_DURATION, OPT_CPU_LIMIT, OPT_JSON,
-       OPT_CALL_GRAPH, OPT_FREQ };
+enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ };
 
 static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "workload", required_argument, NULL, 'w' },
 	{ "relay", required_argument, NULL, 'r' },
 	{ "protocol", required_argument, NULL, 'p' },
-	{ "jobs", required_argument, NULL, OPT_JOBS },
-	{ "warmup", required_argument, NULL, OPT_WARMUP },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
+	FF_RUN_LONGOPTS,
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "freq", required_argument, NULL, OPT_FREQ },
@@ -111,9 +107,9 @@ static const struct option run_longopts[] = {
 
 static struct {
 	const char *workload, *relay, *protocol;
-	long jobs, warmup, duration, cpu_limit;
+	struct ff_run_opts run;
 	int json;
-} opt = { "builtin", "skrouterd", "tcp", 2, 5, 5, 1, 0 };
+} opt = { "builtin", "skrouterd", "tcp", FF_RUN_OPTS_DEFAULTS, 0 };
 
 /* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
 static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
@@ -223,18 +219,6 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		case 'p':
 			opt.protocol = ff_protocols[ff_parse_name(run_usage, "protocol", optarg, ff_protocols)];
 			break;
-		case OPT_JOBS:
-			opt.jobs = ff_parse_run_opt(run_usage, "--jobs", optarg);
-			break;
-		case OPT_WARMUP:
-			opt.warmup = ff_parse_run_opt(run_usage, "--warmup", optarg);
-			break;
-		case OPT_DURATION:
-			opt.duration = ff_parse_run_opt(run_usage, "--duration", optarg);
-			break;
-		case OPT_CPU_LIMIT:
-			opt.cpu_limit = ff_parse_run_opt(run_usage, "--cpu-limit", optarg);
-			break;
 		case OPT_JSON:
 			opt.json = 1;
 			break;
@@ -250,7 +234,8 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 										optarg, call_graphs)];
 			break;
 		default:
-			ff_bad_option(run_usage, ch, argv);
+			if (!ff_take_run_opt(run_usage, ch, optarg, &opt.run))
+				ff_bad_option(run_usage, ch, argv);
 		}
 	if (optind < argc)
 		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
@@ -272,9 +257,9 @@ validate_run(const struct cmd *c)
 	if (strcmp(c->mode, "none") && !strcmp(opt.relay, "none"))
 		ff_usage_error(run_usage, "'%s' captures in the relays, and relay 'none' has none", c->name);
 	ncpus = ff_cpus_available(&avail);
-	if (opt.cpu_limit > ncpus)
+	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
-			       opt.cpu_limit, ncpus);
+			       opt.run.cpu_limit, ncpus);
 	if (ff_relay_program(opt.relay))
 		need[n++] = ff_relay_program(opt.relay);
 	if (ff_workload_server_program(opt.workload))
@@ -354,10 +339,10 @@ run_pipeline(const struct cmd *c, const char *rundir)
 	pipeline *p;
 	int *statuses, nstatuses, i, sig = 0, failed = 0;
 
-	snprintf(jobs, sizeof(jobs), "%ld", opt.jobs);
-	snprintf(warmup, sizeof(warmup), "%ld", opt.warmup);
-	snprintf(duration, sizeof(duration), "%ld", opt.duration);
-	snprintf(cpu, sizeof(cpu), "%ld", !strcmp(opt.relay, "none") ? 0 : opt.cpu_limit);
+	snprintf(jobs, sizeof(jobs), "%ld", opt.run.jobs);
+	snprintf(warmup, sizeof(warmup), "%ld", opt.run.warmup);
+	snprintf(duration, sizeof(duration), "%ld", opt.run.duration);
+	snprintf(cpu, sizeof(cpu), "%ld", !strcmp(opt.relay, "none") ? 0 : opt.run.cpu_limit);
 
 	setenv("FLIMFLAM_PIPELINE", "1", 1);
 	p = pipeline_new();
@@ -401,7 +386,7 @@ run_pipeline(const struct cmd *c, const char *rundir)
 				if (!strcmp(ff_event_name(ev), "topology") && !opt.json &&
 				    ff_verbosity >= 0 && !sig)
 					ff_say("flimflam: relays up; warming up for %ld s, then measuring for %ld s\n",
-					       opt.warmup, opt.duration);
+					       opt.run.warmup, opt.run.duration);
 				json_array_append_new(events, ev);
 			}
 			if (r == 0)
@@ -477,12 +462,12 @@ summarize(json_t *events, const char *rundir)
 	printf("  Workload:    %s\n", opt.workload);
 	printf("  Relay:       %s\n", opt.relay);
 	printf("  Protocol:    %s\n", opt.protocol);
-	printf("  Jobs:        %ld\n", opt.jobs);
-	printf("  Warmup:      %ld s\n", opt.warmup);
-	printf("  Duration:    %ld s\n", opt.duration);
+	printf("  Jobs:        %ld\n", opt.run.jobs);
+	printf("  Warmup:      %ld s\n", opt.run.warmup);
+	printf("  Duration:    %ld s\n", opt.run.duration);
 	if (strcmp(opt.relay, "none")) {
-		printf("  CPU limit:   %ld", opt.cpu_limit);
-		if (opt.cpu_limit > 0) {
+		printf("  CPU limit:   %ld", opt.run.cpu_limit);
+		if (opt.run.cpu_limit > 0) {
 			json_array_foreach(json_object_get(topo, "relays"), i, r)
 				printf("%s%s on CPU %s", i ? ", " : " (", ff_json_str(r, "role"),
 				       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "any");
@@ -492,7 +477,7 @@ summarize(json_t *events, const char *rundir)
 		if (json_is_true(json_object_get(topo, "cpus_shared")))
 			printf("  Note:        too few CPUs for each relay to have its own: the relays share CPUs\n");
 		/* with too few for the relays, none are left for the workload either */
-		if (opt.cpu_limit > 0 && !ff_json_str(find_event(events, "server"), "cpus"))
+		if (opt.run.cpu_limit > 0 && !ff_json_str(find_event(events, "server"), "cpus"))
 			printf("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
 	}
 	printf("\nResults\n");

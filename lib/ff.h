@@ -90,6 +90,24 @@ long ff_parse_long(const char *usage, const char *opt, const char *s,
  * ff_parse_long.
  */
 long ff_parse_run_opt(const char *usage, const char *opt, const char *s);
+/*
+ * The four run options of flimflam run, ff-bench and ff-workload, taken
+ * together: FF_RUN_LONGOPTS in a getopt_long table, and in its loop's
+ * default case ff_take_run_opt(), which parses the one getopt returned
+ * (returning 1), or returns 0 when it is none of them. A program's own
+ * long-only options number from FF_OPT_OWN.
+ */
+struct ff_run_opts {
+	long jobs, warmup, duration, cpu_limit;
+};
+#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1 }	/* the original's defaults */
+enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT, FF_OPT_OWN };
+#define FF_RUN_LONGOPTS \
+	{ "jobs", required_argument, NULL, FF_OPT_JOBS }, \
+	{ "warmup", required_argument, NULL, FF_OPT_WARMUP }, \
+	{ "duration", required_argument, NULL, FF_OPT_DURATION }, \
+	{ "cpu-limit", required_argument, NULL, FF_OPT_CPU_LIMIT }
+int ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o);
 /* A decimal number (fractions allowed) in [min, max]; usage error otherwise. */
 double ff_parse_double(const char *usage, const char *opt, const char *s,
 		       double min, double max);

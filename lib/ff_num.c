@@ -116,6 +116,26 @@ ff_parse_run_opt(const char *usage, const char *opt, const char *s)
 	ff_die("no range known for option '%s'", opt);
 }
 
+int
+ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o)
+{
+	switch (c) {
+	case FF_OPT_JOBS:
+		o->jobs = ff_parse_run_opt(usage, "--jobs", arg);
+		return 1;
+	case FF_OPT_WARMUP:
+		o->warmup = ff_parse_run_opt(usage, "--warmup", arg);
+		return 1;
+	case FF_OPT_DURATION:
+		o->duration = ff_parse_run_opt(usage, "--duration", arg);
+		return 1;
+	case FF_OPT_CPU_LIMIT:
+		o->cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", arg);
+		return 1;
+	}
+	return 0;
+}
+
 const char *
 ff_fmt_sig3(double v, const char *unit, char *buf, size_t n)
 {
