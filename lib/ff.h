@@ -68,7 +68,7 @@ char *ff_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Usage text to stdout and exit(code) (for -h). */
 noreturn void ff_usage(const char *usage, int code);
-/* "prog: message\n" then the usage, to stderr; exit(2). */
+/* "prog: message\n" then the usage synopsis (up to its first blank line), to stderr; exit(2). */
 noreturn void ff_usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Flush stdout; a write error other than EPIPE is reported. Returns 0 or 1. */

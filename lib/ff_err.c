@@ -158,10 +158,13 @@ ff_usage_error(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
 
+	const char *end = strstr(usage, "\n\n");
+
 	va_start(ap, fmt);
 	vreport("", fmt, ap);
 	va_end(ap);
-	fputs(usage, stderr);
+	/* The synopsis only: -h gives the rest. */
+	fwrite(usage, 1, end ? (size_t)(end - usage) + 1 : strlen(usage), stderr);
 	exit(2);
 }
 

@@ -1,5 +1,5 @@
 # Every program: -h prints the usage on stdout and exits 0; an unknown
-# option is one line on stderr, then the usage, and exit 2.
+# option is one line on stderr, then the usage synopsis, and exit 2.
 bats_require_minimum_version 1.5.0
 load helper
 
@@ -25,13 +25,21 @@ programs() {
 }
 
 @test "every program: an unknown option is a usage error naming it" {
-	local p
+	local p i err
 	for p in $(programs); do
 		run -2 --separate-stderr "$p" --no-such-option
 		[ -z "$output" ] || { echo "$p wrote to stdout: $output"; false; }
 		[ "${stderr_lines[0]}" = "$p: unknown option '--no-such-option'" ] ||
 			{ echo "$p: ${stderr_lines[0]}"; false; }
 		[[ "${stderr_lines[1]}" == usage:* ]]
+		# Then the synopsis, which -h begins with, and not the rest of -h.
+		err=("${stderr_lines[@]}")
+		run -0 "$p" --help
+		[ $((${#err[@]} - 1)) -lt "${#lines[@]}" ] || { echo "$p: ${#err[@]} ${#lines[@]}"; false; }
+		for ((i = 1; i < ${#err[@]}; i++)); do
+			[ "${err[i]}" = "${lines[i - 1]}" ] ||
+				{ echo "$p: '${err[i]}' is not line $i of its -h"; false; }
+		done
 	done
 }
 
