@@ -63,8 +63,11 @@ record_nginx() {
 		command -v $p >/dev/null || { echo "flame.sh: $p is not installed (try -w loop)" >&2; exit 1; }
 	done
 	(cd "$dir" && "$top/bin/flimflam" record -r nginx -w h2load-h1 -p http1 --jobs 8 \
-		--warmup 1 --duration "$dur") >"$dir/record.out" ||
-		{ echo "flame.sh: flimflam record failed" >&2; exit 1; }
+		--warmup 1 --duration "$dur") >"$dir/record.out" 2>"$dir/record.err" || {
+		echo "flame.sh: flimflam record failed:" >&2
+		cat "$dir/record.err" >&2
+		exit 1
+	}
 }
 
 record_loop() {
