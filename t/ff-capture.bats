@@ -276,6 +276,63 @@ teardown() {
 	run ! cmp -s first perf.data
 }
 
+# sampled_over_nginx COMMAND [OPTION...] -- REPORT...: COMMAND (record, c2c
+# or mem) over nginx leaves a perf.data here that REPORT (perf's own report
+# for it, given -i perf.data) reads, with samples from R1's and R2's pids;
+# the capture event names the tool and the options; nothing is left.
+sampled_over_nginx() {
+	local cmd=$1 opts=() cap
+	shift
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	flimflam "$cmd" --json -r nginx --warmup 1 --duration 2 "${opts[@]}" >ev 2>err ||
+		{ cat err; false; }
+	jsonl_ok ev
+	[ -s perf.data ]
+	cap=$(ev ev capture)
+	[ "$(jq -r .mode <<<"$cap")" = "$cmd" ]
+	[ "$(jq -r '.files[0]' <<<"$cap")" = "$PWD/perf.data" ]
+	"$@" -i perf.data >report 2>report.err || { cat report.err; false; }
+	[ -s report ]
+	# Samples of the relays' pids, and of no other.
+	perf script -i perf.data -F pid 2>/dev/null | sort -u | tr -d ' ' >sampled
+	[ -s sampled ]
+	jq -r '.pids[]' <<<"$cap" | sort -u >attached
+	[ -z "$(comm -23 sampled attached)" ] || { echo "pids not of the relays: $(comm -23 sampled attached)"; false; }
+	nothing_left ev
+	[ -z "$(ls perf.data.*.tmp 2>/dev/null)" ]
+}
+
+# The same checks on a mode every machine can run, so that they are known
+# to hold where the tests below skip.
+@test "sampled_over_nginx holds for record (what the c2c, mem and lbr tests check)" {
+	skip_unless_program nginx
+	skip_unless_perf
+	sampled_over_nginx record -- perf report --stdio --no-children --sort pid
+	[ "$(ev ev capture | jq -r .tool)" = "perf record" ]
+}
+
+@test "flimflam c2c and mem over nginx, where memory accesses can be sampled" {
+	skip_unless_program nginx
+	skip_unless_perf
+	ff-capture --check c2c 2>/dev/null ||
+		skip "this machine cannot sample memory accesses (no PMU with load sampling): \"c2c and mem without memory events\" checks that they refuse to start"
+	sampled_over_nginx c2c -- perf c2c report --stdio
+	[ "$(ev ev capture | jq -r .tool)" = "perf c2c" ]
+	rm -f perf.data perf.data.old
+	sampled_over_nginx mem -- perf mem report --stdio
+	[ "$(ev ev capture | jq -r .tool)" = "perf mem" ]
+}
+
+@test "flimflam record --call-graph lbr over nginx, where the CPU has last branch records" {
+	skip_unless_program nginx
+	skip_unless_perf
+	ff-capture --check --call-graph lbr record 2>/dev/null ||
+		skip "this CPU has no last branch records: \"record --call-graph lbr without last branch records\" checks that it refuses to start"
+	sampled_over_nginx record --call-graph lbr -- perf report --stdio --no-children
+	[ "$(ev ev capture | jq -r .call_graph)" = lbr ]
+}
+
 @test "flimflam record: Ctrl-C mid-window stops everything, leaves no partial data" {
 	skip_unless_program nginx
 	skip_unless_perf
