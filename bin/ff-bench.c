@@ -363,9 +363,9 @@ groups_free(struct group *g, int n)
 	free(g);
 }
 
-/* The statistics of a metric over the successful runs of a case. */
-static void
-group_stats(const struct group *g, int m, struct stats *s)
+/* The values of a metric over the successful runs of a case. */
+static int
+group_values(const struct group *g, int m, double **out)
 {
 	double *v = calloc(json_array_size(g->recs) + 1, sizeof(*v));
 	int n = 0;
@@ -377,6 +377,17 @@ group_stats(const struct group *g, int m, struct stats *s)
 	json_array_foreach(g->recs, i, rec)
 		if (is_status(rec, "ok") && rec_value(rec, m, &v[n]))
 			n++;
+	*out = v;
+	return n;
+}
+
+/* The statistics of a metric over the successful runs of a case. */
+static void
+group_stats(const struct group *g, int m, struct stats *s)
+{
+	double *v;
+	int n = group_values(g, m, &v);
+
 	stats_of(v, n, s);
 	free(v);
 }
@@ -1171,24 +1182,6 @@ static struct {
 	int json, threshold_set;
 	double threshold;
 } cmpopt = { "text", 0, 0, 0 };
-
-/* The values of a metric over the successful runs of a case. */
-static int
-group_values(const struct group *g, int m, double **out)
-{
-	double *v = calloc(json_array_size(g->recs) + 1, sizeof(*v));
-	int n = 0;
-	size_t i;
-	json_t *rec;
-
-	if (!v)
-		ff_die("out of memory");
-	json_array_foreach(g->recs, i, rec)
-		if (is_status(rec, "ok") && rec_value(rec, m, &v[n]))
-			n++;
-	*out = v;
-	return n;
-}
 
 static void
 compare_row(const struct group *b, const struct group *n, int m, struct cmp_row *r)
