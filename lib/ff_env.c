@@ -32,72 +32,132 @@
 #define RUN_TIMEOUT_S 5.0
 #define RUN_MAX_BYTES (1 << 20)
 
-char *
-ff_env_run(char *const argv[], int *status)
+/* One program run for its output; see probes_run. */
+struct probe {
+	char *const *argv;
+	char *out;		/* stdout and stderr, or NULL: did not start */
+	int status;		/* wait status, -1: unknown */
+	struct ff_child c;
+	int fd;			/* the read end of its pipe, -1 once at EOF */
+	size_t len, cap;
+};
+
+static int
+probe_start(struct probe *p)
 {
 	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
-	struct ff_child c;
-	struct pollfd pfd[2];
-	double until = ff_now() + RUN_TIMEOUT_S, left;
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap), *nb;
 	int fds[2];
-	ssize_t n;
 
-	if (status)
-		*status = -1;
-	if (!buf || pipe2(fds, O_CLOEXEC) < 0) {
-		free(buf);
-		return NULL;
-	}
+	p->out = NULL;
+	p->status = -1;
+	p->fd = -1;
+	p->len = 0;
+	p->cap = 4096;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
 	o.out_fd = fds[1];
 	/*
 	 * In the child, after stdout became the pipe, opening /dev/stdout
 	 * opens that pipe again: stderr joins it (nginx -v writes there).
 	 */
 	o.log = "/dev/stdout";
-	if (ff_spawn(&c, "probe", argv, &o) < 0) {
+	if (!(p->out = malloc(p->cap)) || ff_spawn(&p->c, "probe", p->argv, &o) < 0) {
+		free(p->out);
+		p->out = NULL;
 		close(fds[0]);
 		close(fds[1]);
-		free(buf);
-		return NULL;
+		return -1;
 	}
 	close(fds[1]);
-	pfd[0] = (struct pollfd){ fds[0], POLLIN, 0 };
-	/* A signal ends the wait: the caller is being stopped. */
-	pfd[1] = (struct pollfd){ ff_signal_fd(), POLLIN, 0 };
-	for (;;) {
+	p->fd = fds[0];
+	return 0;
+}
+
+/* Take what the pipe has; at EOF, an error or the size limit, close it. */
+static void
+probe_read(struct probe *p)
+{
+	ssize_t n;
+	char *nb;
+
+	if (p->cap - p->len < 1024 && p->cap < RUN_MAX_BYTES + 1) {
+		if ((nb = realloc(p->out, 2 * p->cap))) {
+			p->out = nb;
+			p->cap *= 2;
+		}
+	}
+	n = read(p->fd, p->out + p->len, p->cap - p->len - 1);
+	if (n < 0 && errno == EINTR)
+		return;
+	if (n > 0)
+		p->len += n;
+	if (n <= 0 || p->len >= RUN_MAX_BYTES || p->cap - p->len <= 1) {
+		close(p->fd);
+		p->fd = -1;
+	}
+}
+
+/*
+ * Run the programs all at once, each with stdout and stderr into its `out`
+ * (at most RUN_MAX_BYTES), all within RUN_TIMEOUT_S; a program still
+ * running then is stopped, and its status stays -1. A signal ends the wait
+ * (the caller is being stopped).
+ */
+static void
+probes_run(struct probe *p, size_t n)
+{
+	struct pollfd *pfd = calloc(n + 1, sizeof(*pfd));
+	double until = ff_now() + RUN_TIMEOUT_S, left;
+	size_t i, k, open = 0;
+
+	for (i = 0; i < n; i++)
+		if (probe_start(&p[i]) == 0)
+			open++;
+	while (pfd && open) {
 		left = until - ff_now();
 		if (left <= 0 || ff_signalled())
 			break;
-		if (poll(pfd, 2, (int)(left * 1000) + 1) <= 0 || !pfd[0].revents)
+		for (i = k = 0; i < n; i++)
+			if (p[i].fd >= 0)
+				pfd[k++] = (struct pollfd){ p[i].fd, POLLIN, 0 };
+		pfd[k] = (struct pollfd){ ff_signal_fd(), POLLIN, 0 };
+		if (poll(pfd, k + 1, (int)(left * 1000) + 1) <= 0)
 			continue;
-		if (cap - len < 1024 && cap < RUN_MAX_BYTES + 1) {
-			cap *= 2;
-			if (!(nb = realloc(buf, cap)))
-				break;
-			buf = nb;
+		for (i = k = 0; i < n; i++) {
+			if (p[i].fd < 0)
+				continue;
+			if (pfd[k++].revents) {
+				probe_read(&p[i]);
+				open -= p[i].fd < 0;
+			}
 		}
-		n = read(fds[0], buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
+	}
+	free(pfd);
+	for (i = 0; i < n; i++) {
+		if (!p[i].out)
 			continue;
-		if (n <= 0)
-			break;
-		len += n;
-		if (len >= RUN_MAX_BYTES)
-			break;
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+		p[i].out[p[i].len] = 0;
+		left = ff_signalled() ? 0 : until - ff_now();
+		if (ff_child_wait(&p[i].c, left > 0 ? left : 0)) {
+			p[i].status = p[i].c.status;
+		} else {
+			ff_debug("'%s' did not finish within %.0f s", p[i].argv[0], RUN_TIMEOUT_S);
+			ff_child_stop(&p[i].c, 0.2);
+		}
 	}
-	close(fds[0]);
-	buf[len] = 0;
-	left = ff_signalled() ? 0 : until - ff_now();
-	if (ff_child_wait(&c, left > 0 ? left : 0)) {
-		if (status)
-			*status = c.status;
-	} else {
-		ff_debug("'%s' did not finish within %.0f s", argv[0], RUN_TIMEOUT_S);
-		ff_child_stop(&c, 0.2);
-	}
-	return buf;
+}
+
+char *
+ff_env_run(char *const argv[], int *status)
+{
+	struct probe p = { .argv = argv };
+
+	probes_run(&p, 1);
+	if (status)
+		*status = p.status;
+	return p.out;
 }
 
 /* The first non-empty line of `s`, trimmed (malloc'd), or NULL. */
@@ -132,35 +192,64 @@ static const struct prog {
 	{ "gcc", "--version" },
 };
 
+/* What a version probe printed: its first line, if the program succeeded. */
+static char *
+version_of(const struct probe *p)
+{
+	/* A program that fails (a missing library) has no version to show. */
+	return p->status == 0 ? first_line(p->out) : NULL;
+}
+
 char *
 ff_env_version(const char *path, const char *arg)
 {
-	char *argv[] = { (char *)path, (char *)arg, NULL }, *out, *line = NULL;
-	int status;
+	char *argv[] = { (char *)path, (char *)arg, NULL }, *line;
+	struct probe p = { .argv = argv };
 
-	/* A program that fails (a missing library) has no version to show. */
-	out = ff_env_run(argv, &status);
-	if (status == 0)
-		line = first_line(out);
-	free(out);
+	probes_run(&p, 1);
+	line = version_of(&p);
+	free(p.out);
 	return line;
 }
 
-static json_t *
-prog_info(const char *name, const char *arg)
+/*
+ * {"path", "version"} (or null, when not on PATH) of every program in
+ * progs, into env under its name; their version probes run at once.
+ */
+static void
+progs_info(json_t *env)
 {
-	char *path = ff_which(name), *version;
+	enum { N = FF_ARRAY_SIZE(progs) };
+	char *paths[N], *argvs[N][3], *version;
+	struct probe p[N];
+	size_t i, n = 0, at[N];
 	json_t *o;
 
-	if (!path)
-		return json_null();
-	version = ff_env_version(path, arg);
-	o = json_object();
-	json_object_set_new(o, "path", json_string(path));
-	json_object_set_new(o, "version", version ? json_string(version) : json_null());
-	free(version);
-	free(path);
-	return o;
+	for (i = 0; i < N; i++) {
+		paths[i] = ff_which(progs[i].name);
+		if (!paths[i])
+			continue;
+		argvs[i][0] = paths[i];
+		argvs[i][1] = (char *)progs[i].version_arg;
+		argvs[i][2] = NULL;
+		at[i] = n;
+		p[n++] = (struct probe){ .argv = argvs[i] };
+	}
+	probes_run(p, n);
+	for (i = 0; i < N; i++) {
+		if (!paths[i]) {
+			json_object_set_new(env, progs[i].name, json_null());
+			continue;
+		}
+		version = version_of(&p[at[i]]);
+		o = json_object();
+		json_object_set_new(o, "path", json_string(paths[i]));
+		json_object_set_new(o, "version", version ? json_string(version) : json_null());
+		json_object_set_new(env, progs[i].name, o);
+		free(version);
+		free(p[at[i]].out);
+		free(paths[i]);
+	}
 }
 
 /* A value from an os-release file (quotes removed), or NULL. */
@@ -709,7 +798,6 @@ ff_env_collect(void)
 	struct ff_skr_features f;
 	struct ff_fp_info fp;
 	char why[512];
-	size_t i;
 	int paranoid, fps;
 
 	json_object_set_new(env, "kernel", uname(&u) == 0 ? json_string(u.release) : json_null());
@@ -734,9 +822,7 @@ ff_env_collect(void)
 	} else
 		json_object_set_new(env, "hostname", json_null());
 
-	for (i = 0; i < FF_ARRAY_SIZE(progs); i++)
-		json_object_set_new(env, progs[i].name,
-				    prog_info(progs[i].name, progs[i].version_arg));
+	progs_info(env);
 
 	skr = ff_which("skrouterd");
 	json_object_set_new(env, "skrouterd_hash_fnv1a64",

@@ -293,3 +293,25 @@ build_probe() {
 	run -1 --separate-stderr "$PROBE" features "$BATS_TEST_TMPDIR/none.json"
 	[[ "$stderr" == *"cannot read"* ]]
 }
+
+# Version probes run at once, each within the same 5 s deadline: two that
+# hang (one after its version line, one before any) cost 5 s, not 10; a
+# probe stopped at the deadline has no version, one that answered keeps
+# its; nothing of theirs is left running.
+@test "ff-check: version probes that hang are stopped at the deadline, together" {
+	local f="$BATS_TEST_TMPDIR/hang" t0 t
+	mkdir -p "$f"
+	printf '#!/bin/bash\necho "h2load nghttp2/9.9.9"\nexec -a flimflam-hung-probe sleep 100\n' >"$f/h2load"
+	printf '#!/bin/bash\nexec -a flimflam-hung-probe sleep 100\n' >"$f/iperf3"
+	chmod +x "$f/h2load" "$f/iperf3"
+	t0=$EPOCHREALTIME
+	PATH="$f:$PATH" run --separate-stderr ff-check --json
+	t=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
+	echo "ff-check took $t s" >&3
+	jq -e -s --arg f "$f" '.[] | select(.event == "environment") |
+		.h2load == {"path": ($f + "/h2load"), "version": null} and
+		.iperf3 == {"path": ($f + "/iperf3"), "version": null} and
+		(.nginx.version | startswith("nginx version"))' <<<"$output"
+	awk -v t="$t" 'BEGIN { exit !(t >= 4.5 && t < 9) }'
+	[ -z "$(pgrep -f flimflam-hung-probe)" ]
+}
