@@ -2299,14 +2299,33 @@ bench_main(int argc, char *argv[])
 	return failed ? 1 : 0;
 }
 
+/*
+ * ff-bench MODE, or flimflam's command: "flimflam bench" (then also
+ * "flimflam bench compare") or "flimflam compare" in argv[0].
+ */
+static int
+run_mode(int argc, char *argv[], const char *mode, int (*fn)(int, char *[]))
+{
+	static char prog[64], self[64];
+
+	if (!strcmp(ff_prog(), "flimflam bench")) {
+		snprintf(prog, sizeof(prog), "flimflam bench %s", mode);
+		ff_setprog(prog);
+	}
+	snprintf(self, sizeof(self), "ff-bench %s", mode);
+	ff_usage_self(self);
+	return fn(argc - 1, argv + 1);
+}
+
 int
 main(int argc, char *argv[])
 {
 	ff_setprog(argv[0]);
+	ff_usage_self("ff-bench");
 	opterr = 0;
 	if (argc > 1 && !strcmp(argv[1], "summarize"))
-		return summarize_main(argc - 1, argv + 1);
+		return run_mode(argc, argv, "summarize", summarize_main);
 	if (argc > 1 && !strcmp(argv[1], "compare"))
-		return compare_main(argc - 1, argv + 1);
+		return run_mode(argc, argv, "compare", compare_main);
 	return bench_main(argc, argv);
 }

@@ -424,6 +424,7 @@ main(int argc, char *argv[])
 	int json = 0, i, fp_warn, problems = 0;
 
 	ff_setprog(argv[0]);
+	ff_usage_self("ff-check");
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			ff_usage(usage, 0);

@@ -185,7 +185,8 @@ exec_cmd(const struct cmd *c, int argc, char *argv[])
 			c->name, c->prog);
 		exit(127);
 	}
-	args[n++] = (char *)c->prog;
+	/* Named as the user called it: its messages and usage say so. */
+	args[n++] = ff_asprintf("flimflam %s", c->name);
 	if (c->mode)
 		args[n++] = (char *)c->mode;
 	for (i = 1; i < argc; i++)

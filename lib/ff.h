@@ -66,6 +66,13 @@ void ff_set_cleanup(void (*fn)(void));
 /* A formatted string (malloc'd); dies when out of memory. */
 char *ff_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * The name a program's usage texts give it ("ff-bench compare"). When
+ * flimflam runs the program as one of its commands, it names it so in
+ * argv[0] ("flimflam compare"): the usage texts then say that instead,
+ * and the synopsis lines aligned under the name move with it.
+ */
+void ff_usage_self(const char *self);
 /* Usage text to stdout and exit(code) (for -h). */
 noreturn void ff_usage(const char *usage, int code);
 /* "prog: message\n" then the usage synopsis (up to its first blank line), to stderr; exit(2). */

@@ -13,6 +13,7 @@
 int ff_verbosity;
 
 static const char *prog = "flimflam";
+static const char *usage_self;	/* the program's name in its usage texts */
 static void (*cleanup)(void);
 
 void
@@ -146,9 +147,55 @@ ff_fail(int status, const char *fmt, ...)
 }
 
 void
+ff_usage_self(const char *self)
+{
+	usage_self = self;
+}
+
+/*
+ * Write `usage`, only its synopsis (up to the first blank line) when
+ * `synopsis`; renamed as ff_usage_self says when flimflam ran us as one of
+ * its commands.
+ */
+static void
+put_usage(FILE *f, const char *usage, int synopsis)
+{
+	int rename = usage_self && !strncmp(prog, "flimflam ", 9) && strcmp(prog, usage_self);
+	size_t selflen = rename ? strlen(usage_self) : 0;
+	int delta = rename ? (int)strlen(prog) - (int)selflen : 0, shift = 0, in_synopsis = 1;
+	const char *line = usage, *end, *at, *p;
+
+	for (; *line; line = end) {
+		end = strchr(line, '\n');
+		end = end ? end + 1 : line + strlen(line);
+		if (*line == '\n') {
+			if (synopsis)
+				return;
+			in_synopsis = 0;
+		}
+		p = line;
+		if (rename && in_synopsis && *line == ' ' && !memmem(line, end - line, usage_self, selflen)) {
+			/* a line aligned under the name: move it as the name grew */
+			if (shift > 0)
+				fprintf(f, "%*s", shift, "");
+			else
+				while (p < end && p - line < -shift && *p == ' ')
+					p++;
+		}
+		while (rename && (at = memmem(p, end - p, usage_self, selflen))) {
+			fwrite(p, 1, at - p, f);
+			fputs(prog, f);
+			p = at + selflen;
+			shift = delta;
+		}
+		fwrite(p, 1, end - p, f);
+	}
+}
+
+void
 ff_usage(const char *usage, int code)
 {
-	fputs(usage, code ? stderr : stdout);
+	put_usage(code ? stderr : stdout, usage, 0);
 	fflush(stdout);
 	exit(code);
 }
@@ -158,13 +205,11 @@ ff_usage_error(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
 
-	const char *end = strstr(usage, "\n\n");
-
 	va_start(ap, fmt);
 	vreport("", fmt, ap);
 	va_end(ap);
 	/* The synopsis only: -h gives the rest. */
-	fwrite(usage, 1, end ? (size_t)(end - usage) + 1 : strlen(usage), stderr);
+	put_usage(stderr, usage, 1);
 	exit(2);
 }
 

@@ -52,7 +52,7 @@ teardown() {
 
 # Usage
 
-@test "ff-bench: -h prints the usage, with summarize and compare" {
+@test "ff-bench: -h prints the usage, with summarize and compare; as flimflam bench, compare and check, their own names" {
 	run -0 --separate-stderr ff-bench -h
 	[ "${lines[0]}" = "usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]" ]
 	has_line '^       ff-bench summarize \[FILE\]$'
@@ -60,8 +60,27 @@ teardown() {
 	has_line '--repeat N'
 	run -0 ff-bench compare -h
 	has_line '^usage: ff-bench compare '
+	# Through flimflam, the usage and the messages name the command typed,
+	# and the synopsis stays aligned under the longer name.
 	run -0 flimflam bench -h
-	[ "${lines[0]}" = "usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]" ]
+	[ "${lines[0]}" = "usage: flimflam bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]" ]
+	[ "${lines[1]}" = "                      [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]" ]
+	has_line '^       flimflam bench compare \[--threshold PCT\]'
+	run -0 flimflam compare -h
+	[ "${lines[0]}" = "usage: flimflam compare [-h] [--threshold PCT] [--format text|markdown] [--json]" ]
+	[ "${lines[1]}" = "                        BASE NEW" ]
+	run -2 --separate-stderr flimflam compare only-one
+	[ "$stderr" = "flimflam compare: expected two results files, BASE and NEW
+usage: flimflam compare [-h] [--threshold PCT] [--format text|markdown] [--json]
+                        BASE NEW" ]
+	run -2 --separate-stderr flimflam bench compare only-one
+	[ "${stderr_lines[0]}" = "flimflam bench compare: expected two results files, BASE and NEW" ]
+	[ "${stderr_lines[2]}" = "                              BASE NEW" ]
+	run -2 --separate-stderr flimflam bench --repeat 0
+	[ "${stderr_lines[0]}" = "flimflam bench: --repeat: 0 is out of range (1 to 10000)" ]
+	run -2 --separate-stderr flimflam check --bogus
+	[ "$stderr" = "flimflam check: unknown option '--bogus'
+usage: flimflam check [-h] [--json]" ]
 }
 
 @test "ff-bench: unknown, repeated and empty names are usage errors" {
