@@ -119,21 +119,14 @@ ff_parse_run_opt(const char *usage, const char *opt, const char *s)
 int
 ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o)
 {
-	switch (c) {
-	case FF_OPT_JOBS:
-		o->jobs = ff_parse_run_opt(usage, "--jobs", arg);
-		return 1;
-	case FF_OPT_WARMUP:
-		o->warmup = ff_parse_run_opt(usage, "--warmup", arg);
-		return 1;
-	case FF_OPT_DURATION:
-		o->duration = ff_parse_run_opt(usage, "--duration", arg);
-		return 1;
-	case FF_OPT_CPU_LIMIT:
-		o->cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", arg);
-		return 1;
-	}
-	return 0;
+	/* In the order of the FF_OPT_ codes. */
+	static const char *const names[] = { "--jobs", "--warmup", "--duration", "--cpu-limit" };
+	long *fields[] = { &o->jobs, &o->warmup, &o->duration, &o->cpu_limit };
+
+	if (c < FF_OPT_JOBS || c > FF_OPT_CPU_LIMIT)
+		return 0;
+	*fields[c - FF_OPT_JOBS] = ff_parse_run_opt(usage, names[c - FF_OPT_JOBS], arg);
+	return 1;
 }
 
 const char *
