@@ -441,6 +441,13 @@ find_event(json_t *events, const char *name)
 }
 
 /* A rate for the summary, "25.4 Gbit/s"; "-" when the event had none. */
+/* "R1", "R2": a relay's role as the summaries print it. */
+static const char *
+role_name(const char *role)
+{
+	return !role ? "?" : !strcmp(role, "r1") ? "R1" : !strcmp(role, "r2") ? "R2" : role;
+}
+
 static const char *
 human(double v, const char *unit, char *buf, size_t n)
 {
@@ -456,7 +463,7 @@ summarize(json_t *events, const char *rundir)
 {
 	json_t *topo = find_event(events, "topology"), *res = find_event(events, "result"),
 	       *rsc = find_event(events, "resources"), *r;
-	char a[64], b[64];
+	char a[64];
 	size_t i;
 
 	printf("Configuration\n");
@@ -496,14 +503,11 @@ summarize(json_t *events, const char *rundir)
 	if (json_array_size(json_object_get(rsc, "relays"))) {
 		printf("\nResources\n");
 		json_array_foreach(json_object_get(rsc, "relays"), i, r) {
-			const char *role = ff_json_str(r, "role");
+			const char *role = role_name(ff_json_str(r, "role"));
 
-			printf("  %s CPU:      %.1f%%\n", !strcmp(role, "r1") ? "R1" :
-			       !strcmp(role, "r2") ? "R2" : role,
-			       100 * ff_json_num(r, "cpu_fraction", 0));
-			snprintf(b, sizeof(b), "%.1f MiB", ff_json_num(r, "max_rss_bytes", 0) / 1048576.0);
-			printf("  %s RSS:      %s\n", !strcmp(role, "r1") ? "R1" :
-			       !strcmp(role, "r2") ? "R2" : role, b);
+			printf("  %s CPU:      %.1f%%\n", role, 100 * ff_json_num(r, "cpu_fraction", 0));
+			printf("  %s RSS:      %.1f MiB\n", role,
+			       ff_json_num(r, "max_rss_bytes", 0) / 1048576.0);
 		}
 	}
 	printf("\nRun directory: %s\n", rundir);
@@ -630,12 +634,6 @@ render_flamegraph(json_t *events, const char *rundir)
 		ff_die("ff-flame could not render '%s' (status %d); the recording is kept", data, status);
 	if (opt.json)
 		ff_say("flimflam: open file://%s in a browser\n", flame_html);
-}
-
-static const char *
-role_name(const char *role)
-{
-	return !role ? "?" : !strcmp(role, "r1") ? "R1" : !strcmp(role, "r2") ? "R2" : role;
 }
 
 /* A figure of a stat event, if it has one. */
