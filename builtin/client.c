@@ -37,7 +37,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,17 +185,6 @@ worker_main(void *arg)
 		w->nready = k;
 	}
 	return NULL;
-}
-
-static void
-raise_nofile(int need)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= (rlim_t)need)
-		return;
-	rl.rlim_cur = rl.rlim_max;
-	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 static int
@@ -475,7 +463,7 @@ main(int argc, char *argv[])
 	port = p;
 
 	ff_signals_init();
-	raise_nofile(jobs + 64);
+	ff_raise_nofile(jobs + 64);
 	run(jobs, warmup, duration);
 	return ff_finish();
 }

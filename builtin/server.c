@@ -11,6 +11,7 @@
 #include "ff.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -20,7 +21,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -163,17 +163,6 @@ worker_main(void *arg)
 	return NULL;
 }
 
-static void
-raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 static int
 listen_on(int port)
 {
@@ -305,7 +294,7 @@ main(int argc, char *argv[])
 		ff_usage_error(usage, "missing --port");
 
 	ff_signals_init();
-	raise_nofile();
+	ff_raise_nofile(LONG_MAX);
 	serve(listen_on(port));
 	/* Terminated: that is how a server's life ends. */
 	return ff_finish();

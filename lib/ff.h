@@ -197,6 +197,12 @@ const char *ff_iso_time(void);
 /* ff_proc.c */
 
 /*
+ * Raise this process's soft limit on open files to its hard limit when
+ * the soft one is under `need` (LONG_MAX: whenever it is lower).
+ */
+void ff_raise_nofile(long need);
+
+/*
  * A child process in a known role ("server", "r1", "client", ...). It runs
  * in a process group of its own (so a terminal's Ctrl-C reaches flimflam's
  * programs, which then stop their children in order), with

@@ -6,11 +6,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -497,4 +499,16 @@ ff_proc_alive(pid_t pid)
 	if (stat_fields(pid, &u, &s, &st) < 0)
 		return 0;
 	return st != 'Z' && st != 'X';
+}
+
+void
+ff_raise_nofile(long need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max ||
+	    (need != LONG_MAX && rl.rlim_cur >= (rlim_t)need))
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
 }
