@@ -235,14 +235,6 @@ rec_value(const json_t *rec, int m, double *out)
 	return 0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct stats {
 	int n;
 	double median, spread_pct;	/* half the min-max range over the median */
@@ -256,7 +248,7 @@ stats_of(double *v, int n, struct stats *s)
 	s->median = s->spread_pct = 0;
 	if (!n)
 		return;
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), ff_cmp_double);
 	s->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 	if (s->median != 0)
 		s->spread_pct = fabs((v[n - 1] - v[0]) / 2 / s->median * 100);
@@ -1070,7 +1062,7 @@ struct obs {
 static int
 cmp_obs(const void *a, const void *b)
 {
-	return cmp_double(&((const struct obs *)a)->v, &((const struct obs *)b)->v);
+	return ff_cmp_double(&((const struct obs *)a)->v, &((const struct obs *)b)->v);
 }
 
 static double

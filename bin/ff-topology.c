@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <pwd.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -77,14 +76,6 @@ cleanup(void)
 	ff_children_stop_all();
 }
 
-static const char *
-user_name(void)
-{
-	struct passwd *pw = getpwuid(geteuid());
-
-	return pw ? pw->pw_name : "nobody";
-}
-
 static void
 write_conf(struct relay *r, const char *tmpl_name, const char *const vars[])
 {
@@ -107,7 +98,7 @@ configure_nginx(struct relay *r, const char *load_module)
 	char port[16], target[16], workers[16];
 	const char *const vars[] = {
 		"DIR", r->dir, "PORT", port, "TARGET_PORT", target,
-		"WORKERS", workers, "USER", user_name(),
+		"WORKERS", workers, "USER", ff_user_name(),
 		"LOAD_MODULE_LINES", load_module ? load_module : "", NULL
 	};
 

@@ -15,7 +15,6 @@
 #include <math.h>
 #include <getopt.h>
 #include <poll.h>
-#include <pwd.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -97,14 +96,6 @@ write_docroot(const char *docroot)
 	free(path);
 }
 
-static const char *
-user_name(void)
-{
-	struct passwd *pw = getpwuid(geteuid());
-
-	return pw ? pw->pw_name : "nobody";
-}
-
 /* nginx as the HTTP/1.1 server of h2load-h1: a private prefix and config. */
 static void
 nginx_server_argv(int port, char **argv, char *storage[4])
@@ -120,7 +111,7 @@ nginx_server_argv(int port, char **argv, char *storage[4])
 		char *docroot = run_path("docroot");
 		const char *const vars[] = {
 			"DIR", dir, "PORT", portstr, "DOCROOT", docroot,
-			"USER", user_name(), NULL
+			"USER", ff_user_name(), NULL
 		};
 
 		write_docroot(docroot);
@@ -607,14 +598,6 @@ finish_iperf3(struct drive *d)
 	return 0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The value at quantile q of sorted v[n] (nearest rank). */
 static double
 quantile(const double *v, size_t n, double q)
@@ -698,7 +681,7 @@ finish_h2load(struct drive *d)
 	}
 	free(logtext);
 	if (nlat)
-		qsort(lat, nlat, sizeof(*lat), cmp_double);
+		qsort(lat, nlat, sizeof(*lat), ff_cmp_double);
 
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string(opt.workload));

@@ -129,6 +129,8 @@ int ff_parse_name(const char *usage, const char *what, const char *s,
  * the usage error for a missing value or an unknown option.
  */
 noreturn void ff_bad_option(const char *usage, int c, char *const argv[]);
+/* qsort's comparison of two doubles, ascending. */
+int ff_cmp_double(const void *a, const void *b);
 /* "a, b, c" from a NULL-terminated list (static buffer). */
 const char *ff_join_names(const char *const names[]);
 /*
@@ -337,6 +339,8 @@ char *ff_which(const char *prog);
  * semicolons, never braces. Returns the text or NULL with a warning.
  */
 char *ff_template_fill(const char *tmpl_path, const char *const vars[]);
+/* This process's user name, for the relays' configs ("nobody" if unknown; static). */
+const char *ff_user_name(void);
 /* Read a whole file (malloc'd, NUL-terminated) or NULL with errno. */
 char *ff_read_file(const char *path, size_t *len);
 /*

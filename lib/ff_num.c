@@ -167,3 +167,11 @@ ff_fmt_prefixed(double v, int base, const char *sep, const char *unit,
 	snprintf(tail, sizeof(tail), "%s%s%s", sep, pfx[i], unit);
 	return ff_fmt_sig3(v, tail, buf, n);
 }
+
+int
+ff_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pwd.h>
 #include <ftw.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -464,4 +465,12 @@ ff_cpus_str(const cpu_set_t *set)
 		i = j;
 	}
 	return buf;
+}
+
+const char *
+ff_user_name(void)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	return pw ? pw->pw_name : "nobody";
 }
