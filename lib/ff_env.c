@@ -400,18 +400,25 @@ ff_env_nginx_stream_module(const char *nginx)
 	return NULL;
 }
 
-/* Prefer libqpid-proton-core (the library the router links for AMQP). */
-static int
-proton_better(const char *cand, const char *best)
+/*
+ * Keep in *best the better of it and `cand` (malloc'd, taken), preferring
+ * libqpid-proton-core, the library the router links for AMQP.
+ */
+static void
+proton_keep_better(char **best, char *cand)
 {
-	return !best || (strstr(cand, "proton-core") && !strstr(best, "proton-core"));
+	if (cand && (!*best || (strstr(cand, "proton-core") && !strstr(*best, "proton-core")))) {
+		free(*best);
+		*best = cand;
+	} else
+		free(cand);
 }
 
 char *
 ff_env_proton_ldd(const char *skrouterd_path)
 {
 	char *argv[] = { "ldd", (char *)skrouterd_path, NULL }, *out, *line, *p, *e;
-	char *best = NULL, *cand;
+	char *best = NULL;
 
 	if (!skrouterd_path || !(out = ff_env_run(argv, NULL)))
 		return NULL;
@@ -424,12 +431,7 @@ ff_env_proton_ldd(const char *skrouterd_path)
 		p += 3;
 		if (*p != '/')
 			continue;	/* "=> not found" */
-		cand = strndup(p, strcspn(p, " \n"));
-		if (cand && proton_better(cand, best)) {
-			free(best);
-			best = cand;
-		} else
-			free(cand);
+		proton_keep_better(&best, strndup(p, strcspn(p, " \n")));
 	}
 	free(out);
 	return best;
@@ -438,7 +440,7 @@ ff_env_proton_ldd(const char *skrouterd_path)
 char *
 ff_env_proton_maps(pid_t pid)
 {
-	char path[64], *text, *line, *p, *e, *best = NULL, *cand;
+	char path[64], *text, *line, *p, *e, *best = NULL;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (!(text = ff_read_file(path, NULL)))
@@ -449,12 +451,7 @@ ff_env_proton_maps(pid_t pid)
 		if (!p || !memmem(p, e - p, "/libqpid-proton", 15) ||
 		    !memmem(p, e - p, ".so", 3))
 			continue;
-		cand = strndup(p, e - p);
-		if (cand && proton_better(cand, best)) {
-			free(best);
-			best = cand;
-		} else
-			free(cand);
+		proton_keep_better(&best, strndup(p, e - p));
 	}
 	free(text);
 	return best;
