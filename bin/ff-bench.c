@@ -1605,6 +1605,14 @@ struct bcase {
 	char skip[256];		/* why it is not run, or "" */
 };
 
+/*
+ * A case that is not run: unsupported by the matrix (lacks NULL), or by the
+ * skrouterd on PATH (lacks says what it lacks: "no HTTP adaptor").
+ */
+struct notrun {
+	const char *workload, *relay, *protocol, *lacks;
+};
+
 static struct {
 	const char *workloads[8], *relays[8], *protocols[8];
 	int nw, nr, np;
@@ -1671,6 +1679,68 @@ missing_program(const struct bcase *c)
 		free(p);
 	}
 	return NULL;
+}
+
+/*
+ * What the skrouterd at `path` lacks to carry `protocol`, from its schema
+ * (read once per protocol), or NULL: it can, or its schema cannot be read,
+ * and the run will say so.
+ */
+static const char *
+router_lacks(const char *path, const char *protocol)
+{
+	static const char *lacks[8];
+	static int known[8];
+	char why[512];
+	int i = ff_parse_name(usage, "protocol", protocol, ff_protocols);
+
+	if (!known[i] && ff_skrouterd_can(path, protocol, NULL, &lacks[i], why, sizeof(why)) < 0)
+		ff_debug("cannot tell whether skrouterd carries %s: %s", protocol, why);
+	known[i] = 1;
+	return lacks[i];
+}
+
+/* "w/r/p, ..." of the not-run cases whose `lacks` is `lacks` (NULL: the matrix's). */
+static const char *
+notrun_list(const struct notrun *nr, int n, const char *lacks, int *count)
+{
+	static char buf[2048];
+	size_t len = 0;
+	int i;
+
+	buf[0] = 0;
+	*count = 0;
+	for (i = 0; i < n; i++) {
+		if (nr[i].lacks != lacks)
+			continue;
+		++*count;
+		if (len < sizeof(buf))
+			len += snprintf(buf + len, sizeof(buf) - len, "%s%s/%s/%s", len ? ", " : "",
+					nr[i].workload, nr[i].relay, nr[i].protocol);
+	}
+	return buf;
+}
+
+/* Why nothing can run: the distinct reasons of the cases, "; "-separated. */
+static void
+nothing_to_run(const struct bcase *cases, int ncases, const struct notrun *nr, int nnot)
+{
+	char buf[1024] = "", one[300];
+	int i;
+
+	for (i = 0; i < ncases + nnot; i++) {
+		if (i < ncases)
+			snprintf(one, sizeof(one), "%s", cases[i].skip);
+		else if (nr[i - ncases].lacks)
+			snprintf(one, sizeof(one), "not supported by this skrouterd (%s)",
+				 nr[i - ncases].lacks);
+		else
+			continue;
+		if (!strstr(buf, one) && strlen(buf) + strlen(one) + 3 < sizeof(buf))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+				 buf[0] ? "; " : "", one);
+	}
+	ff_die("nothing to run: %s", buf);
 }
 
 static void
@@ -2103,13 +2173,14 @@ bench_main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct bcase cases[8 * 8 * 8];
-	char unsupported[2048] = "", outbuf[PATH_MAX], dir[PATH_MAX], why[512], *slash, *p;
-	const char *miss;
-	int ncases = 0, nunsup = 0, nrun = 0, w, r, pr, c, k = 0, rep, failed = 0, done = 0, ncpus, sig;
+	struct notrun notrun[8 * 8 * 8] = { { NULL, NULL, NULL, NULL } };
+	char outbuf[PATH_MAX], dir[PATH_MAX], why[512], *slash, *p, *skrouterd = NULL;
+	const char *miss, *lacks, *list;
+	int ncases = 0, nnot = 0, nunsup, nlacks = 0, nrun = 0, w, r, pr, c, k = 0, rep, failed = 0,
+	    done = 0, ncpus, sig;
 	cpu_set_t avail;
 	struct stat st;
 	json_t *rec;
-	size_t ulen = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":hw:r:p:", longopts, NULL)) != -1)
@@ -2155,26 +2226,34 @@ bench_main(int argc, char *argv[])
 			for (pr = 0; pr < opt.np; pr++) {
 				struct bcase *bc = &cases[ncases];
 
-				if (!ff_combo_ok(opt.workloads[w], opt.relays[r], opt.protocols[pr])) {
-					nunsup++;
-					if (ulen < sizeof(unsupported))
-						ulen += snprintf(unsupported + ulen, sizeof(unsupported) - ulen,
-								 "%s%s/%s/%s", ulen ? ", " : "", opt.workloads[w],
-								 opt.relays[r], opt.protocols[pr]);
-					continue;
-				}
 				bc->workload = opt.workloads[w];
 				bc->relay = opt.relays[r];
 				bc->protocol = opt.protocols[pr];
 				bc->skip[0] = 0;
+				lacks = NULL;
+				if (!ff_combo_ok(bc->workload, bc->relay, bc->protocol)) {
+					notrun[nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
+					continue;
+				}
 				if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
-				else
+				else if (!strcmp(bc->relay, "skrouterd") &&
+					 (skrouterd || (skrouterd = ff_which("skrouterd"))) &&
+					 (lacks = router_lacks(skrouterd, bc->protocol))) {
+					/* What this router cannot carry is unsupported here, not a failure. */
+					notrun[nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, lacks };
+					nlacks++;
+					continue;
+				} else
 					nrun++;
 				ncases++;
 			}
-	if (!ncases)
-		ff_usage_error(usage, "none of these combinations is supported: %s", unsupported);
+	free(skrouterd);
+	list = notrun_list(notrun, nnot, NULL, &nunsup);
+	if (!ncases && !nlacks)
+		ff_usage_error(usage, "none of these combinations is supported: %s", list);
+	if (!nrun)
+		nothing_to_run(cases, ncases, notrun, nnot);
 
 	if (!opt.output) {
 		time_t t = time(NULL);
@@ -2270,10 +2349,19 @@ bench_main(int argc, char *argv[])
 		print_results(records);
 	else
 		printf("\nBenchmark results\n\nno run finished\n");
+	list = notrun_list(notrun, nnot, NULL, &nunsup);
 	if (nunsup)
 		printf("\nNot run: %d unsupported combination%s%s%s%s\n", nunsup, nunsup == 1 ? "" : "s",
-		       ff_verbosity > 0 ? " (" : "", ff_verbosity > 0 ? unsupported : "",
+		       ff_verbosity > 0 ? " (" : "", ff_verbosity > 0 ? list : "",
 		       ff_verbosity > 0 ? ")" : "");
+	/* The router's: bench asks for no encapsulation, so it can only lack the HTTP adaptor. */
+	for (w = 0; w < nnot && !notrun[w].lacks; w++)
+		;
+	if (w < nnot) {
+		list = notrun_list(notrun, nnot, notrun[w].lacks, &c);
+		printf("%sNot run: %d case%s not supported by this skrouterd (%s): %s\n",
+		       nunsup ? "" : "\n", c, c == 1 ? "" : "s", notrun[w].lacks, list);
+	}
 	if (json_array_size(records))
 		printf("\nResults: %s\n", opt.output);
 	if ((sig = ff_signalled())) {

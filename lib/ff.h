@@ -390,6 +390,13 @@ const char *ff_combos_for(const char *workload, const char *relay);
  */
 int ff_relay_can(const char *relay, const char *path, const char *protocol,
 		 const char *encapsulation, char *why, size_t n);
+/*
+ * The same for the skrouterd at `path`, with what it lacks in a few words
+ * ("no HTTP adaptor", "no tcp encapsulation setting") in *lacks when it
+ * cannot: 1 yes, 0 no, -1 no readable schema (reason in `why`).
+ */
+int ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulation,
+		     const char **lacks, char *why, size_t n);
 /* The program a relay or workload server/client needs on PATH. */
 const char *ff_relay_program(const char *relay);
 const char *ff_workload_server_program(const char *workload);

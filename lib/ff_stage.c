@@ -149,15 +149,18 @@ ff_cpus_workload(const cpu_set_t *avail, int limit, int nrelays, cpu_set_t *out)
 	return 1;
 }
 
+static const char no_http[] = "no HTTP adaptor";
+
 int
-ff_relay_can(const char *relay, const char *path, const char *protocol,
-	     const char *encapsulation, char *why, size_t n)
+ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulation,
+		 const char **lacks, char *why, size_t n)
 {
 	struct ff_skr_features f;
 	char *schema;
 	int r;
 
-	if (strcmp(relay, "skrouterd") || (!strcmp(protocol, "tcp") && !encapsulation))
+	*lacks = NULL;
+	if (!strcmp(protocol, "tcp") && !encapsulation)
 		return 1;	/* every router has the tcp adaptor */
 	schema = ff_skrouterd_schema_path(path);
 	if (!schema) {
@@ -171,14 +174,33 @@ ff_relay_can(const char *relay, const char *path, const char *protocol,
 		return -1;
 	}
 	free(schema);
-	if (strcmp(protocol, "tcp") && !f.has_http) {
-		snprintf(why, n, "the skrouterd at '%s' has no HTTP adaptor (routers from 3.1 on have none): protocol '%s' needs a 2.x or 3.0 router; tcp works",
-			 path, protocol);
+	if (strcmp(protocol, "tcp") && !f.has_http)
+		*lacks = no_http;
+	else if (encapsulation && !f.tcp_encapsulation)
+		*lacks = "no tcp encapsulation setting";
+	return *lacks == NULL;
+}
+
+int
+ff_relay_can(const char *relay, const char *path, const char *protocol,
+	     const char *encapsulation, char *why, size_t n)
+{
+	const char *lacks;
+	int r;
+
+	if (strcmp(relay, "skrouterd"))
+		return 1;
+	r = ff_skrouterd_can(path, protocol, encapsulation, &lacks, why, n);
+	if (r < 0)
+		return -1;
+	if (!r && lacks == no_http) {
+		snprintf(why, n, "the skrouterd at '%s' has %s (routers from 3.1 on have none): protocol '%s' needs a 2.x or 3.0 router; tcp works",
+			 path, lacks, protocol);
 		return 0;
 	}
-	if (encapsulation && !f.tcp_encapsulation) {
-		snprintf(why, n, "the skrouterd at '%s' has no tcp encapsulation setting (only 2.5 to 3.0 routers have one)",
-			 path);
+	if (!r) {
+		snprintf(why, n, "the skrouterd at '%s' has %s (only 2.5 to 3.0 routers have one)",
+			 path, lacks);
 		return 0;
 	}
 	if (encapsulation && strcmp(protocol, "tcp")) {
