@@ -194,19 +194,101 @@ usage: flimflam check [-h] [--json]" ]
 		 ["nghttpx", "skipped", "nghttpx not on PATH"], ["none", "ok", null]]' "$f"
 }
 
-@test "ff-bench: skrouterd absent: skipped rows, no run, the results file's default name" {
+@test "ff-bench: skrouterd absent: skipped rows, the bench goes on, the results file's default name" {
 	local p
 	p=$(path_without skrouterd)
 	cd "$BATS_TEST_TMPDIR"
-	PATH="$p" run -0 --separate-stderr "$TOP/bin/ff-bench" -w builtin,iperf3 -r skrouterd
+	PATH="$p" run -0 --separate-stderr "$TOP/bin/ff-bench" -w builtin,iperf3 -r skrouterd,none \
+		--warmup 0 --duration 1
+	printf '%s\n' "$stderr"
 	has_line '^builtin +skrouterd +tcp +skipped: skrouterd not on PATH$'
 	has_line '^iperf3 +skrouterd +tcp +skipped: skrouterd not on PATH$'
-	has_line '^Not run: 4 unsupported combinations$'
+	has_line '^Not run: 8 unsupported combinations$'
 	has_line '^Results: flimflam-bench-[0-9]{8}-[0-9]{6}\.jsonl$'
 	f=$(sed -n 's/^Results: //p' <<<"$output")
 	[ -f "$f" ]
-	jq -e -s 'length == 2 and all(.[]; .status == "skipped")' "$f"
-	grep -q "ff-bench: 0 runs (0 cases x 1), about 0:00; results go to '$f'" <<<"$stderr"
+	jq -e -s '[.[] | [.config.workload, .config.relay, .status]] ==
+		[["builtin", "skrouterd", "skipped"], ["iperf3", "skrouterd", "skipped"],
+		 ["builtin", "none", "ok"], ["iperf3", "none", "ok"]]' "$f"
+	grep -q "ff-bench: 2 runs (2 cases x 1), about .*; results go to '$f'" <<<"$stderr"
+}
+
+# fake_router SCHEMA_DIR: t/fixtures/ff-check/fake-skrouterd.c in
+# $BATS_TEST_TMPDIR/router, its --help naming SCHEMA_DIR as its python
+# directory. It answers --version and --help only: enough for bench's plan,
+# which never starts a router it cannot use.
+fake_router() {
+	skip_unless_program gcc
+	mkdir -p "$BATS_TEST_TMPDIR/router"
+	gcc -DPYDIR="\"$1\"" -o "$BATS_TEST_TMPDIR/router/skrouterd" "$TOP/t/fixtures/ff-check/fake-skrouterd.c"
+}
+
+@test "ff-bench: what the skrouterd on PATH cannot carry is not run and is no failure" {
+	skip_unless_program h2load nghttpd
+	fake_router "$TOP/t/fixtures/ff-check/schema-3.x"
+	local f="$BATS_TEST_TMPDIR/r.jsonl"
+	PATH="$BATS_TEST_TMPDIR/router:$PATH" run --separate-stderr "$TOP/bin/ff-bench" -w h2load \
+		-r skrouterd,none -p tcp,http2 --warmup 0 --duration 1 --output "$f"
+	printf '%s\n' "$stderr"
+	# tcp over skrouterd is planned (and fails: the stand-in is no router);
+	# http2 over it is not, and is not counted.
+	has_line '^Not run: 1 case not supported by this skrouterd \(no HTTP adaptor\): h2load/skrouterd/http2$'
+	grep -q "ff-bench: 3 runs (3 cases x 1)" <<<"$stderr"
+	jq -e -s '[.[] | [.config.relay, .config.protocol]] ==
+		[["skrouterd", "tcp"], ["none", "tcp"], ["none", "http2"]]' "$f"
+	refute_line --regexp '^h2load +skrouterd +http2'
+	jq -e -s '.[0].status == "failed"' "$f"
+	skip_if_busy "$f"
+	[ "$status" -eq 1 ]
+	grep -qx 'ff-bench: 1 of 3 runs failed' <<<"$stderr"
+}
+
+@test "ff-bench: a router without the HTTP adaptor, http only: the bench that runs is exit 0" {
+	skip_unless_program h2load nghttpd
+	fake_router "$TOP/t/fixtures/ff-check/schema-3.x"
+	local f="$BATS_TEST_TMPDIR/r.jsonl"
+	PATH="$BATS_TEST_TMPDIR/router:$PATH" run --separate-stderr "$TOP/bin/ff-bench" -w h2load \
+		-r skrouterd,none -p http2 --warmup 0 --duration 1 --output "$f"
+	printf '%s\n' "$stderr"
+	skip_if_busy "$f"
+	[ "$status" -eq 0 ]
+	has_line '^Not run: 1 case not supported by this skrouterd \(no HTTP adaptor\): h2load/skrouterd/http2$'
+	has_line '^h2load +none +http2 +[0-9.]+[KMG]? '
+	refute_line --regexp '^h2load +skrouterd'
+	grep -q "ff-bench: 1 run (1 case x 1)" <<<"$stderr"
+	jq -e -s 'length == 1 and .[0].config.relay == "none" and .[0].status == "ok"' "$f"
+}
+
+# Nothing runs: one line, exit 1, no results file, nothing started.
+@test "ff-bench: nothing to run is a failure that says why, before anything" {
+	local p
+	mkdir "$BATS_TEST_TMPDIR/cwd"
+	cd "$BATS_TEST_TMPDIR/cwd"
+	p=$(path_without skrouterd)
+	PATH="$p" run -1 --separate-stderr "$TOP/bin/ff-bench" -r skrouterd
+	[ -z "$output" ]
+	[ "$stderr" = "ff-bench: nothing to run: skrouterd not on PATH" ]
+	p=$(path_without skrouterd iperf3)
+	PATH="$p" run -1 --separate-stderr "$TOP/bin/ff-bench" -w iperf3 -r skrouterd,none
+	[ "$stderr" = "ff-bench: nothing to run: skrouterd not on PATH; iperf3 not on PATH" ]
+	fake_router "$TOP/t/fixtures/ff-check/schema-3.x"
+	PATH="$BATS_TEST_TMPDIR/router:$PATH" run -1 --separate-stderr "$TOP/bin/ff-bench" \
+		-r skrouterd -p http1
+	[ -z "$output" ]
+	[ "$stderr" = "ff-bench: nothing to run: not supported by this skrouterd (no HTTP adaptor)" ]
+	# As flimflam bench, in its name.
+	PATH="$BATS_TEST_TMPDIR/router:$PATH" run -1 --separate-stderr flimflam bench \
+		-w h2load,h2load-h1 -r skrouterd -p http1,http2
+	[ "$stderr" = "flimflam bench: nothing to run: not supported by this skrouterd (no HTTP adaptor)" ]
+	# Nothing written.
+	[ -z "$(ls -A)" ]
+	# A router with the adaptor plans them (and the stand-in, being no
+	# router, fails them): not "nothing to run".
+	fake_router "$TOP/t/fixtures/ff-check/schema-2.7"
+	PATH="$BATS_TEST_TMPDIR/router:$PATH" run -1 --separate-stderr "$TOP/bin/ff-bench" \
+		-w h2load-h1 -r skrouterd -p http1 --warmup 0 --duration 1 --output "$BATS_TEST_TMPDIR/r.jsonl"
+	grep -q "ff-bench: 1 run (1 case x 1)" <<<"$stderr"
+	jq -e -s 'length == 1 and .[0].status == "failed"' "$BATS_TEST_TMPDIR/r.jsonl"
 }
 
 @test "ff-bench: a case that fails is reported with its run directory; repeats interleave; exit 1" {
