@@ -1,9 +1,12 @@
 /*
  * ff-check - can this machine run flimflam? Prints the environment, each
  * requirement OK or missing (with the command that installs it on this
- * distribution), what perf can do here, and whether the router keeps frame
- * pointers. Ends with OK and exit 0 only when everything is there;
- * otherwise lists every problem and exits 1. `flimflam check` runs this.
+ * distribution), what perf can do here, and whether the router and its
+ * Proton library keep frame pointers. Requirements are what flimflam needs;
+ * optional ones (a hardware PMU) only some commands need (c2c, mem,
+ * --call-graph lbr). Ends with OK and exit 0 when every requirement is met,
+ * listing the optional ones missing with what they would enable; otherwise
+ * lists every problem and exits 1. `flimflam check` runs this.
  */
 #include "ff.h"
 
@@ -22,6 +25,7 @@ enum pm { PM_NONE, PM_APT, PM_DNF };
 struct req {
 	const char *name;
 	int ok;
+	const char *enables;	/* optional: what it enables, which the rest works without */
 	char detail[1024];
 	char fix[1024];
 };
@@ -251,6 +255,7 @@ check_perf(void)
 			 geteuid() == 0 && paranoid > 1 ? "; root is exempt" : "");
 
 	r = req_add("perf_hardware", bits & FF_PERF_HARDWARE);
+	r->enables = "cycles and instructions in stat, cycles in record, c2c, mem, --call-graph lbr";
 	if (r->ok)
 		snprintf(r->detail, sizeof(r->detail),
 			 "cycles open: stat reports cycles and instructions");
@@ -261,6 +266,7 @@ check_perf(void)
 		snprintf(r->fix, sizeof(r->fix), "%s", hwfix);
 	}
 	r = req_add("perf_memory", bits & FF_PERF_MEMORY);
+	r->enables = "c2c and mem";
 	if (r->ok)
 		snprintf(r->detail, sizeof(r->detail), "load sampling for c2c and mem");
 	else {
@@ -272,30 +278,50 @@ check_perf(void)
 	}
 }
 
-/* Frame pointers: a line for humans, and whether to warn. */
+/*
+ * Frame pointers of `what` at `path` (NULL: `none` says why not checked):
+ * a line for humans, and whether to warn.
+ */
 static int
-frame_pointers(char *msg, size_t n)
+frame_pointers(const char *what, const char *path, const char *none, char *msg, size_t n)
 {
-	const char *skr = path_of("skrouterd");
 	struct ff_fp_info fp;
 	int r;
 
-	if (!skr) {
-		snprintf(msg, n, "skrouterd: not checked (not on PATH)");
+	if (!path) {
+		snprintf(msg, n, "%s: not checked (%s)", what, none);
 		return 0;
 	}
-	r = ff_env_frame_pointers(skr, &fp);
+	r = ff_env_frame_pointers(path, &fp);
 	if (r < 0)
-		snprintf(msg, n, "skrouterd: cannot tell (%s)",
-			 fp.example[0] ? fp.example : "no DWARF producer strings in the binary");
+		snprintf(msg, n, "%s: cannot tell (%s: %s)", what, path, fp.example);
 	else if (r == 1)
-		snprintf(msg, n, "skrouterd: built with -fno-omit-frame-pointer (%d compile unit%s)",
-			 fp.units_with, fp.units_with == 1 ? "" : "s");
+		snprintf(msg, n, "%s: built with -fno-omit-frame-pointer (%d compile unit%s)",
+			 what, fp.units_with, fp.units_with == 1 ? "" : "s");
 	else
-		snprintf(msg, n, "skrouterd: %d of %d compile units built without "
-			 "-fno-omit-frame-pointer, e.g. '%.200s'", fp.units_without,
+		snprintf(msg, n, "%s: %d of %d compile units built without "
+			 "-fno-omit-frame-pointer, e.g. '%.200s'", what, fp.units_without,
 			 fp.units_with + fp.units_without, fp.example);
 	return r == 0;
+}
+
+/* The router and the Proton library it loads, each from its own debug information. */
+static struct {
+	const char *name;
+	int warn;
+	char msg[1024];
+} fps[2] = { { "skrouterd", 0, "" }, { "proton", 0, "" } };
+
+static void
+check_frame_pointers(void)
+{
+	const char *skr = path_of("skrouterd");
+
+	fps[0].warn = frame_pointers("skrouterd", skr, "not on PATH", fps[0].msg,
+				     sizeof(fps[0].msg));
+	fps[1].warn = frame_pointers("proton", skr ? ff_json_str(env, "proton_ldd") : NULL,
+				     skr ? "ldd shows no libqpid-proton library" :
+				     "skrouterd not on PATH", fps[1].msg, sizeof(fps[1].msg));
 }
 
 static const char fp_reminder[] =
@@ -330,7 +356,7 @@ collect(void)
 }
 
 static void
-emit_json(int fp_warn, const char *fp_msg)
+emit_json(void)
 {
 	json_t *ev = ff_event("environment");
 	int i, problems = 0;
@@ -341,15 +367,21 @@ emit_json(int fp_warn, const char *fp_msg)
 		ev = ff_event("requirement");
 		json_object_set_new(ev, "name", json_string(reqs[i].name));
 		json_object_set_new(ev, "ok", json_boolean(reqs[i].ok));
+		json_object_set_new(ev, "required", json_boolean(!reqs[i].enables));
+		json_object_set_new(ev, "enables", reqs[i].enables ? json_string(reqs[i].enables) :
+				    json_null());
 		json_object_set_new(ev, "detail", json_string(reqs[i].detail));
 		json_object_set_new(ev, "fix", reqs[i].fix[0] ? json_string(reqs[i].fix) : json_null());
 		ff_emit(ev);
-		problems += !reqs[i].ok;
+		problems += !reqs[i].ok && !reqs[i].enables;
 	}
-	if (fp_warn) {
+	for (i = 0; i < (int)FF_ARRAY_SIZE(fps); i++) {
+		if (!fps[i].warn)
+			continue;
 		ev = ff_event("warning");
 		json_object_set_new(ev, "name", json_string("frame_pointers"));
-		json_object_set_new(ev, "message", json_string(fp_msg));
+		json_object_set_new(ev, "program", json_string(fps[i].name));
+		json_object_set_new(ev, "message", json_string(fps[i].msg));
 		ff_emit(ev);
 	}
 	ff_emit_end(problems ? 1 : 0);
@@ -366,11 +398,24 @@ print_prog(const char *label, const char *prog)
 		printf("  %-10s %s (%s)\n", label, v ? v : "version unknown", path);
 }
 
+/* The requirements (optional 0) or the optional ones, as a section. */
 static void
-print_human(int fp_warn, const char *fp_msg)
+print_reqs(const char *title, int optional)
+{
+	int i;
+
+	printf("\n%s\n", title);
+	for (i = 0; i < nreqs; i++)
+		if (!reqs[i].enables == !optional)
+			printf("  %-8s %-20s %s\n", reqs[i].ok ? "ok" : optional ? "missing" : "MISSING",
+			       reqs[i].name, reqs[i].detail);
+}
+
+static void
+print_human(void)
 {
 	const char *s;
-	int i, problems = 0, paranoid;
+	int i, problems = 0, absent = 0, paranoid;
 
 	printf("Environment\n");
 	ff_env_print_machine(env);
@@ -394,22 +439,30 @@ print_human(int fp_warn, const char *fp_msg)
 	if (paranoid != INT_MIN)
 		printf("  %-10s perf_event_paranoid=%d\n", "paranoid", paranoid);
 
-	printf("\nRequirements\n");
+	print_reqs("Requirements", 0);
+	print_reqs("Optional (only some commands need these)", 1);
 	for (i = 0; i < nreqs; i++) {
-		printf("  %-8s %-20s %s\n", reqs[i].ok ? "ok" : "MISSING", reqs[i].name,
-		       reqs[i].detail);
-		problems += !reqs[i].ok;
+		problems += !reqs[i].ok && !reqs[i].enables;
+		absent += !reqs[i].ok && reqs[i].enables;
 	}
 
-	printf("\nFrame pointers\n%s  %s%s\n", fp_reminder, fp_warn ? "warning: " : "", fp_msg);
+	printf("\nFrame pointers\n%s", fp_reminder);
+	for (i = 0; i < (int)FF_ARRAY_SIZE(fps); i++)
+		printf("  %s%s\n", fps[i].warn ? "warning: " : "", fps[i].msg);
 
+	if (absent) {
+		printf("\nNot available here (everything else works without):\n");
+		for (i = 0; i < nreqs; i++)
+			if (!reqs[i].ok && reqs[i].enables)
+				printf("  %-20s %s; %s\n", reqs[i].name, reqs[i].enables, reqs[i].fix);
+	}
 	if (!problems) {
 		printf("\nOK\n");
 		return;
 	}
 	printf("\n%d problem%s:\n", problems, problems == 1 ? "" : "s");
 	for (i = 0; i < nreqs; i++)
-		if (!reqs[i].ok)
+		if (!reqs[i].ok && !reqs[i].enables)
 			printf("  %-20s %s\n", reqs[i].name,
 			       reqs[i].fix[0] ? reqs[i].fix : reqs[i].detail);
 	if (strchr(missing_pkgs, ' ') && pm != PM_NONE)
@@ -420,8 +473,7 @@ print_human(int fp_warn, const char *fp_msg)
 int
 main(int argc, char *argv[])
 {
-	char fp_msg[1024];
-	int json = 0, i, fp_warn, problems = 0;
+	int json = 0, i, problems = 0;
 
 	ff_setprog(argv[0]);
 	ff_usage_self("ff-check");
@@ -439,13 +491,13 @@ main(int argc, char *argv[])
 		ff_emit_start();
 	env = ff_env_collect();
 	collect();
-	fp_warn = frame_pointers(fp_msg, sizeof(fp_msg));
+	check_frame_pointers();
 	for (i = 0; i < nreqs; i++)
-		problems += !reqs[i].ok;
+		problems += !reqs[i].ok && !reqs[i].enables;
 	if (json)
-		emit_json(fp_warn, fp_msg);
+		emit_json();
 	else
-		print_human(fp_warn, fp_msg);
+		print_human();
 	json_decref(env);
 	if (ff_finish())
 		return 1;
