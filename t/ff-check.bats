@@ -37,6 +37,26 @@ teardown() {
 	fi
 }
 
+# build_proton CFLAGS...: the stand-in's Proton library again, from a
+# function of its own, built with CFLAGS.
+build_proton() {
+	local f="$BATS_TEST_TMPDIR/fake"
+	echo 'int flimflam_fake_proton(int x) { return x * 3; }' >"$f/p.c"
+	gcc "$@" -shared -fPIC -o "$f/lib/libqpid-proton-core.so.10" \
+		-Wl,-soname,libqpid-proton-core.so.10 "$f/p.c"
+}
+
+# fake_all: the stand-in router (frame pointers kept) and a stand-in skstat
+# on PATH, for a check in which only perf decides; skips unless the rest is
+# installed.
+fake_all() {
+	skip_unless_program h2load nghttpd nghttpx iperf3 nginx perf
+	build_fake -g -O2 -fno-omit-frame-pointer
+	printf '#!/bin/sh\nexit 0\n' >"$BATS_TEST_TMPDIR/fake/bin/skstat"
+	chmod +x "$BATS_TEST_TMPDIR/fake/bin/skstat"
+	FAKE_PATH="$BATS_TEST_TMPDIR/fake/bin:$PATH"
+}
+
 # build_probe: t/fixtures/ff-check/env-probe.c against lib/libff.a.
 build_probe() {
 	skip_unless_program gcc pkg-config
@@ -60,12 +80,12 @@ build_probe() {
 	[ "${stderr_lines[0]}" = "ff-check: unexpected argument 'extra'" ]
 }
 
-@test "ff-check: OK and exit 0 exactly when every requirement is met, else every problem" {
+@test "ff-check: OK and exit 0 exactly when every required requirement is met, else every problem" {
 	run --separate-stderr ff-check --json
 	local status_json=$status
 	echo "$output" >"$BATS_TEST_TMPDIR/check.jsonl"
 	local missing
-	missing=$(jq -r 'select(.event == "requirement" and .ok == false) | .name' \
+	missing=$(jq -r 'select(.event == "requirement" and .ok == false and .required) | .name' \
 		"$BATS_TEST_TMPDIR/check.jsonl")
 	run --separate-stderr ff-check
 	[ "$status" -eq "$status_json" ]
@@ -155,6 +175,80 @@ build_probe() {
 		assert_output --partial "stat reports cycles and instructions as null"
 		assert_output --partial "c2c and mem cannot work"
 	fi
+}
+
+# Only c2c, mem and --call-graph lbr need a PMU: a machine without one
+# (most VMs and CI runners) is OK. This machine as it is, and both sides
+# through FLIMFLAM_TEST_PERF.
+@test "ff-check: without a hardware PMU, OK and exit 0, naming what it would enable" {
+	fake_all
+	local f="$BATS_TEST_TMPDIR/fake" perf
+	local -a with
+	for perf in real events,kernel events; do
+		# real: the probe opens events on this machine; else FLIMFLAM_TEST_PERF.
+		with=(env PATH="$FAKE_PATH" LD_LIBRARY_PATH="$f/lib")
+		[ "$perf" = real ] || with+=(FLIMFLAM_TEST_PERF="$perf")
+		run --separate-stderr "${with[@]}" ff-check --json
+		if [ "$perf" = real ] && ! jq -e -s \
+			'any(.[]; .event == "environment" and .perf_hardware_counters == false)' \
+			<<<"$output" >/dev/null; then
+			continue	# this machine has a PMU
+		fi
+		echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+		[ "$status" -eq 0 ]
+		jq -e -s '
+			(.[-1] | .event == "end" and .status == 0) and
+			(.[] | select(.event == "environment") | .perf_hardware_counters == false) and
+			([.[] | select(.event == "requirement" and .required == false) | .name] ==
+			 ["perf_hardware", "perf_memory"]) and
+			all(.[] | select(.event == "requirement");
+			    (.required | type == "boolean") and
+			    (if .required then .ok and .enables == null
+			     else .ok == false and (.enables | type == "string") and (.fix | type == "string") end)) and
+			(.[] | select(.event == "requirement" and .name == "perf_hardware") |
+			 .enables | test("c2c") and test("mem") and test("--call-graph lbr")) and
+			(.[] | select(.event == "requirement" and .name == "perf_memory") |
+			 .enables == "c2c and mem")' "$BATS_TEST_TMPDIR/out.jsonl"
+		run -0 --separate-stderr "${with[@]}" ff-check
+		[ "${lines[-1]}" = "OK" ]
+		refute_output --partial "problem"
+		has_line "^Optional \(only some commands need these\)$"
+		has_line "^  missing +perf_hardware +no hardware counters"
+		has_line "^Not available here \(everything else works without\):$"
+		has_line "^  perf_hardware +cycles and instructions in stat, .*c2c, mem, --call-graph lbr; run on bare metal"
+		has_line "^  perf_memory +c2c and mem; "
+	done
+}
+
+@test "ff-check: with a hardware PMU and load sampling, OK with nothing optional missing" {
+	fake_all
+	local f="$BATS_TEST_TMPDIR/fake"
+	FLIMFLAM_TEST_PERF=events,kernel,hardware,memory PATH="$FAKE_PATH" LD_LIBRARY_PATH="$f/lib" \
+		run -0 --separate-stderr ff-check --json
+	jq -e -s '(.[-1].status == 0) and
+		all(.[] | select(.event == "requirement"); .ok) and
+		(.[] | select(.event == "environment") | .perf_hardware_counters == true) and
+		([.[] | select(.event == "requirement" and .required == false) | .name] ==
+		 ["perf_hardware", "perf_memory"])' <<<"$output"
+	FLIMFLAM_TEST_PERF=events,kernel,hardware,memory PATH="$FAKE_PATH" LD_LIBRARY_PATH="$f/lib" \
+		run -0 --separate-stderr ff-check
+	[ "${lines[-1]}" = "OK" ]
+	has_line "^  ok +perf_hardware +cycles open"
+	refute_output --partial "Not available here"
+}
+
+# What run and the other captures need is still a problem: no perf events.
+@test "ff-check: perf events that do not open are a problem: exit 1" {
+	fake_all
+	local f="$BATS_TEST_TMPDIR/fake"
+	FLIMFLAM_TEST_PERF= PATH="$FAKE_PATH" LD_LIBRARY_PATH="$f/lib" run -1 --separate-stderr ff-check
+	has_line "^  MISSING +perf_events "
+	has_line "^1 problem:$"
+	has_line "^  perf_events +as root: echo -1 > /proc/sys/kernel/perf_event_paranoid$"
+	FLIMFLAM_TEST_PERF= PATH="$FAKE_PATH" LD_LIBRARY_PATH="$f/lib" run -1 --separate-stderr ff-check --json
+	jq -e -s '(.[-1].status == 1) and
+		([.[] | select(.event == "requirement" and .ok == false and .required) | .name] ==
+		 ["perf_events"])' <<<"$output"
 }
 
 @test "ff-check: the 2.7-like schema has the HTTP adaptor and encapsulation" {
@@ -248,6 +342,42 @@ build_probe() {
 	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
 	jq -e -s 'any(.[]; .event == "environment" and .skrouterd_frame_pointers == true) and
 		  all(.[]; .event != "warning")' "$BATS_TEST_TMPDIR/out.jsonl"
+}
+
+@test "ff-check: Proton's frame pointers, from its own debug information" {
+	build_fake -g -O2 -fno-omit-frame-pointer
+	local f="$BATS_TEST_TMPDIR/fake" lib="$BATS_TEST_TMPDIR/fake/lib/libqpid-proton-core.so.10"
+	# Proton's RelWithDebInfo: -g -O2, frame pointers omitted.
+	build_proton -g -O2 -fomit-frame-pointer
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
+	has_line "^  skrouterd: built with -fno-omit-frame-pointer"
+	has_line "^  warning: proton: 1 of 1 compile units built without -fno-omit-frame-pointer, e.g. 'GNU C"
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check --json
+	jq -e -s --arg lib "$lib" '
+		(.[] | select(.event == "environment") | .proton_ldd == $lib and
+		 .skrouterd_frame_pointers == true and .proton_frame_pointers == false) and
+		([.[] | select(.event == "warning") | [.name, .program]] == [["frame_pointers", "proton"]])' <<<"$output"
+	# Kept: no warning.
+	build_proton -g -O2 -fno-omit-frame-pointer
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
+	has_line "^  proton: built with -fno-omit-frame-pointer \(1 compile unit\)$"
+	refute_output --partial "warning:"
+	# Link-time optimisation: one unit (GIMPLE) beside the C one, still read.
+	build_proton -g -O2 -flto -fno-omit-frame-pointer
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
+	has_line "^  proton: built with -fno-omit-frame-pointer"
+	build_proton -g -O2 -flto -fomit-frame-pointer
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
+	has_line "^  warning: proton: 1 of 1 compile units built without"
+	# Stripped (as distributions ship it), or built without -g: it says so, no guess.
+	build_proton -g -O2 -fno-omit-frame-pointer
+	strip "$lib"
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
+	has_line "^  proton: cannot tell \($lib: no debug information: stripped, or built without -g\)$"
+	refute_output --partial "warning:"
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check --json
+	jq -e -s '(.[] | select(.event == "environment") | .proton_frame_pointers == null) and
+		  all(.[]; .event != "warning")' <<<"$output"
 }
 
 @test "ff_env: FNV-1a 64 matches the published test vectors and the router's hash" {
