@@ -59,9 +59,10 @@ static const char usage[] =
 	"                        flimflam-bench-YYYYmmdd-HHMMSS.jsonl, in the current\n"
 	"                        directory)\n"
 	"\n"
-	"Unsupported combinations are not run. A relay or workload whose program is\n"
-	"not on PATH is skipped. A failed case is reported and the bench goes on;\n"
-	"the exit status is then 1.\n";
+	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
+	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
+	"PATH is skipped. A failed case is reported and the bench goes on; the exit\n"
+	"status is then 1, as it is when no case can run.\n";
 
 static const char summarize_usage[] =
 	"usage: ff-bench summarize [-h] [FILE]\n"
