@@ -2231,7 +2231,6 @@ bench_main(int argc, char *argv[])
 				bc->relay = opt.relays[r];
 				bc->protocol = opt.protocols[pr];
 				bc->skip[0] = 0;
-				lacks = NULL;
 				if (!ff_combo_ok(bc->workload, bc->relay, bc->protocol)) {
 					notrun[nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;

@@ -37,6 +37,13 @@ static enum pm pm;
 static int ubuntu;
 static char missing_pkgs[512];
 
+/* A requirement not met; an optional one missing is none. */
+static int
+problem(const struct req *r)
+{
+	return !r->ok && !r->enables;
+}
+
 static struct req *
 req_add(const char *name, int ok)
 {
@@ -320,7 +327,7 @@ check_frame_pointers(void)
 	fps[0].warn = frame_pointers("skrouterd", skr, "not on PATH", fps[0].msg,
 				     sizeof(fps[0].msg));
 	fps[1].warn = frame_pointers("proton", skr ? ff_json_str(env, "proton_ldd") : NULL,
-				     skr ? "ldd shows no libqpid-proton library" :
+				     skr ? "ldd finds no libqpid-proton library" :
 				     "skrouterd not on PATH", fps[1].msg, sizeof(fps[1].msg));
 }
 
@@ -373,7 +380,7 @@ emit_json(void)
 		json_object_set_new(ev, "detail", json_string(reqs[i].detail));
 		json_object_set_new(ev, "fix", reqs[i].fix[0] ? json_string(reqs[i].fix) : json_null());
 		ff_emit(ev);
-		problems += !reqs[i].ok && !reqs[i].enables;
+		problems += problem(&reqs[i]);
 	}
 	for (i = 0; i < (int)FF_ARRAY_SIZE(fps); i++) {
 		if (!fps[i].warn)
@@ -442,7 +449,7 @@ print_human(void)
 	print_reqs("Requirements", 0);
 	print_reqs("Optional (only some commands need these)", 1);
 	for (i = 0; i < nreqs; i++) {
-		problems += !reqs[i].ok && !reqs[i].enables;
+		problems += problem(&reqs[i]);
 		absent += !reqs[i].ok && reqs[i].enables;
 	}
 
@@ -462,7 +469,7 @@ print_human(void)
 	}
 	printf("\n%d problem%s:\n", problems, problems == 1 ? "" : "s");
 	for (i = 0; i < nreqs; i++)
-		if (!reqs[i].ok && !reqs[i].enables)
+		if (problem(&reqs[i]))
 			printf("  %-20s %s\n", reqs[i].name,
 			       reqs[i].fix[0] ? reqs[i].fix : reqs[i].detail);
 	if (strchr(missing_pkgs, ' ') && pm != PM_NONE)
@@ -493,7 +500,7 @@ main(int argc, char *argv[])
 	collect();
 	check_frame_pointers();
 	for (i = 0; i < nreqs; i++)
-		problems += !reqs[i].ok && !reqs[i].enables;
+		problems += problem(&reqs[i]);
 	if (json)
 		emit_json();
 	else

@@ -605,6 +605,7 @@ ff_env_frame_pointers(const char *path, struct ff_fp_info *fp)
 	int fd, i, compressed = 0, debug_info = 0;
 
 	memset(fp, 0, sizeof(*fp));
+	snprintf(fp->example, sizeof(fp->example), "not a readable 64-bit ELF file");
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
@@ -624,6 +625,7 @@ ff_env_frame_pointers(const char *path, struct ff_fp_info *fp)
 		munmap((void *)m, size);
 		return -1;
 	}
+	fp->example[0] = 0;
 	sh = (const Elf64_Shdr *)(m + eh->e_shoff);
 	strtab = &sh[eh->e_shstrndx];
 	for (i = 0; i < eh->e_shnum; i++) {
