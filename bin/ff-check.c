@@ -303,11 +303,12 @@ frame_pointers(const char *what, const char *path, const char *none, char *msg, 
 	if (r < 0)
 		snprintf(msg, n, "%s: cannot tell (%s: %s)", what, path, fp.example);
 	else if (r == 1)
-		snprintf(msg, n, "%s: built with -fno-omit-frame-pointer (%d compile unit%s)",
-			 what, fp.units_with, fp.units_with == 1 ? "" : "s");
+		snprintf(msg, n, "%s: built with -fno-omit-frame-pointer (every compile unit: "
+			 "%d set%s of compiler flags)", what, fp.units_with,
+			 fp.units_with == 1 ? "" : "s");
 	else
-		snprintf(msg, n, "%s: %d of %d compile units built without "
-			 "-fno-omit-frame-pointer, e.g. '%.200s'", what, fp.units_without,
+		snprintf(msg, n, "%s: built without -fno-omit-frame-pointer in %d of %d sets of "
+			 "compiler flags, e.g. '%.200s'", what, fp.units_without,
 			 fp.units_with + fp.units_without, fp.example);
 	return r == 0;
 }

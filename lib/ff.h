@@ -467,7 +467,8 @@ json_t *ff_skr_features_json(const struct ff_skr_features *f);
 /*
  * Frame pointers from the DW_AT_producer strings GCC leaves in .debug_str
  * or .debug_info: 1 every unit kept them, 0 some did not (counted, with an
- * example producer), -1 unknown (`example` then says why: no debug info at
+ * example producer; the linker merges equal strings, so the counts are of
+ * distinct producers, i.e. sets of compiler flags, not of units), -1 unknown (`example` then says why: no debug info at
  * all, i.e. stripped or no -g; compressed; no GCC producer strings).
  */
 struct ff_fp_info {

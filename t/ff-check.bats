@@ -325,7 +325,7 @@ build_probe() {
 	local f="$BATS_TEST_TMPDIR/fake"
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
 	assert_output --partial "-fno-omit-frame-pointer"
-	has_line "^  warning: skrouterd: 1 of 1 compile units built without -fno-omit-frame-pointer"
+	has_line "^  warning: skrouterd: built without -fno-omit-frame-pointer in 1 of 1 sets of compiler flags"
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check --json
 	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
 	jq -e -s 'any(.[]; .event == "environment" and .skrouterd_frame_pointers == false) and
@@ -351,7 +351,7 @@ build_probe() {
 	build_proton -g -O2 -fomit-frame-pointer
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
 	has_line "^  skrouterd: built with -fno-omit-frame-pointer"
-	has_line "^  warning: proton: 1 of 1 compile units built without -fno-omit-frame-pointer, e.g. 'GNU C"
+	has_line "^  warning: proton: built without -fno-omit-frame-pointer in 1 of 1 sets of compiler flags, e.g. 'GNU C"
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check --json
 	jq -e -s --arg lib "$lib" '
 		(.[] | select(.event == "environment") | .proton_ldd == $lib and
@@ -360,7 +360,7 @@ build_probe() {
 	# Kept: no warning.
 	build_proton -g -O2 -fno-omit-frame-pointer
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
-	has_line "^  proton: built with -fno-omit-frame-pointer \(1 compile unit\)$"
+	has_line "^  proton: built with -fno-omit-frame-pointer \(every compile unit: 1 set of compiler flags\)$"
 	refute_output --partial "warning:"
 	# Link-time optimisation: one unit (GIMPLE) beside the C one, still read.
 	build_proton -g -O2 -flto -fno-omit-frame-pointer
@@ -368,7 +368,17 @@ build_probe() {
 	has_line "^  proton: built with -fno-omit-frame-pointer"
 	build_proton -g -O2 -flto -fomit-frame-pointer
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
-	has_line "^  warning: proton: 1 of 1 compile units built without"
+	has_line "^  warning: proton: built without -fno-omit-frame-pointer in 1 of 1 sets"
+	# Three units, two sets of flags: counted as sets, not as units.
+	printf 'int pn_a(int x) { return x + 1; }\n' >"$f/a.c"
+	printf 'int pn_b(int x) { return x + 2; }\n' >"$f/b.c"
+	printf 'int pn_c(int x) { return x + 3; }\n' >"$f/c.c"
+	gcc -g -O2 -fno-omit-frame-pointer -fPIC -c -o "$f/a.o" "$f/a.c"
+	gcc -g -O2 -fno-omit-frame-pointer -fPIC -c -o "$f/b.o" "$f/b.c"
+	gcc -g -O2 -fomit-frame-pointer -fPIC -c -o "$f/c.o" "$f/c.c"
+	gcc -shared -o "$lib" -Wl,-soname,libqpid-proton-core.so.10 "$f/a.o" "$f/b.o" "$f/c.o"
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
+	has_line "^  warning: proton: built without -fno-omit-frame-pointer in 1 of 2 sets of compiler flags, e.g. 'GNU C.* -fomit-frame-pointer"
 	# Stripped (as distributions ship it), or built without -g: it says so, no guess.
 	build_proton -g -O2 -fno-omit-frame-pointer
 	strip "$lib"
