@@ -77,13 +77,14 @@ cleanup(void)
 }
 
 static void
-write_conf(struct relay *r, const char *tmpl_name, const char *const vars[])
+write_conf(struct relay *r, const char *tmpl_name, enum ff_conf_syntax syntax,
+	   const char *const vars[])
 {
 	char *tmpl = ff_datapath(tmpl_name), *text;
 
 	if (!tmpl)
 		ff_die("cannot find '%s'", tmpl_name);
-	text = ff_template_fill(tmpl, vars);
+	text = ff_template_fill(tmpl, syntax, vars);
 	free(tmpl);
 	if (!text)
 		exit(1);
@@ -107,7 +108,7 @@ configure_nginx(struct relay *r, const char *load_module)
 	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 1);
 	r->conf = ff_asprintf("%s/nginx.conf", r->dir);
 	write_conf(r, !strcmp(opt.protocol, "tcp") ? "relay-conf/nginx-tcp.conf" :
-		   "relay-conf/nginx-http1.conf", vars);
+		   "relay-conf/nginx-http1.conf", FF_CONF_NGINX, vars);
 	r->ready_port = r->port;
 }
 
@@ -126,7 +127,7 @@ configure_nghttpx(struct relay *r)
 	snprintf(target, sizeof(target), "%d", r->target_port);
 	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 1);
 	r->conf = ff_asprintf("%s/nghttpx.conf", r->dir);
-	write_conf(r, "relay-conf/nghttpx.conf", vars);
+	write_conf(r, "relay-conf/nghttpx.conf", FF_CONF_NGHTTPX, vars);
 	r->ready_port = r->port;
 }
 
@@ -157,7 +158,7 @@ configure_skrouterd(struct relay *r)
 	snprintf(inter, sizeof(inter), "%d", r->inter_router_port);
 	r->conf = ff_asprintf("%s/skrouterd.conf", r->dir);
 	write_conf(r, r == &r1 ? "relay-conf/skrouterd-r1.conf" :
-		   "relay-conf/skrouterd-r2.conf", vars);
+		   "relay-conf/skrouterd-r2.conf", FF_CONF_SKROUTERD, vars);
 	/* R2 is ready when R1 can reach it; R1 when its adaptor listens. */
 	r->ready_port = r == &r2 ? r->inter_router_port : r->port;
 }
@@ -242,7 +243,13 @@ start_relays(int server_port)
 
 		if (!module)
 			ff_die("nginx's stream module is missing: install libnginx-mod-stream (Debian) or nginx-mod-stream (Fedora)");
-		load_module = strcmp(module, "builtin") ? ff_asprintf("load_module %s;", module) : strdup("");
+		if (strcmp(module, "builtin")) {
+			char *q = ff_nginx_quote(module);
+
+			load_module = ff_asprintf("load_module %s;", q);
+			free(q);
+		} else
+			load_module = strdup("");
 		free(module);
 	}
 	for (int attempt = 0;; attempt++) {

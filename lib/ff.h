@@ -332,13 +332,22 @@ char *ff_which(const char *prog);
 
 /*
  * Fill a template: each @NAME@ is replaced by the value of NAME in the
- * NULL-terminated {name, value, ...} list. An unknown @NAME@ or a value
- * holding a newline, brace, semicolon, quote, '#' or '@' is an error (the
- * value would inject configuration). Values of names ending in _LINES are
- * whole lines the program built itself: they may hold newlines and
- * semicolons, never braces. Returns the text or NULL with a warning.
+ * NULL-terminated {name, value, ...} list, written as `syntax` needs so
+ * that it stays one value whatever it holds (spaces, tabs, quotes...):
+ * nginx: a placeholder inside a "..." string of the template is escaped
+ *   (\" and \\); one outside must be a plain word (letters, digits, ._:/+-);
+ * nghttpx: key=value lines whose value is the rest of the line, as it is;
+ * skrouterd: key: value lines, unquoted: plain words only.
+ * No value may hold a newline. An unknown @NAME@ or a value that cannot be
+ * written is an error. Values of names ending in _LINES are whole lines the
+ * program built itself (quoting what it took from elsewhere): they may hold
+ * newlines, never braces. Returns the text or NULL with a warning.
  */
-char *ff_template_fill(const char *tmpl_path, const char *const vars[]);
+enum ff_conf_syntax { FF_CONF_NGINX, FF_CONF_NGHTTPX, FF_CONF_SKROUTERD };
+char *ff_template_fill(const char *tmpl_path, enum ff_conf_syntax syntax,
+		       const char *const vars[]);
+/* `s` as an nginx "..." string, with " and \ escaped (malloc'd). */
+char *ff_nginx_quote(const char *s);
 /* This process's user name, for the relays' configs ("nobody" if unknown; static). */
 const char *ff_user_name(void);
 /* Read a whole file (malloc'd, NUL-terminated) or NULL with errno. */

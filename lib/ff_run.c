@@ -358,46 +358,122 @@ fragment(const char *name)
 	return n > 6 && !strcmp(name + n - 6, "_LINES");
 }
 
-char *
-ff_template_fill(const char *tmpl_path, const char *const vars[])
+/* A value placed as a bare word: a number or a name of ours. */
+static int
+plain(const char *v)
 {
-	char *tmpl = ff_read_file(tmpl_path, NULL), *out, *p, *q;
+	return strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		      "0123456789._:/+-") == strlen(v);
+}
+
+char *
+ff_nginx_quote(const char *s)
+{
+	size_t n = 2;
+	const char *p;
+	char *out, *q;
+
+	for (p = s; *p; p++)
+		n += 1 + (*p == '"' || *p == '\\');
+	q = out = malloc(n + 1);
+	if (!out)
+		ff_die("out of memory");
+	*q++ = '"';
+	for (p = s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			*q++ = '\\';
+		*q++ = *p;
+	}
+	*q++ = '"';
+	*q = 0;
+	return out;
+}
+
+/*
+ * Can `val` stand at this place of the template? `quoted`: inside an nginx
+ * "..." string of the template, where it is escaped. Returns the reason it
+ * cannot, or NULL.
+ */
+static const char *
+refused(enum ff_conf_syntax syntax, const char *name, const char *val, int quoted)
+{
+	if (fragment(name))
+		return strpbrk(val, "{}@") ? "it holds a brace or '@'" : NULL;
+	if (strpbrk(val, "\n\r"))
+		return "a configuration line cannot hold a newline";
+	switch (syntax) {
+	case FF_CONF_NGINX:
+		/* Bare words of nginx end at whitespace, ';', '{', quotes... */
+		return quoted || plain(val) ? NULL :
+			"it is not a plain word (the template must quote it)";
+	case FF_CONF_NGHTTPX:
+		/* key=value: the value is the rest of the line, as it is. */
+		return NULL;
+	case FF_CONF_SKROUTERD:
+		/* key: value, unquoted. */
+		return plain(val) ? NULL : "it is not a plain word";
+	}
+	return "unknown syntax";
+}
+
+char *
+ff_template_fill(const char *tmpl_path, enum ff_conf_syntax syntax, const char *const vars[])
+{
+	char *tmpl = ff_read_file(tmpl_path, NULL), *out, *p, *q, *esc;
+	const char *why;
 	size_t cap, len = 0;
-	int i;
+	int i, quoted = 0, comment = 0;
 
 	if (!tmpl) {
 		ff_warn("cannot read '%s': %s", tmpl_path, strerror(errno));
 		return NULL;
 	}
-	for (i = 0; vars[i]; i += 2)
-		if (strpbrk(vars[i + 1], fragment(vars[i]) ? "{}@" : "\n\r{};\"'@#")) {
-			ff_warn("%s: value of %s would change the configuration: '%s'",
-				tmpl_path, vars[i], vars[i + 1]);
-			free(tmpl);
-			return NULL;
-		}
 	cap = strlen(tmpl) + 1;
 	out = malloc(cap);
 	for (p = tmpl; out && *p; ) {
 		const char *val = NULL;
 		size_t vlen;
 
+		esc = NULL;
 		if (*p != '@' || !(q = strchr(p + 1, '@')) || q == p + 1 ||
 		    strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != (size_t)(q - p - 1)) {
-			val = p;
-			vlen = 1;
-			q = p;
+			/* nginx strings: "..." with \" and \\ inside. */
+			if (syntax == FF_CONF_NGINX && *p == '\\' && quoted && p[1]) {
+				val = p;
+				vlen = 2;
+				q = p + 1;
+			} else {
+				if (syntax == FF_CONF_NGINX && *p == '#' && !quoted)
+					comment = 1;
+				else if (*p == '\n')
+					comment = 0;
+				else if (syntax == FF_CONF_NGINX && *p == '"' && !comment)
+					quoted = !quoted;
+				val = p;
+				vlen = 1;
+				q = p;
+			}
 		} else {
 			for (i = 0; vars[i]; i += 2)
 				if (strlen(vars[i]) == (size_t)(q - p - 1) &&
 				    !strncmp(vars[i], p + 1, q - p - 1))
-					val = vars[i + 1];
-			if (!val) {
+					break;
+			if (!vars[i]) {
 				ff_warn("%s: unknown placeholder '%.*s'", tmpl_path,
 					(int)(q - p + 1), p);
-				free(out);
-				free(tmpl);
-				return NULL;
+				goto fail;
+			}
+			val = vars[i + 1];
+			if ((why = refused(syntax, vars[i], val, quoted))) {
+				ff_warn("%s: value of %s cannot be written in the configuration: '%s': %s",
+					tmpl_path, vars[i], val, why);
+				goto fail;
+			}
+			if (quoted) {
+				/* Without the quotes ff_nginx_quote puts around it. */
+				esc = ff_nginx_quote(val);
+				esc[strlen(esc) - 1] = 0;
+				val = esc + 1;
 			}
 			vlen = strlen(val);
 		}
@@ -409,6 +485,7 @@ ff_template_fill(const char *tmpl_path, const char *const vars[])
 		}
 		memcpy(out + len, val, vlen);
 		len += vlen;
+		free(esc);
 		p = q + 1;
 	}
 	free(tmpl);
@@ -416,6 +493,10 @@ ff_template_fill(const char *tmpl_path, const char *const vars[])
 		ff_die("out of memory");
 	out[len] = 0;
 	return out;
+fail:
+	free(out);
+	free(tmpl);
+	return NULL;
 }
 
 int
