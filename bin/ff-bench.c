@@ -2219,12 +2219,12 @@ bench_main(int argc, char *argv[])
 	 * directories its table names are still there at its end.
 	 */
 	{
-		const char *v = getenv("FLIMFLAM_KEEP_RUNS");
-		long keep = v && *v ? strtol(v, NULL, 10) : 20;
+		long keep = ff_env_long("FLIMFLAM_KEEP_RUNS", 20, 0, FF_KEEP_RUNS_MAX);
 		char buf[32];
 
 		if (keep > 0) {
-			snprintf(buf, sizeof(buf), "%ld", keep + nrun * opt.repeat);
+			keep += nrun * opt.repeat;
+			snprintf(buf, sizeof(buf), "%ld", keep < FF_KEEP_RUNS_MAX ? keep : FF_KEEP_RUNS_MAX);
 			setenv("FLIMFLAM_KEEP_RUNS", buf, 1);
 		}
 	}

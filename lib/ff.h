@@ -301,18 +301,27 @@ int ff_child_lost_port(const struct ff_child *c);
 /* ff_run.c */
 
 /*
- * The run directory: `given` if not NULL (created if missing, must be
- * ours), else a new one (mode 0700) under ff_runs_base(). Static result.
+ * The run directory, always absolute: `given` if not NULL (its last
+ * component made if missing, never its parents; it must be ours), else a
+ * new one (mode 0700) under ff_runs_base(). Static result.
  */
 const char *ff_rundir(const char *given);
 /*
  * A new run directory is named by its start time (20261129-223426-XXXXXX);
  * making one removes the oldest beyond the newest $FLIMFLAM_KEEP_RUNS
- * (default 20; 0 keeps all).
+ * (default 20; 0 keeps all; anything but a whole number up to
+ * FF_KEEP_RUNS_MAX is refused).
  */
+#define FF_KEEP_RUNS_MAX 100000000L
 /* Remove a directory tree (no symlinks followed). 0 or -1. */
 int ff_remove_tree(const char *path);
-/* $FLIMFLAM_RUNS, else ${XDG_STATE_HOME:-$HOME/.local/state}/flimflam/runs. */
+/*
+ * $FLIMFLAM_RUNS (only its last component is made), else
+ * $XDG_STATE_HOME/flimflam/runs when XDG_STATE_HOME is absolute, else
+ * HOME/.local/state/flimflam/runs with HOME from the environment or, unset
+ * or empty, the passwd entry (the home must exist; what is below it is
+ * made). Static.
+ */
 const char *ff_runs_base(void);
 /* mkdir -p with mode; 0 or -1 (errno). */
 int ff_mkdirs(const char *path, mode_t mode);
@@ -410,6 +419,13 @@ const char *ff_workload_client_program(const char *workload);
 int ff_cpus_workload(const cpu_set_t *avail, int limit, int nrelays, cpu_set_t *out);
 
 /* ff_env.c */
+
+/*
+ * An integer environment variable in [min, max]; `dflt` when unset or
+ * empty. Anything else is "prog: NAME: 'abc' is not a whole number from
+ * MIN to MAX" and exit 2.
+ */
+long ff_env_long(const char *name, long dflt, long min, long max);
 
 /*
  * The environment, for `check`, a topology's `environment` event and every

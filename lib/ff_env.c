@@ -863,3 +863,19 @@ ff_env_print_machine(const json_t *env)
 	       ff_json_str(env, "cpu_list") ? ff_json_str(env, "cpu_list") : "?");
 	printf("  %-10s %s\n", "host", (s = ff_json_str(env, "hostname")) ? s : "unknown");
 }
+
+long
+ff_env_long(const char *name, long dflt, long min, long max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || end == v || n < min || n > max || (min >= 0 && *v == '-'))
+		ff_fail(2, "%s: '%s' is not a whole number from %ld to %ld", name, v, min, max);
+	return n;
+}

@@ -19,15 +19,13 @@ static void (*cleanup)(void);
 void
 ff_setprog(const char *argv0)
 {
-	const char *slash, *v;
+	const char *slash;
 
 	if (argv0 && *argv0) {
 		slash = strrchr(argv0, '/');
 		prog = slash ? slash + 1 : argv0;
 	}
-	v = getenv("FLIMFLAM_VERBOSITY");
-	if (v)
-		ff_verbosity = atoi(v);
+	ff_verbosity = ff_env_long("FLIMFLAM_VERBOSITY", 0, -1, 2);
 }
 
 const char *

@@ -42,22 +42,51 @@ ff_mkdirs(const char *path, mode_t mode)
 	return 0;
 }
 
+/*
+ * The runs' base, and the part of it that is the user's (it must exist:
+ * only what is below it is made). FLIMFLAM_RUNS is the user's but for its
+ * last component; XDG_STATE_HOME (absolute only, as the XDG Base Directory
+ * specification says) and the home directory are the user's whole.
+ */
+static const char *
+runs_base(const char **users)
+{
+	static char buf[PATH_MAX], root[PATH_MAX];
+	const char *v = getenv("FLIMFLAM_RUNS"), *home;
+	struct passwd *pw;
+	char *slash;
+
+	if (v && *v) {
+		snprintf(buf, sizeof(buf), "%s", v);
+		snprintf(root, sizeof(root), "%s", v);
+		while ((slash = strrchr(root, '/')) && slash > root && !slash[1])
+			*slash = 0;	/* trailing slashes */
+		slash = strrchr(root, '/');
+		if (!slash)
+			snprintf(root, sizeof(root), ".");
+		else
+			slash[slash == root] = 0;
+	} else if ((v = getenv("XDG_STATE_HOME")) && v[0] == '/') {
+		snprintf(buf, sizeof(buf), "%s/flimflam/runs", v);
+		snprintf(root, sizeof(root), "%s", v);
+	} else {
+		home = getenv("HOME");
+		if ((!home || !*home) && (pw = getpwuid(geteuid())) && pw->pw_dir && *pw->pw_dir)
+			home = pw->pw_dir;
+		if (!home || !*home)
+			ff_die("no home directory to keep run directories in (HOME is unset and the user has none): set FLIMFLAM_RUNS");
+		snprintf(buf, sizeof(buf), "%s/.local/state/flimflam/runs", home);
+		snprintf(root, sizeof(root), "%s", home);
+	}
+	if (users)
+		*users = root;
+	return buf;
+}
+
 const char *
 ff_runs_base(void)
 {
-	static char buf[PATH_MAX];
-	const char *v = getenv("FLIMFLAM_RUNS"), *home;
-
-	if (v && *v)
-		return v;
-	if ((v = getenv("XDG_STATE_HOME")) && *v)
-		snprintf(buf, sizeof(buf), "%s/flimflam/runs", v);
-	else {
-		home = getenv("HOME");
-		snprintf(buf, sizeof(buf), "%s/.local/state/flimflam/runs",
-			 home && *home ? home : "/");
-	}
-	return buf;
+	return runs_base(NULL);
 }
 
 static int
@@ -73,8 +102,7 @@ cmp_names(const void *a, const void *b)
 static void
 prune_runs(const char *base)
 {
-	const char *v = getenv("FLIMFLAM_KEEP_RUNS");
-	long keep = v && *v ? strtol(v, NULL, 10) : 20;
+	long keep = ff_env_long("FLIMFLAM_KEEP_RUNS", 20, 0, FF_KEEP_RUNS_MAX);
 	char **names = NULL, path[PATH_MAX];
 	size_t n = 0, cap = 0, i;
 	struct dirent *de;
@@ -122,11 +150,38 @@ ff_remove_tree(const char *path)
 	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* `path` made absolute (a child runs in another directory), into buf. */
+static void
+absolute(const char *path, char *buf, size_t n)
+{
+	char cwd[PATH_MAX];
+	int len;
+
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		len = snprintf(buf, n, "%s/%s", cwd, path);
+	else
+		len = snprintf(buf, n, "%s", path);
+	if (len < 0 || (size_t)len >= n)
+		ff_die("'%s': %s", path, strerror(ENAMETOOLONG));
+}
+
+/* mkdir of the last component only: the parent is the user's, and must exist. */
+static void
+mkdir_last(const char *what, const char *path)
+{
+	if (mkdir(path, 0700) == 0 || errno == EEXIST)
+		return;
+	if (errno == ENOENT)
+		ff_die("%s '%s': its parent directory does not exist (flimflam makes only the last component)",
+		       what, path);
+	ff_die("cannot create %s '%s': %s", what, path, strerror(errno));
+}
+
 const char *
 ff_rundir(const char *given)
 {
 	static char buf[PATH_MAX];
-	const char *base;
+	const char *base, *users;
 	struct stat st;
 	struct tm tm;
 	time_t t;
@@ -134,21 +189,27 @@ ff_rundir(const char *given)
 	if (buf[0])
 		return buf;
 	if (given) {
-		if (ff_mkdirs(given, 0700) < 0)
-			ff_die("cannot create '%s': %s", given, strerror(errno));
+		mkdir_last("run directory", given);
 		if (stat(given, &st) < 0 || !S_ISDIR(st.st_mode) ||
 		    st.st_uid != geteuid())
 			ff_die("run directory '%s': not a directory of ours", given);
-		snprintf(buf, sizeof(buf), "%s", given);
+		absolute(given, buf, sizeof(buf));
 		return buf;
 	}
-	base = ff_runs_base();
-	if (ff_mkdirs(base, 0700) < 0)
+	base = runs_base(&users);
+	if (getenv("FLIMFLAM_RUNS") && *getenv("FLIMFLAM_RUNS"))
+		mkdir_last("FLIMFLAM_RUNS", base);
+	else if (stat(users, &st) < 0 || !S_ISDIR(st.st_mode))
+		ff_die("cannot keep run directories under '%s': it is not a directory (%s); set FLIMFLAM_RUNS",
+		       users, stat(users, &st) < 0 ? strerror(errno) : "not a directory");
+	else if (ff_mkdirs(base, 0700) < 0)
 		ff_die("cannot create '%s': %s", base, strerror(errno));
 	prune_runs(base);
 	t = time(NULL);
 	localtime_r(&t, &tm);
-	snprintf(buf, sizeof(buf), "%s/", base);
+	absolute(base, buf, sizeof(buf));
+	if (strlen(buf) + 1 < sizeof(buf))
+		strcat(buf, "/");
 	strftime(buf + strlen(buf), sizeof(buf) - strlen(buf),
 		 "%Y%m%d-%H%M%S-XXXXXX", &tm);
 	if (!mkdtemp(buf))
