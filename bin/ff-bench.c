@@ -1281,11 +1281,11 @@ emit_env_json(const char *side, const char *path, json_t *records)
 	size_t i;
 
 	json_object_set_new(ev, "side", json_string(side));
-	json_object_set_new(ev, "file", json_string(path));
-	json_object_set_new(ev, "skrouterd", json_string(router_str(records, buf, sizeof(buf))));
+	json_object_set_new(ev, "file", ff_json_path(path));
+	json_object_set_new(ev, "skrouterd", ff_json_text(router_str(records, buf, sizeof(buf))));
 	for (i = 0; i < FF_ARRAY_SIZE(env_fields); i++)
 		json_object_set_new(ev, env_fields[i],
-				    json_string(env_values(records, env_fields[i], buf, sizeof(buf))));
+				    ff_json_text(env_values(records, env_fields[i], buf, sizeof(buf))));
 	ff_emit(ev);
 }
 
@@ -1317,8 +1317,8 @@ compare_env(const char *bpath, json_t *base, const char *npath, json_t *new)
 				continue;
 			ev = ff_event("environment_difference");
 			json_object_set_new(ev, "field", json_string(env_fields[i]));
-			json_object_set_new(ev, "base", json_string(a));
-			json_object_set_new(ev, "new", json_string(b));
+			json_object_set_new(ev, "base", ff_json_text(a));
+			json_object_set_new(ev, "new", ff_json_text(b));
 			ff_emit(ev);
 		} else if (md)
 			printf("| %s | %s | %s%s |\n", env_field_names[i], a, b,
@@ -1728,7 +1728,7 @@ new_record(const struct bcase *c, const char *status, const char *reason,
 	json_object_set_new(rec, "version", json_string(FF_VERSION));
 	json_object_set_new(rec, "time", json_string(time));
 	json_object_set_new(rec, "status", json_string(status));
-	json_object_set_new(rec, "reason", reason ? json_string(reason) : json_null());
+	json_object_set_new(rec, "reason", ff_json_text(reason));
 	json_object_set_new(rec, "config", config_json(c));
 	json_object_set_new(rec, "repeat", json_integer(repeat));
 	json_object_set_new(rec, "repeats", json_integer(opt.repeat));
@@ -1954,10 +1954,14 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 		if (pfd[1].revents) {
 			r = ff_reader_fill(&rd);
 			while ((ev = ff_reader_next(&rd))) {
-				const char *name = ff_event_name(ev), *s;
+				const char *name = ff_event_name(ev);
 
-				if ((s = ff_json_str(ev, "run_dir")) && !run_dir[0])
-					snprintf(run_dir, sizeof(run_dir), "%s", s);
+				if (json_is_string(json_object_get(ev, "run_dir")) && !run_dir[0]) {
+					char *dir = ff_json_path_value(json_object_get(ev, "run_dir"));
+
+					snprintf(run_dir, sizeof(run_dir), "%s", dir);
+					free(dir);
+				}
 				if (!strcmp(name, "topology")) {
 					phase = WARMUP;
 					t_phase = now;
@@ -1980,7 +1984,7 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 					snprintf(reasonbuf, sizeof(reasonbuf), "%s: %s",
 						 ff_json_str(ev, "program") ? ff_json_str(ev, "program") : "flimflam",
 						 ff_json_str(ev, "message") ? ff_json_str(ev, "message") : "error");
-					json_array_append_new(errors, json_string(reasonbuf));
+					json_array_append_new(errors, ff_json_text(reasonbuf));
 				}
 				json_decref(ev);
 			}
@@ -2045,15 +2049,15 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	json_object_set_new(rec, "elapsed_s", json_real(elapsed));
 	json_object_set_new(rec, "exit_status", WIFEXITED(child.status) ?
 			    json_integer(WEXITSTATUS(child.status)) : json_null());
-	json_object_set_new(rec, "run_dir", run_dir[0] ? json_string(run_dir) : json_null());
+	json_object_set_new(rec, "run_dir", run_dir[0] ? ff_json_path(run_dir) : json_null());
 	if (run_dir[0] && err.len) {
 		snprintf(logpath, sizeof(logpath), "%s/flimflam-run.log", run_dir);
 		if (access(run_dir, W_OK) < 0 || ff_write_file(logpath, err.text, 0600) < 0)
 			logpath[0] = 0;
 	}
-	json_object_set_new(rec, "log", logpath[0] ? json_string(logpath) : json_null());
+	json_object_set_new(rec, "log", logpath[0] ? ff_json_path(logpath) : json_null());
 	json_object_set_new(rec, "stderr_tail", !ok && err.len ?
-			    json_string(tail_lines(err.text, err.len, 20)) : json_null());
+			    ff_json_text(tail_lines(err.text, err.len, 20)) : json_null());
 	free(err.text);
 	if (result)
 		json_object_del(result, "event");

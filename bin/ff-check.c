@@ -341,15 +341,15 @@ emit_json(int fp_warn, const char *fp_msg)
 		ev = ff_event("requirement");
 		json_object_set_new(ev, "name", json_string(reqs[i].name));
 		json_object_set_new(ev, "ok", json_boolean(reqs[i].ok));
-		json_object_set_new(ev, "detail", json_string(reqs[i].detail));
-		json_object_set_new(ev, "fix", reqs[i].fix[0] ? json_string(reqs[i].fix) : json_null());
+		json_object_set_new(ev, "detail", ff_json_text(reqs[i].detail));
+		json_object_set_new(ev, "fix", reqs[i].fix[0] ? ff_json_text(reqs[i].fix) : json_null());
 		ff_emit(ev);
 		problems += !reqs[i].ok;
 	}
 	if (fp_warn) {
 		ev = ff_event("warning");
 		json_object_set_new(ev, "name", json_string("frame_pointers"));
-		json_object_set_new(ev, "message", json_string(fp_msg));
+		json_object_set_new(ev, "message", ff_json_text(fp_msg));
 		ff_emit(ev);
 	}
 	ff_emit_end(problems ? 1 : 0);

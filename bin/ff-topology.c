@@ -208,13 +208,13 @@ relay_json(struct relay *r)
 
 	json_object_set_new(o, "role", json_string(r->role));
 	json_object_set_new(o, "program", json_string(opt.relay));
-	json_object_set_new(o, "path", json_string(program_path));
+	json_object_set_new(o, "path", ff_json_path(program_path));
 	json_object_set_new(o, "pid", json_integer(r->child.pid));
 	json_object_set_new(o, "port", json_integer(r->port));
 	json_object_set_new(o, "target_port", json_integer(r->target_port));
 	json_object_set_new(o, "cpus", r->pinned ? json_string(ff_cpus_str(&r->cpus)) : json_null());
-	json_object_set_new(o, "config", json_string(r->conf));
-	json_object_set_new(o, "log", json_string(r->child.log));
+	json_object_set_new(o, "config", ff_json_path(r->conf));
+	json_object_set_new(o, "log", ff_json_path(r->child.log));
 	json_object_set_new(o, "management_port",
 			    r->mgmt_port ? json_integer(r->mgmt_port) : json_null());
 	return o;
@@ -370,7 +370,7 @@ emit_environment(json_t *env)
 		proton = ff_env_proton_maps(r1.child.pid);
 	json_object_update(ev, env);
 	json_decref(env);
-	json_object_set_new(ev, "proton_library", proton ? json_string(proton) : json_null());
+	json_object_set_new(ev, "proton_library", ff_json_path(proton));
 	free(proton);
 	ff_emit(ev);
 }
@@ -488,8 +488,8 @@ main(int argc, char *argv[])
 		json_object_set_new(ev, "protocol", json_string(opt.protocol));
 		relays = json_array();
 		if (strcmp(opt.relay, "none")) {
-			json_array_append_new(relays, json_pack("{s:s,s:s}", "role", "r1", "config", r1.conf));
-			json_array_append_new(relays, json_pack("{s:s,s:s}", "role", "r2", "config", r2.conf));
+			json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r1", "config", ff_json_path(r1.conf)));
+			json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r2", "config", ff_json_path(r2.conf)));
 		}
 		json_object_set_new(ev, "relays", relays);
 		ff_emit(ev);
@@ -511,7 +511,7 @@ main(int argc, char *argv[])
 	}
 	json_object_set_new(ev, "relays", relays);
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
-	json_object_set_new(ev, "run_dir", json_string(ff_rundir(NULL)));
+	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
 	ff_emit(ev);
 	env = env_finish();
 	emit_environment(env);

@@ -232,8 +232,8 @@ serve(void)
 	json_object_set_new(ev, "host", json_string("127.0.0.1"));
 	json_object_set_new(ev, "port", json_integer(port));
 	json_object_set_new(ev, "pid", json_integer(server.pid));
-	json_object_set_new(ev, "run_dir", json_string(ff_rundir(NULL)));
-	json_object_set_new(ev, "log", json_string(log));
+	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
+	json_object_set_new(ev, "log", ff_json_path(log));
 	json_object_set_new(ev, "cpus", have_workload_cpus ?
 			    json_string(ff_cpus_str(&workload_cpus)) : json_null());
 	if (strncmp(opt.workload, "h2load", 6) == 0)

@@ -589,7 +589,7 @@ render_flamegraph(json_t *events, const char *rundir)
 {
 	json_t *cap = find_event(events, "capture"), *topo = find_event(events, "topology");
 	json_t *meta, *relays = json_array(), *cr, *tr;
-	const char *data = json_string_value(json_array_get(json_object_get(cap, "files"), 0));
+	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
 	char cwd[PATH_MAX - 32], title[256], metafile[PATH_MAX + 32], metaarg[PATH_MAX + 40];
 	size_t i, j;
 	pipeline *p;
@@ -653,7 +653,7 @@ static void
 summarize_capture(const struct cmd *c, json_t *events)
 {
 	json_t *cap = find_event(events, "capture"), *ev, *r, *pid;
-	const char *data = json_string_value(json_array_get(json_object_get(cap, "files"), 0));
+	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
 	char old[PATH_MAX + 8];
 	size_t i, j;
 

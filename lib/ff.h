@@ -160,6 +160,23 @@ int ff_stdout_closed(void);
 void ff_emit_start(void);
 void ff_emit_end(int status);
 void ff_emit_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Strings that come from elsewhere: jansson refuses text that is not
+ * UTF-8, so these always make a string (NULL makes null).
+ * ff_json_text: human text (messages, a tool's output, versions); each
+ *   byte that is not UTF-8 becomes U+FFFD.
+ * ff_json_path: a path, as it is when it is UTF-8, else a file: URI
+ *   (RFC 8089: "file://" and the absolute path, its bytes but letters,
+ *   digits, "-._~/" as %XX). A path itself always starts with '/' (or is
+ *   relative), never with "file:", so readers can tell them apart.
+ * ff_json_path_value: the path back from either form (malloc'd), or NULL
+ *   when `v` is not a string.
+ */
+json_t *ff_json_text(const char *s);
+json_t *ff_json_path(const char *s);
+char *ff_json_path_value(const json_t *v);
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 if it is not one. */
+size_t ff_utf8_len(const unsigned char *s);
 /* The "event" member, or "" (static). */
 const char *ff_event_name(const json_t *ev);
 /* Number members: the value, or `dflt` when absent, null or not a number. */
