@@ -784,25 +784,25 @@ print_env(const json_t *env, const char *const progs[])
 	char buf[1024];
 	int i;
 
-	printf("Environment\n");
+	ff_print("Environment\n");
 	if (!env) {
-		printf("  unknown (the results hold none)\n");
+		ff_print("  unknown (the results hold none)\n");
 		return;
 	}
 	ff_env_print_machine(env);
-	printf("  %-10s %s\n", "skrouterd", prog_str(env, "skrouterd", buf, sizeof(buf)));
+	ff_print("  %-10s %s\n", "skrouterd", prog_str(env, "skrouterd", buf, sizeof(buf)));
 	if (ff_json_str(json_object_get(env, "skrouterd"), "path")) {
 		if ((s = ff_json_str(env, "proton_library")))
-			printf("  %-10s %s (loaded)\n", "proton", s);
+			ff_print("  %-10s %s (loaded)\n", "proton", s);
 		else
-			printf("  %-10s %s\n", "proton", (s = ff_json_str(env, "proton_ldd")) ? s :
+			ff_print("  %-10s %s\n", "proton", (s = ff_json_str(env, "proton_ldd")) ? s :
 			       "no libqpid-proton in ldd");
-		printf("  %-10s %s\n", "hash", (s = ff_json_str(env, "skrouterd_hash_fnv1a64")) ? s :
+		ff_print("  %-10s %s\n", "hash", (s = ff_json_str(env, "skrouterd_hash_fnv1a64")) ? s :
 		       "unreadable");
 	}
 	for (i = 0; progs[i]; i++)
 		if (strcmp(progs[i], "skrouterd"))
-			printf("  %-10s %s\n", progs[i], prog_str(env, progs[i], buf, sizeof(buf)));
+			ff_print("  %-10s %s\n", progs[i], prog_str(env, progs[i], buf, sizeof(buf)));
 }
 
 /* The programs the cases need, each once, in a NULL-terminated static list. */

@@ -361,9 +361,9 @@ print_prog(const char *label, const char *prog)
 	const char *path = path_of(prog), *v = version_of(prog);
 
 	if (!path)
-		printf("  %-10s missing\n", label);
+		ff_print("  %-10s missing\n", label);
 	else
-		printf("  %-10s %s (%s)\n", label, v ? v : "version unknown", path);
+		ff_print("  %-10s %s (%s)\n", label, v ? v : "version unknown", path);
 }
 
 static void
@@ -372,13 +372,13 @@ print_human(int fp_warn, const char *fp_msg)
 	const char *s;
 	int i, problems = 0, paranoid;
 
-	printf("Environment\n");
+	ff_print("Environment\n");
 	ff_env_print_machine(env);
 	print_prog("skrouterd", "skrouterd");
 	if (path_of("skrouterd")) {
-		printf("  %-10s %s\n", "proton", (s = ff_json_str(env, "proton_ldd")) ? s :
+		ff_print("  %-10s %s\n", "proton", (s = ff_json_str(env, "proton_ldd")) ? s :
 		       "no libqpid-proton in ldd");
-		printf("  %-10s %s\n", "hash", ff_json_str(env, "skrouterd_hash_fnv1a64") ?
+		ff_print("  %-10s %s\n", "hash", ff_json_str(env, "skrouterd_hash_fnv1a64") ?
 		       ff_json_str(env, "skrouterd_hash_fnv1a64") : "unreadable");
 	}
 	print_prog("h2load", "h2load");
@@ -386,34 +386,34 @@ print_human(int fp_warn, const char *fp_msg)
 	print_prog("nghttpx", "nghttpx");
 	print_prog("iperf3", "iperf3");
 	print_prog("nginx", "nginx");
-	printf("  %-10s %s\n", "stream", (s = ff_json_str(env, "nginx_stream_module")) ? s :
+	ff_print("  %-10s %s\n", "stream", (s = ff_json_str(env, "nginx_stream_module")) ? s :
 	       "missing");
 	print_prog("perf", "perf");
 	print_prog("gcc", "gcc");
 	paranoid = (int)ff_json_num(env, "perf_event_paranoid", INT_MIN);
 	if (paranoid != INT_MIN)
-		printf("  %-10s perf_event_paranoid=%d\n", "paranoid", paranoid);
+		ff_print("  %-10s perf_event_paranoid=%d\n", "paranoid", paranoid);
 
-	printf("\nRequirements\n");
+	ff_print("\nRequirements\n");
 	for (i = 0; i < nreqs; i++) {
-		printf("  %-8s %-20s %s\n", reqs[i].ok ? "ok" : "MISSING", reqs[i].name,
+		ff_print("  %-8s %-20s %s\n", reqs[i].ok ? "ok" : "MISSING", reqs[i].name,
 		       reqs[i].detail);
 		problems += !reqs[i].ok;
 	}
 
-	printf("\nFrame pointers\n%s  %s%s\n", fp_reminder, fp_warn ? "warning: " : "", fp_msg);
+	ff_print("\nFrame pointers\n%s  %s%s\n", fp_reminder, fp_warn ? "warning: " : "", fp_msg);
 
 	if (!problems) {
-		printf("\nOK\n");
+		ff_print("\nOK\n");
 		return;
 	}
-	printf("\n%d problem%s:\n", problems, problems == 1 ? "" : "s");
+	ff_print("\n%d problem%s:\n", problems, problems == 1 ? "" : "s");
 	for (i = 0; i < nreqs; i++)
 		if (!reqs[i].ok)
-			printf("  %-20s %s\n", reqs[i].name,
+			ff_print("  %-20s %s\n", reqs[i].name,
 			       reqs[i].fix[0] ? reqs[i].fix : reqs[i].detail);
 	if (strchr(missing_pkgs, ' ') && pm != PM_NONE)
-		printf("  all packages at once: %s%s install -y %s\n", geteuid() == 0 ? "" : "sudo ",
+		ff_print("  all packages at once: %s%s install -y %s\n", geteuid() == 0 ? "" : "sudo ",
 		       pm == PM_APT ? "apt-get" : "dnf", missing_pkgs);
 }
 

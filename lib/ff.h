@@ -51,6 +51,18 @@ void ff_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Like ff_warn, only at verbosity >= 1 (ff_info) or 2 (ff_debug). */
 void ff_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ff_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * What reaches the terminal is printable: these messages, ff_say and
+ * ff_log_tail show C0 controls but newline and tab, DEL, C1 controls and
+ * bytes that are not UTF-8 as \xHH (the files keep their bytes).
+ * ff_printable_n writes `len` bytes of src so into dst (room for 4 * len
+ * + 1) and returns the length; ff_printable returns a malloc'd copy (NULL
+ * for NULL).
+ */
+size_t ff_printable_n(char *dst, const char *src, size_t len);
+char *ff_printable(const char *s);
+/* printf to stdout, made printable likewise: human text quoting other programs. */
+void ff_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Plain text to stderr unless quiet (progress, human notes). */
 void ff_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -174,6 +186,8 @@ void ff_emit_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 json_t *ff_json_text(const char *s);
 json_t *ff_json_path(const char *s);
+/* The file: URI of a path, as ff_json_path writes it (malloc'd). */
+char *ff_file_url(const char *path);
 char *ff_json_path_value(const json_t *v);
 /* Length of the valid UTF-8 sequence at s (1 to 4), or 0 if it is not one. */
 size_t ff_utf8_len(const unsigned char *s);

@@ -862,15 +862,15 @@ ff_env_print_machine(const json_t *env)
 {
 	const char *s;
 
-	printf("  %-10s %s\n", "os", (s = ff_json_str(env, "os")) ? s :
+	ff_print("  %-10s %s\n", "os", (s = ff_json_str(env, "os")) ? s :
 	       "unknown (no os-release file)");
-	printf("  %-10s %s\n", "kernel", (s = ff_json_str(env, "kernel")) ? s : "unknown");
+	ff_print("  %-10s %s\n", "kernel", (s = ff_json_str(env, "kernel")) ? s : "unknown");
 	s = ff_json_str(env, "cpu_model");
-	printf("  %-10s %s, %.0f online, %.0f available (%s)\n", "cpu",
+	ff_print("  %-10s %s, %.0f online, %.0f available (%s)\n", "cpu",
 	       s ? s : "unknown model", ff_json_num(env, "cpus_online", 0),
 	       ff_json_num(env, "cpus_available", 0),
 	       ff_json_str(env, "cpu_list") ? ff_json_str(env, "cpu_list") : "?");
-	printf("  %-10s %s\n", "host", (s = ff_json_str(env, "hostname")) ? s : "unknown");
+	ff_print("  %-10s %s\n", "host", (s = ff_json_str(env, "hostname")) ? s : "unknown");
 }
 
 long

@@ -152,21 +152,16 @@ ff_json_text(const char *s)
 	return j;
 }
 
-json_t *
-ff_json_path(const char *s)
+char *
+ff_file_url(const char *path)
 {
 	char cwd[PATH_MAX], *full, *buf, *q;
 	const unsigned char *p;
-	json_t *j;
 
-	if (!s)
-		return json_null();
-	if (utf8_valid(s))
-		return json_string(s);
-	if (s[0] != '/' && getcwd(cwd, sizeof(cwd)))
-		full = ff_asprintf("%s/%s", cwd, s);
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		full = ff_asprintf("%s/%s", cwd, path);
 	else
-		full = ff_asprintf("%s", s);
+		full = ff_asprintf("%s", path);
 	q = buf = malloc(sizeof("file://") + 3 * strlen(full));
 	if (!buf)
 		ff_die("out of memory");
@@ -178,9 +173,23 @@ ff_json_path(const char *s)
 		else
 			q += sprintf(q, "%%%02X", *p);
 	*q = 0;
-	j = json_string(buf);
-	free(buf);
 	free(full);
+	return buf;
+}
+
+json_t *
+ff_json_path(const char *s)
+{
+	char *url;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	if (utf8_valid(s))
+		return json_string(s);
+	url = ff_file_url(s);
+	j = json_string(url);
+	free(url);
 	return j;
 }
 
