@@ -969,7 +969,7 @@ print_results(json_t *records)
 			printf("[%d] %d of %d runs failed, not counted:\n", ++nfoot, failed, ok + failed);
 			json_array_foreach(g[i].recs, k, rec)
 				if (is_status(rec, "failed"))
-					printf("    run %.0f: %s (run directory %s)\n",
+					ff_print("    run %.0f: %s (run directory %s)\n",
 					       ff_json_num(rec, "repeat", 0),
 					       ff_json_str(rec, "reason") ? ff_json_str(rec, "reason") : "no reason given",
 					       ff_json_str(rec, "run_dir") ? ff_json_str(rec, "run_dir") : "unknown");
@@ -1302,12 +1302,12 @@ compare_env(const char *bpath, json_t *base, const char *npath, json_t *new)
 		emit_env_json("new", npath, new);
 	} else if (md) {
 		printf("| | base | new |\n| :-- | :-- | :-- |\n");
-		printf("| file | `%s` | `%s` |\n", bpath, npath);
-		printf("| router | %s | %s |\n", router_str(base, a, sizeof(a)), router_str(new, b, sizeof(b)));
+		ff_print("| file | `%s` | `%s` |\n", bpath, npath);
+		ff_print("| router | %s | %s |\n", router_str(base, a, sizeof(a)), router_str(new, b, sizeof(b)));
 	} else {
-		printf("Environment\n");
-		printf("  base  %s: %s\n", bpath, router_str(base, a, sizeof(a)));
-		printf("  new   %s: %s\n", npath, router_str(new, a, sizeof(a)));
+		ff_print("Environment\n");
+		ff_print("  base  %s: %s\n", bpath, router_str(base, a, sizeof(a)));
+		ff_print("  new   %s: %s\n", npath, router_str(new, a, sizeof(a)));
 	}
 	for (i = 0; i < (int)FF_ARRAY_SIZE(env_fields); i++) {
 		env_values(base, env_fields[i], a, sizeof(a));
@@ -1321,12 +1321,12 @@ compare_env(const char *bpath, json_t *base, const char *npath, json_t *new)
 			json_object_set_new(ev, "new", ff_json_text(b));
 			ff_emit(ev);
 		} else if (md)
-			printf("| %s | %s | %s%s |\n", env_field_names[i], a, b,
+			ff_print("| %s | %s | %s%s |\n", env_field_names[i], a, b,
 			       strcmp(a, b) ? " **(differs)**" : "");
 		else if (strcmp(a, b))
-			printf("  %-6s DIFFERS: base '%s', new '%s'\n", env_field_names[i], a, b);
+			ff_print("  %-6s DIFFERS: base '%s', new '%s'\n", env_field_names[i], a, b);
 		else
-			printf("  %-6s %s\n", env_field_names[i], a);
+			ff_print("  %-6s %s\n", env_field_names[i], a);
 		ndiff += strcmp(a, b) != 0 || strstr(a, " | ") || strstr(b, " | ");
 	}
 	if (ndiff && !cmpopt.json)
