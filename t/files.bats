@@ -84,8 +84,11 @@ config_path() {
 	pwhome=$(getent passwd "$(id -u)" | cut -d: -f6)
 	[ -d "$pwhome" ] && [ "$pwhome" != / ] || skip "this user's passwd home is '$pwhome'"
 	for how in unset empty; do
+		# / read-only (were / taken for the home, nothing is made there),
+		# and a tmpfs for the passwd home.
 		run -0 --separate-stderr unshare -m bash -c '
-			mount -t tmpfs tmpfs "$1" || exit 99
+			mount --rbind / / && mount -o remount,bind,ro / &&
+				mount -t tmpfs tmpfs "$1" || exit 99
 			if [ "$2" = unset ]; then unset HOME; else HOME=; fi
 			unset FLIMFLAM_RUNS XDG_STATE_HOME
 			ff-topology -r nginx --server-port 5555 --config-only' _ "$pwhome" "$how"
