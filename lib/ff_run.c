@@ -274,8 +274,13 @@ ff_helper_path(const char *name)
 	char dir[PATH_MAX], *p;
 	const char *env = getenv("FLIMFLAM_EXEC_PATH");
 
-	if (env && *env && (p = existing(env, name)))
-		return p;
+	if (env && *env && (p = existing(env, name))) {
+		char full[PATH_MAX];
+
+		absolute(p, full, sizeof(full));
+		free(p);
+		return strdup(full);
+	}
 	if ((p = existing(ff_exedir(), name)))
 		return p;
 	snprintf(dir, sizeof(dir), "%s/../builtin", ff_exedir());
@@ -299,12 +304,20 @@ ff_which(const char *prog)
 	if (strchr(prog, '/'))
 		return access(prog, X_OK) == 0 ? strdup(prog) : NULL;
 	for (p = path ? path : "/usr/bin:/bin"; p; p = colon ? colon + 1 : NULL) {
+		int len;
+
 		colon = strchr(p, ':');
-		snprintf(buf, sizeof(buf), "%.*s/%s",
-			 colon ? (int)(colon - p) : (int)strlen(p), p, prog);
+		len = colon ? (int)(colon - p) : (int)strlen(p);
+		/* An empty entry is the current directory, as for the shell. */
+		snprintf(buf, sizeof(buf), "%.*s/%s", len ? len : 1, len ? p : ".", prog);
 		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(buf, X_OK) == 0)
-			return strdup(buf);
+		    access(buf, X_OK) == 0) {
+			/* Absolute: children run in other directories. */
+			char full[PATH_MAX];
+
+			absolute(buf, full, sizeof(full));
+			return strdup(full);
+		}
 	}
 	return NULL;
 }

@@ -128,7 +128,7 @@ config_path() {
 	[ ! -e "$t/nostate" ]
 }
 
-@test "run directories: a relative XDG_STATE_HOME is ignored; a relative --run-dir works" {
+@test "run directories: a relative XDG_STATE_HOME is ignored; a relative --run-dir and PATH entry work" {
 	skip_unless_program nginx
 	local t="$BATS_TEST_TMPDIR"
 	mkdir "$t/home" "$t/cwd"
@@ -137,14 +137,17 @@ config_path() {
 		ff-topology -r nginx --server-port 5555 --config-only
 	[[ "$(config_path "$output")" == "$t/home/.local/state/flimflam/runs/2"* ]]
 	[ ! -e "$t/cwd/state" ]
-	# The relays run in their own directories: every path they get is absolute.
+	# The relays run in their own directories: every path they get is
+	# absolute, the run directory's and the program's (a relative PATH entry).
+	mkdir "$t/cwd/bin"
+	ln -s "$(command -v nginx)" "$t/cwd/bin/nginx"
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	"$TOP/builtin/ff-builtin-server" --port "$port" 3>&- &
 	server=$!
-	ff-topology -r nginx --server-port "$port" --run-dir rel >"$t/ev" 2>"$t/err" 3>&- &
+	PATH="bin:$PATH" ff-topology -r nginx --server-port "$port" --run-dir rel >"$t/ev" 2>"$t/err" 3>&- &
 	topo=$!
 	wait_for_grep '"event":"end"' "$t/ev" 15 || { cat "$t/err"; kill "$server"; false; }
-	event_ok "$t/ev" topology '.run_dir == $ENV.PWD + "/rel"'
+	event_ok "$t/ev" topology '.run_dir == $ENV.PWD + "/rel" and .relays[0].path == $ENV.PWD + "/bin/nginx"'
 	kill -TERM "$topo"
 	wait "$topo" || true
 	kill "$server"

@@ -78,12 +78,17 @@ listeners_of_run() {
 	# nginx as the server and as the http1 relay; nghttpx (http1).
 	for c in builtin:nginx:tcp iperf3:none:tcp h2load:nghttpx:http2 h2load-h1:nginx:http1 h2load-h1:nghttpx:http1; do
 		IFS=: read -r w r p <<<"$c"
-		HOME="$home" FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/$weird" run -0 --separate-stderr \
+		HOME="$home" FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/$weird" run --separate-stderr \
 			flimflam run --json -w "$w" -r "$r" -p "$p" --warmup 0 --duration 1
+		[ "$status" -eq 0 ] || { echo "$c: $stderr"; false; }
 		echo "$output" >"$BATS_TEST_TMPDIR/ev"
 		event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 0' || { echo "$c: $stderr"; false; }
 		WEIRD="$BATS_TEST_TMPDIR/$weird/" event_ok "$BATS_TEST_TMPDIR/ev" server '.run_dir | startswith($ENV.WEIRD)' ||
 			{ echo "$c"; false; }
+		# The relays' own files went where their configurations say.
+		d=$(run_dir_of "$BATS_TEST_TMPDIR/ev")
+		[ "$r" = none ] || [ -f "$d/r1/error.log" ] && { [ "$r" = none ] || [ -f "$d/r2/error.log" ]; }
+		[ "$w" != h2load-h1 ] || [ "$r" != nginx ] || [ -f "$d/server-nginx-error.log" ]
 	done
 	# And by way of HOME, XDG_STATE_HOME (the default places).
 	HOME="$home" FLIMFLAM_RUNS= XDG_STATE_HOME= run -0 --separate-stderr \
