@@ -155,6 +155,7 @@ config_path() {
 }
 
 @test "run directories: FLIMFLAM_KEEP_RUNS and the other numbers in the environment refuse what is not one" {
+	FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
 	for v in abc -1 1x 2.5 99999999999999999999; do
 		FLIMFLAM_KEEP_RUNS="$v" run -2 --separate-stderr flimflam run -r none --warmup 0 --duration 1
 		[ "$stderr" = "flimflam: FLIMFLAM_KEEP_RUNS: '$v' is not a whole number from 0 to 100000000" ]
