@@ -785,25 +785,25 @@ print_env(const json_t *env, const char *const progs[])
 	char buf[1024];
 	int i;
 
-	printf("Environment\n");
+	ff_print("Environment\n");
 	if (!env) {
-		printf("  unknown (the results hold none)\n");
+		ff_print("  unknown (the results hold none)\n");
 		return;
 	}
 	ff_env_print_machine(env);
-	printf("  %-10s %s\n", "skrouterd", prog_str(env, "skrouterd", buf, sizeof(buf)));
+	ff_print("  %-10s %s\n", "skrouterd", prog_str(env, "skrouterd", buf, sizeof(buf)));
 	if (ff_json_str(json_object_get(env, "skrouterd"), "path")) {
 		if ((s = ff_json_str(env, "proton_library")))
-			printf("  %-10s %s (loaded)\n", "proton", s);
+			ff_print("  %-10s %s (loaded)\n", "proton", s);
 		else
-			printf("  %-10s %s\n", "proton", (s = ff_json_str(env, "proton_ldd")) ? s :
+			ff_print("  %-10s %s\n", "proton", (s = ff_json_str(env, "proton_ldd")) ? s :
 			       "no libqpid-proton in ldd");
-		printf("  %-10s %s\n", "hash", (s = ff_json_str(env, "skrouterd_hash_fnv1a64")) ? s :
+		ff_print("  %-10s %s\n", "hash", (s = ff_json_str(env, "skrouterd_hash_fnv1a64")) ? s :
 		       "unreadable");
 	}
 	for (i = 0; progs[i]; i++)
 		if (strcmp(progs[i], "skrouterd"))
-			printf("  %-10s %s\n", progs[i], prog_str(env, progs[i], buf, sizeof(buf)));
+			ff_print("  %-10s %s\n", progs[i], prog_str(env, progs[i], buf, sizeof(buf)));
 }
 
 /* The programs the cases need, each once, in a NULL-terminated static list. */
@@ -970,7 +970,7 @@ print_results(json_t *records)
 			printf("[%d] %d of %d runs failed, not counted:\n", ++nfoot, failed, ok + failed);
 			json_array_foreach(g[i].recs, k, rec)
 				if (is_status(rec, "failed"))
-					printf("    run %.0f: %s (run directory %s)\n",
+					ff_print("    run %.0f: %s (run directory %s)\n",
 					       ff_json_num(rec, "repeat", 0),
 					       ff_json_str(rec, "reason") ? ff_json_str(rec, "reason") : "no reason given",
 					       ff_json_str(rec, "run_dir") ? ff_json_str(rec, "run_dir") : "unknown");
@@ -1282,11 +1282,11 @@ emit_env_json(const char *side, const char *path, json_t *records)
 	size_t i;
 
 	json_object_set_new(ev, "side", json_string(side));
-	json_object_set_new(ev, "file", json_string(path));
-	json_object_set_new(ev, "skrouterd", json_string(router_str(records, buf, sizeof(buf))));
+	json_object_set_new(ev, "file", ff_json_path(path));
+	json_object_set_new(ev, "skrouterd", ff_json_text(router_str(records, buf, sizeof(buf))));
 	for (i = 0; i < FF_ARRAY_SIZE(env_fields); i++)
 		json_object_set_new(ev, env_fields[i],
-				    json_string(env_values(records, env_fields[i], buf, sizeof(buf))));
+				    ff_json_text(env_values(records, env_fields[i], buf, sizeof(buf))));
 	ff_emit(ev);
 }
 
@@ -1303,12 +1303,12 @@ compare_env(const char *bpath, json_t *base, const char *npath, json_t *new)
 		emit_env_json("new", npath, new);
 	} else if (md) {
 		printf("| | base | new |\n| :-- | :-- | :-- |\n");
-		printf("| file | `%s` | `%s` |\n", bpath, npath);
-		printf("| router | %s | %s |\n", router_str(base, a, sizeof(a)), router_str(new, b, sizeof(b)));
+		ff_print("| file | `%s` | `%s` |\n", bpath, npath);
+		ff_print("| router | %s | %s |\n", router_str(base, a, sizeof(a)), router_str(new, b, sizeof(b)));
 	} else {
-		printf("Environment\n");
-		printf("  base  %s: %s\n", bpath, router_str(base, a, sizeof(a)));
-		printf("  new   %s: %s\n", npath, router_str(new, a, sizeof(a)));
+		ff_print("Environment\n");
+		ff_print("  base  %s: %s\n", bpath, router_str(base, a, sizeof(a)));
+		ff_print("  new   %s: %s\n", npath, router_str(new, a, sizeof(a)));
 	}
 	for (i = 0; i < (int)FF_ARRAY_SIZE(env_fields); i++) {
 		env_values(base, env_fields[i], a, sizeof(a));
@@ -1318,16 +1318,16 @@ compare_env(const char *bpath, json_t *base, const char *npath, json_t *new)
 				continue;
 			ev = ff_event("environment_difference");
 			json_object_set_new(ev, "field", json_string(env_fields[i]));
-			json_object_set_new(ev, "base", json_string(a));
-			json_object_set_new(ev, "new", json_string(b));
+			json_object_set_new(ev, "base", ff_json_text(a));
+			json_object_set_new(ev, "new", ff_json_text(b));
 			ff_emit(ev);
 		} else if (md)
-			printf("| %s | %s | %s%s |\n", env_field_names[i], a, b,
+			ff_print("| %s | %s | %s%s |\n", env_field_names[i], a, b,
 			       strcmp(a, b) ? " **(differs)**" : "");
 		else if (strcmp(a, b))
-			printf("  %-6s DIFFERS: base '%s', new '%s'\n", env_field_names[i], a, b);
+			ff_print("  %-6s DIFFERS: base '%s', new '%s'\n", env_field_names[i], a, b);
 		else
-			printf("  %-6s %s\n", env_field_names[i], a);
+			ff_print("  %-6s %s\n", env_field_names[i], a);
 		ndiff += strcmp(a, b) != 0 || strstr(a, " | ") || strstr(b, " | ");
 	}
 	if (ndiff && !cmpopt.json)
@@ -1799,7 +1799,7 @@ new_record(const struct bcase *c, const char *status, const char *reason,
 	json_object_set_new(rec, "version", json_string(FF_VERSION));
 	json_object_set_new(rec, "time", json_string(time));
 	json_object_set_new(rec, "status", json_string(status));
-	json_object_set_new(rec, "reason", reason ? json_string(reason) : json_null());
+	json_object_set_new(rec, "reason", ff_json_text(reason));
 	json_object_set_new(rec, "config", config_json(c));
 	json_object_set_new(rec, "repeat", json_integer(repeat));
 	json_object_set_new(rec, "repeats", json_integer(opt.repeat));
@@ -2025,10 +2025,14 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 		if (pfd[1].revents) {
 			r = ff_reader_fill(&rd);
 			while ((ev = ff_reader_next(&rd))) {
-				const char *name = ff_event_name(ev), *s;
+				const char *name = ff_event_name(ev);
 
-				if ((s = ff_json_str(ev, "run_dir")) && !run_dir[0])
-					snprintf(run_dir, sizeof(run_dir), "%s", s);
+				if (json_is_string(json_object_get(ev, "run_dir")) && !run_dir[0]) {
+					char *dir = ff_json_path_value(json_object_get(ev, "run_dir"));
+
+					snprintf(run_dir, sizeof(run_dir), "%s", dir);
+					free(dir);
+				}
 				if (!strcmp(name, "topology")) {
 					phase = WARMUP;
 					t_phase = now;
@@ -2051,7 +2055,7 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 					snprintf(reasonbuf, sizeof(reasonbuf), "%s: %s",
 						 ff_json_str(ev, "program") ? ff_json_str(ev, "program") : "flimflam",
 						 ff_json_str(ev, "message") ? ff_json_str(ev, "message") : "error");
-					json_array_append_new(errors, json_string(reasonbuf));
+					json_array_append_new(errors, ff_json_text(reasonbuf));
 				}
 				json_decref(ev);
 			}
@@ -2116,15 +2120,15 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	json_object_set_new(rec, "elapsed_s", json_real(elapsed));
 	json_object_set_new(rec, "exit_status", WIFEXITED(child.status) ?
 			    json_integer(WEXITSTATUS(child.status)) : json_null());
-	json_object_set_new(rec, "run_dir", run_dir[0] ? json_string(run_dir) : json_null());
+	json_object_set_new(rec, "run_dir", run_dir[0] ? ff_json_path(run_dir) : json_null());
 	if (run_dir[0] && err.len) {
 		snprintf(logpath, sizeof(logpath), "%s/flimflam-run.log", run_dir);
 		if (access(run_dir, W_OK) < 0 || ff_write_file(logpath, err.text, 0600) < 0)
 			logpath[0] = 0;
 	}
-	json_object_set_new(rec, "log", logpath[0] ? json_string(logpath) : json_null());
+	json_object_set_new(rec, "log", logpath[0] ? ff_json_path(logpath) : json_null());
 	json_object_set_new(rec, "stderr_tail", !ok && err.len ?
-			    json_string(tail_lines(err.text, err.len, 20)) : json_null());
+			    ff_json_text(tail_lines(err.text, err.len, 20)) : json_null());
 	free(err.text);
 	if (result)
 		json_object_del(result, "event");
@@ -2298,12 +2302,12 @@ bench_main(int argc, char *argv[])
 	 * directories its table names are still there at its end.
 	 */
 	{
-		const char *v = getenv("FLIMFLAM_KEEP_RUNS");
-		long keep = v && *v ? strtol(v, NULL, 10) : 20;
+		long keep = ff_env_long("FLIMFLAM_KEEP_RUNS", 20, 0, FF_KEEP_RUNS_MAX);
 		char buf[32];
 
 		if (keep > 0) {
-			snprintf(buf, sizeof(buf), "%ld", keep + nrun * opt.repeat);
+			keep += nrun * opt.repeat;
+			snprintf(buf, sizeof(buf), "%ld", keep < FF_KEEP_RUNS_MAX ? keep : FF_KEEP_RUNS_MAX);
 			setenv("FLIMFLAM_KEEP_RUNS", buf, 1);
 		}
 	}

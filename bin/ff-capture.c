@@ -675,8 +675,8 @@ collect_stat(struct target *t)
 	json_object_set_new(ev, "pids", pids_json(t->pids, t->npids));
 	t->stat = parse_stat(text, &table);
 	json_object_update(ev, t->stat);
-	json_object_set_new(ev, "file", json_string(t->stat_file));
-	json_object_set_new(ev, "table", json_string(table));
+	json_object_set_new(ev, "file", ff_json_path(t->stat_file));
+	json_object_set_new(ev, "table", ff_json_text(table));
 	json_array_append_new(stats, ev);
 	free(table);
 	free(text);
@@ -755,12 +755,12 @@ collect_sampling(void)
 		fail("cannot rename '%s' to '%s': %s", tmp_data, data, strerror(errno));
 	tmp_data[0] = 0;
 	files = json_array();
-	json_array_append_new(files, json_string(data));
+	json_array_append_new(files, ff_json_path(data));
 	ev = capture_event(perf.role, files);
 	json_object_set_new(ev, "perf_event", sample_event ? json_string(sample_event) : json_null());
 	json_object_set_new(ev, "call_graph", json_string(opt.call_graph));
 	json_object_set_new(ev, "freq", json_integer(opt.freq));
-	json_object_set_new(ev, "log", json_string(perf_log));
+	json_object_set_new(ev, "log", ff_json_path(perf_log));
 	ff_emit(ev);
 }
 
@@ -772,7 +772,7 @@ collect_stats(void)
 
 	for (i = 0; i < opt.n; i++) {
 		collect_stat(&opt.t[i]);
-		json_array_append_new(files, json_string(opt.t[i].stat_file));
+		json_array_append_new(files, ff_json_path(opt.t[i].stat_file));
 	}
 	ff_emit(capture_event("perf stat", files));
 }
@@ -815,17 +815,17 @@ collect_skstat(void)
 		char *gt = run_skstat(t, "-g", g), *mt = run_skstat(t, "-m", m);
 		json_t *f = json_array();
 
-		json_array_append_new(f, json_string(g));
-		json_array_append_new(f, json_string(m));
-		json_array_append_new(files, json_string(g));
-		json_array_append_new(files, json_string(m));
+		json_array_append_new(f, ff_json_path(g));
+		json_array_append_new(f, ff_json_path(m));
+		json_array_append_new(files, ff_json_path(g));
+		json_array_append_new(files, ff_json_path(m));
 		ev = ff_event("skstat");
 		json_object_set_new(ev, "role", json_string(t->role));
 		json_object_set_new(ev, "pid", json_integer(t->pid));
 		json_object_set_new(ev, "management_port", json_integer(t->mgmt_port));
 		json_object_set_new(ev, "files", f);
-		json_object_set_new(ev, "general", json_string(gt));
-		json_object_set_new(ev, "memory", json_string(mt));
+		json_object_set_new(ev, "general", ff_json_text(gt));
+		json_object_set_new(ev, "memory", ff_json_text(mt));
 		ff_emit(ev);
 		free(g);
 		free(m);

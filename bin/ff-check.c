@@ -378,8 +378,8 @@ emit_json(void)
 		json_object_set_new(ev, "required", json_boolean(!reqs[i].enables));
 		json_object_set_new(ev, "enables", reqs[i].enables ? json_string(reqs[i].enables) :
 				    json_null());
-		json_object_set_new(ev, "detail", json_string(reqs[i].detail));
-		json_object_set_new(ev, "fix", reqs[i].fix[0] ? json_string(reqs[i].fix) : json_null());
+		json_object_set_new(ev, "detail", ff_json_text(reqs[i].detail));
+		json_object_set_new(ev, "fix", reqs[i].fix[0] ? ff_json_text(reqs[i].fix) : json_null());
 		ff_emit(ev);
 		problems += problem(&reqs[i]);
 	}
@@ -389,7 +389,7 @@ emit_json(void)
 		ev = ff_event("warning");
 		json_object_set_new(ev, "name", json_string("frame_pointers"));
 		json_object_set_new(ev, "program", json_string(fps[i].name));
-		json_object_set_new(ev, "message", json_string(fps[i].msg));
+		json_object_set_new(ev, "message", ff_json_text(fps[i].msg));
 		ff_emit(ev);
 	}
 	ff_emit_end(problems ? 1 : 0);
@@ -401,9 +401,9 @@ print_prog(const char *label, const char *prog)
 	const char *path = path_of(prog), *v = version_of(prog);
 
 	if (!path)
-		printf("  %-10s missing\n", label);
+		ff_print("  %-10s missing\n", label);
 	else
-		printf("  %-10s %s (%s)\n", label, v ? v : "version unknown", path);
+		ff_print("  %-10s %s (%s)\n", label, v ? v : "version unknown", path);
 }
 
 /* The requirements (optional 0) or the optional ones, as a section. */
@@ -415,7 +415,7 @@ print_reqs(const char *title, int optional)
 	printf("\n%s\n", title);
 	for (i = 0; i < nreqs; i++)
 		if (!reqs[i].enables == !optional)
-			printf("  %-8s %-20s %s\n", reqs[i].ok ? "ok" : optional ? "missing" : "MISSING",
+			ff_print("  %-8s %-20s %s\n", reqs[i].ok ? "ok" : optional ? "missing" : "MISSING",
 			       reqs[i].name, reqs[i].detail);
 }
 
@@ -425,13 +425,13 @@ print_human(void)
 	const char *s;
 	int i, problems = 0, absent = 0, paranoid;
 
-	printf("Environment\n");
+	ff_print("Environment\n");
 	ff_env_print_machine(env);
 	print_prog("skrouterd", "skrouterd");
 	if (path_of("skrouterd")) {
-		printf("  %-10s %s\n", "proton", (s = ff_json_str(env, "proton_ldd")) ? s :
+		ff_print("  %-10s %s\n", "proton", (s = ff_json_str(env, "proton_ldd")) ? s :
 		       "no libqpid-proton in ldd");
-		printf("  %-10s %s\n", "hash", ff_json_str(env, "skrouterd_hash_fnv1a64") ?
+		ff_print("  %-10s %s\n", "hash", ff_json_str(env, "skrouterd_hash_fnv1a64") ?
 		       ff_json_str(env, "skrouterd_hash_fnv1a64") : "unreadable");
 	}
 	print_prog("h2load", "h2load");
@@ -439,13 +439,13 @@ print_human(void)
 	print_prog("nghttpx", "nghttpx");
 	print_prog("iperf3", "iperf3");
 	print_prog("nginx", "nginx");
-	printf("  %-10s %s\n", "stream", (s = ff_json_str(env, "nginx_stream_module")) ? s :
+	ff_print("  %-10s %s\n", "stream", (s = ff_json_str(env, "nginx_stream_module")) ? s :
 	       "missing");
 	print_prog("perf", "perf");
 	print_prog("gcc", "gcc");
 	paranoid = (int)ff_json_num(env, "perf_event_paranoid", INT_MIN);
 	if (paranoid != INT_MIN)
-		printf("  %-10s perf_event_paranoid=%d\n", "paranoid", paranoid);
+		ff_print("  %-10s perf_event_paranoid=%d\n", "paranoid", paranoid);
 
 	print_reqs("Requirements", 0);
 	print_reqs("Optional (only some commands need these)", 1);
@@ -456,25 +456,25 @@ print_human(void)
 
 	printf("\nFrame pointers\n%s", fp_reminder);
 	for (i = 0; i < (int)FF_ARRAY_SIZE(fps); i++)
-		printf("  %s%s\n", fps[i].warn ? "warning: " : "", fps[i].msg);
+		ff_print("  %s%s\n", fps[i].warn ? "warning: " : "", fps[i].msg);
 
 	if (absent) {
 		printf("\nNot available here (everything else works without):\n");
 		for (i = 0; i < nreqs; i++)
 			if (!reqs[i].ok && reqs[i].enables)
-				printf("  %-20s %s; %s\n", reqs[i].name, reqs[i].enables, reqs[i].fix);
+				ff_print("  %-20s %s; %s\n", reqs[i].name, reqs[i].enables, reqs[i].fix);
 	}
 	if (!problems) {
-		printf("\nOK\n");
+		ff_print("\nOK\n");
 		return;
 	}
-	printf("\n%d problem%s:\n", problems, problems == 1 ? "" : "s");
+	ff_print("\n%d problem%s:\n", problems, problems == 1 ? "" : "s");
 	for (i = 0; i < nreqs; i++)
 		if (problem(&reqs[i]))
-			printf("  %-20s %s\n", reqs[i].name,
+			ff_print("  %-20s %s\n", reqs[i].name,
 			       reqs[i].fix[0] ? reqs[i].fix : reqs[i].detail);
 	if (strchr(missing_pkgs, ' ') && pm != PM_NONE)
-		printf("  all packages at once: %s%s install -y %s\n", geteuid() == 0 ? "" : "sudo ",
+		ff_print("  all packages at once: %s%s install -y %s\n", geteuid() == 0 ? "" : "sudo ",
 		       pm == PM_APT ? "apt-get" : "dnf", missing_pkgs);
 }
 

@@ -1374,26 +1374,6 @@ folded_out(struct buf *b, const uint32_t *order, int diff)
 	}
 }
 
-/* A JSON string for `s`, valid UTF-8 or not (bad bytes become '?'). */
-static json_t *
-json_text(const char *s)
-{
-	json_t *v = json_string(s);
-	char *copy, *p;
-
-	if (v)
-		return v;
-	copy = strdup(s);
-	if (!copy)
-		ff_die("out of memory");
-	for (p = copy; *p; p++)
-		if ((unsigned char)*p >= 0x80)
-			*p = '?';
-	v = json_string(copy);
-	free(copy);
-	return v;
-}
-
 /*
  * JSON text inside <script>: a '<' only occurs within strings, where
  * "\u003c" means the same, and then no frame name can close the element.
@@ -1438,9 +1418,9 @@ data_out(struct buf *b, json_t *meta, int diff, uint64_t total,
 	for (i = 0; kind_names[i]; i++)
 		json_array_append_new(kinds, json_string(kind_names[i]));
 	for (i = 0; i < nmodules; i++)
-		json_array_append_new(mods, json_text(modules[i]));
+		json_array_append_new(mods, ff_json_text(modules[i]));
 	for (f = 0; f < nframes; f++) {
-		json_array_append_new(names, json_text(frames[f].name));
+		json_array_append_new(names, ff_json_text(frames[f].name));
 		json_array_append_new(fmod, json_integer(frames[f].module));
 		json_array_append_new(fkind, json_integer(frames[f].kind));
 	}
@@ -1618,11 +1598,11 @@ main(int argc, char *argv[])
 			json_object_set_new(meta, "date", json_string(
 				ff_json_str(meta, "time") ? ff_json_str(meta, "time")
 				: file_date(path)));
-		json_object_set_new(meta, "source", json_text(
+		json_object_set_new(meta, "source", ff_json_text(
 			diff ? argv[optind + 1] : path));
 		if (diff)
 			json_object_set_new(meta, "base_source",
-					    json_text(argv[optind]));
+					    ff_json_text(argv[optind]));
 		build_tree(order);
 		if (diff)
 			prune_empty();

@@ -77,13 +77,14 @@ cleanup(void)
 }
 
 static void
-write_conf(struct relay *r, const char *tmpl_name, const char *const vars[])
+write_conf(struct relay *r, const char *tmpl_name, enum ff_conf_syntax syntax,
+	   const char *const vars[])
 {
 	char *tmpl = ff_datapath(tmpl_name), *text;
 
 	if (!tmpl)
 		ff_die("cannot find '%s'", tmpl_name);
-	text = ff_template_fill(tmpl, vars);
+	text = ff_template_fill(tmpl, syntax, vars);
 	free(tmpl);
 	if (!text)
 		exit(1);
@@ -107,7 +108,7 @@ configure_nginx(struct relay *r, const char *load_module)
 	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 1);
 	r->conf = ff_asprintf("%s/nginx.conf", r->dir);
 	write_conf(r, !strcmp(opt.protocol, "tcp") ? "relay-conf/nginx-tcp.conf" :
-		   "relay-conf/nginx-http1.conf", vars);
+		   "relay-conf/nginx-http1.conf", FF_CONF_NGINX, vars);
 	r->ready_port = r->port;
 }
 
@@ -126,7 +127,7 @@ configure_nghttpx(struct relay *r)
 	snprintf(target, sizeof(target), "%d", r->target_port);
 	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 1);
 	r->conf = ff_asprintf("%s/nghttpx.conf", r->dir);
-	write_conf(r, "relay-conf/nghttpx.conf", vars);
+	write_conf(r, "relay-conf/nghttpx.conf", FF_CONF_NGHTTPX, vars);
 	r->ready_port = r->port;
 }
 
@@ -157,7 +158,7 @@ configure_skrouterd(struct relay *r)
 	snprintf(inter, sizeof(inter), "%d", r->inter_router_port);
 	r->conf = ff_asprintf("%s/skrouterd.conf", r->dir);
 	write_conf(r, r == &r1 ? "relay-conf/skrouterd-r1.conf" :
-		   "relay-conf/skrouterd-r2.conf", vars);
+		   "relay-conf/skrouterd-r2.conf", FF_CONF_SKROUTERD, vars);
 	/* R2 is ready when R1 can reach it; R1 when its adaptor listens. */
 	r->ready_port = r == &r2 ? r->inter_router_port : r->port;
 }
@@ -207,13 +208,13 @@ relay_json(struct relay *r)
 
 	json_object_set_new(o, "role", json_string(r->role));
 	json_object_set_new(o, "program", json_string(opt.relay));
-	json_object_set_new(o, "path", json_string(program_path));
+	json_object_set_new(o, "path", ff_json_path(program_path));
 	json_object_set_new(o, "pid", json_integer(r->child.pid));
 	json_object_set_new(o, "port", json_integer(r->port));
 	json_object_set_new(o, "target_port", json_integer(r->target_port));
 	json_object_set_new(o, "cpus", r->pinned ? json_string(ff_cpus_str(&r->cpus)) : json_null());
-	json_object_set_new(o, "config", json_string(r->conf));
-	json_object_set_new(o, "log", json_string(r->child.log));
+	json_object_set_new(o, "config", ff_json_path(r->conf));
+	json_object_set_new(o, "log", ff_json_path(r->child.log));
 	json_object_set_new(o, "management_port",
 			    r->mgmt_port ? json_integer(r->mgmt_port) : json_null());
 	return o;
@@ -242,7 +243,13 @@ start_relays(int server_port)
 
 		if (!module)
 			ff_die("nginx's stream module is missing: install libnginx-mod-stream (Debian) or nginx-mod-stream (Fedora)");
-		load_module = strcmp(module, "builtin") ? ff_asprintf("load_module %s;", module) : strdup("");
+		if (strcmp(module, "builtin")) {
+			char *q = ff_nginx_quote(module);
+
+			load_module = ff_asprintf("load_module %s;", q);
+			free(q);
+		} else
+			load_module = strdup("");
 		free(module);
 	}
 	for (int attempt = 0;; attempt++) {
@@ -363,7 +370,7 @@ emit_environment(json_t *env)
 		proton = ff_env_proton_maps(r1.child.pid);
 	json_object_update(ev, env);
 	json_decref(env);
-	json_object_set_new(ev, "proton_library", proton ? json_string(proton) : json_null());
+	json_object_set_new(ev, "proton_library", ff_json_path(proton));
 	free(proton);
 	ff_emit(ev);
 }
@@ -481,8 +488,8 @@ main(int argc, char *argv[])
 		json_object_set_new(ev, "protocol", json_string(opt.protocol));
 		relays = json_array();
 		if (strcmp(opt.relay, "none")) {
-			json_array_append_new(relays, json_pack("{s:s,s:s}", "role", "r1", "config", r1.conf));
-			json_array_append_new(relays, json_pack("{s:s,s:s}", "role", "r2", "config", r2.conf));
+			json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r1", "config", ff_json_path(r1.conf)));
+			json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r2", "config", ff_json_path(r2.conf)));
 		}
 		json_object_set_new(ev, "relays", relays);
 		ff_emit(ev);
@@ -504,7 +511,7 @@ main(int argc, char *argv[])
 	}
 	json_object_set_new(ev, "relays", relays);
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
-	json_object_set_new(ev, "run_dir", json_string(ff_rundir(NULL)));
+	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
 	ff_emit(ev);
 	env = env_finish();
 	emit_environment(env);

@@ -96,6 +96,28 @@ write_docroot(const char *docroot)
 	free(path);
 }
 
+/*
+ * `root` of nginx reads $name as a variable: each '$' of the path becomes
+ * ${flimflam_dollar}, which nginx-server.conf defines as '$'.
+ */
+static char *
+nginx_script_literal(const char *s)
+{
+	size_t n = 0;
+	const char *p;
+	char *out, *q;
+
+	for (p = s; *p; p++)
+		n += *p == '$' ? sizeof("${flimflam_dollar}") - 1 : 1;
+	q = out = malloc(n + 1);
+	if (!out)
+		ff_die("out of memory");
+	for (p = s; *p; p++)
+		q = *p == '$' ? stpcpy(q, "${flimflam_dollar}") : (*q = *p, q + 1);
+	*q = 0;
+	return out;
+}
+
 /* nginx as the HTTP/1.1 server of h2load-h1: a private prefix and config. */
 static void
 nginx_server_argv(int port, char **argv, char *storage[4])
@@ -108,14 +130,15 @@ nginx_server_argv(int port, char **argv, char *storage[4])
 	if (!tmpl)
 		ff_die("cannot find relay-conf/nginx-server.conf");
 	{
-		char *docroot = run_path("docroot");
+		char *docroot = run_path("docroot"), *root = nginx_script_literal(docroot);
 		const char *const vars[] = {
-			"DIR", dir, "PORT", portstr, "DOCROOT", docroot,
+			"DIR", dir, "PORT", portstr, "DOCROOT", root,
 			"USER", ff_user_name(), NULL
 		};
 
 		write_docroot(docroot);
-		conf = ff_template_fill(tmpl, vars);
+		conf = ff_template_fill(tmpl, FF_CONF_NGINX, vars);
+		free(root);
 		free(docroot);
 	}
 	if (!conf)
@@ -209,8 +232,8 @@ serve(void)
 	json_object_set_new(ev, "host", json_string("127.0.0.1"));
 	json_object_set_new(ev, "port", json_integer(port));
 	json_object_set_new(ev, "pid", json_integer(server.pid));
-	json_object_set_new(ev, "run_dir", json_string(ff_rundir(NULL)));
-	json_object_set_new(ev, "log", json_string(log));
+	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
+	json_object_set_new(ev, "log", ff_json_path(log));
 	json_object_set_new(ev, "cpus", have_workload_cpus ?
 			    json_string(ff_cpus_str(&workload_cpus)) : json_null());
 	if (strncmp(opt.workload, "h2load", 6) == 0)

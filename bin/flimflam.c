@@ -466,51 +466,51 @@ summarize(json_t *events, const char *rundir)
 	char a[64];
 	size_t i;
 
-	printf("Configuration\n");
-	printf("  Workload:    %s\n", opt.workload);
-	printf("  Relay:       %s\n", opt.relay);
-	printf("  Protocol:    %s\n", opt.protocol);
-	printf("  Jobs:        %ld\n", opt.run.jobs);
-	printf("  Warmup:      %ld s\n", opt.run.warmup);
-	printf("  Duration:    %ld s\n", opt.run.duration);
+	ff_print("Configuration\n");
+	ff_print("  Workload:    %s\n", opt.workload);
+	ff_print("  Relay:       %s\n", opt.relay);
+	ff_print("  Protocol:    %s\n", opt.protocol);
+	ff_print("  Jobs:        %ld\n", opt.run.jobs);
+	ff_print("  Warmup:      %ld s\n", opt.run.warmup);
+	ff_print("  Duration:    %ld s\n", opt.run.duration);
 	if (strcmp(opt.relay, "none")) {
-		printf("  CPU limit:   %ld", opt.run.cpu_limit);
+		ff_print("  CPU limit:   %ld", opt.run.cpu_limit);
 		if (opt.run.cpu_limit > 0) {
 			json_array_foreach(json_object_get(topo, "relays"), i, r)
-				printf("%s%s on CPU %s", i ? ", " : " (", ff_json_str(r, "role"),
+				ff_print("%s%s on CPU %s", i ? ", " : " (", ff_json_str(r, "role"),
 				       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "any");
-			printf(")");
+			ff_print(")");
 		}
-		printf("\n");
+		ff_print("\n");
 		if (json_is_true(json_object_get(topo, "cpus_shared")))
-			printf("  Note:        too few CPUs for each relay to have its own: the relays share CPUs\n");
+			ff_print("  Note:        too few CPUs for each relay to have its own: the relays share CPUs\n");
 		/* with too few for the relays, none are left for the workload either */
 		if (opt.run.cpu_limit > 0 && !ff_json_str(find_event(events, "server"), "cpus"))
-			printf("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
+			ff_print("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
 	}
-	printf("\nResults\n");
-	printf("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
+	ff_print("\nResults\n");
+	ff_print("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
 	if (json_is_number(json_object_get(res, "ops_per_s")))
-		printf("  Operations:  %s\n", human(ff_json_num(res, "ops_per_s", -1), "op/s", a, sizeof(a)));
+		ff_print("  Operations:  %s\n", human(ff_json_num(res, "ops_per_s", -1), "op/s", a, sizeof(a)));
 	if (json_is_number(json_object_get(res, "latency_avg_us")))
-		printf("  Latency:     %.3f ms average, %.3f ms p99\n",
+		ff_print("  Latency:     %.3f ms average, %.3f ms p99\n",
 		       ff_json_num(res, "latency_avg_us", 0) / 1000,
 		       ff_json_num(res, "latency_p99_us", 0) / 1000);
-	printf("  Window:      %.3f s\n", ff_json_num(res, "duration_s", 0));
+	ff_print("  Window:      %.3f s\n", ff_json_num(res, "duration_s", 0));
 	if (ff_json_num(res, "failed", 0) > 0)
-		printf("  Failed:      %.0f of %.0f requests\n", ff_json_num(res, "failed", 0),
+		ff_print("  Failed:      %.0f of %.0f requests\n", ff_json_num(res, "failed", 0),
 		       ff_json_num(res, "requests", 0));
 	if (json_array_size(json_object_get(rsc, "relays"))) {
-		printf("\nResources\n");
+		ff_print("\nResources\n");
 		json_array_foreach(json_object_get(rsc, "relays"), i, r) {
 			const char *role = role_name(ff_json_str(r, "role"));
 
-			printf("  %s CPU:      %.1f%%\n", role, 100 * ff_json_num(r, "cpu_fraction", 0));
-			printf("  %s RSS:      %.1f MiB\n", role,
+			ff_print("  %s CPU:      %.1f%%\n", role, 100 * ff_json_num(r, "cpu_fraction", 0));
+			ff_print("  %s RSS:      %.1f MiB\n", role,
 			       ff_json_num(r, "max_rss_bytes", 0) / 1048576.0);
 		}
 	}
-	printf("\nRun directory: %s\n", rundir);
+	ff_print("\nRun directory: %s\n", rundir);
 }
 
 /* The capture commands: stat, skstat, record, c2c, mem, flamegraph */
@@ -589,7 +589,7 @@ render_flamegraph(json_t *events, const char *rundir)
 {
 	json_t *cap = find_event(events, "capture"), *topo = find_event(events, "topology");
 	json_t *meta, *relays = json_array(), *cr, *tr;
-	const char *data = json_string_value(json_array_get(json_object_get(cap, "files"), 0));
+	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
 	char cwd[PATH_MAX - 32], title[256], metafile[PATH_MAX + 32], metaarg[PATH_MAX + 40];
 	size_t i, j;
 	pipeline *p;
@@ -653,7 +653,7 @@ static void
 summarize_capture(const struct cmd *c, json_t *events)
 {
 	json_t *cap = find_event(events, "capture"), *ev, *r, *pid;
-	const char *data = json_string_value(json_array_get(json_object_get(cap, "files"), 0));
+	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
 	char old[PATH_MAX + 8];
 	size_t i, j;
 
@@ -662,42 +662,45 @@ summarize_capture(const struct cmd *c, json_t *events)
 
 		role = role ? role : "?";
 		if (!strcmp(name, "stat")) {
-			printf("\nperf stat: %s\n\n", role_name(role));
-			printf("%s\n\n", ff_json_str(ev, "table") ? ff_json_str(ev, "table") : "");
+			ff_print("\nperf stat: %s\n\n", role_name(role));
+			ff_print("%s\n\n", ff_json_str(ev, "table") ? ff_json_str(ev, "table") : "");
 			print_figure(ev, "cpu_ms_per_gb", "CPU per GB relayed:", "%.1f ms");
 			print_figure(ev, "cpu_ms_per_kop", "CPU per 1,000 operations:", "%.3f ms");
 			print_figure(ev, "instructions_per_byte", "Instructions per byte:", "%.2f");
 			print_figure(ev, "cycles_per_byte", "Cycles per byte:", "%.2f");
 		} else if (!strcmp(name, "skstat")) {
-			printf("\n%s\n\n", !strcmp(role, "r1") ? "Router 1" :
+			ff_print("\n%s\n\n", !strcmp(role, "r1") ? "Router 1" :
 			       !strcmp(role, "r2") ? "Router 2" : role);
-			printf("%s\n", ff_json_str(ev, "general") ? ff_json_str(ev, "general") : "");
-			printf("%s", ff_json_str(ev, "memory") ? ff_json_str(ev, "memory") : "");
+			ff_print("%s\n", ff_json_str(ev, "general") ? ff_json_str(ev, "general") : "");
+			ff_print("%s", ff_json_str(ev, "memory") ? ff_json_str(ev, "memory") : "");
 		}
 	}
 	if (!samples(c) || !data)
 		return;
-	printf("\nCaptured\n");
-	printf("  Data:        %s (%s: %s at %s Hz, call graph %s)\n", data,
+	ff_print("\nCaptured\n");
+	ff_print("  Data:        %s (%s: %s at %s Hz, call graph %s)\n", data,
 	       ff_json_str(cap, "tool"), ff_json_str(cap, "perf_event") ?
 	       ff_json_str(cap, "perf_event") : "cycles", freq_arg(), perf_opt.call_graph);
-	printf("  Processes:  ");
+	ff_print("  Processes:  ");
 	json_array_foreach(json_object_get(cap, "relays"), i, r) {
-		printf("%s %s", i ? ";" : "", role_name(ff_json_str(r, "role")));
+		ff_print("%s %s", i ? ";" : "", role_name(ff_json_str(r, "role")));
 		json_array_foreach(json_object_get(r, "pids"), j, pid)
-			printf("%s%lld", j ? ", " : " pid ", (long long)json_integer_value(pid));
+			ff_print("%s%lld", j ? ", " : " pid ", (long long)json_integer_value(pid));
 	}
-	printf("\n");
+	ff_print("\n");
 	snprintf(old, sizeof(old), "%s.old", data);
 	if (access(old, F_OK) == 0)
-		printf("  Previous:    %s\n", old);
+		ff_print("  Previous:    %s\n", old);
 	if (!strcmp(c->name, "flamegraph")) {
-		printf("  Flamegraph:  %s\n", flame_html);
+		ff_print("  Flamegraph:  %s\n", flame_html);
 		if (flame_old[0])
-			printf("  Previous:    %s\n", flame_old);
-		printf("\nOpen it in a browser: file://%s\n", flame_html);
+			ff_print("  Previous:    %s\n", flame_old);
+		char *url = ff_file_url(flame_html);
+
+		ff_print("\nOpen it in a browser: %s\n", url);
+		free(url);
 	} else {
-		printf("\nNext step: %s\n", !strcmp(c->mode, "c2c") ? "perf c2c report" :
+		ff_print("\nNext step: %s\n", !strcmp(c->mode, "c2c") ? "perf c2c report" :
 		       !strcmp(c->mode, "mem") ? "perf mem report" : "perf report --no-children");
 	}
 }

@@ -51,6 +51,18 @@ void ff_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Like ff_warn, only at verbosity >= 1 (ff_info) or 2 (ff_debug). */
 void ff_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ff_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * What reaches the terminal is printable: these messages, ff_say and
+ * ff_log_tail show C0 controls but newline and tab, DEL, C1 controls and
+ * bytes that are not UTF-8 as \xHH (the files keep their bytes).
+ * ff_printable_n writes `len` bytes of src so into dst (room for 4 * len
+ * + 1) and returns the length; ff_printable returns a malloc'd copy (NULL
+ * for NULL).
+ */
+size_t ff_printable_n(char *dst, const char *src, size_t len);
+char *ff_printable(const char *s);
+/* printf to stdout, made printable likewise: human text quoting other programs. */
+void ff_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Plain text to stderr unless quiet (progress, human notes). */
 void ff_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -160,6 +172,25 @@ int ff_stdout_closed(void);
 void ff_emit_start(void);
 void ff_emit_end(int status);
 void ff_emit_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Strings that come from elsewhere: jansson refuses text that is not
+ * UTF-8, so these always make a string (NULL makes null).
+ * ff_json_text: human text (messages, a tool's output, versions); each
+ *   byte that is not UTF-8 becomes U+FFFD.
+ * ff_json_path: a path, as it is when it is UTF-8, else a file: URI
+ *   (RFC 8089: "file://" and the absolute path, its bytes but letters,
+ *   digits, "-._~/" as %XX). A path itself always starts with '/' (or is
+ *   relative), never with "file:", so readers can tell them apart.
+ * ff_json_path_value: the path back from either form (malloc'd), or NULL
+ *   when `v` is not a string.
+ */
+json_t *ff_json_text(const char *s);
+json_t *ff_json_path(const char *s);
+/* The file: URI of a path, as ff_json_path writes it (malloc'd). */
+char *ff_file_url(const char *path);
+char *ff_json_path_value(const json_t *v);
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 if it is not one. */
+size_t ff_utf8_len(const unsigned char *s);
 /* The "event" member, or "" (static). */
 const char *ff_event_name(const json_t *ev);
 /* Number members: the value, or `dflt` when absent, null or not a number. */
@@ -301,18 +332,27 @@ int ff_child_lost_port(const struct ff_child *c);
 /* ff_run.c */
 
 /*
- * The run directory: `given` if not NULL (created if missing, must be
- * ours), else a new one (mode 0700) under ff_runs_base(). Static result.
+ * The run directory, always absolute: `given` if not NULL (its last
+ * component made if missing, never its parents; it must be ours), else a
+ * new one (mode 0700) under ff_runs_base(). Static result.
  */
 const char *ff_rundir(const char *given);
 /*
  * A new run directory is named by its start time (20261129-223426-XXXXXX);
  * making one removes the oldest beyond the newest $FLIMFLAM_KEEP_RUNS
- * (default 20; 0 keeps all).
+ * (default 20; 0 keeps all; anything but a whole number up to
+ * FF_KEEP_RUNS_MAX is refused).
  */
+#define FF_KEEP_RUNS_MAX 100000000L
 /* Remove a directory tree (no symlinks followed). 0 or -1. */
 int ff_remove_tree(const char *path);
-/* $FLIMFLAM_RUNS, else ${XDG_STATE_HOME:-$HOME/.local/state}/flimflam/runs. */
+/*
+ * $FLIMFLAM_RUNS (only its last component is made), else
+ * $XDG_STATE_HOME/flimflam/runs when XDG_STATE_HOME is absolute, else
+ * HOME/.local/state/flimflam/runs with HOME from the environment or, unset
+ * or empty, the passwd entry (the home must exist; what is below it is
+ * made). Static.
+ */
 const char *ff_runs_base(void);
 /* mkdir -p with mode; 0 or -1 (errno). */
 int ff_mkdirs(const char *path, mode_t mode);
@@ -332,13 +372,22 @@ char *ff_which(const char *prog);
 
 /*
  * Fill a template: each @NAME@ is replaced by the value of NAME in the
- * NULL-terminated {name, value, ...} list. An unknown @NAME@ or a value
- * holding a newline, brace, semicolon, quote, '#' or '@' is an error (the
- * value would inject configuration). Values of names ending in _LINES are
- * whole lines the program built itself: they may hold newlines and
- * semicolons, never braces. Returns the text or NULL with a warning.
+ * NULL-terminated {name, value, ...} list, written as `syntax` needs so
+ * that it stays one value whatever it holds (spaces, tabs, quotes...):
+ * nginx: a placeholder inside a "..." string of the template is escaped
+ *   (\" and \\); one outside must be a plain word (letters, digits, ._:/+-);
+ * nghttpx: key=value lines whose value is the rest of the line, as it is;
+ * skrouterd: key: value lines, unquoted: plain words only.
+ * No value may hold a newline. An unknown @NAME@ or a value that cannot be
+ * written is an error. Values of names ending in _LINES are whole lines the
+ * program built itself (quoting what it took from elsewhere): they may hold
+ * newlines, never braces. Returns the text or NULL with a warning.
  */
-char *ff_template_fill(const char *tmpl_path, const char *const vars[]);
+enum ff_conf_syntax { FF_CONF_NGINX, FF_CONF_NGHTTPX, FF_CONF_SKROUTERD };
+char *ff_template_fill(const char *tmpl_path, enum ff_conf_syntax syntax,
+		       const char *const vars[]);
+/* `s` as an nginx "..." string, with " and \ escaped (malloc'd). */
+char *ff_nginx_quote(const char *s);
 /* This process's user name, for the relays' configs ("nobody" if unknown; static). */
 const char *ff_user_name(void);
 /* Read a whole file (malloc'd, NUL-terminated) or NULL with errno. */
@@ -408,6 +457,13 @@ const char *ff_workload_client_program(const char *workload);
 int ff_cpus_workload(const cpu_set_t *avail, int limit, int nrelays, cpu_set_t *out);
 
 /* ff_env.c */
+
+/*
+ * An integer environment variable in [min, max]; `dflt` when unset or
+ * empty. Anything else is "prog: NAME: 'abc' is not a whole number from
+ * MIN to MAX" and exit 2.
+ */
+long ff_env_long(const char *name, long dflt, long min, long max);
 
 /*
  * The environment, for `check`, a topology's `environment` event and every

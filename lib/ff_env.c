@@ -243,8 +243,8 @@ progs_info(json_t *env)
 		}
 		version = version_of(&p[at[i]]);
 		o = json_object();
-		json_object_set_new(o, "path", json_string(paths[i]));
-		json_object_set_new(o, "version", version ? json_string(version) : json_null());
+		json_object_set_new(o, "path", ff_json_path(paths[i]));
+		json_object_set_new(o, "version", ff_json_text(version));
 		json_object_set_new(env, progs[i].name, o);
 		free(version);
 		free(p[at[i]].out);
@@ -293,10 +293,19 @@ read_os_release(void)
 static json_t *
 json_str_or_null(char *s)
 {
-	json_t *j = s ? json_string(s) : json_null();
+	json_t *j = ff_json_text(s);
 
 	free(s);
-	return j ? j : json_null();
+	return j;
+}
+
+static json_t *
+json_path_or_null(char *s)
+{
+	json_t *j = ff_json_path(s);
+
+	free(s);
+	return j;
 }
 
 /* The "model name" line of /proc/cpuinfo (x86), else "Model" (some Arm). */
@@ -850,7 +859,7 @@ ff_env_collect(void)
 	}
 	if (gethostname(host, sizeof(host)) == 0) {
 		host[sizeof(host) - 1] = 0;
-		json_object_set_new(env, "hostname", json_string(host));
+		json_object_set_new(env, "hostname", ff_json_text(host));
 	} else
 		json_object_set_new(env, "hostname", json_null());
 
@@ -859,9 +868,9 @@ ff_env_collect(void)
 	skr = ff_which("skrouterd");
 	json_object_set_new(env, "skrouterd_hash_fnv1a64",
 			    json_str_or_null(skr ? ff_env_fnv1a64(skr) : NULL));
-	json_object_set_new(env, "proton_ldd", json_str_or_null(ff_env_proton_ldd(skr)));
+	json_object_set_new(env, "proton_ldd", json_path_or_null(ff_env_proton_ldd(skr)));
 	path = ff_skrouterd_schema_path(skr);
-	json_object_set_new(env, "skrouterd_schema", path ? json_string(path) : json_null());
+	json_object_set_new(env, "skrouterd_schema", ff_json_path(path));
 	json_object_set_new(env, "skrouterd_features",
 			    path && ff_skrouterd_features(path, &f) == 0 ?
 			    ff_skr_features_json(&f) : json_null());
@@ -876,7 +885,7 @@ ff_env_collect(void)
 	free(skr);
 
 	path = ff_which("nginx");
-	json_object_set_new(env, "nginx_stream_module", json_str_or_null(ff_env_nginx_stream_module(path)));
+	json_object_set_new(env, "nginx_stream_module", json_path_or_null(ff_env_nginx_stream_module(path)));
 	free(path);
 
 	paranoid = ff_perf_paranoid();
@@ -892,13 +901,29 @@ ff_env_print_machine(const json_t *env)
 {
 	const char *s;
 
-	printf("  %-10s %s\n", "os", (s = ff_json_str(env, "os")) ? s :
+	ff_print("  %-10s %s\n", "os", (s = ff_json_str(env, "os")) ? s :
 	       "unknown (no os-release file)");
-	printf("  %-10s %s\n", "kernel", (s = ff_json_str(env, "kernel")) ? s : "unknown");
+	ff_print("  %-10s %s\n", "kernel", (s = ff_json_str(env, "kernel")) ? s : "unknown");
 	s = ff_json_str(env, "cpu_model");
-	printf("  %-10s %s, %.0f online, %.0f available (%s)\n", "cpu",
+	ff_print("  %-10s %s, %.0f online, %.0f available (%s)\n", "cpu",
 	       s ? s : "unknown model", ff_json_num(env, "cpus_online", 0),
 	       ff_json_num(env, "cpus_available", 0),
 	       ff_json_str(env, "cpu_list") ? ff_json_str(env, "cpu_list") : "?");
-	printf("  %-10s %s\n", "host", (s = ff_json_str(env, "hostname")) ? s : "unknown");
+	ff_print("  %-10s %s\n", "host", (s = ff_json_str(env, "hostname")) ? s : "unknown");
+}
+
+long
+ff_env_long(const char *name, long dflt, long min, long max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || end == v || n < min || n > max || (min >= 0 && *v == '-'))
+		ff_fail(2, "%s: '%s' is not a whole number from %ld to %ld", name, v, min, max);
+	return n;
 }

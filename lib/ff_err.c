@@ -19,15 +19,13 @@ static void (*cleanup)(void);
 void
 ff_setprog(const char *argv0)
 {
-	const char *slash, *v;
+	const char *slash;
 
 	if (argv0 && *argv0) {
 		slash = strrchr(argv0, '/');
 		prog = slash ? slash + 1 : argv0;
 	}
-	v = getenv("FLIMFLAM_VERBOSITY");
-	if (v)
-		ff_verbosity = atoi(v);
+	ff_verbosity = ff_env_long("FLIMFLAM_VERBOSITY", 0, -1, 2);
 }
 
 const char *
@@ -36,18 +34,79 @@ ff_prog(void)
 	return prog;
 }
 
+size_t
+ff_printable_n(char *dst, const char *src, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)src, *end = s + len;
+	char *d = dst;
+	size_t n, i;
+
+	while (s < end) {
+		n = ff_utf8_len(s);
+		if (n > (size_t)(end - s))
+			n = 0;
+		/* C0 controls (but newline and tab), DEL, C1, bytes not UTF-8. */
+		if (n == 1 && (*s >= 0x20 || *s == '\n' || *s == '\t') && *s != 0x7f) {
+			*d++ = *s++;
+			continue;
+		}
+		if (n > 1 && !(s[0] == 0xc2 && s[1] < 0xa0)) {
+			for (i = 0; i < n; i++)
+				*d++ = *s++;
+			continue;
+		}
+		for (i = 0; i < (n ? n : 1); i++)
+			d += sprintf(d, "\\x%02x", *s++);
+	}
+	*d = 0;
+	return d - dst;
+}
+
+char *
+ff_printable(const char *s)
+{
+	char *out;
+
+	if (!s)
+		return NULL;
+	out = malloc(4 * strlen(s) + 1);
+	if (!out)
+		ff_die("out of memory");
+	ff_printable_n(out, s, strlen(s));
+	return out;
+}
+
+void
+ff_print(const char *fmt, ...)
+{
+	char *text, *shown;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		ff_die("out of memory");
+	shown = ff_printable(text);
+	fputs(shown, stdout);
+	free(shown);
+	free(text);
+}
+
 static void
 vreport(const char *pfx, const char *fmt, va_list ap)
 {
-	char line[4096];
+	char msg[4096], line[4 * sizeof(msg) + 256];
 	int n, saved = errno;
 
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (n < 0)
+		msg[0] = 0;
 	n = snprintf(line, sizeof(line), "%s%s: ", pfx, prog);
 	if (n < 0)
 		n = 0;
-	n += vsnprintf(line + n, sizeof(line) - n, fmt, ap);
-	if (n > (int)sizeof(line) - 2)
-		n = sizeof(line) - 2;
+	n += ff_printable_n(line + n, msg, strlen(msg));
 	line[n++] = '\n';
 	if (write(2, line, n) < 0) {
 		/* nowhere left to report it */
@@ -92,17 +151,18 @@ ff_debug(const char *fmt, ...)
 void
 ff_say(const char *fmt, ...)
 {
-	char line[4096];
+	char text[4096], line[4 * sizeof(text)];
 	va_list ap;
 	int n;
 
 	if (ff_verbosity < 0)
 		return;
 	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof(line) - 1)
-		n = sizeof(line) - 1;
+	if (n < 0)
+		return;
+	n = ff_printable_n(line, text, strlen(text));
 	if (n > 0 && write(2, line, n) < 0) {
 		/* nowhere left to report it */
 	}

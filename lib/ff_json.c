@@ -7,6 +7,7 @@
 #include "ff.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -86,8 +87,134 @@ ff_emit_error(const char *fmt, ...)
 	va_end(ap);
 	ev = ff_event("error");
 	json_object_set_new(ev, "program", json_string(ff_prog()));
-	json_object_set_new(ev, "message", json_string(msg));
+	json_object_set_new(ev, "message", ff_json_text(msg));
 	ff_emit(ev);
+}
+
+size_t
+ff_utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0], min, n, i, cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 1, min = 0x80, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 2, min = 0x800, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 3, min = 0x10000, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i <= n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n + 1;
+}
+
+static int
+utf8_valid(const char *s)
+{
+	size_t n;
+
+	for (; *s; s += n)
+		if (!(n = ff_utf8_len((const unsigned char *)s)))
+			return 0;
+	return 1;
+}
+
+json_t *
+ff_json_text(const char *s)
+{
+	char *buf, *q;
+	json_t *j;
+	size_t n;
+
+	if (!s)
+		return json_null();
+	if (utf8_valid(s))
+		return json_string(s);
+	q = buf = malloc(3 * strlen(s) + 1);
+	if (!buf)
+		ff_die("out of memory");
+	for (; *s; s += n ? n : 1)
+		if ((n = ff_utf8_len((const unsigned char *)s)))
+			q = mempcpy(q, s, n);
+		else
+			q = stpcpy(q, "\xEF\xBF\xBD");	/* U+FFFD */
+	*q = 0;
+	j = json_string(buf);
+	free(buf);
+	return j;
+}
+
+char *
+ff_file_url(const char *path)
+{
+	char cwd[PATH_MAX], *full, *buf, *q;
+	const unsigned char *p;
+
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		full = ff_asprintf("%s/%s", cwd, path);
+	else
+		full = ff_asprintf("%s", path);
+	q = buf = malloc(sizeof("file://") + 3 * strlen(full));
+	if (!buf)
+		ff_die("out of memory");
+	q = stpcpy(q, "file://");
+	for (p = (const unsigned char *)full; *p; p++)
+		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			   "0123456789-._~/", *p))
+			*q++ = *p;
+		else
+			q += sprintf(q, "%%%02X", *p);
+	*q = 0;
+	free(full);
+	return buf;
+}
+
+json_t *
+ff_json_path(const char *s)
+{
+	char *url;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	if (utf8_valid(s))
+		return json_string(s);
+	url = ff_file_url(s);
+	j = json_string(url);
+	free(url);
+	return j;
+}
+
+char *
+ff_json_path_value(const json_t *v)
+{
+	const char *s = json_string_value(v), *p;
+	char *out, *q;
+	unsigned x;
+
+	if (!s)
+		return NULL;
+	if (strncmp(s, "file://", 7))
+		return strdup(s);
+	q = out = malloc(strlen(s) + 1);
+	if (!out)
+		ff_die("out of memory");
+	for (p = s + 7; *p; p++)
+		if (*p == '%' && sscanf(p + 1, "%2x", &x) == 1) {
+			*q++ = (char)x;
+			p += 2;
+		} else
+			*q++ = *p;
+	*q = 0;
+	return out;
 }
 
 const char *

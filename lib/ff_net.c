@@ -30,12 +30,9 @@ static int
 steal_port(void)
 {
 	static int left = -1;
-	const char *v;
 
-	if (left < 0) {
-		v = getenv("FLIMFLAM_TEST_TAKE_PORTS");
-		left = v ? atoi(v) : 0;
-	}
+	if (left < 0)
+		left = ff_env_long("FLIMFLAM_TEST_TAKE_PORTS", 0, 0, 1000);
 	return left > 0 ? left-- : 0;
 }
 

@@ -347,16 +347,22 @@ ff_log_tail(const char *path, int lines)
 		start--;
 	}
 	if (len > start) {
-		/* Indent each line; one write so lines stay together. */
+		/*
+		 * Indent each line; one write so lines stay together. A tool's
+		 * bytes that a terminal would act on are shown as \xHH.
+		 */
 		size_t i, o = 0;
+		char *shown = malloc(4 * (len - start) + 1);
 
-		out = malloc(2 * (len - start) + 8);
+		out = shown ? malloc(2 * 4 * (len - start) + 8) : NULL;
 		if (out) {
+			size_t slen = ff_printable_n(shown, text + start, len - start);
+
 			out[o++] = ' ';
 			out[o++] = ' ';
-			for (i = start; i < len; i++) {
-				out[o++] = text[i];
-				if (text[i] == '\n') {
+			for (i = 0; i < slen; i++) {
+				out[o++] = shown[i];
+				if (shown[i] == '\n') {
 					out[o++] = ' ';
 					out[o++] = ' ';
 				}
@@ -367,6 +373,7 @@ ff_log_tail(const char *path, int lines)
 			}
 			free(out);
 		}
+		free(shown);
 	}
 	free(text);
 }

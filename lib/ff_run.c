@@ -42,22 +42,51 @@ ff_mkdirs(const char *path, mode_t mode)
 	return 0;
 }
 
+/*
+ * The runs' base, and the part of it that is the user's (it must exist:
+ * only what is below it is made). FLIMFLAM_RUNS is the user's but for its
+ * last component; XDG_STATE_HOME (absolute only, as the XDG Base Directory
+ * specification says) and the home directory are the user's whole.
+ */
+static const char *
+runs_base(const char **users)
+{
+	static char buf[PATH_MAX], root[PATH_MAX];
+	const char *v = getenv("FLIMFLAM_RUNS"), *home;
+	struct passwd *pw;
+	char *slash;
+
+	if (v && *v) {
+		snprintf(buf, sizeof(buf), "%s", v);
+		snprintf(root, sizeof(root), "%s", v);
+		while ((slash = strrchr(root, '/')) && slash > root && !slash[1])
+			*slash = 0;	/* trailing slashes */
+		slash = strrchr(root, '/');
+		if (!slash)
+			snprintf(root, sizeof(root), ".");
+		else
+			slash[slash == root] = 0;
+	} else if ((v = getenv("XDG_STATE_HOME")) && v[0] == '/') {
+		snprintf(buf, sizeof(buf), "%s/flimflam/runs", v);
+		snprintf(root, sizeof(root), "%s", v);
+	} else {
+		home = getenv("HOME");
+		if ((!home || !*home) && (pw = getpwuid(geteuid())) && pw->pw_dir && *pw->pw_dir)
+			home = pw->pw_dir;
+		if (!home || !*home)
+			ff_die("no home directory to keep run directories in (HOME is unset and the user has none): set FLIMFLAM_RUNS");
+		snprintf(buf, sizeof(buf), "%s/.local/state/flimflam/runs", home);
+		snprintf(root, sizeof(root), "%s", home);
+	}
+	if (users)
+		*users = root;
+	return buf;
+}
+
 const char *
 ff_runs_base(void)
 {
-	static char buf[PATH_MAX];
-	const char *v = getenv("FLIMFLAM_RUNS"), *home;
-
-	if (v && *v)
-		return v;
-	if ((v = getenv("XDG_STATE_HOME")) && *v)
-		snprintf(buf, sizeof(buf), "%s/flimflam/runs", v);
-	else {
-		home = getenv("HOME");
-		snprintf(buf, sizeof(buf), "%s/.local/state/flimflam/runs",
-			 home && *home ? home : "/");
-	}
-	return buf;
+	return runs_base(NULL);
 }
 
 static int
@@ -73,8 +102,7 @@ cmp_names(const void *a, const void *b)
 static void
 prune_runs(const char *base)
 {
-	const char *v = getenv("FLIMFLAM_KEEP_RUNS");
-	long keep = v && *v ? strtol(v, NULL, 10) : 20;
+	long keep = ff_env_long("FLIMFLAM_KEEP_RUNS", 20, 0, FF_KEEP_RUNS_MAX);
 	char **names = NULL, path[PATH_MAX];
 	size_t n = 0, cap = 0, i;
 	struct dirent *de;
@@ -122,11 +150,38 @@ ff_remove_tree(const char *path)
 	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* `path` made absolute (a child runs in another directory), into buf. */
+static void
+absolute(const char *path, char *buf, size_t n)
+{
+	char cwd[PATH_MAX];
+	int len;
+
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		len = snprintf(buf, n, "%s/%s", cwd, path);
+	else
+		len = snprintf(buf, n, "%s", path);
+	if (len < 0 || (size_t)len >= n)
+		ff_die("'%s': %s", path, strerror(ENAMETOOLONG));
+}
+
+/* mkdir of the last component only: the parent is the user's, and must exist. */
+static void
+mkdir_last(const char *what, const char *path)
+{
+	if (mkdir(path, 0700) == 0 || errno == EEXIST)
+		return;
+	if (errno == ENOENT)
+		ff_die("%s '%s': its parent directory does not exist (flimflam makes only the last component)",
+		       what, path);
+	ff_die("cannot create %s '%s': %s", what, path, strerror(errno));
+}
+
 const char *
 ff_rundir(const char *given)
 {
 	static char buf[PATH_MAX];
-	const char *base;
+	const char *base, *users;
 	struct stat st;
 	struct tm tm;
 	time_t t;
@@ -134,21 +189,27 @@ ff_rundir(const char *given)
 	if (buf[0])
 		return buf;
 	if (given) {
-		if (ff_mkdirs(given, 0700) < 0)
-			ff_die("cannot create '%s': %s", given, strerror(errno));
+		mkdir_last("run directory", given);
 		if (stat(given, &st) < 0 || !S_ISDIR(st.st_mode) ||
 		    st.st_uid != geteuid())
 			ff_die("run directory '%s': not a directory of ours", given);
-		snprintf(buf, sizeof(buf), "%s", given);
+		absolute(given, buf, sizeof(buf));
 		return buf;
 	}
-	base = ff_runs_base();
-	if (ff_mkdirs(base, 0700) < 0)
+	base = runs_base(&users);
+	if (getenv("FLIMFLAM_RUNS") && *getenv("FLIMFLAM_RUNS"))
+		mkdir_last("FLIMFLAM_RUNS", base);
+	else if (stat(users, &st) < 0 || !S_ISDIR(st.st_mode))
+		ff_die("cannot keep run directories under '%s': it is not a directory (%s); set FLIMFLAM_RUNS",
+		       users, stat(users, &st) < 0 ? strerror(errno) : "not a directory");
+	else if (ff_mkdirs(base, 0700) < 0)
 		ff_die("cannot create '%s': %s", base, strerror(errno));
 	prune_runs(base);
 	t = time(NULL);
 	localtime_r(&t, &tm);
-	snprintf(buf, sizeof(buf), "%s/", base);
+	absolute(base, buf, sizeof(buf));
+	if (strlen(buf) + 1 < sizeof(buf))
+		strcat(buf, "/");
 	strftime(buf + strlen(buf), sizeof(buf) - strlen(buf),
 		 "%Y%m%d-%H%M%S-XXXXXX", &tm);
 	if (!mkdtemp(buf))
@@ -213,8 +274,13 @@ ff_helper_path(const char *name)
 	char dir[PATH_MAX], *p;
 	const char *env = getenv("FLIMFLAM_EXEC_PATH");
 
-	if (env && *env && (p = existing(env, name)))
-		return p;
+	if (env && *env && (p = existing(env, name))) {
+		char full[PATH_MAX];
+
+		absolute(p, full, sizeof(full));
+		free(p);
+		return strdup(full);
+	}
 	if ((p = existing(ff_exedir(), name)))
 		return p;
 	snprintf(dir, sizeof(dir), "%s/../builtin", ff_exedir());
@@ -238,12 +304,20 @@ ff_which(const char *prog)
 	if (strchr(prog, '/'))
 		return access(prog, X_OK) == 0 ? strdup(prog) : NULL;
 	for (p = path ? path : "/usr/bin:/bin"; p; p = colon ? colon + 1 : NULL) {
+		int len;
+
 		colon = strchr(p, ':');
-		snprintf(buf, sizeof(buf), "%.*s/%s",
-			 colon ? (int)(colon - p) : (int)strlen(p), p, prog);
+		len = colon ? (int)(colon - p) : (int)strlen(p);
+		/* An empty entry is the current directory, as for the shell. */
+		snprintf(buf, sizeof(buf), "%.*s/%s", len ? len : 1, len ? p : ".", prog);
 		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(buf, X_OK) == 0)
-			return strdup(buf);
+		    access(buf, X_OK) == 0) {
+			/* Absolute: children run in other directories. */
+			char full[PATH_MAX];
+
+			absolute(buf, full, sizeof(full));
+			return strdup(full);
+		}
 	}
 	return NULL;
 }
@@ -358,46 +432,122 @@ fragment(const char *name)
 	return n > 6 && !strcmp(name + n - 6, "_LINES");
 }
 
-char *
-ff_template_fill(const char *tmpl_path, const char *const vars[])
+/* A value placed as a bare word: a number or a name of ours. */
+static int
+plain(const char *v)
 {
-	char *tmpl = ff_read_file(tmpl_path, NULL), *out, *p, *q;
+	return strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		      "0123456789._:/+-") == strlen(v);
+}
+
+char *
+ff_nginx_quote(const char *s)
+{
+	size_t n = 2;
+	const char *p;
+	char *out, *q;
+
+	for (p = s; *p; p++)
+		n += 1 + (*p == '"' || *p == '\\');
+	q = out = malloc(n + 1);
+	if (!out)
+		ff_die("out of memory");
+	*q++ = '"';
+	for (p = s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			*q++ = '\\';
+		*q++ = *p;
+	}
+	*q++ = '"';
+	*q = 0;
+	return out;
+}
+
+/*
+ * Can `val` stand at this place of the template? `quoted`: inside an nginx
+ * "..." string of the template, where it is escaped. Returns the reason it
+ * cannot, or NULL.
+ */
+static const char *
+refused(enum ff_conf_syntax syntax, const char *name, const char *val, int quoted)
+{
+	if (fragment(name))
+		return strpbrk(val, "{}@") ? "it holds a brace or '@'" : NULL;
+	if (strpbrk(val, "\n\r"))
+		return "a configuration line cannot hold a newline";
+	switch (syntax) {
+	case FF_CONF_NGINX:
+		/* Bare words of nginx end at whitespace, ';', '{', quotes... */
+		return quoted || plain(val) ? NULL :
+			"it is not a plain word (the template must quote it)";
+	case FF_CONF_NGHTTPX:
+		/* key=value: the value is the rest of the line, as it is. */
+		return NULL;
+	case FF_CONF_SKROUTERD:
+		/* key: value, unquoted. */
+		return plain(val) ? NULL : "it is not a plain word";
+	}
+	return "unknown syntax";
+}
+
+char *
+ff_template_fill(const char *tmpl_path, enum ff_conf_syntax syntax, const char *const vars[])
+{
+	char *tmpl = ff_read_file(tmpl_path, NULL), *out, *p, *q, *esc;
+	const char *why;
 	size_t cap, len = 0;
-	int i;
+	int i, quoted = 0, comment = 0;
 
 	if (!tmpl) {
 		ff_warn("cannot read '%s': %s", tmpl_path, strerror(errno));
 		return NULL;
 	}
-	for (i = 0; vars[i]; i += 2)
-		if (strpbrk(vars[i + 1], fragment(vars[i]) ? "{}@" : "\n\r{};\"'@#")) {
-			ff_warn("%s: value of %s would change the configuration: '%s'",
-				tmpl_path, vars[i], vars[i + 1]);
-			free(tmpl);
-			return NULL;
-		}
 	cap = strlen(tmpl) + 1;
 	out = malloc(cap);
 	for (p = tmpl; out && *p; ) {
 		const char *val = NULL;
 		size_t vlen;
 
+		esc = NULL;
 		if (*p != '@' || !(q = strchr(p + 1, '@')) || q == p + 1 ||
 		    strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != (size_t)(q - p - 1)) {
-			val = p;
-			vlen = 1;
-			q = p;
+			/* nginx strings: "..." with \" and \\ inside. */
+			if (syntax == FF_CONF_NGINX && *p == '\\' && quoted && p[1]) {
+				val = p;
+				vlen = 2;
+				q = p + 1;
+			} else {
+				if (syntax == FF_CONF_NGINX && *p == '#' && !quoted)
+					comment = 1;
+				else if (*p == '\n')
+					comment = 0;
+				else if (syntax == FF_CONF_NGINX && *p == '"' && !comment)
+					quoted = !quoted;
+				val = p;
+				vlen = 1;
+				q = p;
+			}
 		} else {
 			for (i = 0; vars[i]; i += 2)
 				if (strlen(vars[i]) == (size_t)(q - p - 1) &&
 				    !strncmp(vars[i], p + 1, q - p - 1))
-					val = vars[i + 1];
-			if (!val) {
+					break;
+			if (!vars[i]) {
 				ff_warn("%s: unknown placeholder '%.*s'", tmpl_path,
 					(int)(q - p + 1), p);
-				free(out);
-				free(tmpl);
-				return NULL;
+				goto fail;
+			}
+			val = vars[i + 1];
+			if ((why = refused(syntax, vars[i], val, quoted))) {
+				ff_warn("%s: value of %s cannot be written in the configuration: '%s': %s",
+					tmpl_path, vars[i], val, why);
+				goto fail;
+			}
+			if (quoted) {
+				/* Without the quotes ff_nginx_quote puts around it. */
+				esc = ff_nginx_quote(val);
+				esc[strlen(esc) - 1] = 0;
+				val = esc + 1;
 			}
 			vlen = strlen(val);
 		}
@@ -409,6 +559,7 @@ ff_template_fill(const char *tmpl_path, const char *const vars[])
 		}
 		memcpy(out + len, val, vlen);
 		len += vlen;
+		free(esc);
 		p = q + 1;
 	}
 	free(tmpl);
@@ -416,6 +567,10 @@ ff_template_fill(const char *tmpl_path, const char *const vars[])
 		ff_die("out of memory");
 	out[len] = 0;
 	return out;
+fail:
+	free(out);
+	free(tmpl);
+	return NULL;
 }
 
 int

@@ -106,7 +106,7 @@ check_pair_ports() {
 			# Every listen/frontend address is loopback.
 			! grep -E '^\s*(listen |frontend=)' "$f" | grep -v '127\.0\.0\.1' || false
 			# Every absolute path is inside the run directory.
-			! grep -v '^\s*#' "$f" | grep -oE '(^|[ =])/[^ ;]+' | sed 's/^[ =]//' |
+			! grep -v '^\s*#' "$f" | grep -oE '(^|[ ="])/[^ ;"]+' | sed 's/^[ ="]//' |
 				grep -v -e "^$BATS_TEST_TMPDIR/d/" -e '^/usr/lib' -e '^/usr/share/nginx/modules' || false
 		done
 	done
@@ -133,16 +133,29 @@ check_pair_ports() {
 	wait "$server" || true
 }
 
-@test "ff-topology: templates refuse values that would inject configuration" {
-	skip_unless_program nginx
-	mkdir -p "$BATS_TEST_TMPDIR/bad;dir"
-	run -1 --separate-stderr ff-topology -r nginx --server-port 5555 \
-		--run-dir "$BATS_TEST_TMPDIR/bad;dir" --config-only
-	[[ "$stderr" == *"value of DIR would change the configuration"* ]]
-	mkdir -p "$BATS_TEST_TMPDIR/bad}dir"
+@test "ff-topology: a run directory's name stays one value in every relay's configuration" {
+	skip_unless_program nginx nghttpx
+	local d="$BATS_TEST_TMPDIR/bad;dir} a	b\"c"
+	# nginx: "..." strings, which nginx reads back as the same path.
+	run -0 --separate-stderr ff-topology -r nginx --server-port 5555 --run-dir "$d" --config-only
+	run -0 nginx -t -q -p "$d/r1" -c "$d/r1/nginx.conf" -e "$d/r1/error.log"
+	# nghttpx: key=value lines, the value as it is.
+	rm -rf "$d"
+	run -0 --separate-stderr ff-topology -r nghttpx -p http1 --server-port 5555 --run-dir "$d" --config-only
+	grep -qxF "errorlog-file=$d/r1/error.log" "$d/r1/nghttpx.conf"
+	grep -qxF "pid-file=$d/r1/nghttpx.pid" "$d/r1/nghttpx.conf"
+	# skrouterd: its configurations hold no path; they are the same.
+	fake_router
+	rm -rf "$d"
+	FLIMFLAM_SKROUTERD_SCHEMA="$SCHEMA_27" run -0 --separate-stderr \
+		ff-topology -r skrouterd --server-port 5555 --run-dir "$d" --config-only --cpu-limit 1
+	[ "$(jq -r 'select(.event == "config") | .relays[1].config' <<<"$output")" = "$d/r2/skrouterd.conf" ]
+	normalised "$d/r1/skrouterd.conf" >"$BATS_TEST_TMPDIR/r1"
+	golden ff-topology-skrouterd-tcp-r1.conf "$BATS_TEST_TMPDIR/r1"
+	# A newline is refused: no configuration line can hold one.
 	run -1 --separate-stderr ff-topology -r nghttpx -p http1 --server-port 5555 \
-		--run-dir "$BATS_TEST_TMPDIR/bad}dir" --config-only
-	[[ "$stderr" == *"would change the configuration"* ]]
+		--run-dir "$BATS_TEST_TMPDIR/"$'x\ny' --config-only
+	[[ "$stderr" == *"value of DIR cannot be written in the configuration"*"newline"* ]]
 }
 
 @test "ff-topology: a relay that cannot start fails with the tail of its log" {

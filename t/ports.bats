@@ -48,7 +48,7 @@ setup() {
 	[ -z "$(find /tmp -maxdepth 1 -newer "$BATS_TEST_TMPDIR/marker" \( -name '*flimflam*' -o -name 'ff-*' -o -name 'nginx*' \) 2>/dev/null)" ]
 	# Every file the relays and servers were given is in the run directory.
 	for f in "$d"/r?/*.conf; do
-		! grep -v '^\s*#' "$f" | grep -oE '(^|[ =])/[^ ;]+' | sed 's/^[ =]//' |
+		! grep -v '^\s*#' "$f" | grep -oE '(^|[ ="])/[^ ;"]+' | sed 's/^[ ="]//' |
 			grep -v -e "^$d/" -e '^/usr/lib' || false
 	done
 }
