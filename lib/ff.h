@@ -389,6 +389,7 @@ struct ff_out {
 	int fd;			/* open for ff_out_write, or -1 */
 	int flags, direct, exists;
 	mode_t mode;		/* of the existing file */
+	char err[2 * PATH_MAX];	/* after a failure: "cannot write 'x': why" */
 };
 /*
  * Could `path` be written, and the previous one kept as `old`? Nothing is
@@ -400,14 +401,15 @@ int ff_out_check(const char *path, int flags, const char *old, char *why, size_t
 /*
  * Open `path` for writing (the temporary file with `mode`, or the device),
  * or with FF_OUT_DEFER only name `tmp`. A FIFO's open waits for its reader.
- * 0, or -1 with a warning.
+ * 0, or -1 with the message in `err` (these functions warn nothing
+ * themselves: the caller reports it once, as an event too if it has one).
  */
 int ff_out_open(struct ff_out *o, const char *path, int flags, const char *old, mode_t mode);
-/* Write it all; 0, or -1 with a warning (ENOSPC on /dev/full). */
+/* Write it all; 0, or -1 (`err`: ENOSPC on /dev/full). */
 int ff_out_write(struct ff_out *o, const void *buf, size_t len);
 /*
  * Close, keep the old one, rename into place (or copy a deferred file into
- * the device). 0 or -1 with a warning; the temporary file is gone either way.
+ * the device). 0 or -1 (`err`); the temporary file is gone either way.
  */
 int ff_out_commit(struct ff_out *o);
 /* Close and remove the temporary file: what was at the path stays. */
@@ -415,10 +417,12 @@ void ff_out_abort(struct ff_out *o);
 /* ff_out_open, ff_out_write and ff_out_commit of `text`. 0 or -1 with a warning. */
 int ff_write_file(const char *path, const char *text, mode_t mode);
 /*
- * Hold an exclusive flock on directory `dir` until exit (the fd is kept).
- * Returns the fd, or -1 with errno (EWOULDBLOCK: another process holds it).
+ * Hold an exclusive flock on directory `dir` until exit (the fd is kept),
+ * so that two runs writing `what` ("perf.data") there do not both write it.
+ * Returns the fd, or -1 with the reason in `why` ("another flimflam is
+ * writing perf.data in 'DIR' now; ...").
  */
-int ff_lock_dir(const char *dir);
+int ff_lock_dir(const char *dir, const char *what, char *why, size_t n);
 
 /* ff_stage.c */
 

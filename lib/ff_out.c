@@ -14,6 +14,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Say why `o` failed, for the caller to report; returns -1. */
+static int
+failed(struct ff_out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(o->err, sizeof(o->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 /* The directory part of `path` ("." if none) into buf. */
 static void
 dir_of(const char *path, char *buf, size_t n)
@@ -138,10 +150,8 @@ ff_out_open(struct ff_out *o, const char *path, int flags, const char *old, mode
 {
 	char why[PATH_MAX + 128];
 
-	if (plan(o, path, flags, old, why, sizeof(why)) < 0) {
-		ff_warn("cannot write '%s': %s", path, why);
-		return -1;
-	}
+	if (plan(o, path, flags, old, why, sizeof(why)) < 0)
+		return failed(o, "cannot write '%s': %s", path, why);
 	if (o->direct && (flags & FF_OUT_DEFER)) {
 		/* The other program's file goes beside the name given. */
 		snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%d", path, (int)getpid());
@@ -165,7 +175,7 @@ ff_out_open(struct ff_out *o, const char *path, int flags, const char *old, mode
 		goto fail;
 	return 0;
 fail:
-	ff_warn("cannot write '%s': %s", path, strerror(errno));
+	failed(o, "cannot write '%s': %s", path, strerror(errno));
 	ff_out_abort(o);
 	return -1;
 }
@@ -181,7 +191,7 @@ ff_out_write(struct ff_out *o, const void *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ff_warn("cannot write '%s': %s", o->given, strerror(errno));
+			failed(o, "cannot write '%s': %s", o->given, strerror(errno));
 			return -1;
 		}
 		p += n;
@@ -202,7 +212,7 @@ copy_into(struct ff_out *o)
 		saved = errno;
 		if (in >= 0)
 			close(in);
-		ff_warn("cannot write '%s': %s", o->given, strerror(saved));
+		failed(o, "cannot write '%s': %s", o->given, strerror(saved));
 		return -1;
 	}
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
@@ -211,7 +221,7 @@ copy_into(struct ff_out *o)
 		if (n < 0) {
 			saved = errno;
 			close(in);
-			ff_warn("cannot read '%s': %s", o->tmp, strerror(saved));
+			failed(o, "cannot read '%s': %s", o->tmp, strerror(saved));
 			return -1;
 		}
 		if (ff_out_write(o, buf, n) < 0) {
@@ -234,7 +244,7 @@ ff_out_commit(struct ff_out *o)
 	fd = o->fd;
 	o->fd = -1;
 	if (fd >= 0 && close(fd) < 0) {
-		ff_warn("cannot write '%s': %s", o->given, strerror(errno));
+		failed(o, "cannot write '%s': %s", o->given, strerror(errno));
 		goto fail;
 	}
 	if (o->direct) {
@@ -245,12 +255,12 @@ ff_out_commit(struct ff_out *o)
 	}
 	if (o->old[0] && lstat(o->path, &st) == 0 && S_ISREG(st.st_mode) &&
 	    rename(o->path, o->old) < 0) {
-		ff_warn("cannot keep the previous '%s' as '%s': %s", o->given, o->old,
+		failed(o, "cannot keep the previous '%s' as '%s': %s", o->given, o->old,
 			strerror(errno));
 		goto fail;
 	}
 	if (rename(o->tmp, o->path) < 0) {
-		ff_warn("cannot write '%s': %s", o->given, strerror(errno));
+		failed(o, "cannot write '%s': %s", o->given, strerror(errno));
 		goto fail;
 	}
 	o->tmp[0] = 0;
@@ -276,27 +286,28 @@ ff_write_file(const char *path, const char *text, mode_t mode)
 {
 	struct ff_out o;
 
-	if (ff_out_open(&o, path, 0, NULL, mode) < 0)
-		return -1;
-	if (ff_out_write(&o, text, strlen(text)) < 0) {
+	if (ff_out_open(&o, path, 0, NULL, mode) < 0 ||
+	    ff_out_write(&o, text, strlen(text)) < 0 || ff_out_commit(&o) < 0) {
+		ff_warn("%s", o.err);
 		ff_out_abort(&o);
 		return -1;
 	}
-	return ff_out_commit(&o);
+	return 0;
 }
 
 int
-ff_lock_dir(const char *dir)
+ff_lock_dir(const char *dir, const char *what, char *why, size_t n)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (fd < 0)
-		return -1;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int saved = errno;
-
-		close(fd);
-		errno = saved;
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			snprintf(why, n, "another flimflam is writing %s in '%s' now; wait for it "
+				 "to finish, or work in another directory", what, dir);
+		else
+			snprintf(why, n, "cannot lock '%s': %s", dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	return fd;
