@@ -185,8 +185,8 @@ check_data(const char *cwd)
 	char why[PATH_MAX + 128];
 
 	snprintf(data, sizeof(data), "%s/perf.data", cwd);
-	if (ff_out_check(data, 0, "*.old", why, sizeof(why)) < 0)
-		ff_die("cannot write '%s': %s", data, why);
+	if (ff_out_check(&data_out, data, 0, "*.old") < 0)
+		ff_die("%s", data_out.err);
 	if ((opt.check || !getenv("FLIMFLAM_PIPELINE")) &&
 	    ff_lock_dir(cwd, "perf.data", why, sizeof(why)) < 0)
 		ff_die("%s", why);

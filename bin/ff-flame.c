@@ -1548,7 +1548,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *out = NULL, *title = NULL, *meta_arg = NULL, *path;
-	char why[PATH_MAX + 128];
+	struct ff_out checked;
 	struct input in[2];
 	int c, folded = 0, diff = 0, nin, k;
 	struct buf b = { NULL, 0, 0 };
@@ -1582,8 +1582,8 @@ main(int argc, char *argv[])
 	if (diff && !strcmp(argv[optind], "-") && !strcmp(argv[optind + 1], "-"))
 		ff_usage_error(usage, "--diff: only one input can be standard input");
 	/* Before the (long) read: a directory in the way fails now. */
-	if (out && ff_out_check(out, 0, NULL, why, sizeof(why)) < 0)
-		ff_die("cannot write '%s': %s", out, why);
+	if (out && ff_out_check(&checked, out, 0, NULL) < 0)
+		ff_die("%s", checked.err);
 
 	meta = meta_arg ? meta_load(meta_arg) : json_object();
 	root_frame = frame_intern("all", 3, 0, K_ROOT);

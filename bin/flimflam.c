@@ -596,9 +596,8 @@ outputs_check(const struct cmd *c)
 	if (!getcwd(cwd, sizeof(cwd)))
 		ff_die("cannot find the current directory: %s", strerror(errno));
 	snprintf(flame_html, sizeof(flame_html), "%s/flamegraph.html", cwd);
-	if (!strcmp(c->name, "flamegraph") &&
-	    ff_out_check(flame_html, 0, "old.*", why, sizeof(why)) < 0)
-		ff_die("cannot write '%s': %s", flame_html, why);
+	if (!strcmp(c->name, "flamegraph") && ff_out_check(&flame_out, flame_html, 0, "old.*") < 0)
+		ff_die("%s", flame_out.err);
 	if (ff_lock_dir(cwd, "perf.data", why, sizeof(why)) < 0)
 		ff_die("%s", why);
 }

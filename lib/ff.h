@@ -392,12 +392,12 @@ struct ff_out {
 	char err[2 * PATH_MAX];	/* after a failure: "cannot write 'x': why" */
 };
 /*
- * Could `path` be written, and the previous one kept as `old`? Nothing is
- * written; for the checks before anything starts. 0, or -1 with the
- * reason in `why` ("it is a directory", "it exists", "cannot write in
- * 'DIR': ..."), for "cannot write 'PATH': WHY".
+ * Could `path` be written, and the previous one kept as `old`? Fills `o`
+ * (path, direct, exists) and writes nothing: for the checks before
+ * anything starts. 0, or -1 with `err` ("cannot write 'x': it is a
+ * directory", "...: it exists", "...: cannot write in 'DIR': ...").
  */
-int ff_out_check(const char *path, int flags, const char *old, char *why, size_t n);
+int ff_out_check(struct ff_out *o, const char *path, int flags, const char *old);
 /*
  * Open `path` for writing (the temporary file with `mode`, or the device),
  * or with FF_OUT_DEFER only name `tmp`. A FIFO's open waits for its reader.

@@ -138,20 +138,20 @@ plan(struct ff_out *o, const char *path, int flags, const char *old, char *why, 
 }
 
 int
-ff_out_check(const char *path, int flags, const char *old, char *why, size_t n)
-{
-	struct ff_out o;
-
-	return plan(&o, path, flags, old, why, n);
-}
-
-int
-ff_out_open(struct ff_out *o, const char *path, int flags, const char *old, mode_t mode)
+ff_out_check(struct ff_out *o, const char *path, int flags, const char *old)
 {
 	char why[PATH_MAX + 128];
 
 	if (plan(o, path, flags, old, why, sizeof(why)) < 0)
 		return failed(o, "cannot write '%s': %s", path, why);
+	return 0;
+}
+
+int
+ff_out_open(struct ff_out *o, const char *path, int flags, const char *old, mode_t mode)
+{
+	if (ff_out_check(o, path, flags, old) < 0)
+		return -1;
 	if (o->direct && (flags & FF_OUT_DEFER)) {
 		/* The other program's file goes beside the name given. */
 		snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%d", path, (int)getpid());
