@@ -166,7 +166,8 @@ ff_out_open(struct ff_out *o, const char *path, int flags, const char *old, mode
 	snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%d", o->path, (int)getpid());
 	if (flags & FF_OUT_DEFER)
 		return 0;
-	if ((o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)) < 0) {
+	/* Ours by its pid: one left by a process that had it before is replaced. */
+	if ((o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)) < 0) {
 		o->tmp[0] = 0;
 		goto fail;
 	}
