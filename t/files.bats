@@ -5,6 +5,11 @@
 bats_require_minimum_version 1.5.0
 load helper
 
+setup() {
+	# Run directories of each test's own, so nothing_started judges this test.
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+}
+
 # in_small_disk KB CMD...: run CMD in a private mount namespace whose
 # current directory is a tmpfs of KB kilobytes.
 in_small_disk() {
@@ -122,7 +127,6 @@ no_runs_path() {
 	cd "$BATS_TEST_TMPDIR"
 	PATH="$BENCH_PATH" run -0 ff-bench -w builtin,iperf3 -r skrouterd --output base.jsonl
 	cp base.jsonl before
-	rm -rf "$FLIMFLAM_RUNS"
 	# Refused, before anything runs; the file is untouched.
 	run -1 --separate-stderr ff-bench -w builtin -r none --output base.jsonl
 	[ "$stderr" = "ff-bench: cannot write 'base.jsonl': it exists (--force replaces it, --append adds the new runs to it)" ]
