@@ -101,6 +101,12 @@ plan(struct ff_out *o, const char *path, int flags, const char *old, char *why, 
 	o->fd = -1;
 	o->flags = flags;
 	snprintf(o->given, sizeof(o->given), "%s", path);
+	/* /dev/stdout to a pipe: /proc's links name no path, yet open them. */
+	if (stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		snprintf(o->path, sizeof(o->path), "%s", path);
+		o->direct = 1;
+		return 0;
+	}
 	if (resolve(path, o->path, sizeof(o->path), &st) < 0) {
 		snprintf(why, n, "%s", strerror(errno));
 		return -1;

@@ -54,19 +54,25 @@ no_runs_path() {
 		PATH='"$BENCH_PATH"' ff-bench -w builtin -r skrouterd --output /dev/null >/dev/null 2>&1; echo "bench null $?"
 		st=0; PATH='"$BENCH_PATH"' ff-bench -w builtin -r skrouterd --output /dev/full >/dev/null 2>err || st=$?
 		echo "bench full $st $(grep -c . err) $(tail -n 1 err)"
+		echo "flame stdout $(ff-flame -o /dev/stdout "$STACKS" | grep -c "</html>")"
+		echo "bench stdout $(PATH='"$BENCH_PATH"' ff-bench -w builtin -r skrouterd --output /dev/stdout 2>/dev/null | grep -c "\"event\":\"case\"")"
 		stat -c "%n %F %t,%T" /dev/null /dev/full
-		ls -A /dev | tr "
-" " "; echo'
+		ls -A /dev | tr "\n" " "; echo
+		stat -c "%n %F" /dev/stdout'
 	echo "$output"
 	[ "${lines[0]}" = "flame null 0" ]
 	[ "${lines[1]}" = "flame full 1 ff-flame: cannot write '/dev/full': No space left on device" ]
 	[ "${lines[2]}" = "bench null 0" ]
 	# One line for the skipped case, one for the error.
 	[ "${lines[3]}" = "bench full 1 2 ff-bench: cannot write '/dev/full': No space left on device; the results so far could not be kept" ]
-	[ "${lines[4]}" = "/dev/null character special file 1,3" ]
-	[ "${lines[5]}" = "/dev/full character special file 1,7" ]
-	# Nothing was made beside them.
-	[ "${lines[6]}" = "fd full null stderr stdin stdout urandom zero " ]
+	# /dev/stdout, a link to the pipe it is: written into.
+	[ "${lines[4]}" = "flame stdout 1" ]
+	[ "${lines[5]}" = "bench stdout 1" ]
+	[ "${lines[6]}" = "/dev/null character special file 1,3" ]
+	[ "${lines[7]}" = "/dev/full character special file 1,7" ]
+	# Nothing was made beside them, and the links are still links.
+	[ "${lines[8]}" = "fd full null stderr stdin stdout urandom zero " ]
+	[ "${lines[9]}" = "/dev/stdout symbolic link" ]
 }
 
 @test "files: a FIFO given as an output is written into, and the reader gets it all" {
@@ -84,8 +90,7 @@ no_runs_path() {
 	wait $!
 	[ -p fifo ]
 	jq -e -s 'length == 2 and all(.[]; .status == "skipped")' results
-	[ "$(ls -A | sort | tr '
-' ' ')" = "fifo page results " ]
+	[ "$(ls -A | sort | tr '\n' ' ')" = "fifo page results " ]
 }
 
 @test "files: a symlink given as an output is followed: what it names is written" {
@@ -106,8 +111,7 @@ no_runs_path() {
 	PATH="$BENCH_PATH" run -0 ff-bench -w builtin,iperf3 -r skrouterd --output r.jsonl --append
 	[ -L r.jsonl ]
 	jq -e -s '[.[].config.workload] == ["builtin", "builtin", "iperf3"]' pages/r.jsonl
-	[ "$(ls -A pages | sort | tr '
-' ' ')" = "new.html r.jsonl real.html " ]
+	[ "$(ls -A pages | sort | tr '\n' ' ')" = "new.html r.jsonl real.html " ]
 }
 
 @test "files: a directory given as an output is refused before anything is read or run" {
