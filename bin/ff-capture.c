@@ -237,7 +237,7 @@ check_perf(void)
 					  why, sizeof(why)) < 0)
 		ff_die("'%s' writes perf.data in the current directory: %s", modes[opt.mode], why);
 	if (sampling())
-		check_data(cwd);
+		check_data(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
 	/* Without a PMU, perf's default event (cycles) does not exist. */
 	if (!(bits & FF_PERF_HARDWARE))
 		sample_event = "cpu-clock";
