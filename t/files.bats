@@ -126,6 +126,18 @@ no_runs_path() {
 	nothing_started
 }
 
+@test "files: ff-flame -o naming its own input is refused; the input stays" {
+	cd "$BATS_TEST_TMPDIR"
+	cp "$TOP/t/fixtures/ff-flame/base.folded" stacks
+	cp stacks before
+	ln -s stacks other-name
+	run -1 --separate-stderr ff-flame -o stacks stacks
+	[ "$stderr" = "ff-flame: cannot write 'stacks': it is the input 'stacks'" ]
+	run -1 --separate-stderr ff-flame -o other-name --diff "$TOP/t/fixtures/ff-flame/base.folded" stacks
+	[ "$stderr" = "ff-flame: cannot write 'other-name': it is the input 'stacks'" ]
+	cmp stacks before
+}
+
 @test "files: bench refuses an existing results file unless --force or --append" {
 	no_runs_path
 	cd "$BATS_TEST_TMPDIR"
