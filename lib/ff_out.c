@@ -260,6 +260,11 @@ ff_out_commit(struct ff_out *o)
 		o->tmp[0] = 0;
 		return 0;
 	}
+	/* Another program's file, too, keeps the replaced file's permissions. */
+	if ((o->flags & FF_OUT_DEFER) && o->exists && chmod(o->tmp, o->mode) < 0) {
+		failed(o, "cannot write '%s': %s", o->given, strerror(errno));
+		goto fail;
+	}
 	if (o->old[0] && lstat(o->path, &st) == 0 && S_ISREG(st.st_mode) &&
 	    rename(o->path, o->old) < 0) {
 		failed(o, "cannot keep the previous '%s' as '%s': %s", o->given, o->old,

@@ -200,12 +200,14 @@ teardown() {
 	start_busy
 	mkdir keep
 	echo "an old recording" >keep/rec.data
+	chmod 640 keep/rec.data
 	ln -s keep/rec.data perf.data
 	ff-capture --pid "$BUSY" --duration 1 record >ev
 	# The link stays; what it names is the new recording, the old one beside it.
 	[ -L perf.data ]
 	[ "$(head -c 8 keep/rec.data)" = PERFILE2 ]
 	[ "$(cat keep/rec.data.old)" = "an old recording" ]
+	[ "$(stat -c %a keep/rec.data)" = 640 ]
 	[ "$(ls -A keep | tr '\n' ' ')" = "rec.data rec.data.old " ]
 	# A FIFO: its reader gets the whole recording; the FIFO stays a FIFO.
 	rm perf.data

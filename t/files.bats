@@ -98,12 +98,15 @@ no_runs_path() {
 	cd "$BATS_TEST_TMPDIR"
 	mkdir pages
 	echo "old page" >pages/real.html
+	chmod 640 pages/real.html
 	ln -s pages/real.html link.html
 	ln -s pages/new.html dangling.html
 	run -0 ff-flame -o link.html "$TOP/t/fixtures/ff-flame/base.folded"
 	run -0 ff-flame -o dangling.html "$TOP/t/fixtures/ff-flame/base.folded"
 	[ -L link.html ] && [ -L dangling.html ]
 	grep -q '</html>' pages/real.html
+	# A replaced file keeps its permissions.
+	[ "$(stat -c %a pages/real.html)" = 640 ]
 	grep -q '</html>' pages/new.html
 	# bench --append through a link adds to what it names.
 	PATH="$BENCH_PATH" run -0 ff-bench -w builtin -r skrouterd --output pages/r.jsonl
