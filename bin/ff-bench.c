@@ -31,7 +31,7 @@
 static const char usage[] =
 	"usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]\n"
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
-	"                [--repeat N] [--output FILE]\n"
+	"                [--repeat N] [--output FILE [--force | --append]]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW\n"
@@ -57,7 +57,9 @@ static const char usage[] =
 	"  --repeat N            Run every case N times, interleaved (default 1)\n"
 	"  --output FILE         Keep the results (JSON lines) in FILE (default\n"
 	"                        flimflam-bench-YYYYmmdd-HHMMSS.jsonl, in the current\n"
-	"                        directory)\n"
+	"                        directory); an existing FILE is refused\n"
+	"  --force               Replace an existing FILE\n"
+	"  --append              Add the new runs to an existing results FILE\n"
 	"\n"
 	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
 	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
@@ -1620,7 +1622,8 @@ static struct {
 	struct ff_run_opts run;
 	long repeat;
 	const char *output;
-} opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL };
+	int force, append;
+} opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL, 0, 0 };
 
 static char *flimflam;		/* the dispatcher beside us */
 static json_t *records;
@@ -1744,17 +1747,29 @@ nothing_to_run(const struct bcase *cases, int ncases, const struct notrun *nr, i
 	ff_die("nothing to run: %s", buf);
 }
 
+static char *appended;		/* --append: the file's lines before this bench */
+static struct ff_out stream;	/* a device or FIFO output, open for the whole bench */
+static size_t streamed;		/* records written into it */
+
+/*
+ * The results file after every run: a regular file is written whole
+ * (temp and rename, --append's earlier lines first); a device or a FIFO
+ * gets the new lines.
+ */
 static void
 save_results(void)
 {
 	size_t i, len = 0, cap = 4096;
 	char *text = malloc(cap), *line, *nt;
+	struct ff_out o;
 	json_t *rec;
 
 	if (!text)
 		ff_die("out of memory");
 	text[0] = 0;
 	json_array_foreach(records, i, rec) {
+		if (stream.direct && i < streamed)
+			continue;
 		line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(10));
 		if (!line)
 			ff_die("out of memory");
@@ -1767,9 +1782,19 @@ save_results(void)
 		len += sprintf(text + len, "%s\n", line);
 		free(line);
 	}
-	/* Temp and rename: the file always holds whole lines of whole runs. */
-	if (ff_write_file(opt.output, text, 0644) < 0)
-		ff_die("the results so far could not be kept");
+	if (!stream.direct) {
+		/* Temp and rename: the file always holds whole lines of whole runs. */
+		if (ff_out_open(&o, opt.output, 0, NULL, 0644) < 0 ||
+		    (appended && ff_out_write(&o, appended, strlen(appended)) < 0) ||
+		    ff_out_write(&o, text, len) < 0 || ff_out_commit(&o) < 0) {
+			ff_out_abort(&o);
+			ff_die("%s; the results so far could not be kept", o.err);
+		}
+	} else if ((stream.fd < 0 && ff_out_open(&stream, opt.output, 0, NULL, 0644) < 0) ||
+		   ff_out_write(&stream, text, len) < 0) {
+		ff_die("%s; the results so far could not be kept", stream.err);
+	}
+	streamed = json_array_size(records);
 	free(text);
 }
 
@@ -2163,10 +2188,53 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	return rec;
 }
 
+/*
+ * Before anything runs: the results file can be written (a device or FIFO
+ * into, else temp and rename, with room beside it), an existing one only
+ * with --force or --append, and --append's holds bench results.
+ */
+static void
+check_output(void)
+{
+	char dir[PATH_MAX], why[PATH_MAX + 128], *slash;
+	json_t *old;
+	size_t len;
+
+	if (ff_out_check(&stream, opt.output, opt.force || opt.append ? 0 : FF_OUT_NEW, NULL) < 0)
+		ff_die("%s%s", stream.err, stream.exists ? " (--force replaces it, --append adds "
+		       "the new runs to it)" : "");
+	if (stream.direct)
+		return;
+	snprintf(dir, sizeof(dir), "%s", stream.path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = 0;
+	else
+		strcpy(dir, ".");
+	/* Tried, not access(2): root passes that even on /proc. */
+	if (ff_dir_writable(dir, 1 << 20, why, sizeof(why)) < 0)
+		ff_die("cannot keep the results in '%s': %s", opt.output, why);
+	if (!opt.append || !stream.exists)
+		return;
+	if (!(appended = ff_read_file(stream.path, &len)))
+		ff_die("cannot read '%s': %s", opt.output, strerror(errno));
+	if (len && strspn(appended, " \t\r\n") < len) {
+		/* Dies naming the line that is not a result. */
+		old = load_results(opt.output);
+		json_decref(old);
+	}
+	if (len && appended[len - 1] != '\n') {
+		appended = realloc(appended, len + 2);
+		if (!appended)
+			ff_die("out of memory");
+		strcpy(appended + len, "\n");
+	}
+}
+
 static int
 bench_main(int argc, char *argv[])
 {
-	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT };
+	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "workloads", required_argument, NULL, 'w' },
@@ -2175,11 +2243,13 @@ bench_main(int argc, char *argv[])
 		FF_RUN_LONGOPTS,
 		{ "repeat", required_argument, NULL, OPT_REPEAT },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "append", no_argument, NULL, OPT_APPEND },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct bcase cases[8 * 8 * 8];
 	struct notrun notrun[8 * 8 * 8] = { { NULL, NULL, NULL, NULL } };
-	char outbuf[PATH_MAX], dir[PATH_MAX], why[512], *slash, *p, *skrouterd = NULL;
+	char outbuf[PATH_MAX], *p, *skrouterd = NULL;
 	const char *miss, *lacks, *list;
 	int ncases = 0, nnot = 0, nunsup, nlacks = 0, nrun = 0, w, r, pr, c, k = 0, rep, failed = 0,
 	    done = 0, ncpus, sig;
@@ -2209,12 +2279,21 @@ bench_main(int argc, char *argv[])
 				ff_usage_error(usage, "--output: expected a file name");
 			opt.output = optarg;
 			break;
+		case OPT_FORCE:
+			opt.force = 1;
+			break;
+		case OPT_APPEND:
+			opt.append = 1;
+			break;
 		default:
 			if (!ff_take_run_opt(usage, c, optarg, &opt.run))
 				ff_bad_option(usage, c, argv);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (opt.force && opt.append)
+		ff_usage_error(usage, "--force replaces the results file, --append adds to it: "
+			       "give one");
 	if (!opt.nw)
 		opt.nw = all_names(ff_workloads, opt.workloads);
 	if (!opt.nr)
@@ -2272,17 +2351,7 @@ bench_main(int argc, char *argv[])
 			sprintf(p, "-%d.jsonl", i);
 		opt.output = outbuf;
 	}
-	snprintf(dir, sizeof(dir), "%s", opt.output);
-	slash = strrchr(dir, '/');
-	if (slash)
-		slash[slash == dir ? 1 : 0] = 0;
-	else
-		strcpy(dir, ".");
-	/* Tried, not access(2): root passes that even on /proc. */
-	if (ff_dir_writable(dir, 1 << 20, why, sizeof(why)) < 0)
-		ff_die("cannot keep the results in '%s': %s", opt.output, why);
-	if (stat(opt.output, &st) == 0 && S_ISDIR(st.st_mode))
-		ff_die("cannot keep the results in '%s': it is a directory", opt.output);
+	check_output();
 
 	flimflam = ff_helper_path("flimflam");
 	if (!strchr(flimflam, '/')) {

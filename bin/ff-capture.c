@@ -82,9 +82,13 @@ static struct {
 	int n;
 } opt = { .mode = NONE, .call_graph = "fp", .freq = 997 };
 
-/* record, c2c, mem: one perf for all relays, writing tmp_data, then data. */
+/*
+ * record, c2c, mem: one perf for all relays, writing data_out.tmp, which
+ * becomes `data` (./perf.data), the previous one kept as perf.data.old.
+ */
 static struct ff_child perf;
-static char tmp_data[PATH_MAX + 48], data[PATH_MAX + 16], perf_log[PATH_MAX + 32];
+static struct ff_out data_out;
+static char data[PATH_MAX + 16], perf_log[PATH_MAX + 32];
 static const char *sample_event;	/* NULL: perf's default (cycles) */
 static json_t *result;			/* the workload's result, once seen */
 static json_t *stats;			/* stat events to emit at the end */
@@ -99,8 +103,8 @@ static void
 cleanup(void)
 {
 	ff_children_stop_all();
-	if (tmp_data[0])
-		unlink(tmp_data);
+	if (data_out.tmp[0])
+		ff_out_abort(&data_out);
 }
 
 noreturn static void
@@ -170,6 +174,24 @@ check_skstat(void)
 	free(path);
 }
 
+/*
+ * perf.data and perf.data.old can be written as ff_out says, and no other
+ * record writes them now: this one holds a lock on the directory for its
+ * run (under flimflam, flimflam holds it).
+ */
+static void
+check_data(const char *cwd)
+{
+	char why[PATH_MAX + 128];
+
+	snprintf(data, sizeof(data), "%s/perf.data", cwd);
+	if (ff_out_check(&data_out, data, 0, "*.old") < 0)
+		ff_die("%s", data_out.err);
+	if ((opt.check || !getenv("FLIMFLAM_PIPELINE")) &&
+	    ff_lock_dir(cwd, "perf.data", why, sizeof(why)) < 0)
+		ff_die("%s", why);
+}
+
 static void
 check_perf(void)
 {
@@ -214,6 +236,8 @@ check_perf(void)
 	if (sampling() && ff_dir_writable(getcwd(cwd, sizeof(cwd)) ? cwd : ".", 16 << 20,
 					  why, sizeof(why)) < 0)
 		ff_die("'%s' writes perf.data in the current directory: %s", modes[opt.mode], why);
+	if (sampling())
+		check_data(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
 	/* Without a PMU, perf's default event (cycles) does not exist. */
 	if (!(bits & FF_PERF_HARDWARE))
 		sample_event = "cpu-clock";
@@ -383,14 +407,13 @@ start_stat(struct target *t)
 static void
 start_sampling(void)
 {
-	char *pids = pid_list(NULL), freq[24], cwd[PATH_MAX];
+	char *pids = pid_list(NULL), freq[24];
 	char *argv[24];
 	int n = 0;
 
-	if (!getcwd(cwd, sizeof(cwd)))
-		fail("cannot find the current directory: %s", strerror(errno));
-	snprintf(data, sizeof(data), "%s/perf.data", cwd);
-	snprintf(tmp_data, sizeof(tmp_data), "%s/perf.data.%d.tmp", cwd, (int)getpid());
+	/* perf writes the temporary file; a perf.data device gets a copy. */
+	if (ff_out_open(&data_out, data, FF_OUT_DEFER, "*.old", 0600) < 0)
+		fail("%s", data_out.err);
 	snprintf(perf_log, sizeof(perf_log), "%s/perf-%s.log", ff_rundir(opt.run_dir), modes[opt.mode]);
 	snprintf(freq, sizeof(freq), "%ld", opt.freq);
 	argv[n++] = "perf";
@@ -414,7 +437,7 @@ start_sampling(void)
 	argv[n++] = pids;
 	/* Always a file: perf record writes to stdout when that is a pipe. */
 	argv[n++] = "-o";
-	argv[n++] = tmp_data;
+	argv[n++] = data_out.tmp;
 	argv[n] = NULL;
 	spawn_perf(&perf, opt.mode == RECORD ? "perf record" : opt.mode == C2C ? "perf c2c" : "perf mem",
 		   argv, perf_log);
@@ -738,22 +761,17 @@ capture_event(const char *tool, json_t *files)
 static void
 collect_sampling(void)
 {
-	char old[sizeof(data) + 8];
 	struct stat st;
 	json_t *ev, *files;
 
 	finish_child(&perf, 300);
-	if (stat(tmp_data, &st) < 0 || st.st_size == 0) {
+	if (stat(data_out.tmp, &st) < 0 || st.st_size == 0) {
 		ff_child_report(&perf);
 		fail("%s wrote no data", perf.role);
 	}
 	/* As perf does: the previous perf.data becomes perf.data.old. */
-	snprintf(old, sizeof(old), "%s.old", data);
-	if (access(data, F_OK) == 0 && rename(data, old) < 0)
-		fail("cannot rename '%s' to '%s': %s", data, old, strerror(errno));
-	if (rename(tmp_data, data) < 0)
-		fail("cannot rename '%s' to '%s': %s", tmp_data, data, strerror(errno));
-	tmp_data[0] = 0;
+	if (ff_out_commit(&data_out) < 0)
+		fail("%s", data_out.err);
 	files = json_array();
 	json_array_append_new(files, ff_json_path(data));
 	ev = capture_event(perf.role, files);

@@ -1528,6 +1528,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *out = NULL, *title = NULL, *meta_arg = NULL, *path;
+	struct ff_out checked;
 	struct input in[2];
 	int c, folded = 0, diff = 0, nin, k;
 	struct buf b = { NULL, 0, 0 };
@@ -1560,6 +1561,18 @@ main(int argc, char *argv[])
 		ff_usage_error(usage, "one input file at most (or --diff BASE NEW)");
 	if (diff && !strcmp(argv[optind], "-") && !strcmp(argv[optind + 1], "-"))
 		ff_usage_error(usage, "--diff: only one input can be standard input");
+	/* Before the (long) read: a directory in the way fails now. */
+	if (out && ff_out_check(&checked, out, 0, NULL) < 0)
+		ff_die("%s", checked.err);
+	/* -o perf.data perf.data would replace the recording with its page. */
+	for (k = 0; out && checked.exists && k < (nin ? nin : 1); k++) {
+		struct stat so, si;
+
+		if (stat(checked.path, &so) == 0 && stat(nin ? argv[optind + k] : "perf.data", &si) == 0 &&
+		    so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+			ff_die("cannot write '%s': it is the input '%s'", out,
+			       nin ? argv[optind + k] : "perf.data");
+	}
 
 	meta = meta_arg ? meta_load(meta_arg) : json_object();
 	root_frame = frame_intern("all", 3, 0, K_ROOT);

@@ -577,7 +577,30 @@ capture_check(const struct cmd *c)
 		exit(WIFEXITED(status) && WEXITSTATUS(status) == 2 ? 2 : 1);
 }
 
-static char flame_html[PATH_MAX], flame_old[PATH_MAX];
+static char flame_html[PATH_MAX];
+static struct ff_out flame_out;
+
+/*
+ * record, c2c, mem, flamegraph: flamegraph.html (and old.flamegraph.html)
+ * can be written, before anything starts (ff-capture --check said so of
+ * perf.data); then this run holds the lock on the directory that says
+ * another record is writing there, for its whole run.
+ */
+static void
+outputs_check(const struct cmd *c)
+{
+	char cwd[PATH_MAX - 32], why[PATH_MAX + 128];
+
+	if (!samples(c))
+		return;
+	if (!getcwd(cwd, sizeof(cwd)))
+		ff_die("cannot find the current directory: %s", strerror(errno));
+	snprintf(flame_html, sizeof(flame_html), "%s/flamegraph.html", cwd);
+	if (!strcmp(c->name, "flamegraph") && ff_out_check(&flame_out, flame_html, 0, "old.*") < 0)
+		ff_die("%s", flame_out.err);
+	if (ff_lock_dir(cwd, "perf.data", why, sizeof(why)) < 0)
+		ff_die("%s", why);
+}
 
 /*
  * flamegraph: ff-flame renders the recording as flamegraph.html in the
@@ -590,15 +613,13 @@ render_flamegraph(json_t *events, const char *rundir)
 	json_t *cap = find_event(events, "capture"), *topo = find_event(events, "topology");
 	json_t *meta, *relays = json_array(), *cr, *tr;
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
-	char cwd[PATH_MAX - 32], title[256], metafile[PATH_MAX + 32], metaarg[PATH_MAX + 40];
+	char title[256], metafile[PATH_MAX + 32], metaarg[PATH_MAX + 40];
 	size_t i, j;
 	pipeline *p;
 	int status;
 
 	if (!data)
 		ff_die("the recording named no perf.data; the run's files are in '%s'", rundir);
-	if (!getcwd(cwd, sizeof(cwd)))
-		ff_die("cannot find the current directory: %s", strerror(errno));
 	json_array_foreach(json_object_get(cap, "relays"), i, cr) {
 		const char *program = NULL;
 
@@ -619,21 +640,27 @@ render_flamegraph(json_t *events, const char *rundir)
 		ff_die("cannot write '%s'", metafile);
 	json_decref(meta);
 	snprintf(metaarg, sizeof(metaarg), "@%s", metafile);
-	snprintf(flame_html, sizeof(flame_html), "%s/flamegraph.html", cwd);
-	snprintf(flame_old, sizeof(flame_old), "%s/old.flamegraph.html", cwd);
-	if (access(flame_html, F_OK) == 0 && rename(flame_html, flame_old) < 0)
-		ff_die("cannot rename '%s' to '%s': %s", flame_html, flame_old, strerror(errno));
-	if (access(flame_old, F_OK) != 0)
-		flame_old[0] = 0;
+	/* ff-flame writes the temporary file; the old page stays until it is done. */
+	if (ff_out_open(&flame_out, flame_html, FF_OUT_DEFER, "old.*", 0644) < 0)
+		ff_die("%s", flame_out.err);
 	if (!opt.json)
 		ff_say("flimflam: rendering %s\n", flame_html);
-	p = pipeline_new_commands(stage("ff-flame", "-o", flame_html, "--meta", metaarg, data, NULL),
-				  (void *)NULL);
+	p = pipeline_new_commands(stage("ff-flame", "-o", flame_out.tmp, "--meta", metaarg, data,
+					NULL), (void *)NULL);
 	status = pipeline_run(p);
-	if (status != 0)
+	if (status != 0) {
+		ff_out_abort(&flame_out);
 		ff_die("ff-flame could not render '%s' (status %d); the recording is kept", data, status);
-	if (opt.json)
-		ff_say("flimflam: open file://%s in a browser\n", flame_html);
+	}
+	if (ff_out_commit(&flame_out) < 0)
+		ff_die("%s; the recording is kept", flame_out.err);
+	free(data);
+	if (opt.json) {
+		char *url = ff_file_url(flame_html);
+
+		ff_say("flimflam: open %s in a browser\n", url);
+		free(url);
+	}
 }
 
 /* A figure of a stat event, if it has one. */
@@ -693,8 +720,8 @@ summarize_capture(const struct cmd *c, json_t *events)
 		ff_print("  Previous:    %s\n", old);
 	if (!strcmp(c->name, "flamegraph")) {
 		ff_print("  Flamegraph:  %s\n", flame_html);
-		if (flame_old[0])
-			ff_print("  Previous:    %s\n", flame_old);
+		if (flame_out.old[0])
+			ff_print("  Previous:    %s\n", flame_out.old);
 		char *url = ff_file_url(flame_html);
 
 		ff_print("\nOpen it in a browser: %s\n", url);
@@ -764,6 +791,7 @@ main(int argc, char *argv[])
 	capture_usage(c);
 	validate_run(c);
 	capture_check(c);
+	outputs_check(c);
 	ff_signals_init();
 	rundir = ff_rundir(NULL);
 	events = run_pipeline(c, rundir);

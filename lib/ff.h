@@ -9,6 +9,7 @@
  *   ff_proc.c   children: spawn, watch, stop; signals
  *   ff_net.c    free ports, LISTEN readiness from /proc/net/tcp
  *   ff_run.c    run directories, data files, templates, CPU sets
+ *   ff_out.c    output files: atomic replacement, devices, FIFOs, symlinks
  *   ff_stage.c  pipeline stages: holding children, the relay/workload matrix
  *   ff_env.c    environment: versions, Proton, skrouterd schema, perf, frame pointers
  *
@@ -20,6 +21,7 @@
 #define FF_H
 
 #define _GNU_SOURCE
+#include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -398,8 +400,6 @@ char *ff_read_file(const char *path, size_t *len);
  * 0, or -1 with the reason in `why`.
  */
 int ff_dir_writable(const char *dir, unsigned long long need, char *why, size_t n);
-/* Write `text` to `path` atomically (temp + rename). 0 or -1 with a warning. */
-int ff_write_file(const char *path, const char *text, mode_t mode);
 
 /* CPUs this process may run on. Returns how many. */
 int ff_cpus_available(cpu_set_t *set);
@@ -411,6 +411,67 @@ int ff_cpus_available(cpu_set_t *set);
 int ff_cpus_slot(const cpu_set_t *avail, int n, int index, cpu_set_t *out);
 /* "0-1,3" (static). */
 const char *ff_cpus_str(const cpu_set_t *set);
+
+/* ff_out.c */
+
+/*
+ * Every file a program writes goes through these, by what is at its path:
+ *  - nothing, or a regular file: written to a temporary file beside it
+ *    (NAME.tmp.PID), renamed over it on commit, so no one ever sees half of
+ *    it and a failure leaves what was there; a replaced file keeps its mode;
+ *  - a character device or a FIFO (/dev/null, /dev/stdout, a named pipe):
+ *    written straight into, never replaced;
+ *  - a symlink: followed (a dangling one names the file to create), and
+ *    the rules apply to what it names;
+ *  - a directory, a socket, a block device: refused.
+ * `old` (or NULL): keep the file being replaced as `old`, in which '*'
+ * stands for its name ("*.old", "old.*"), beside it; a directory or other
+ * non-file in that place is refused.
+ */
+#define FF_OUT_NEW	1	/* refuse an existing regular file ("it exists") */
+#define FF_OUT_DEFER	2	/* another program writes `tmp`; nothing is opened */
+struct ff_out {
+	char given[PATH_MAX];	/* the path as given, for messages */
+	char path[PATH_MAX];	/* where it goes, symlinks followed */
+	char tmp[PATH_MAX + 32];	/* the temporary file, or "" */
+	char old[PATH_MAX + 16];	/* where the replaced file goes, or "" */
+	int fd;			/* open for ff_out_write, or -1 */
+	int flags, direct, exists;
+	mode_t mode;		/* of the existing file */
+	char err[2 * PATH_MAX];	/* after a failure: "cannot write 'x': why" */
+};
+/*
+ * Could `path` be written, and the previous one kept as `old`? Fills `o`
+ * (path, direct, exists) and writes nothing: for the checks before
+ * anything starts. 0, or -1 with `err` ("cannot write 'x': it is a
+ * directory", "...: it exists", "...: cannot write in 'DIR': ...").
+ */
+int ff_out_check(struct ff_out *o, const char *path, int flags, const char *old);
+/*
+ * Open `path` for writing (the temporary file with `mode`, or the device),
+ * or with FF_OUT_DEFER only name `tmp`. A FIFO's open waits for its reader.
+ * 0, or -1 with the message in `err` (these functions warn nothing
+ * themselves: the caller reports it once, as an event too if it has one).
+ */
+int ff_out_open(struct ff_out *o, const char *path, int flags, const char *old, mode_t mode);
+/* Write it all; 0, or -1 (`err`: ENOSPC on /dev/full). */
+int ff_out_write(struct ff_out *o, const void *buf, size_t len);
+/*
+ * Close, keep the old one, rename into place (or copy a deferred file into
+ * the device). 0 or -1 (`err`); the temporary file is gone either way.
+ */
+int ff_out_commit(struct ff_out *o);
+/* Close and remove the temporary file: what was at the path stays. */
+void ff_out_abort(struct ff_out *o);
+/* ff_out_open, ff_out_write and ff_out_commit of `text`. 0 or -1 with a warning. */
+int ff_write_file(const char *path, const char *text, mode_t mode);
+/*
+ * Hold an exclusive flock on directory `dir` until exit (the fd is kept),
+ * so that two runs writing `what` ("perf.data") there do not both write it.
+ * Returns the fd, or -1 with the reason in `why` ("another flimflam is
+ * writing perf.data in 'DIR' now; ...").
+ */
+int ff_lock_dir(const char *dir, const char *what, char *why, size_t n);
 
 /* ff_stage.c */
 

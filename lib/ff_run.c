@@ -389,40 +389,6 @@ ff_dir_writable(const char *dir, unsigned long long need, char *why, size_t n)
 	return 0;
 }
 
-int
-ff_write_file(const char *path, const char *text, mode_t mode)
-{
-	char tmp[PATH_MAX];
-	size_t len = strlen(text), off = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
-		goto fail;
-	while (off < len) {
-		n = write(fd, text + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			goto fail_close;
-		off += n;
-	}
-	if (close(fd) < 0)
-		goto fail_unlink;
-	if (rename(tmp, path) < 0)
-		goto fail_unlink;
-	return 0;
-fail_close:
-	close(fd);
-fail_unlink:
-	unlink(tmp);
-fail:
-	ff_warn("cannot write '%s': %s", path, strerror(errno));
-	return -1;
-}
-
 /* NAME_LINES values are configuration lines the program built itself. */
 static int
 fragment(const char *name)

@@ -192,7 +192,33 @@ teardown() {
 	[ "$(ev ev capture | jq -r '.files[0]')" = "$PWD/perf.data" ]
 	perf report -i perf.data --stdio --sort pid -q 2>/dev/null | grep -q ":$BUSY:\|$BUSY:sh"
 	# No temporary file is left behind.
-	[ -z "$(ls perf.data.*.tmp 2>/dev/null)" ]
+	[ -z "$(ls perf.data.tmp.* 2>/dev/null)" ]
+}
+
+@test "ff-capture record --pid: a perf.data symlink is followed, a perf.data FIFO gets the recording" {
+	skip_unless_perf
+	start_busy
+	mkdir keep
+	echo "an old recording" >keep/rec.data
+	chmod 640 keep/rec.data
+	ln -s keep/rec.data perf.data
+	ff-capture --pid "$BUSY" --duration 1 record >ev
+	# The link stays; what it names is the new recording, the old one beside it.
+	[ -L perf.data ]
+	[ "$(head -c 8 keep/rec.data)" = PERFILE2 ]
+	[ "$(cat keep/rec.data.old)" = "an old recording" ]
+	[ "$(stat -c %a keep/rec.data)" = 640 ]
+	[ "$(ls -A keep | tr '\n' ' ')" = "rec.data rec.data.old " ]
+	# A FIFO: its reader gets the whole recording; the FIFO stays a FIFO.
+	rm perf.data
+	mkfifo perf.data
+	timeout 120 cat perf.data >got &
+	ff-capture --pid "$BUSY" --duration 1 record >ev
+	wait $!
+	[ -p perf.data ]
+	[ "$(head -c 8 got)" = PERFILE2 ]
+	perf report -i got --stdio -q >/dev/null 2>&1
+	[ -z "$(ls perf.data.tmp.* 2>/dev/null)" ]
 }
 
 # --- the pipeline over nginx -------------------------------------------------
@@ -265,7 +291,7 @@ teardown() {
 	# The topology's relays are the ones recorded.
 	[ "$(ev ev topology | jq -c '[.relays[].pid]')" = "$(jq -c '[.relays[].pid]' <<<"$cap")" ]
 	nothing_left ev
-	[ -z "$(ls perf.data.*.tmp 2>/dev/null)" ]
+	[ -z "$(ls perf.data.tmp.* 2>/dev/null)" ]
 	# Again, without --json: the summary names the next step, and the old
 	# recording is kept as perf does.
 	cp perf.data first
@@ -300,7 +326,7 @@ sampled_over_nginx() {
 	jq -r '.pids[]' <<<"$cap" | sort -u >attached
 	[ -z "$(comm -23 sampled attached)" ] || { echo "pids not of the relays: $(comm -23 sampled attached)"; false; }
 	nothing_left ev
-	[ -z "$(ls perf.data.*.tmp 2>/dev/null)" ]
+	[ -z "$(ls perf.data.tmp.* 2>/dev/null)" ]
 }
 
 # The same checks on a mode every machine can run, so that they are known
@@ -349,7 +375,7 @@ sampled_over_nginx() {
 	wait "$pid" || st=$?
 	[ "$st" = 130 ]
 	[ ! -e perf.data ]
-	[ -z "$(ls perf.data.*.tmp 2>/dev/null)" ]
+	[ -z "$(ls perf.data.tmp.* 2>/dev/null)" ]
 	nothing_left ev
 }
 

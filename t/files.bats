@@ -1,8 +1,14 @@
 # Output files: written whole or not at all (a temporary name, then
-# rename), and a directory that cannot take them is an error before any
-# load starts.
+# rename), a device or FIFO written into, a symlink followed, an existing
+# results file kept, and a directory that cannot take them is an error
+# before any load starts.
 bats_require_minimum_version 1.5.0
 load helper
+
+setup() {
+	# Run directories of each test's own, so nothing_started judges this test.
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+}
 
 # in_small_disk KB CMD...: run CMD in a private mount namespace whose
 # current directory is a tmpfs of KB kilobytes.
@@ -13,6 +19,162 @@ in_small_disk() {
 	mkdir -p "$BATS_TEST_TMPDIR/small"
 	unshare -m bash -c 'mount -t tmpfs -o size="$1"k tmpfs "$2" && cd "$2" && shift 2 && "$@"' \
 		_ "$kb" "$BATS_TEST_TMPDIR/small" "$@"
+}
+
+# in_private_dev SCRIPT: run the bash SCRIPT in a private mount namespace
+# whose /dev is a tmpfs of its own holding null, full, zero, urandom and
+# the std links (never the machine's /dev). $STACKS is a folded input.
+in_private_dev() {
+	unshare -m true 2>/dev/null || skip "cannot make a mount namespace here (needs root)"
+	STACKS="$TOP/t/fixtures/ff-flame/base.folded" unshare -m bash -c '
+		set -e
+		mount -t tmpfs tmpfs /dev
+		mknod -m 666 /dev/null c 1 3
+		mknod -m 666 /dev/full c 1 7
+		mknod -m 666 /dev/zero c 1 5
+		mknod -m 666 /dev/urandom c 1 9
+		ln -s /proc/self/fd /dev/fd
+		ln -s /proc/self/fd/0 /dev/stdin
+		ln -s /proc/self/fd/1 /dev/stdout
+		ln -s /proc/self/fd/2 /dev/stderr
+		'"$1"
+}
+
+# QUICK: the options of a short bench, one second a case (a bench in which
+# nothing runs fails, so the results files here come from real runs).
+QUICK="-r none --warmup 0 --duration 1"
+
+@test "files: a device given as an output is written into, never replaced" {
+	run -0 in_private_dev '
+		ff-flame -o /dev/null "$STACKS"; echo "flame null $?"
+		st=0; ff-flame -o /dev/full "$STACKS" 2>err || st=$?; echo "flame full $st $(cat err)"
+		ff-bench -w builtin '"$QUICK"' --output /dev/null >/dev/null 2>&1; echo "bench null $?"
+		st=0; ff-bench -w builtin '"$QUICK"' --output /dev/full >/dev/null 2>err || st=$?
+		echo "bench full $st $(grep -c . err) $(tail -n 1 err)"
+		echo "flame stdout $(ff-flame -o /dev/stdout "$STACKS" | grep -c "</html>")"
+		echo "bench stdout $(ff-bench -w builtin '"$QUICK"' --output /dev/stdout 2>/dev/null | grep -c "\"event\":\"case\"")"
+		stat -c "%n %F %t,%T" /dev/null /dev/full
+		ls -A /dev | tr "\n" " "; echo
+		stat -c "%n %F" /dev/stdout'
+	echo "$output"
+	[ "${lines[0]}" = "flame null 0" ]
+	[ "${lines[1]}" = "flame full 1 ff-flame: cannot write '/dev/full': No space left on device" ]
+	[ "${lines[2]}" = "bench null 0" ]
+	# The plan, the run, and one line for the error.
+	[ "${lines[3]}" = "bench full 1 3 ff-bench: cannot write '/dev/full': No space left on device; the results so far could not be kept" ]
+	# /dev/stdout, a link to the pipe it is: written into.
+	[ "${lines[4]}" = "flame stdout 1" ]
+	[ "${lines[5]}" = "bench stdout 1" ]
+	[ "${lines[6]}" = "/dev/null character special file 1,3" ]
+	[ "${lines[7]}" = "/dev/full character special file 1,7" ]
+	# Nothing was made beside them, and the links are still links.
+	[ "${lines[8]}" = "fd full null stderr stdin stdout urandom zero " ]
+	[ "${lines[9]}" = "/dev/stdout symbolic link" ]
+}
+
+@test "files: a FIFO given as an output is written into, and the reader gets it all" {
+	mkdir "$BATS_TEST_TMPDIR/w"
+	cd "$BATS_TEST_TMPDIR/w"
+	mkfifo fifo
+	timeout 60 cat fifo >page &
+	run -0 ff-flame -o fifo "$TOP/t/fixtures/ff-flame/base.folded"
+	wait $!
+	[ -p fifo ]
+	grep -q '</html>' page
+	timeout 60 cat fifo >results &
+	run -0 --separate-stderr ff-bench -w builtin $QUICK --repeat 2 --output fifo
+	wait $!
+	[ -p fifo ]
+	jq -e -s 'length == 2 and all(.[]; .status == "ok")' results
+	[ "$(ls -A | sort | tr '\n' ' ')" = "fifo page results " ]
+}
+
+@test "files: a symlink given as an output is followed: what it names is written" {
+	cd "$BATS_TEST_TMPDIR"
+	mkdir pages
+	echo "old page" >pages/real.html
+	chmod 640 pages/real.html
+	ln -s pages/real.html link.html
+	ln -s pages/new.html dangling.html
+	run -0 ff-flame -o link.html "$TOP/t/fixtures/ff-flame/base.folded"
+	run -0 ff-flame -o dangling.html "$TOP/t/fixtures/ff-flame/base.folded"
+	[ -L link.html ] && [ -L dangling.html ]
+	grep -q '</html>' pages/real.html
+	# A replaced file keeps its permissions.
+	[ "$(stat -c %a pages/real.html)" = 640 ]
+	grep -q '</html>' pages/new.html
+	# bench --append through a link adds to what it names.
+	run -0 ff-bench -w builtin $QUICK --output pages/r.jsonl
+	ln -s pages/r.jsonl r.jsonl
+	run -0 ff-bench -w builtin $QUICK --jobs 3 --repeat 2 --output r.jsonl --append
+	[ -L r.jsonl ]
+	jq -e -s '[.[].config.jobs] == [2, 3, 3]' pages/r.jsonl
+	[ "$(ls -A pages | sort | tr '\n' ' ')" = "new.html r.jsonl real.html " ]
+}
+
+@test "files: a directory given as an output is refused before anything is read or run" {
+	cd "$BATS_TEST_TMPDIR"
+	mkdir out.html
+	# ff-flame says so before reading its input (here, one that does not exist).
+	run -1 --separate-stderr ff-flame -o out.html missing.perf.data
+	[ "$stderr" = "ff-flame: cannot write 'out.html': it is a directory" ]
+	run -1 --separate-stderr ff-bench -w builtin -r none --output out.html
+	[ "$stderr" = "ff-bench: cannot write 'out.html': it is a directory" ]
+	[ -z "$output" ]
+	nothing_started
+}
+
+@test "files: ff-flame -o naming its own input is refused; the input stays" {
+	cd "$BATS_TEST_TMPDIR"
+	cp "$TOP/t/fixtures/ff-flame/base.folded" stacks
+	cp stacks before
+	ln -s stacks other-name
+	run -1 --separate-stderr ff-flame -o stacks stacks
+	[ "$stderr" = "ff-flame: cannot write 'stacks': it is the input 'stacks'" ]
+	run -1 --separate-stderr ff-flame -o other-name --diff "$TOP/t/fixtures/ff-flame/base.folded" stacks
+	[ "$stderr" = "ff-flame: cannot write 'other-name': it is the input 'stacks'" ]
+	cmp stacks before
+}
+
+@test "files: bench refuses an existing results file unless --force or --append" {
+	cd "$BATS_TEST_TMPDIR"
+	run -0 ff-bench -w builtin $QUICK --repeat 2 --output base.jsonl
+	cp base.jsonl before
+	local runs
+	runs=$(ls -A "$FLIMFLAM_RUNS")
+	# Refused, before anything runs; the file is untouched.
+	run -1 --separate-stderr ff-bench -w builtin -r none --output base.jsonl
+	[ "$stderr" = "ff-bench: cannot write 'base.jsonl': it exists (--force replaces it, --append adds the new runs to it)" ]
+	[ -z "$output" ]
+	cmp base.jsonl before
+	[ "$(ls -A "$FLIMFLAM_RUNS")" = "$runs" ]	# nothing started
+	run -2 --separate-stderr ff-bench -w builtin -r none --output base.jsonl --force --append
+	[ "${stderr_lines[0]}" = "ff-bench: --force replaces the results file, --append adds to it: give one" ]
+	# --append keeps every earlier line; summarize and compare read the whole.
+	run -0 ff-bench -w builtin $QUICK --jobs 3 --output base.jsonl --append
+	[ "$(head -n 2 base.jsonl)" = "$(cat before)" ]
+	jq -e -s '[.[].config.jobs] == [2, 2, 3]' base.jsonl
+	run -0 ff-bench summarize base.jsonl
+	run -0 ff-bench compare base.jsonl before
+	# --force replaces it.
+	run -0 ff-bench -w builtin $QUICK --jobs 1 --output base.jsonl --force
+	jq -e -s '[.[].config.jobs] == [1]' base.jsonl
+	# An empty file takes --append.
+	: >empty.jsonl
+	run -0 ff-bench -w builtin $QUICK --output empty.jsonl --append
+	jq -e -s 'length == 1' empty.jsonl
+}
+
+@test "files: bench --append refuses a file that is not bench results, and leaves it" {
+	cd "$BATS_TEST_TMPDIR"
+	echo "my notes" >notes.txt
+	run -1 --separate-stderr ff-bench -w builtin -r none --output notes.txt --append
+	[ "$stderr" = "ff-bench: notes.txt:1: not JSON: '[' or '{' expected near 'my'" ]
+	[ "$(cat notes.txt)" = "my notes" ]
+	echo '{"event":"start"}' >events.jsonl
+	run -1 --separate-stderr ff-bench -w builtin -r none --output events.jsonl --append
+	[ "$stderr" = 'ff-bench: events.jsonl: no bench results in the file (no line has "event":"case")' ]
+	nothing_started
 }
 
 @test "files: ff-flame writes its page whole or not at all" {
@@ -47,7 +209,7 @@ in_small_disk() {
 
 @test "files: bench checks where its results go before running anything" {
 	run -1 --separate-stderr ff-bench -r none -w builtin --output /proc/results.jsonl
-	[[ "$stderr" == *"ff-bench: cannot keep the results in '/proc/results.jsonl': cannot write in '/proc': No such file or directory"* ]]
+	[[ "$stderr" == *"ff-bench: cannot write '/proc/results.jsonl': cannot write in '/proc': No such file or directory"* ]]
 	run -1 --separate-stderr in_small_disk 512 ff-bench -r none -w builtin
 	[[ "$stderr" == *"less than the 1024 KiB needed"* ]]
 	nothing_started
@@ -167,4 +329,64 @@ config_path() {
 	[ "$stderr" = "flimflam: FLIMFLAM_VERBOSITY: 'loud' is not a whole number from -1 to 2" ]
 	FLIMFLAM_TEST_TAKE_PORTS=x run -2 --separate-stderr ff-workload serve --run-dir "$BATS_TEST_TMPDIR/w"
 	[[ "$stderr" == *"FLIMFLAM_TEST_TAKE_PORTS: 'x' is not a whole number from 0 to 1000" ]]
+}
+
+@test "files: perf.data, flamegraph.html or their old copies' places in the way: refused before anything starts" {
+	skip_unless_program perf nginx
+	ff-capture --check record 2>/dev/null || skip "perf cannot record here: $(ff-capture --check record 2>&1)"
+	mkdir "$BATS_TEST_TMPDIR/w"
+	cd "$BATS_TEST_TMPDIR/w"
+	mkdir perf.data
+	run -1 --separate-stderr flimflam record -r nginx --warmup 0 --duration 1
+	[ "${stderr_lines[-1]}" = "flimflam: cannot write '$PWD/perf.data': it is a directory" ]
+	rmdir perf.data
+	echo "a recording" >perf.data
+	mkdir perf.data.old
+	for c in record c2c mem flamegraph; do
+		run -1 --separate-stderr flimflam "$c" -r nginx --warmup 0 --duration 1
+		# c2c and mem stop earlier where memory accesses cannot be sampled.
+		if [[ "$c" =~ ^(c2c|mem)$ && "$stderr" == *"samples memory accesses"* ]]; then
+			continue
+		fi
+		[ "${stderr_lines[-1]}" = "flimflam: cannot write '$PWD/perf.data': '$PWD/perf.data.old', where the previous one is kept, is a directory" ]
+	done
+	rmdir perf.data.old
+	echo "a page" >flamegraph.html
+	mkdir old.flamegraph.html
+	run -1 --separate-stderr flimflam flamegraph -r nginx --warmup 0 --duration 1
+	[ "${stderr_lines[-1]}" = "flimflam: cannot write '$PWD/flamegraph.html': '$PWD/old.flamegraph.html', where the previous one is kept, is a directory" ]
+	rm flamegraph.html
+	mv old.flamegraph.html flamegraph.html
+	run -1 --separate-stderr flimflam flamegraph -r nginx --warmup 0 --duration 1
+	[ "${stderr_lines[-1]}" = "flimflam: cannot write '$PWD/flamegraph.html': it is a directory" ]
+	# Nothing started, nothing was touched.
+	nothing_started
+	[ "$(cat perf.data)" = "a recording" ]
+	[ "$(ls -A | sort | tr '\n' ' ')" = "flamegraph.html perf.data " ]
+}
+
+@test "files: a second record in the same directory refuses before it starts anything" {
+	skip_unless_program perf nginx
+	ff-capture --check record 2>/dev/null || skip "perf cannot record here: $(ff-capture --check record 2>&1)"
+	cd "$BATS_TEST_TMPDIR"
+	start_cmd "$BATS_TEST_TMPDIR/ev" record -r nginx --warmup 0 --duration 30
+	wait_for_grep '"event":"window"' "$BATS_TEST_TMPDIR/ev" 15
+	local runs
+	runs=$(ls "$FLIMFLAM_RUNS")
+	for c in record flamegraph; do
+		run -1 --separate-stderr flimflam "$c" -r nginx --warmup 0 --duration 1
+		[ "${stderr_lines[-1]}" = "flimflam: another flimflam is writing perf.data in '$PWD' now; wait for it to finish, or work in another directory" ]
+	done
+	sh -c 'sleep 30' &
+	local sleeper=$!
+	run -1 --separate-stderr ff-capture --pid "$sleeper" --duration 1 record
+	kill "$sleeper"
+	[ "${stderr_lines[-1]}" = "ff-capture: another flimflam is writing perf.data in '$PWD' now; wait for it to finish, or work in another directory" ]
+	# No run directory more; the first run goes on and ends as asked.
+	[ "$(ls "$FLIMFLAM_RUNS")" = "$runs" ]
+	kill -INT "$RUN_PID"
+	wait_status "$RUN_PID"
+	[ "$status" -eq 130 ]
+	# Free again: the lock went with the first run.
+	run -0 ff-capture --check record
 }
