@@ -40,6 +40,7 @@ static const char usage[] =
 	"\n"
 	"options:\n"
 	"  -h, --help            Show this help message and exit\n"
+	"  --version             Show the version and exit\n"
 	"  -w WORKLOADS, --workloads WORKLOADS\n"
 	"                        The selected workloads (comma-separated list) (default\n"
 	"                        'builtin,iperf3,h2load,h2load-h1')\n"
@@ -66,7 +67,9 @@ static const char usage[] =
 static const char summarize_usage[] =
 	"usage: ff-bench summarize [-h] [FILE]\n"
 	"\n"
-	"Print the table of a bench results file (standard input without FILE or with -)\n";
+	"Print the table of a bench results file (standard input without FILE or with -)\n"
+	"\n"
+	"  --version  Show the version and exit\n";
 
 static const char compare_usage[] =
 	"usage: ff-bench compare [-h] [--threshold PCT] [--format text|markdown] [--json]\n"
@@ -76,6 +79,7 @@ static const char compare_usage[] =
 	"\n"
 	"options:\n"
 	"  -h, --help            Show this help message and exit\n"
+	"  --version             Show the version and exit\n"
 	"  --threshold PCT       Exit 1 when a significant regression exceeds PCT percent\n"
 	"  --format FORMAT       text (default) or markdown, to paste into a pull request\n"
 	"  --json                JSON lines: start, environment..., comparison...,\n"
@@ -991,6 +995,8 @@ summarize_main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+	FF_LONGOPT_VERSION,
 		{ NULL, 0, NULL, 0 }
 	};
 	json_t *records;
@@ -998,12 +1004,10 @@ summarize_main(int argc, char *argv[])
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":h", longopts, summarize_usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(summarize_usage, 0);
-		default:
-			ff_bad_option(summarize_usage, c, argv);
 		}
 	if (argc - optind > 1)
 		ff_usage_error(summarize_usage, "unexpected argument '%s'", argv[optind + 1]);
@@ -1475,6 +1479,8 @@ compare_main(int argc, char *argv[])
 	enum { OPT_THRESHOLD = 256, OPT_FORMAT, OPT_JSON };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+	FF_LONGOPT_VERSION,
 		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -1488,7 +1494,7 @@ compare_main(int argc, char *argv[])
 	int nb, nn, i, j, m, nrows, c, foot_few = 0, beyond = 0, matched = 0, md;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":h", longopts, compare_usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(compare_usage, 0);
@@ -1502,8 +1508,6 @@ compare_main(int argc, char *argv[])
 		case OPT_JSON:
 			cmpopt.json = 1;
 			break;
-		default:
-			ff_bad_option(compare_usage, c, argv);
 		}
 	if (argc - optind < 2)
 		ff_usage_error(compare_usage, "expected two results files, BASE and NEW");
@@ -2094,6 +2098,8 @@ bench_main(int argc, char *argv[])
 	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+	FF_LONGOPT_VERSION,
 		{ "workloads", required_argument, NULL, 'w' },
 		{ "relays", required_argument, NULL, 'r' },
 		{ "protocols", required_argument, NULL, 'p' },
@@ -2112,7 +2118,7 @@ bench_main(int argc, char *argv[])
 	size_t ulen = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":hw:r:p:", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":hw:r:p:", longopts, usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(usage, 0);
@@ -2134,8 +2140,7 @@ bench_main(int argc, char *argv[])
 			opt.output = optarg;
 			break;
 		default:
-			if (!ff_take_run_opt(usage, c, optarg, &opt.run))
-				ff_bad_option(usage, c, argv);
+			ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);

@@ -7,6 +7,7 @@
  */
 #include "ff.h"
 
+#include <getopt.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -15,7 +16,8 @@
 static const char usage[] =
 	"usage: ff-check [-h] [--json]\n"
 	"\n"
-	"  --json  JSON lines: start, environment, a requirement per item, end\n";
+	"  --json     JSON lines: start, environment, a requirement per item, end\n"
+	"  --version  print the version and exit\n";
 
 enum pm { PM_NONE, PM_APT, PM_DNF };
 
@@ -420,21 +422,28 @@ print_human(int fp_warn, const char *fp_msg)
 int
 main(int argc, char *argv[])
 {
+	enum { OPT_JSON = 256 };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ NULL, 0, NULL, 0 }
+	};
 	char fp_msg[1024];
-	int json = 0, i, fp_warn, problems = 0;
+	int json = 0, i, c, fp_warn, problems = 0;
 
 	ff_setprog(argv[0]);
 	ff_usage_self("ff-check");
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
+		switch (c) {
+		case 'h':
 			ff_usage(usage, 0);
-		else if (!strcmp(argv[i], "--json"))
+		case OPT_JSON:
 			json = 1;
-		else if (argv[i][0] == '-')
-			ff_usage_error(usage, "unknown option '%s'", argv[i]);
-		else
-			ff_usage_error(usage, "unexpected argument '%s'", argv[i]);
-	}
+			break;
+		}
+	if (optind < argc)
+		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (json)
 		ff_emit_start();
 	env = ff_env_collect();

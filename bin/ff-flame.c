@@ -39,7 +39,8 @@ static const char usage[] =
 	"                     workload, relay, protocol and relays:\n"
 	"                     [{\"role\":\"r1\",\"pid\":1,\"pids\":[..],\"program\":\"nginx\"},..]\n"
 	"  --diff BASE NEW    a differential graph of NEW against BASE\n"
-	"  -h, --help         show this help\n";
+	"  -h, --help         show this help\n"
+	"  --version          print the version and exit\n";
 
 /* The fields ff-flame asks perf script for: just what folding needs. */
 #define PERF_FIELDS "comm,pid,tid,ip,sym,dso"
@@ -1539,6 +1540,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
 		{ "output", required_argument, NULL, 'o' },
 		{ "title", required_argument, NULL, 't' },
 		{ "folded", no_argument, NULL, 'F' },
@@ -1556,7 +1558,7 @@ main(int argc, char *argv[])
 
 	ff_setprog(argv[0]);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:ho:t:", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, "+:ho:t:", longopts, usage)) != -1)
 		switch (c) {
 		case 'h': ff_usage(usage, 0);
 		case 'o': out = optarg; break;
@@ -1565,13 +1567,6 @@ main(int argc, char *argv[])
 		case 'S': force_script = 1; break;
 		case 'M': meta_arg = optarg; break;
 		case 'D': diff = 1; break;
-		case ':':
-			ff_usage_error(usage, "option '%s' needs a value",
-				       argv[optind - 1]);
-		default:
-			if (optopt)
-				ff_usage_error(usage, "unknown option '-%c'", optopt);
-			ff_usage_error(usage, "unknown option '%s'", argv[optind - 1]);
 		}
 	nin = argc - optind;
 	if (diff && nin != 2)

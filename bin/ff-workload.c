@@ -27,12 +27,14 @@ static const char usage[] =
 	"\n"
 	"Workloads: builtin (default), iperf3, h2load, h2load-h1.\n"
 	"serve starts the workload's server and holds it; drive reads the\n"
-	"topology event on stdin and runs the client through the relays.\n";
+	"topology event on stdin and runs the client through the relays.\n"
+	"--version prints the version.\n";
 
 enum { OPT_RUN_DIR = FF_OPT_OWN };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
+	FF_LONGOPT_VERSION,
 	{ "workload", required_argument, NULL, 'w' },
 	FF_RUN_LONGOPTS,
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
@@ -731,14 +733,17 @@ main(int argc, char *argv[])
 	if (argc < 2)
 		ff_usage_error(usage, "expected a mode: serve or drive");
 	mode = argv[1];
-	if (!strcmp(mode, "-h") || !strcmp(mode, "--help"))
-		ff_usage(usage, 0);
-	if (mode[0] == '-')
-		ff_usage_error(usage, "unknown option '%s'", mode);
+	if (mode[0] == '-') {
+		/* -h, --version and a bad option say so; any other option is early */
+		c = ff_getopt(argc, argv, ":hw:", longopts, usage);
+		if (c == 'h')
+			ff_usage(usage, 0);
+		ff_usage_error(usage, "expected a mode, serve or drive, before the options");
+	}
 	if (strcmp(mode, "serve") && strcmp(mode, "drive"))
 		ff_usage_error(usage, "unknown mode '%s' (expected serve or drive)", mode);
 	optind = 2;
-	while ((c = getopt_long(argc, argv, ":hw:", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":hw:", longopts, usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(usage, 0);
@@ -749,8 +754,7 @@ main(int argc, char *argv[])
 			opt.run_dir = optarg;
 			break;
 		default:
-			if (!ff_take_run_opt(usage, c, optarg, &opt.run))
-				ff_bad_option(usage, c, argv);
+			ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);

@@ -26,7 +26,7 @@
 #include <pipeline.h>
 
 static const char usage[] =
-	"usage: flimflam [--verbose] [--quiet] [--debug] [-h] {command} ...\n"
+	"usage: flimflam [--verbose] [--quiet] [--debug] [-h] [--version] {command} ...\n"
 	"\n"
 	"A tool for examining Skupper router performance\n"
 	"\n"
@@ -35,6 +35,7 @@ static const char usage[] =
 	"  --quiet     Print no logging to the console\n"
 	"  --debug     Print debugging output to the console\n"
 	"  -h, --help  Show this help message and exit\n"
+	"  --version   Show the version and exit\n"
 	"\n"
 	"commands:\n"
 	"  {command}\n";
@@ -71,6 +72,7 @@ static const char run_usage_fmt[] =
 	"\n"
 	"options:\n"
 	"  -h, --help            Show this help message and exit\n"
+	"  --version             Show the version and exit\n"
 	"  -w WORKLOAD, --workload WORKLOAD\n"
 	"                        The selected workload (default 'builtin')\n"
 	"  -r RELAY, --relay RELAY\n"
@@ -95,6 +97,7 @@ enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ };
 
 static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
+	FF_LONGOPT_VERSION,
 	{ "workload", required_argument, NULL, 'w' },
 	{ "relay", required_argument, NULL, 'r' },
 	{ "protocol", required_argument, NULL, 'p' },
@@ -207,7 +210,7 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, c->name,
 		 samples(c) ? perf_synopsis : "", c->help, samples(c) ? perf_options : "");
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":hw:r:p:", run_longopts, NULL)) != -1)
+	while ((ch = ff_getopt(argc, argv, ":hw:r:p:", run_longopts, run_usage)) != -1)
 		switch (ch) {
 		case 'h':
 			ff_usage(run_usage, 0);
@@ -235,8 +238,7 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 										optarg, call_graphs)];
 			break;
 		default:
-			if (!ff_take_run_opt(run_usage, ch, optarg, &opt.run))
-				ff_bad_option(run_usage, ch, argv);
+			ff_take_run_opt(run_usage, ch, optarg, &opt.run);
 		}
 	if (optind < argc)
 		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
@@ -707,6 +709,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "debug", no_argument, NULL, 'd' },
@@ -721,7 +724,7 @@ main(int argc, char *argv[])
 
 	ff_setprog(argv[0]);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1)
+	while ((ch = ff_getopt(argc, argv, "+:h", longopts, usage)) != -1)
 		switch (ch) {
 		case 'h':
 			top_usage(0);
@@ -734,18 +737,28 @@ main(int argc, char *argv[])
 		case 'd':
 			ff_verbosity = 2;
 			break;
-		default:
-			ff_bad_option(usage, ch, argv);
 		}
 	if (optind >= argc) {
 		ff_warn("expected a command");
 		top_usage(2);
 	}
+	if (!strcmp(argv[optind], "help")) {
+		/* help CMD is CMD -h */
+		static char h[] = "-h";
+
+		if (optind + 1 >= argc)
+			top_usage(0);
+		if (optind + 2 < argc) {
+			ff_warn("unexpected argument '%s'; 'help' takes one command", argv[optind + 2]);
+			exit(2);
+		}
+		optind++;
+		argv[optind + 1] = h;
+		argc = optind + 2;
+	}
 	for (i = 0; i < FF_ARRAY_SIZE(cmds); i++)
 		if (!strcmp(argv[optind], cmds[i].name))
 			c = &cmds[i];
-	if (!strcmp(argv[optind], "help"))
-		top_usage(0);
 	if (!c) {
 		ff_warn("'%s' is not a flimflam command; see 'flimflam --help'", argv[optind]);
 		exit(2);

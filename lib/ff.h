@@ -125,10 +125,21 @@ double ff_parse_double(const char *usage, const char *opt, const char *s,
 int ff_parse_name(const char *usage, const char *what, const char *s,
 		  const char *const names[]);
 /*
- * After getopt_long (with a leading ':' in optstring) returned ':' or '?':
- * the usage error for a missing value or an unknown option.
+ * getopt_long for every program, with one way of saying what is wrong:
+ * an unknown or ambiguous option, a value given to an option that takes
+ * none (--json=yes), a missing value, and an option with a value given
+ * twice (-w a -w b) are usage errors naming the option. FF_LONGOPT_VERSION
+ * in `longopts` is --version: "NAME VERSION" on stdout, exit 0. Returns
+ * the option's val, or -1 after the last option (optind as getopt's).
  */
-noreturn void ff_bad_option(const char *usage, int c, char *const argv[]);
+struct option;
+#define FF_OPT_VERSION 0x7ffe
+#define FF_LONGOPT_VERSION { "version", no_argument, NULL, FF_OPT_VERSION }
+int ff_getopt(int argc, char *const argv[], const char *optstring,
+	      const struct option *longopts, const char *usage);
+/* The usage error for getopt_long's ':' or '?' (ff_getopt calls it). */
+noreturn void ff_bad_option(const char *usage, const struct option *longopts, int c,
+			    char *const argv[]);
 /* qsort's comparison of two doubles, ascending. */
 int ff_cmp_double(const void *a, const void *b);
 /* "a, b, c" from a NULL-terminated list (static buffer). */
