@@ -1154,7 +1154,8 @@ print_results(struct results *res)
 
 			if (!ok || !failed)
 				continue;
-			printf("[%d] %d of %d runs failed, not counted:\n", ++nfoot, failed, ok + failed);
+			printf("[%d] %d of %d run%s failed, not counted:\n", ++nfoot, failed, ok + failed,
+			       ok + failed == 1 ? "" : "s");
 			for (k = 0; k < g[i].nruns; k++) {
 				run = &g[i].runs[k];
 				if (run->status == 'f')
@@ -2317,8 +2318,8 @@ bench_main(int argc, char *argv[])
 		opt.np = all_names(ff_protocols, opt.protocols);
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
-		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
-			       opt.run.cpu_limit, ncpus);
+		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
+			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)
@@ -2454,13 +2455,14 @@ bench_main(int argc, char *argv[])
 	if ((sig = ff_signalled())) {
 		ff_finish();
 		ff_children_stop_all();
-		ff_warn("stopped by %s after %d of %ld runs; %s", sig == SIGINT ? "SIGINT" :
+		ff_warn("stopped by %s after %d of %ld run%s; %s", sig == SIGINT ? "SIGINT" :
 			sig == SIGHUP ? "SIGHUP" : "SIGTERM", done, nrun * opt.repeat,
+			nrun * opt.repeat == 1 ? "" : "s",
 			json_array_size(records) ? "the results so far are kept" : "no run finished");
 		exit(128 + sig);
 	}
 	if (failed)
-		ff_warn("%d of %ld runs failed", failed, nrun * opt.repeat);
+		ff_warn("%d of %ld run%s failed", failed, nrun * opt.repeat, nrun * opt.repeat == 1 ? "" : "s");
 	if (ff_finish())
 		return 1;
 	return failed ? 1 : 0;

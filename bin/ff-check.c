@@ -294,9 +294,10 @@ frame_pointers(char *msg, size_t n)
 		snprintf(msg, n, "skrouterd: built with -fno-omit-frame-pointer (%d compile unit%s)",
 			 fp.units_with, fp.units_with == 1 ? "" : "s");
 	else
-		snprintf(msg, n, "skrouterd: %d of %d compile units built without "
+		snprintf(msg, n, "skrouterd: %d of %d compile unit%s built without "
 			 "-fno-omit-frame-pointer, e.g. '%.200s'", fp.units_without,
-			 fp.units_with + fp.units_without, fp.example);
+			 fp.units_with + fp.units_without,
+			 fp.units_with + fp.units_without == 1 ? "" : "s", fp.example);
 	return r == 0;
 }
 

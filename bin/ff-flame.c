@@ -1592,7 +1592,8 @@ main(int argc, char *argv[])
 	}
 	for (k = 0; k <= diff; k++)
 		if (in[k].bad)
-			ff_info("%s: %ld lines not understood", in[k].name, in[k].bad);
+			ff_info("%s: %ld line%s not understood", in[k].name, in[k].bad,
+				in[k].bad == 1 ? "" : "s");
 	if (!in[0].samples)
 		ff_warn("no samples in '%s'", in[0].name);
 	merge_towers();

@@ -419,8 +419,8 @@ main(int argc, char *argv[])
 		int n = ff_cpus_available(&avail);
 
 		if (opt.cpu_limit > n)
-			ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
-				       opt.cpu_limit, n);
+			ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
+				       opt.cpu_limit, n, n == 1 ? "" : "s");
 	}
 	if (strcmp(opt.relay, "none")) {
 		program_path = ff_which(opt.relay);

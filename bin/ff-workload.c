@@ -715,8 +715,8 @@ finish_h2load(struct drive *d)
 	ff_emit(ev);
 	free(lat);
 	if (total > s2xx)
-		ff_warn("h2load: %.0f of %.0f requests did not succeed (%.0f failed, %.0f errored, %.0f timeout, %.0f 4xx, %.0f 5xx)",
-			total - s2xx, total, failed, errored, timeout, s4xx, s5xx);
+		ff_warn("h2load: %.0f of %.0f request%s did not succeed (%.0f failed, %.0f errored, %.0f timeout, %.0f 4xx, %.0f 5xx)",
+			total - s2xx, total, total == 1 ? "" : "s", failed, errored, timeout, s4xx, s5xx);
 	d->have_result = 1;
 	return 0;
 }

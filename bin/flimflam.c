@@ -261,8 +261,8 @@ validate_run(const struct cmd *c)
 		ff_usage_error(run_usage, "'%s' captures in the relays, and relay 'none' has none", c->name);
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
-		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
-			       opt.run.cpu_limit, ncpus);
+		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
+			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
 	if (ff_relay_program(opt.relay))
 		need[n++] = ff_relay_program(opt.relay);
 	if (ff_workload_server_program(opt.workload))
@@ -500,8 +500,8 @@ summarize(json_t *events, const char *rundir)
 		       ff_json_num(res, "latency_p99_us", 0) / 1000);
 	printf("  Window:      %.3f s\n", ff_json_num(res, "duration_s", 0));
 	if (ff_json_num(res, "failed", 0) > 0)
-		printf("  Failed:      %.0f of %.0f requests\n", ff_json_num(res, "failed", 0),
-		       ff_json_num(res, "requests", 0));
+		printf("  Failed:      %.0f of %.0f request%s\n", ff_json_num(res, "failed", 0),
+		       ff_json_num(res, "requests", 0), ff_json_num(res, "requests", 0) == 1 ? "" : "s");
 	if (json_array_size(json_object_get(rsc, "relays"))) {
 		printf("\nResources\n");
 		json_array_foreach(json_object_get(rsc, "relays"), i, r) {

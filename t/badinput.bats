@@ -62,6 +62,16 @@ CASES
 	[ "${stderr_lines[0]}" = "flimflam: --cpu-limit: $((n + 1)) is more than the $n CPUs this process may use" ]
 }
 
+@test "the run options: --cpu-limit beyond one CPU says 1 CPU, not 1 CPUs, in each program" {
+	command -v taskset >/dev/null || skip "taskset is not on PATH"
+	run -2 --separate-stderr taskset -c 0 flimflam run -r nginx --cpu-limit 2
+	[ "${stderr_lines[0]}" = "flimflam: --cpu-limit: 2 is more than the 1 CPU this process may use" ]
+	run -2 --separate-stderr taskset -c 0 ff-topology -r nginx --cpu-limit 2
+	[ "${stderr_lines[0]}" = "ff-topology: --cpu-limit: 2 is more than the 1 CPU this process may use" ]
+	run -2 --separate-stderr taskset -c 0 flimflam bench -r nginx --cpu-limit 2
+	[ "${stderr_lines[0]}" = "flimflam bench: --cpu-limit: 2 is more than the 1 CPU this process may use" ]
+}
+
 @test "bad input: capture, topology, workload and capture options" {
 	cat >"$BATS_TEST_TMPDIR/cases" <<'CASES'
 2|flimflam record -r nginx --call-graph bogus|flimflam: unknown call graph method 'bogus' (expected fp, dwarf, lbr)
