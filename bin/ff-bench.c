@@ -146,8 +146,8 @@ static const struct metric {
 	{ "bits_per_s", "Bits/s", 1, fmt_si },
 	{ "ops_per_s", "Ops/s", 1, fmt_si },
 	{ "latency_avg_us", "Average latency", 0, fmt_us },
-	{ "relay_cpu_s_per_gb", "Relay CPU-seconds per GB, R1 + R2", 0, fmt_plain },
-	{ "relay_cpu_s_per_1k_requests", "Relay CPU-seconds per 1,000 requests, R1 + R2", 0, fmt_plain },
+	{ "relay_cpu_s_per_gb", "Relay CPU s/GB, R1 + R2", 0, fmt_plain },
+	{ "relay_cpu_s_per_1k_requests", "Relay CPU s/1k req, R1 + R2", 0, fmt_plain },
 	{ "r1_cpu_fraction", "R1 CPU", 0, fmt_fraction },
 	{ "r1_max_rss_bytes", "R1 RSS", 0, fmt_bytes },
 	{ "r2_cpu_fraction", "R2 CPU", 0, fmt_fraction },
@@ -1080,7 +1080,7 @@ print_results(struct results *res)
 
 	qsort(g, ng, sizeof(*g), cmp_group);
 	trow_v(&t, 10, head);
-	trow(&e, 6, "Workload", "Relay", "Protocol", "Relay CPU", "CPU-s/GB", "CPU-s/1k req");
+	trow(&e, 6, "Workload", "Relay", "Protocol", "Relay CPU", "CPU s/GB", "CPU s/1k req");
 	for (j = 0; j < MAXCOLS; j++)
 		cp[j] = cells[j];
 	for (i = 0; i < ng; i++) {
@@ -2446,10 +2446,12 @@ bench_main(int argc, char *argv[])
 	}
 	else
 		printf("\nBenchmark results\n\nno run finished\n");
+	/* Not a failure: the matrix has no such case. */
 	if (nunsup)
-		printf("\nNot run: %d unsupported combination%s%s%s%s\n", nunsup, nunsup == 1 ? "" : "s",
-		       ff_verbosity > 0 ? " (" : "", ff_verbosity > 0 ? unsupported : "",
-		       ff_verbosity > 0 ? ")" : "");
+		printf("\n%d combination%s left out, as %s not apply (a workload or relay without that "
+		       "protocol)%s%s\n", nunsup, nunsup == 1 ? " was" : "s were", nunsup == 1 ? "it does" :
+		       "they do", ff_verbosity > 0 ? ": " : "; --verbose lists them",
+		       ff_verbosity > 0 ? unsupported : "");
 	if (json_array_size(records))
 		printf("\nResults: %s\n", opt.output);
 	if ((sig = ff_signalled())) {

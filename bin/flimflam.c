@@ -638,16 +638,23 @@ render_flamegraph(json_t *events, const char *rundir)
 		ff_say("flimflam: open file://%s in a browser\n", flame_html);
 }
 
-/* A figure of a stat event, if it has one. */
+/*
+ * A figure of a stat event, if it has one; fmt NULL: a figure in
+ * milliseconds, shown in seconds to three significant digits as bench does.
+ */
 static void
 print_figure(const json_t *ev, const char *key, const char *label, const char *fmt)
 {
 	const json_t *v = json_object_get(ev, key);
+	char buf[64];
 
 	if (!json_is_number(v))
 		return;
 	printf("  %-26s", label);
-	printf(fmt, json_number_value(v));
+	if (fmt)
+		printf(fmt, json_number_value(v));
+	else
+		printf("%s", ff_fmt_sig3(json_number_value(v) / 1000, "", buf, sizeof(buf)));
 	printf("\n");
 }
 
@@ -666,8 +673,9 @@ summarize_capture(const struct cmd *c, json_t *events)
 		if (!strcmp(name, "stat")) {
 			printf("\nperf stat: %s\n\n", role_name(role));
 			printf("%s\n\n", ff_json_str(ev, "table") ? ff_json_str(ev, "table") : "");
-			print_figure(ev, "cpu_ms_per_gb", "CPU per GB relayed:", "%.1f ms");
-			print_figure(ev, "cpu_ms_per_kop", "CPU per 1,000 operations:", "%.3f ms");
+			/* in bench's unit and words: CPU-seconds per GB, per 1,000 requests */
+			print_figure(ev, "cpu_ms_per_gb", "CPU s/GB:", NULL);
+			print_figure(ev, "cpu_ms_per_kop", "CPU s/1k req:", NULL);
 			print_figure(ev, "instructions_per_byte", "Instructions per byte:", "%.2f");
 			print_figure(ev, "cycles_per_byte", "Cycles per byte:", "%.2f");
 		} else if (!strcmp(name, "skstat")) {

@@ -135,9 +135,9 @@ usage: flimflam check [-h] [--json]" ]
 	# Efficiency: the relays' CPU per GB, for the cases with relays.
 	run cat "$BATS_TEST_TMPDIR/out"
 	has_line '^Relay CPU per unit of work \(R1 \+ R2; lower is better\)$'
-	has_line '^Workload +Relay +Protocol +Relay CPU +CPU-s/GB +CPU-s/1k req$'
+	has_line '^Workload +Relay +Protocol +Relay CPU +CPU s/GB +CPU s/1k req$'
 	has_line '^builtin +nginx +tcp +[0-9.]+% +[0-9.]+ +-$'
-	has_line '^Not run: 8 unsupported combinations$'
+	has_line '^8 combinations were left out, as they do not apply \(a workload or relay without that protocol\); --verbose lists them$'
 	has_line "^Results: $f\$"
 	# One progress line per case on a non-terminal.
 	[ "$(grep -c '^ff-bench: \[[1-4]/4\] .*bits/s' <<<"$stderr")" -eq 4 ]
@@ -201,7 +201,7 @@ usage: flimflam check [-h] [--json]" ]
 	PATH="$p" run -0 --separate-stderr "$TOP/bin/ff-bench" -w builtin,iperf3 -r skrouterd
 	has_line '^builtin +skrouterd +tcp +skipped: skrouterd not on PATH$'
 	has_line '^iperf3 +skrouterd +tcp +skipped: skrouterd not on PATH$'
-	has_line '^Not run: 4 unsupported combinations$'
+	has_line '^4 combinations were left out, as they do not apply \(a workload or relay without that protocol\); --verbose lists them$'
 	has_line '^Results: flimflam-bench-[0-9]{8}-[0-9]{6}\.jsonl$'
 	f=$(sed -n 's/^Results: //p' <<<"$output")
 	[ -f "$f" ]
