@@ -183,8 +183,10 @@ const char *ff_json_str(const json_t *obj, const char *key);
  * ff_reader_fill() reads what is there (returns bytes read, 0 at EOF, -1 on
  * error); ff_reader_next() returns the next complete event or NULL. A line
  * that is not a JSON object is a warning naming `name` and its line number,
- * and is skipped.
+ * and is skipped. A line of FF_READER_MAX_LINE bytes without its end is
+ * fatal (ff_die), before memory runs out.
  */
+#define FF_READER_MAX_LINE (1 << 20)
 struct ff_reader {
 	int fd;
 	const char *name;

@@ -141,3 +141,12 @@ CASES
 	run -0 --separate-stderr ff-flame -o page.html empty
 	grep -qi 'no samples' page.html
 }
+
+@test "the stages: /dev/zero on stdin (a line without end) is one error at the line cap, not memory exhausted" {
+	local cmd
+	for cmd in "ff-topology -r none" "ff-capture" "ff-workload drive -w builtin"; do
+		run -1 --separate-stderr bash -c "ulimit -v 300000; exec timeout 60 $cmd </dev/zero"
+		[ "$stderr" = "${cmd%% *}: standard input:1: a line of more than 1 MiB: not an event stream (one JSON object per line)" ] ||
+			{ echo "$cmd: $stderr"; false; }
+	done
+}
