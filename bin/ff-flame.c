@@ -1106,6 +1106,39 @@ looks_folded(const char *s, size_t n)
  * that start with a tab; without callchains, its lines are headers with
  * a pid and do not end in a count.
  */
+/* A text line may be long (a deep folded stack), never this long. */
+#define MAX_LINE (16 << 20)
+
+/*
+ * getline(3) with a cap: a line of MAX_LINE bytes without its end is an
+ * error at once (/dev/zero), not memory exhausted. A NUL byte ends the line
+ * early and is in it, where the callers look for binary data.
+ */
+static ssize_t
+get_line(struct input *in, char **line, size_t *cap, FILE *fp)
+{
+	size_t len = 0, n, room;
+
+	for (;;) {
+		if (*cap - len < 4096) {
+			if (*cap >= MAX_LINE)
+				ff_die("%s:%ld: a line of more than %d MiB: not perf script output or folded stacks",
+				       in->name, in->line + 1, MAX_LINE >> 20);
+			*cap = *cap ? *cap * 2 : 65536;
+			*line = xrealloc(*line, *cap);
+		}
+		room = *cap - len;
+		if (!fgets(*line + len, room, fp))
+			return len ? (ssize_t)len : -1;
+		n = strlen(*line + len);
+		len += n;
+		if (len && (*line)[len - 1] == '\n')
+			return len;
+		if (n < room - 1 && (!feof(fp) || n == 0) && !ferror(fp))
+			return len + 1;	/* fgets went on past a NUL byte */
+	}
+}
+
 static void
 read_text(struct input *in, FILE *fp)
 {
@@ -1115,7 +1148,7 @@ read_text(struct input *in, FILE *fp)
 	long pid, tid;
 	int nheld = 0, script = force_script, i;
 
-	while (nheld < 2 && (n = getline(&line, &cap, fp)) >= 0) {
+	while (nheld < 2 && (n = get_line(in, &line, &cap, fp)) >= 0) {
 		if (memchr(line, 0, n))
 			ff_die("'%s': not a perf.data file, perf script output or folded stacks (binary data)",
 			       in->name);
@@ -1148,7 +1181,7 @@ read_text(struct input *in, FILE *fp)
 			       in->name);
 		free(held[i]);
 	}
-	while ((n = getline(&line, &cap, fp)) >= 0) {
+	while ((n = get_line(in, &line, &cap, fp)) >= 0) {
 		if (memchr(line, 0, n))
 			ff_die("%s:%ld: binary data", in->name, in->line + 1);
 		if (script)

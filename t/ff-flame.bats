@@ -412,3 +412,10 @@ need_recording() {
 	dom "$BATS_TEST_TMPDIR/e.html" "" "$BATS_TEST_TMPDIR/dom"
 	grep -q '<p id="empty">There were no samples' "$BATS_TEST_TMPDIR/dom"
 }
+
+@test "ff-flame: /dev/zero and a line that never ends are one error each, at once, not memory exhausted" {
+	run -1 --separate-stderr bash -c 'ulimit -v 300000; exec timeout 60 ff-flame --folded /dev/zero'
+	[ "$stderr" = "ff-flame: '/dev/zero': not a perf.data file, perf script output or folded stacks (binary data)" ]
+	run -1 --separate-stderr bash -c 'ulimit -v 300000; yes a | tr -d "\n" | timeout 60 ff-flame --folded -'
+	[ "$stderr" = "ff-flame: standard input:1: a line of more than 16 MiB: not perf script output or folded stacks" ]
+}
