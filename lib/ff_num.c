@@ -157,13 +157,15 @@ ff_getopt(int argc, char *const argv[], const char *optstring,
 		const char *arg;
 	} seen[64];
 	static int nseen, last_optind = -1;
+	static char *const *last_argv;
 	const struct option *o;
 	const char *name, *sp;
 	char prog[128];
 	int c, i, valued;
 
-	if (optind != last_optind)
-		nseen = 0;	/* the caller (re)started a parse */
+	if (optind != last_optind || argv != last_argv)
+		nseen = 0;	/* the caller (re)started a parse, or began another */
+	last_argv = argv;
 	opterr = 0;
 	c = getopt_long(argc, argv, optstring, longopts, NULL);
 	last_optind = optind;
