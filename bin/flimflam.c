@@ -26,7 +26,7 @@
 #include <pipeline.h>
 
 static const char usage[] =
-	"usage: flimflam [--verbose] [--quiet] [--debug] [-h] [--version] {command} ...\n"
+	"usage: flimflam [--verbose] [--quiet] [--debug] [-h] {command} ...\n"
 	"\n"
 	"A tool for examining Skupper router performance\n"
 	"\n"

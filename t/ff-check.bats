@@ -231,7 +231,7 @@ build_probe() {
 	local f="$BATS_TEST_TMPDIR/fake"
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
 	assert_output --partial "-fno-omit-frame-pointer"
-	has_line "^  warning: skrouterd: 1 of 1 compile units built without -fno-omit-frame-pointer"
+	has_line "^  warning: skrouterd: 1 of 1 compile unit built without -fno-omit-frame-pointer"
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check --json
 	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
 	jq -e -s 'any(.[]; .event == "environment" and .skrouterd_frame_pointers == false) and
