@@ -10,7 +10,9 @@
 # bin/ff-bench; give an older build too to compare) on them under
 # /usr/bin/time -v: summarize BASE, and compare BASE NEW. Prints one line
 # per program and command: peak RSS (MiB) and elapsed seconds. -k keeps the
-# files in DIR. Exit status 1 when a command fails.
+# files in DIR. The target, for this checkout's bin/ff-bench: a peak RSS of
+# at most 64 MiB, whatever the file's size (the runs' figures, not the
+# file, are kept). Exit status 1 when a command fails or misses it.
 set -u
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,14 +33,15 @@ mkdir -p "$dir"
 [ -n "$keep" ] || trap 'rm -rf "$dir"' EXIT
 
 # grow SIDE: rows of the fixture, again and again, each figure scaled by a
-# varying factor and each repeat number new, until MB megabytes.
+# varying factor (64 variants of each row, made once) and each repeat number
+# new, until MB megabytes.
 grow() {
 	awk -v limit=$((mb * 1000000)) '
 	{ row[NR] = $0 }
 	END {
 		srand(7)
-		for (pass = 0; size < limit; pass++)
-			for (i = 1; i <= NR && size < limit; i++) {
+		for (i = 1; i <= NR; i++)
+			for (v = 0; v < 64; v++) {
 				line = row[i]
 				f = 0.9 + 0.2 * rand()
 				out = ""
@@ -49,7 +52,14 @@ grow() {
 					line = substr(line, RSTART + RLENGTH)
 				}
 				out = out line
-				sub(/"repeat":[0-9]+/, "\"repeat\":" (pass * NR + i), out)
+				match(out, /"repeat":[0-9]+/)
+				pre[i, v] = substr(out, 1, RSTART + 8)
+				post[i, v] = substr(out, RSTART + RLENGTH)
+			}
+		for (pass = 0; size < limit; pass++)
+			for (i = 1; i <= NR && size < limit; i++) {
+				v = (pass * 7 + i) % 64
+				out = pre[i, v] (pass * NR + i) post[i, v]
 				print out
 				size += length(out) + 1
 			}
@@ -64,12 +74,19 @@ measure() {
 	local what=$1 out
 	shift
 	out=$(/usr/bin/time -v "$@" 2>&1 >/dev/null) || { echo "$what failed:"; echo "$out" | head -5; st=1; return; }
-	awk -v what="$what" '
+	awk -v what="$what" -v judge="$judge" '
 		/Maximum resident set size/ { rss = $NF }
 		/Elapsed \(wall clock\)/ { n = split($NF, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i] }
-		END { printf "%-50s peak RSS %7.1f MiB   elapsed %6.2f s\n", what, rss / 1024, s }' <<<"$out"
+		END {
+			missed = judge && rss > 64 * 1024
+			printf("%-50s peak RSS %7.1f MiB   elapsed %6.2f s%s\n", what, rss / 1024, s,
+			       missed ? "   MISSED: over 64 MiB" : "")
+			exit missed
+		}' <<<"$out" || st=1
 }
 for fb in "$@"; do
+	judge=0
+	[ "$(realpath "$fb")" != "$(realpath "$top/bin/ff-bench")" ] || judge=1
 	measure "$fb summarize" "$fb" summarize "$dir/base.jsonl"
 	measure "$fb compare" "$fb" compare "$dir/base.jsonl" "$dir/new.jsonl"
 done
