@@ -67,7 +67,7 @@ grow() {
 }
 grow base
 grow new
-echo "files: $(du -m "$dir/base.jsonl" | cut -f1) MB and $(du -m "$dir/new.jsonl" | cut -f1) MB, $(wc -l <"$dir/base.jsonl") and $(wc -l <"$dir/new.jsonl") rows; $(cut -d' ' -f1 /proc/loadavg) load on $(nproc) CPUs"
+echo "files: $(du -m "$dir/base.jsonl" | cut -f1) MB and $(du -m "$dir/new.jsonl" | cut -f1) MB, $(wc -l <"$dir/base.jsonl") and $(wc -l <"$dir/new.jsonl") rows; $(cut -d' ' -f1 /proc/loadavg) load on $(nproc) CPU$([ "$(nproc)" = 1 ] || echo s)"
 
 st=0
 measure() {
