@@ -330,6 +330,10 @@ need_recording() {
 	[ "${stderr_lines[0]}" = "ff-flame: --diff needs two files, BASE and NEW" ]
 	run -2 --separate-stderr ff-flame "$FIX/base.folded" "$FIX/new.folded"
 	[ "${stderr_lines[0]}" = "ff-flame: one input file at most (or --diff BASE NEW)" ]
+	run -2 --separate-stderr ff-flame --folded=1 "$FIX/base.folded"
+	[ "${stderr_lines[0]}" = "ff-flame: option '--folded' takes no value (given '1')" ]
+	run -2 --separate-stderr ff-flame --bogus=1
+	[ "${stderr_lines[0]}" = "ff-flame: unknown option '--bogus'" ]
 	run -2 --separate-stderr ff-flame --meta '{"relays":' "$FIX/base.folded"
 	[[ "${stderr_lines[0]}" == "ff-flame: --meta: not JSON: "* ]]
 	run -2 --separate-stderr ff-flame --meta '[1]' "$FIX/base.folded"
