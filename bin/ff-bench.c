@@ -350,25 +350,6 @@ struct results {
 	char envv[N_ENV_FIELDS][2048];	/* distinct values, " | " between */
 };
 
-static void *
-xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		ff_die("out of memory");
-	return p;
-}
-
-static char *
-xstrdup(const char *s)
-{
-	char *d = s ? strdup(s) : NULL;
-
-	if (s && !d)
-		ff_die("out of memory");
-	return d;
-}
-
 static size_t
 key_hash(const struct key *k, int with_warmup)
 {
@@ -419,14 +400,14 @@ results_group(struct results *r, const struct key *k)
 			return &r->g[r->slot[i] - 1];
 	if (r->ng == r->cap) {
 		r->cap = r->cap ? r->cap * 2 : 16;
-		r->g = xrealloc(r->g, r->cap * sizeof(*r->g));
+		r->g = ff_realloc(r->g, r->cap * sizeof(*r->g));
 	}
 	g = &r->g[r->ng];
 	memset(g, 0, sizeof(*g));
 	g->k = *k;
-	g->k.workload = xstrdup(k->workload);
-	g->k.relay = xstrdup(k->relay);
-	g->k.protocol = xstrdup(k->protocol);
+	g->k.workload = ff_strdup(k->workload);
+	g->k.relay = ff_strdup(k->relay);
+	g->k.protocol = ff_strdup(k->protocol);
 	g->order = r->ng;
 	r->slot[i] = ++r->ng;
 	return g;
@@ -458,7 +439,7 @@ results_add(struct results *r, const json_t *rec)
 	g = results_group(r, &k);
 	if (g->nruns == g->cap) {
 		g->cap = g->cap ? g->cap * 2 : 4;
-		g->runs = xrealloc(g->runs, g->cap * sizeof(*g->runs));
+		g->runs = ff_realloc(g->runs, g->cap * sizeof(*g->runs));
 	}
 	run = &g->runs[g->nruns++];
 	memset(run, 0, sizeof(*run));
@@ -469,8 +450,8 @@ results_add(struct results *r, const json_t *rec)
 			if (rec_value(rec, m, &run->v[m]))
 				run->have |= 1u << m;
 	} else {
-		run->reason = xstrdup(ff_json_str(rec, "reason"));
-		run->run_dir = xstrdup(ff_json_str(rec, "run_dir"));
+		run->reason = ff_strdup(ff_json_str(rec, "reason"));
+		run->run_dir = ff_strdup(ff_json_str(rec, "run_dir"));
 	}
 	if (!json_is_object(env))
 		return;

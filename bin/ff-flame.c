@@ -124,19 +124,10 @@ static uint32_t root_frame;
 static uint32_t *cur;
 static size_t ncur, capcur;
 
-static void *
-xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		ff_die("out of memory");
-	return p;
-}
-
 static char *
 xstrndup(const char *s, size_t n)
 {
-	char *p = xrealloc(NULL, n + 1);
+	char *p = ff_realloc(NULL, n + 1);
 
 	memcpy(p, s, n);
 	p[n] = 0;
@@ -146,7 +137,7 @@ xstrndup(const char *s, size_t n)
 #define GROW(arr, n, cap) do { \
 		if ((n) >= (cap)) { \
 			(cap) = (cap) ? (cap) * 2 : 64; \
-			(arr) = xrealloc((arr), (cap) * sizeof(*(arr))); \
+			(arr) = ff_realloc((arr), (cap) * sizeof(*(arr))); \
 		} \
 	} while (0)
 
@@ -229,8 +220,8 @@ module_intern(const char *s, size_t len)
 			return i;
 	}
 	GROW(modules, nmodules, capmodules);
-	module_hash = xrealloc(module_hash, capmodules * sizeof(*module_hash));
-	module_kind = xrealloc(module_kind, capmodules * sizeof(*module_kind));
+	module_hash = ff_realloc(module_hash, capmodules * sizeof(*module_hash));
+	module_kind = ff_realloc(module_kind, capmodules * sizeof(*module_kind));
 	modules[nmodules] = xstrndup(s, len);
 	module_hash[nmodules] = h;
 	module_kind[nmodules] = kind_of_module(modules[nmodules]);
@@ -308,7 +299,7 @@ stack_add(const uint32_t *ids, size_t len, uint64_t count, int which)
 	}
 	while (nstack_ids + len > capstack_ids) {
 		capstack_ids = capstack_ids ? capstack_ids * 2 : 4096;
-		stack_ids = xrealloc(stack_ids, capstack_ids * sizeof(*stack_ids));
+		stack_ids = ff_realloc(stack_ids, capstack_ids * sizeof(*stack_ids));
 	}
 	memcpy(stack_ids + nstack_ids, ids, len * sizeof(*ids));
 	GROW(stacks, nstacks, capstacks);
@@ -468,7 +459,7 @@ merge_towers(void)
 		    (r = relay_of(-1, procs[i].comm)) < 0)
 			continue;
 		if (!any)
-			alias = xrealloc(NULL, nframes * sizeof(*alias));
+			alias = ff_realloc(NULL, nframes * sizeof(*alias));
 		if (!any)
 			for (k = 0; k < nframes; k++)
 				alias[k] = k;
@@ -555,7 +546,7 @@ relays_from_meta(const json_t *meta)
 
 	if (!json_is_array(arr))
 		return;
-	relays = xrealloc(NULL, (json_array_size(arr) + 1) * sizeof(*relays));
+	relays = ff_realloc(NULL, (json_array_size(arr) + 1) * sizeof(*relays));
 	json_array_foreach(arr, i, r) {
 		if (!json_is_object(r))
 			continue;
@@ -568,7 +559,7 @@ relays_from_meta(const json_t *meta)
 		rl->pid = json_pid(json_object_get(r, "pid"));
 		v = json_object_get(r, "pids");
 		if (json_is_array(v)) {
-			rl->pids = xrealloc(NULL, (json_array_size(v) + 1) *
+			rl->pids = ff_realloc(NULL, (json_array_size(v) + 1) *
 					    sizeof(*rl->pids));
 			for (k = 0; k < json_array_size(v); k++)
 				rl->pids[rl->npids++] = json_pid(json_array_get(v, k));
@@ -1125,7 +1116,7 @@ get_line(struct input *in, char **line, size_t *cap, FILE *fp)
 				ff_die("%s:%ld: a line of more than %d MiB: not perf script output or folded stacks",
 				       in->name, in->line + 1, MAX_LINE >> 20);
 			*cap = *cap ? *cap * 2 : 65536;
-			*line = xrealloc(*line, *cap);
+			*line = ff_realloc(*line, *cap);
 		}
 		room = *cap - len;
 		if (!fgets(*line + len, room, fp))
@@ -1254,12 +1245,12 @@ frame_cmp(const void *a, const void *b)
 static void
 rank_frames(void)
 {
-	uint32_t *order = xrealloc(NULL, nframes * sizeof(*order)), i;
+	uint32_t *order = ff_realloc(NULL, nframes * sizeof(*order)), i;
 
 	for (i = 0; i < nframes; i++)
 		order[i] = i;
 	qsort(order, nframes, sizeof(*order), frame_cmp);
-	frame_rank = xrealloc(NULL, nframes * sizeof(*frame_rank));
+	frame_rank = ff_realloc(NULL, nframes * sizeof(*frame_rank));
 	for (i = 0; i < nframes; i++)
 		frame_rank[order[i]] = i;
 	free(order);
@@ -1282,7 +1273,7 @@ stack_cmp(const void *a, const void *b)
 static uint32_t *
 sorted_stacks(void)
 {
-	uint32_t *order = xrealloc(NULL, nstacks * sizeof(*order)), i;
+	uint32_t *order = ff_realloc(NULL, nstacks * sizeof(*order)), i;
 
 	for (i = 0; i < nstacks; i++)
 		order[i] = i;
@@ -1306,7 +1297,7 @@ static size_t nnodes, capnodes;
 static void
 build_tree(const uint32_t *order)
 {
-	size_t *path = xrealloc(NULL, sizeof(*path)), npath = 1, cappath = 1;
+	size_t *path = ff_realloc(NULL, sizeof(*path)), npath = 1, cappath = 1;
 	uint32_t i, k, len;
 	const uint32_t *ids;
 	const struct stack *s;
@@ -1363,7 +1354,7 @@ buf_add(struct buf *b, const char *s, size_t n)
 {
 	if (b->len + n + 1 > b->cap) {
 		b->cap = (b->len + n + 1) * 2;
-		b->s = xrealloc(b->s, b->cap);
+		b->s = ff_realloc(b->s, b->cap);
 	}
 	memcpy(b->s + b->len, s, n);
 	b->len += n;

@@ -65,6 +65,9 @@ void ff_set_cleanup(void (*fn)(void));
 
 /* A formatted string (malloc'd); dies when out of memory. */
 char *ff_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* realloc(3) (n 0 is 1 byte) and strdup(3) (NULL gives NULL) that die when out of memory. */
+void *ff_realloc(void *p, size_t n);
+char *ff_strdup(const char *s);
 
 /*
  * The name a program's usage texts give it ("ff-bench compare"). When
