@@ -337,6 +337,7 @@ struct group {
 static const char *const env_fields[] = { "hostname", "kernel", "cpu_model", "os" };
 static const char *const env_field_names[] = { "host", "kernel", "CPU", "OS" };
 #define N_ENV_FIELDS 4
+_Static_assert(FF_ARRAY_SIZE(env_fields) == N_ENV_FIELDS, "env_fields");
 
 /* The runs of a results file or a bench, by case. */
 struct results {
@@ -366,6 +367,8 @@ key_hash(const struct key *k, int with_warmup)
 				break;
 		}
 	for (i = 0; i < 4; i++) {
+		if (d[i] == 0)
+			d[i] = 0;	/* -0 is 0, as key_eq has it */
 		p = (const unsigned char *)&d[i];
 		for (j = 0; j < sizeof(d[i]); j++)
 			h = (h ^ p[j]) * 1099511628211ULL;
