@@ -25,6 +25,15 @@ lib/libff.a: $(LIBOBJ)
 
 $(LIBOBJ) $(PROGS:=.o) $(BUILTIN:=.o): lib/ff.h
 
+# The prefix the programs look under when not beside their data (FF_PREFIX,
+# in lib/ff_run.o): a stamp holding PREFIX, rewritten only when PREFIX
+# changes, rebuilds that object, so `make install PREFIX=...` after a plain
+# `make` installs programs that know where they are.
+lib/prefix.stamp: FORCE
+	@if [ "$$(cat $@ 2>/dev/null)" != '$(PREFIX)' ]; then echo '$(PREFIX)' >$@; fi
+
+lib/ff_run.o: lib/prefix.stamp
+
 bin/%: bin/%.o lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS)
 
@@ -56,19 +65,23 @@ install: all
 	install -m 755 $(BUILTIN) $(DESTDIR)$(LIBEXECDIR)
 	cp -R relay-conf share $(DESTDIR)$(DATADIR)/
 
+# Then the directories install made, those left empty (another program in
+# BINDIR keeps it); nothing above PREFIX.
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)))
 	rm -rf $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)
+	@for d in '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(PREFIX)/libexec' '$(DESTDIR)$(PREFIX)/share' \
+		'$(DESTDIR)$(PREFIX)'; do [ ! -d "$$d" ] || rmdir "$$d" 2>/dev/null || true; done
 
 clean:
-	rm -f lib/*.o lib/libff.a bin/*.o builtin/*.o $(PROGS) $(BUILTIN)
+	rm -f lib/*.o lib/libff.a lib/prefix.stamp bin/*.o builtin/*.o $(PROGS) $(BUILTIN)
 
 # flimflam's own performance (bench/README.md): every script, even after one
 # misses its target; the status says whether any did.
-BENCH_SELF = builtin turnaround owncpu placement scaling flame
+BENCH_SELF = builtin turnaround owncpu placement scaling flame summarize
 bench-self: all
 	@st=0; for s in $(BENCH_SELF); do [ -f bench/$$s.sh ] || continue; \
 		echo "== bench/$$s.sh"; bash bench/$$s.sh || st=1; echo; done; exit $$st
 
-.PHONY: all deps check check-asan bench bench-self install uninstall clean
+.PHONY: all deps check check-asan bench bench-self install uninstall clean FORCE
 .SECONDARY:

@@ -174,7 +174,7 @@ record() {
 }
 
 echo "over 127.0.0.1: jobs $jobs, warmup $warmup s, window $duration s, median of $runs runs;" \
-	"$(nproc) CPUs, $(uname -r), $(iperf3 --version | head -n 1 | cut -d' ' -f1-2)$(
+	"$(nproc) CPU$([ "$(nproc)" = 1 ] || echo s), $(uname -r), $(iperf3 --version | head -n 1 | cut -d' ' -f1-2)$(
 	[ "$loops" -eq 0 ] || echo "; $loops busy loops beside")"
 
 for ((i = 0; i < loops; i++)); do

@@ -13,8 +13,11 @@ command -v jq >/dev/null || { echo "${0##*/}: jq is not on PATH" >&2; exit 1; }
 # Microseconds since the epoch, as an integer.
 now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
 
+# count N NOUN: "1 CPU", "2 CPUs".
+count() { if [ "$1" = 1 ]; then echo "1 $2"; else echo "$1 $2s"; fi; }
+
 # The 1-minute load average and how many CPUs there are: "load 6.8 on 2 CPUs".
-load_seen() { echo "load $(cut -d' ' -f1 /proc/loadavg) on $(nproc) CPUs"; }
+load_seen() { echo "load $(cut -d' ' -f1 /proc/loadavg) on $(count "$(nproc)" CPU)"; }
 
 # median: the median of the numbers on stdin ("-" if none).
 median() {

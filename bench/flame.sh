@@ -119,8 +119,8 @@ fi
 
 samples=$(perf script -i "$data" -F pid 2>/dev/null | grep -c .)
 size=$(stat -c %s "$data")
-echo "recording: $data ($work), $samples samples, $((size / 1024)) KiB, runs: $runs"
-echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), perf $(perf version 2>/dev/null | cut -d' ' -f3)"
+echo "recording: $data ($work), $samples sample$([ "$samples" = 1 ] || echo s), $((size / 1024)) KiB, runs: $runs"
+echo "machine: $(nproc) CPU$([ "$(nproc)" = 1 ] || echo s), load average $(cut -d' ' -f1-3 /proc/loadavg), perf $(perf version 2>/dev/null | cut -d' ' -f3)"
 
 # Rounds: each command once per round, in turn, so that a change in the
 # machine's load falls on all of them alike. One round to warm up first.

@@ -124,7 +124,7 @@ place() {
 }
 
 : >"$tmp/verdicts"
-echo "placement: $workload, --warmup $warmup --duration $duration; $(nproc) CPUs; $(load_seen)"
+echo "placement: $workload, --warmup $warmup --duration $duration; $(count "$(nproc)" CPU); $(load_seen)"
 IFS=, read -r -a rl <<<"$relays"
 for r in "${rl[@]}"; do
 	place all-cpus "$r" -- --cpu-limit 1
@@ -162,5 +162,5 @@ while read -r name relay nrelays rest; do
 	esac
 	printf '%-9s %-10s %s\n' "$name" "$relay" "$v"
 done <"$tmp/verdicts"
-[ "$cpus" -ge 3 ] || echo "(with $cpus CPUs, the case where the workload must keep off the relays' CPUs cannot happen here)"
+[ "$cpus" -ge 3 ] || echo "(with $(count "$cpus" CPU), the case where the workload must keep off the relays' CPUs cannot happen here)"
 exit "$status"

@@ -40,6 +40,7 @@ static const char usage[] =
 	"\n"
 	"options:\n"
 	"  -h, --help            Show this help message and exit\n"
+	"  --version             Show the version and exit\n"
 	"  -w WORKLOADS, --workloads WORKLOADS\n"
 	"                        The selected workloads (comma-separated list) (default\n"
 	"                        'builtin,iperf3,h2load,h2load-h1')\n"
@@ -69,7 +70,9 @@ static const char usage[] =
 static const char summarize_usage[] =
 	"usage: ff-bench summarize [-h] [FILE]\n"
 	"\n"
-	"Print the table of a bench results file (standard input without FILE or with -)\n";
+	"Print the table of a bench results file (standard input without FILE or with -)\n"
+	"\n"
+	"  --version  Show the version and exit\n";
 
 static const char compare_usage[] =
 	"usage: ff-bench compare [-h] [--threshold PCT] [--format text|markdown] [--json]\n"
@@ -79,6 +82,7 @@ static const char compare_usage[] =
 	"\n"
 	"options:\n"
 	"  -h, --help            Show this help message and exit\n"
+	"  --version             Show the version and exit\n"
 	"  --threshold PCT       Exit 1 when a significant regression exceeds PCT percent\n"
 	"  --format FORMAT       text (default) or markdown, to paste into a pull request\n"
 	"  --json                JSON lines: start, environment..., comparison...,\n"
@@ -145,8 +149,8 @@ static const struct metric {
 	{ "bits_per_s", "Bits/s", 1, fmt_si },
 	{ "ops_per_s", "Ops/s", 1, fmt_si },
 	{ "latency_avg_us", "Average latency", 0, fmt_us },
-	{ "relay_cpu_s_per_gb", "Relay CPU-seconds per GB, R1 + R2", 0, fmt_plain },
-	{ "relay_cpu_s_per_1k_requests", "Relay CPU-seconds per 1,000 requests, R1 + R2", 0, fmt_plain },
+	{ "relay_cpu_s_per_gb", "Relay CPU s/GB, R1 + R2", 0, fmt_plain },
+	{ "relay_cpu_s_per_1k_requests", "Relay CPU s/1k req, R1 + R2", 0, fmt_plain },
 	{ "r1_cpu_fraction", "R1 CPU", 0, fmt_fraction },
 	{ "r1_max_rss_bytes", "R1 RSS", 0, fmt_bytes },
 	{ "r2_cpu_fraction", "R2 CPU", 0, fmt_fraction },
@@ -313,65 +317,211 @@ key_eq(const struct key *a, const struct key *b, int with_warmup)
 	       (!with_warmup || a->warmup == b->warmup);
 }
 
-struct group {
-	struct key k;
-	json_t *recs;	/* the records of the case, in order */
-	int order;	/* of first appearance */
+/*
+ * One run of a case: what the statistics and the table need, not the
+ * record (a results file may hold hundreds of thousands).
+ */
+struct run {
+	char status;		/* 'o'k, 'f'ailed, 's'kipped */
+	unsigned have;		/* bit m: v[m] is there */
+	double v[M_N];
+	long repeat;
+	char *reason, *run_dir;	/* failed and skipped runs only */
 };
 
-/* Records grouped by case, in order of first appearance. */
-static int
-groups_of(json_t *records, int with_warmup, struct group **out)
-{
-	struct group *g = NULL;
-	int n = 0, i;
-	size_t j;
-	json_t *rec;
-	struct key k;
+struct group {
+	struct key k;		/* its names are the group's own */
+	struct run *runs;	/* in order */
+	int nruns, cap;
+	int order;		/* of first appearance */
+};
 
-	json_array_foreach(records, j, rec) {
-		rec_key(rec, &k);
-		for (i = 0; i < n && !key_eq(&g[i].k, &k, with_warmup); i++)
-			;
-		if (i == n) {
-			g = realloc(g, (n + 1) * sizeof(*g));
-			if (!g)
-				ff_die("out of memory");
-			g[n].k = k;
-			g[n].recs = json_array();
-			g[n].order = n;
-			n++;
+/* The environment fields compare shows, and their names there. */
+static const char *const env_fields[] = { "hostname", "kernel", "cpu_model", "os" };
+static const char *const env_field_names[] = { "host", "kernel", "CPU", "OS" };
+#define N_ENV_FIELDS 4
+_Static_assert(FF_ARRAY_SIZE(env_fields) == N_ENV_FIELDS, "env_fields");
+
+/* The runs of a results file or a bench, by case. */
+struct results {
+	int with_warmup;	/* cases differ by warmup too (compare's do not) */
+	struct group *g;	/* in order of first appearance */
+	int ng, cap;
+	int *slot;		/* hash of the keys: index into g + 1, or 0 */
+	size_t nslot;
+	json_t *env;		/* the first environment */
+	json_t *router_env;	/* the first of an ok skrouterd run */
+	char envv[N_ENV_FIELDS][2048];	/* distinct values, " | " between */
+};
+
+static size_t
+key_hash(const struct key *k, int with_warmup)
+{
+	uint64_t h = 14695981039346656037ULL;
+	const char *s[3] = { k->workload, k->relay, k->protocol };
+	double d[4] = { k->jobs, k->cpu_limit, k->duration, with_warmup ? k->warmup : 0 };
+	const unsigned char *p;
+	size_t i, j;
+
+	for (i = 0; i < 3; i++)
+		for (p = (const unsigned char *)s[i]; ; p++) {
+			h = (h ^ *p) * 1099511628211ULL;
+			if (!*p)
+				break;
 		}
-		json_array_append(g[i].recs, rec);
+	for (i = 0; i < 4; i++) {
+		if (d[i] == 0)
+			d[i] = 0;	/* -0 is 0, as key_eq has it */
+		p = (const unsigned char *)&d[i];
+		for (j = 0; j < sizeof(d[i]); j++)
+			h = (h ^ p[j]) * 1099511628211ULL;
 	}
-	*out = g;
-	return n;
+	return (size_t)h;
+}
+
+/* The group of a key, made when new. */
+static struct group *
+results_group(struct results *r, const struct key *k)
+{
+	size_t i, mask;
+	struct group *g;
+	int j;
+
+	if ((size_t)(r->ng + 1) * 2 > r->nslot) {
+		free(r->slot);
+		r->nslot = r->nslot ? r->nslot * 2 : 64;
+		r->slot = calloc(r->nslot, sizeof(*r->slot));
+		if (!r->slot)
+			ff_die("out of memory");
+		for (j = 0; j < r->ng; j++) {
+			mask = r->nslot - 1;
+			for (i = key_hash(&r->g[j].k, r->with_warmup) & mask; r->slot[i]; i = (i + 1) & mask)
+				;
+			r->slot[i] = j + 1;
+		}
+	}
+	mask = r->nslot - 1;
+	for (i = key_hash(k, r->with_warmup) & mask; r->slot[i]; i = (i + 1) & mask)
+		if (key_eq(&r->g[r->slot[i] - 1].k, k, r->with_warmup))
+			return &r->g[r->slot[i] - 1];
+	if (r->ng == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 16;
+		r->g = ff_realloc(r->g, r->cap * sizeof(*r->g));
+	}
+	g = &r->g[r->ng];
+	memset(g, 0, sizeof(*g));
+	g->k = *k;
+	g->k.workload = ff_strdup(k->workload);
+	g->k.relay = ff_strdup(k->relay);
+	g->k.protocol = ff_strdup(k->protocol);
+	g->order = r->ng;
+	r->slot[i] = ++r->ng;
+	return g;
+}
+
+/* Add an environment field's value to the distinct ones. */
+static void
+env_value_add(char *buf, size_t n, const char *v)
+{
+	size_t len = strlen(buf);
+
+	if (!v || (len && strstr(buf, v)))
+		return;
+	snprintf(buf + len, len < n ? n - len : 0, "%s%s", len ? " | " : "", v);
+}
+
+/* Take what the statistics need of a (checked) case record. */
+static void
+results_add(struct results *r, const json_t *rec)
+{
+	const json_t *env = json_object_get(rec, "environment");
+	const char *st = ff_json_str(rec, "status");
+	struct group *g;
+	struct run *run;
+	struct key k;
+	int m, i;
+
+	rec_key(rec, &k);
+	g = results_group(r, &k);
+	if (g->nruns == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 4;
+		g->runs = ff_realloc(g->runs, g->cap * sizeof(*g->runs));
+	}
+	run = &g->runs[g->nruns++];
+	memset(run, 0, sizeof(*run));
+	run->status = !strcmp(st, "ok") ? 'o' : !strcmp(st, "failed") ? 'f' : 's';
+	run->repeat = (long)ff_json_num(rec, "repeat", 0);
+	if (run->status == 'o') {
+		for (m = 0; m < M_N; m++)
+			if (rec_value(rec, m, &run->v[m]))
+				run->have |= 1u << m;
+	} else {
+		run->reason = ff_strdup(ff_json_str(rec, "reason"));
+		run->run_dir = ff_strdup(ff_json_str(rec, "run_dir"));
+	}
+	if (!json_is_object(env))
+		return;
+	if (!r->env)
+		r->env = json_incref((json_t *)env);
+	if (!r->router_env && run->status == 'o' && !strcmp(k.relay, "skrouterd"))
+		r->router_env = json_incref((json_t *)env);
+	for (i = 0; i < N_ENV_FIELDS; i++)
+		env_value_add(r->envv[i], sizeof(r->envv[i]), ff_json_str(env, env_fields[i]));
 }
 
 static void
-groups_free(struct group *g, int n)
+results_free(struct results *r)
 {
-	int i;
+	int i, j;
 
-	for (i = 0; i < n; i++)
-		json_decref(g[i].recs);
-	free(g);
+	for (i = 0; i < r->ng; i++) {
+		for (j = 0; j < r->g[i].nruns; j++) {
+			free(r->g[i].runs[j].reason);
+			free(r->g[i].runs[j].run_dir);
+		}
+		free(r->g[i].runs);
+		free((char *)r->g[i].k.workload);
+		free((char *)r->g[i].k.relay);
+		free((char *)r->g[i].k.protocol);
+	}
+	free(r->g);
+	free(r->slot);
+	json_decref(r->env);
+	json_decref(r->router_env);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The results of records in memory (a bench's own). */
+static void
+results_of(json_t *records, int with_warmup, struct results *r)
+{
+	size_t i;
+	json_t *rec;
+
+	memset(r, 0, sizeof(*r));
+	r->with_warmup = with_warmup;
+	json_array_foreach(records, i, rec)
+		results_add(r, rec);
+}
+
+static const char *
+status_name(char status)
+{
+	return status == 'o' ? "ok" : status == 'f' ? "failed" : "skipped";
 }
 
 /* The values of a metric over the successful runs of a case. */
 static int
 group_values(const struct group *g, int m, double **out)
 {
-	double *v = calloc(json_array_size(g->recs) + 1, sizeof(*v));
-	int n = 0;
-	size_t i;
-	json_t *rec;
+	double *v = calloc(g->nruns + 1, sizeof(*v));
+	int n = 0, i;
 
 	if (!v)
 		ff_die("out of memory");
-	json_array_foreach(g->recs, i, rec)
-		if (is_status(rec, "ok") && rec_value(rec, m, &v[n]))
-			n++;
+	for (i = 0; i < g->nruns; i++)
+		if (g->runs[i].status == 'o' && (g->runs[i].have & (1u << m)))
+			v[n++] = g->runs[i].v[m];
 	*out = v;
 	return n;
 }
@@ -388,14 +538,12 @@ group_stats(const struct group *g, int m, struct stats *s)
 }
 
 static int
-group_count(const struct group *g, const char *status)
+group_count(const struct group *g, char status)
 {
-	int n = 0;
-	size_t i;
-	json_t *rec;
+	int n = 0, i;
 
-	json_array_foreach(g->recs, i, rec)
-		n += is_status(rec, status);
+	for (i = 0; i < g->nruns; i++)
+		n += g->runs[i].status == status;
 	return n;
 }
 
@@ -540,91 +688,133 @@ record_check(const json_t *rec, char *err, size_t n)
 	return 0;
 }
 
-static char *
-read_all(int fd, size_t *len)
+/* Is s valid UTF-8 (no overlong forms, no surrogates)? */
+static int
+utf8_ok(const unsigned char *s, size_t n)
 {
-	char *buf = NULL, *nb;
-	size_t cap = 0;
-	ssize_t r;
+	size_t i = 0, k, need;
+	unsigned c, min;
 
-	*len = 0;
-	for (;;) {
-		if (cap - *len < 65536) {
-			cap = cap ? cap * 2 : 131072;
-			nb = realloc(buf, cap);
-			if (!nb)
-				ff_die("out of memory");
-			buf = nb;
-		}
-		r = read(fd, buf + *len, cap - *len - 1);
-		if (r < 0 && errno == EINTR)
+	while (i < n) {
+		c = s[i++];
+		if (c < 0x80)
 			continue;
-		if (r < 0) {
-			free(buf);
-			return NULL;
+		if (c >= 0xc2 && c <= 0xdf)
+			need = 1, c &= 0x1f, min = 0x80;
+		else if (c >= 0xe0 && c <= 0xef)
+			need = 2, c &= 0x0f, min = 0x800;
+		else if (c >= 0xf0 && c <= 0xf4)
+			need = 3, c &= 0x07, min = 0x10000;
+		else
+			return 0;
+		if (n - i < need)
+			return 0;
+		for (k = 0; k < need; k++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return 0;
+			c = c << 6 | (s[i++] & 0x3f);
 		}
-		if (r == 0)
-			break;
-		*len += r;
+		if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+			return 0;
 	}
-	buf[*len] = 0;
-	return buf;
+	return 1;
 }
 
-/*
- * The case records of a results file, checked line by line; anything
- * wrong is fatal and names the file and line. Lines of other events are
- * ignored, as readers of our streams do.
- */
-static json_t *
-load_results(const char *path)
+/* One line of a results file: a case record is checked and taken, other events skipped. */
+static void
+take_line(const char *name, long line, const char *text, size_t len, int whole,
+	  struct results *r)
 {
-	const char *name = strcmp(path, "-") ? path : "standard input";
-	json_t *records = json_array(), *rec;
 	json_error_t jerr;
-	size_t len, off, linelen;
-	long line = 0;
-	char *text, *nl, err[512];
+	json_t *rec;
+	char err[512];
 
-	if (!strcmp(path, "-"))
-		text = read_all(0, &len);
-	else
-		text = ff_read_file(path, &len);
-	if (!text)
-		ff_die("cannot read '%s': %s", name, strerror(errno));
-	if (len == 0)
-		ff_die("%s: the file is empty (expected bench results, one JSON object per line)", name);
-	for (off = 0; off < len; off += linelen + 1) {
-		nl = memchr(text + off, '\n', len - off);
-		linelen = nl ? (size_t)(nl - (text + off)) : len - off;
-		line++;
-		if (linelen == 0 || strspn(text + off, " \t\r") >= linelen)
-			continue;
-		if (memchr(text + off, 0, linelen))
-			ff_die("%s:%ld: binary data (a NUL byte), not a JSON line", name, line);
-		rec = json_loadb(text + off, linelen, JSON_REJECT_DUPLICATES, &jerr);
-		if (!rec && !nl)
-			ff_die("%s:%ld: the last line is cut short (%s)", name, line, jerr.text);
-		if (!rec)
-			ff_die("%s:%ld: not JSON: %s", name, line, jerr.text);
-		if (!json_is_object(rec))
-			ff_die("%s:%ld: expected a JSON object, not %s", name, line, type_name(rec));
-		if (!json_is_string(json_object_get(rec, "event")))
-			ff_die("%s:%ld: %s", name, line, json_object_get(rec, "event") ?
-			       "'event' should be a string" :
-			       "'event' is missing (a bench result has \"event\":\"case\")");
-		if (strcmp(ff_event_name(rec), "case")) {
-			json_decref(rec);
-			continue;
-		}
+	if (len == 0 || strspn(text, " \t\r") >= len)
+		return;
+	rec = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!rec && !utf8_ok((const unsigned char *)text, len))
+		ff_die("%s:%ld: binary data (not UTF-8 text), not a JSON line", name, line);
+	if (!rec && !whole)
+		ff_die("%s:%ld: the last line is cut short (%s)", name, line, jerr.text);
+	if (!rec)
+		ff_die("%s:%ld: not JSON: %s", name, line, jerr.text);
+	if (!json_is_object(rec))
+		ff_die("%s:%ld: expected a JSON object, not %s", name, line, type_name(rec));
+	if (!json_is_string(json_object_get(rec, "event")))
+		ff_die("%s:%ld: %s", name, line, json_object_get(rec, "event") ?
+		       "'event' should be a string" :
+		       "'event' is missing (a bench result has \"event\":\"case\")");
+	if (!strcmp(ff_event_name(rec), "case")) {
 		if (record_check(rec, err, sizeof(err)) < 0)
 			ff_die("%s:%ld: %s", name, line, err);
-		json_array_append_new(records, rec);
+		results_add(r, rec);
 	}
-	free(text);
-	if (!json_array_size(records))
+	json_decref(rec);
+}
+
+/* A bench result is a few kilobytes: a line this long is not one. */
+#define MAX_LINE (1 << 20)
+
+/*
+ * The case records of a results file ("-": standard input), read as a
+ * stream and checked line by line; anything wrong is fatal and names the
+ * file and line, binary data and over-long lines as soon as they are seen.
+ * Lines of other events are ignored, as readers of our streams do.
+ */
+static void
+load_results(const char *path, int with_warmup, struct results *r)
+{
+	const char *name = strcmp(path, "-") ? path : "standard input";
+	char *line = malloc(MAX_LINE), *chunk = malloc(65536), *p, *end, *nl;
+	size_t len = 0, seg;
+	unsigned long long total = 0;
+	long lineno = 0;
+	ssize_t n;
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+
+	if (!line || !chunk)
+		ff_die("out of memory");
+	if (fd < 0)
+		ff_die("cannot read '%s': %s", name, strerror(errno));
+	memset(r, 0, sizeof(*r));
+	r->with_warmup = with_warmup;
+	for (;;) {
+		n = read(fd, chunk, 65536);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			ff_die("cannot read '%s': %s", name, strerror(errno));
+		if (n == 0)
+			break;
+		total += n;
+		for (p = chunk, end = chunk + n; p < end; ) {
+			nl = memchr(p, '\n', end - p);
+			seg = (nl ? nl : end) - p;
+			if (memchr(p, 0, seg))
+				ff_die("%s:%ld: binary data (a NUL byte), not a JSON line", name, lineno + 1);
+			if (len + seg >= MAX_LINE)
+				ff_die("%s:%ld: a line of more than %d MiB: not bench results (one JSON object per line)",
+				       name, lineno + 1, MAX_LINE >> 20);
+			memcpy(line + len, p, seg);
+			len += seg;
+			p += seg;
+			if (nl) {
+				take_line(name, ++lineno, line, len, 1, r);
+				len = 0;
+				p++;
+			}
+		}
+	}
+	if (len)
+		take_line(name, ++lineno, line, len, 0, r);
+	if (fd != 0)
+		close(fd);
+	free(line);
+	free(chunk);
+	if (total == 0)
+		ff_die("%s: the file is empty (expected bench results, one JSON object per line)", name);
+	if (!r->ng)
 		ff_die("%s: no bench results in the file (no line has \"event\":\"case\")", name);
-	return records;
 }
 
 /* Tables */
@@ -810,20 +1000,16 @@ print_env(const json_t *env, const char *const progs[])
 
 /* The programs the cases need, each once, in a NULL-terminated static list. */
 static const char *const *
-progs_for(json_t *records)
+progs_for(const struct results *r)
 {
 	static const char *list[16];
 	const char *cand[3];
-	int n = 0, i, j;
-	size_t k;
-	json_t *rec;
-	struct key key;
+	int n = 0, i, j, k;
 
-	json_array_foreach(records, k, rec) {
-		rec_key(rec, &key);
-		cand[0] = ff_relay_program(key.relay);
-		cand[1] = ff_workload_server_program(key.workload);
-		cand[2] = ff_workload_client_program(key.workload);
+	for (k = 0; k < r->ng; k++) {
+		cand[0] = ff_relay_program(r->g[k].k.relay);
+		cand[1] = ff_workload_server_program(r->g[k].k.workload);
+		cand[2] = ff_workload_client_program(r->g[k].k.workload);
 		for (i = 0; i < 3; i++) {
 			if (!cand[i])
 				continue;
@@ -835,18 +1021,6 @@ progs_for(json_t *records)
 	}
 	list[n] = NULL;
 	return list;
-}
-
-static const json_t *
-first_env(json_t *records)
-{
-	size_t i;
-	json_t *rec;
-
-	json_array_foreach(records, i, rec)
-		if (json_is_object(json_object_get(rec, "environment")))
-			return json_object_get(rec, "environment");
-	return NULL;
 }
 
 /* The bench table */
@@ -878,7 +1052,7 @@ cmp_group(const void *a, const void *b)
 }
 
 static void
-print_results(json_t *records)
+print_results(struct results *res)
 {
 	static const char *const head[] = {
 		"Workload", "Relay", "Protocol", "Bits/s", "Ops/s", "Lat",
@@ -886,21 +1060,19 @@ print_results(json_t *records)
 	};
 	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
 	struct table t = { 10, "lllrrrrrrr", NULL, 0 }, e = { 6, "lllrrr", NULL, 0 };
-	struct group *g;
+	struct group *g = res->g;
 	struct stats s;
 	char cells[MAXCOLS][128], reason[4096], *cp[MAXCOLS];
-	int ng = groups_of(records, 1, &g), i, j, maxn = 0, uniform = 1, nfoot = 0;
-	size_t k;
-	json_t *rec;
+	int ng = res->ng, i, j, k, maxn = 0, uniform = 1, nfoot = 0;
 
 	qsort(g, ng, sizeof(*g), cmp_group);
 	trow_v(&t, 10, head);
-	trow(&e, 6, "Workload", "Relay", "Protocol", "Relay CPU", "CPU-s/GB", "CPU-s/1k req");
+	trow(&e, 6, "Workload", "Relay", "Protocol", "Relay CPU", "CPU s/GB", "CPU s/1k req");
 	for (j = 0; j < MAXCOLS; j++)
 		cp[j] = cells[j];
 	for (i = 0; i < ng; i++) {
-		int ok = group_count(&g[i], "ok"), failed = group_count(&g[i], "failed");
-		const json_t *last_bad = NULL;
+		int ok = group_count(&g[i], 'o'), failed = group_count(&g[i], 'f');
+		const struct run *last_bad = NULL;
 
 		uniform &= g[i].k.jobs == g[0].k.jobs && g[i].k.warmup == g[0].k.warmup &&
 			   g[i].k.duration == g[0].k.duration && g[i].k.cpu_limit == g[0].k.cpu_limit;
@@ -908,18 +1080,17 @@ print_results(json_t *records)
 		snprintf(cells[0], 128, "%s", g[i].k.workload);
 		snprintf(cells[1], 128, "%s", g[i].k.relay);
 		snprintf(cells[2], 128, "%s", g[i].k.protocol);
-		json_array_foreach(g[i].recs, k, rec)
-			if (!is_status(rec, "ok"))
-				last_bad = rec;
+		for (k = 0; k < g[i].nruns; k++)
+			if (g[i].runs[k].status != 'o')
+				last_bad = &g[i].runs[k];
 		if (!ok && last_bad) {
-			const char *dir = ff_json_str(last_bad, "run_dir"),
-				   *why = ff_json_str(last_bad, "reason");
+			const char *dir = last_bad->run_dir, *why = last_bad->reason;
 
 			if (dir && why && strstr(why, dir))
 				dir = NULL;	/* the reason names it */
 
-			snprintf(reason, sizeof(reason), "%s: %s%s%s%s", ff_json_str(last_bad, "status"),
-				 ff_json_str(last_bad, "reason") ? ff_json_str(last_bad, "reason") : "no reason given",
+			snprintf(reason, sizeof(reason), "%s: %s%s%s%s", status_name(last_bad->status),
+				 why ? why : "no reason given",
 				 dir ? " (run directory " : "", dir ? dir : "", dir ? ")" : "");
 			cp[3] = reason;
 			trow_v(&t, 4, (const char *const *)cp);
@@ -965,17 +1136,20 @@ print_results(json_t *records)
 	if (nfoot) {
 		printf("\n");
 		for (i = 0, nfoot = 0; i < ng; i++) {
-			int ok = group_count(&g[i], "ok"), failed = group_count(&g[i], "failed");
+			int ok = group_count(&g[i], 'o'), failed = group_count(&g[i], 'f');
+			const struct run *run;
 
 			if (!ok || !failed)
 				continue;
-			printf("[%d] %d of %d runs failed, not counted:\n", ++nfoot, failed, ok + failed);
-			json_array_foreach(g[i].recs, k, rec)
-				if (is_status(rec, "failed"))
-					ff_print("    run %.0f: %s (run directory %s)\n",
-					       ff_json_num(rec, "repeat", 0),
-					       ff_json_str(rec, "reason") ? ff_json_str(rec, "reason") : "no reason given",
-					       ff_json_str(rec, "run_dir") ? ff_json_str(rec, "run_dir") : "unknown");
+			printf("[%d] %d of %d run%s failed, not counted:\n", ++nfoot, failed, ok + failed,
+			       ok + failed == 1 ? "" : "s");
+			for (k = 0; k < g[i].nruns; k++) {
+				run = &g[i].runs[k];
+				if (run->status == 'f')
+					ff_print("    run %ld: %s (run directory %s)\n", run->repeat,
+					       run->reason ? run->reason : "no reason given",
+					       run->run_dir ? run->run_dir : "unknown");
+			}
 		}
 	}
 	if (e.nrows > 1) {
@@ -984,7 +1158,6 @@ print_results(json_t *records)
 	}
 	table_free(&t);
 	table_free(&e);
-	groups_free(g, ng);
 }
 
 /* ff-bench summarize */
@@ -994,19 +1167,18 @@ summarize_main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
 		{ NULL, 0, NULL, 0 }
 	};
-	json_t *records;
+	struct results res;
 	const char *path = "-";
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":h", longopts, summarize_usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(summarize_usage, 0);
-		default:
-			ff_bad_option(summarize_usage, c, argv);
 		}
 	if (argc - optind > 1)
 		ff_usage_error(summarize_usage, "unexpected argument '%s'", argv[optind + 1]);
@@ -1014,10 +1186,10 @@ summarize_main(int argc, char *argv[])
 		path = argv[optind];
 	else if (isatty(0))
 		ff_usage_error(summarize_usage, "expected a results file (or one on standard input)");
-	records = load_results(path);
-	print_env(first_env(records), progs_for(records));
-	print_results(records);
-	json_decref(records);
+	load_results(path, 1, &res);
+	print_env(res.env, progs_for(&res));
+	print_results(&res);
+	results_free(&res);
 	return ff_finish();
 }
 
@@ -1209,60 +1381,30 @@ compare_row(const struct group *b, const struct group *n, int m, struct cmp_row 
 static int
 group_has(const struct group *g, int m)
 {
-	double v;
-	size_t i;
-	json_t *rec;
+	int i;
 
-	json_array_foreach(g->recs, i, rec)
-		if (is_status(rec, "ok") && rec_value(rec, m, &v))
+	for (i = 0; i < g->nruns; i++)
+		if (g->runs[i].status == 'o' && (g->runs[i].have & (1u << m)))
 			return 1;
 	return 0;
 }
 
 /* Environments: what each side ran on */
 
-static const char *const env_fields[] = { "hostname", "kernel", "cpu_model", "os" };
-static const char *const env_field_names[] = { "host", "kernel", "CPU", "OS" };
-
-/* The distinct values of an environment field in a file (joined by " | ", static). */
+/* The distinct values of an environment field in a file (joined by " | "). */
 static const char *
-env_values(json_t *records, const char *fld, char *buf, size_t n)
+env_values(const struct results *r, int i)
 {
-	size_t i, len = 0;
-	json_t *rec;
-	const char *v;
-
-	buf[0] = 0;
-	json_array_foreach(records, i, rec) {
-		v = ff_json_str(json_object_get(rec, "environment"), fld);
-		if (!v)
-			continue;
-		if (len && strstr(buf, v))
-			continue;
-		len += snprintf(buf + len, len < n ? n - len : 0, "%s%s", len ? " | " : "", v);
-	}
-	return buf[0] ? buf : "unknown";
+	return r->envv[i][0] ? r->envv[i] : "unknown";
 }
 
 /* "3.2.0 (hash 0123...)" for the router a file's runs used. */
 static const char *
-router_str(json_t *records, char *buf, size_t n)
+router_str(const struct results *r, char *buf, size_t n)
 {
-	const json_t *env = NULL, *e;
-	size_t i;
-	json_t *rec;
+	const json_t *env = r->router_env ? r->router_env : r->env;
 	const char *ver, *hash, *proton;
 
-	json_array_foreach(records, i, rec) {
-		e = json_object_get(rec, "environment");
-		if (!strcmp(ff_json_str(json_object_get(rec, "config"), "relay"), "skrouterd") &&
-		    is_status(rec, "ok") && json_is_object(e)) {
-			env = e;
-			break;
-		}
-	}
-	if (!env)
-		env = first_env(records);
 	ver = ff_json_str(json_object_get(env, "skrouterd"), "version");
 	hash = ff_json_str(env, "skrouterd_hash_fnv1a64");
 	proton = ff_json_str(env, "proton_library");
@@ -1277,7 +1419,7 @@ router_str(json_t *records, char *buf, size_t n)
 }
 
 static void
-emit_env_json(const char *side, const char *path, json_t *records)
+emit_env_json(const char *side, const char *path, const struct results *records)
 {
 	json_t *ev = ff_event("environment");
 	char buf[2048];
@@ -1288,13 +1430,14 @@ emit_env_json(const char *side, const char *path, json_t *records)
 	json_object_set_new(ev, "skrouterd", ff_json_text(router_str(records, buf, sizeof(buf))));
 	for (i = 0; i < FF_ARRAY_SIZE(env_fields); i++)
 		json_object_set_new(ev, env_fields[i],
-				    ff_json_text(env_values(records, env_fields[i], buf, sizeof(buf))));
+				    ff_json_text(env_values(records, i)));
 	ff_emit(ev);
 }
 
 /* Prints the environments; returns how many fields differ. */
 static int
-compare_env(const char *bpath, json_t *base, const char *npath, json_t *new)
+compare_env(const char *bpath, const struct results *base, const char *npath,
+	    const struct results *new)
 {
 	char a[2048], b[2048];
 	int i, ndiff = 0, md = !strcmp(cmpopt.format, "markdown");
@@ -1313,8 +1456,8 @@ compare_env(const char *bpath, json_t *base, const char *npath, json_t *new)
 		ff_print("  new   %s: %s\n", npath, router_str(new, a, sizeof(a)));
 	}
 	for (i = 0; i < (int)FF_ARRAY_SIZE(env_fields); i++) {
-		env_values(base, env_fields[i], a, sizeof(a));
-		env_values(new, env_fields[i], b, sizeof(b));
+		snprintf(a, sizeof(a), "%s", env_values(base, i));
+		snprintf(b, sizeof(b), "%s", env_values(new, i));
 		if (cmpopt.json) {
 			if (!strcmp(a, b))
 				continue;
@@ -1478,6 +1621,7 @@ compare_main(int argc, char *argv[])
 	enum { OPT_THRESHOLD = 256, OPT_FORMAT, OPT_JSON };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
 		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -1485,13 +1629,14 @@ compare_main(int argc, char *argv[])
 	};
 	static const char *const formats[] = { "text", "markdown", NULL };
 	const char *bpath, *npath;
-	json_t *base, *new;
+	struct results base, new;
 	struct group *bg, *ng;
+	struct stat bst, nst;
 	struct cmp_row *rows;
 	int nb, nn, i, j, m, nrows, c, foot_few = 0, beyond = 0, matched = 0, md;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":h", longopts, compare_usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(compare_usage, 0);
@@ -1505,8 +1650,6 @@ compare_main(int argc, char *argv[])
 		case OPT_JSON:
 			cmpopt.json = 1;
 			break;
-		default:
-			ff_bad_option(compare_usage, c, argv);
 		}
 	if (argc - optind < 2)
 		ff_usage_error(compare_usage, "expected two results files, BASE and NEW");
@@ -1517,10 +1660,23 @@ compare_main(int argc, char *argv[])
 	md = !strcmp(cmpopt.format, "markdown");
 	bpath = argv[optind];
 	npath = argv[optind + 1];
-	base = load_results(bpath);
-	new = load_results(npath);
-	nb = groups_of(base, 0, &bg);
-	nn = groups_of(new, 0, &ng);
+	if (!strcmp(bpath, "-") && !strcmp(npath, "-"))
+		ff_usage_error(compare_usage, "BASE and NEW are both standard input: compare two files");
+	if ((strcmp(bpath, "-") ? stat(bpath, &bst) : fstat(0, &bst)) == 0 &&
+	    (strcmp(npath, "-") ? stat(npath, &nst) : fstat(0, &nst)) == 0 &&
+	    bst.st_dev == nst.st_dev && bst.st_ino == nst.st_ino)
+		ff_usage_error(compare_usage, "'%s' and '%s' are the same file: compare two different ones",
+			       strcmp(bpath, "-") ? bpath : "standard input",
+			       strcmp(npath, "-") ? npath : "standard input");
+	load_results(bpath, 0, &base);
+	load_results(npath, 0, &new);
+	/* The cases in bench's order, the matrix's */
+	qsort(base.g, base.ng, sizeof(*base.g), cmp_group);
+	qsort(new.g, new.ng, sizeof(*new.g), cmp_group);
+	bg = base.g;
+	nb = base.ng;
+	ng = new.g;
+	nn = new.ng;
 
 	if (cmpopt.json)
 		ff_emit_start();
@@ -1530,7 +1686,7 @@ compare_main(int argc, char *argv[])
 	else
 		printf("Comparing %s (base) with %s (new); two-sided Mann-Whitney U test, alpha %g\n\n",
 		       bpath, npath, ALPHA);
-	compare_env(bpath, base, npath, new);
+	compare_env(bpath, &base, npath, &new);
 
 	rows = calloc(nb + 1, sizeof(*rows));
 	if (!rows)
@@ -1566,9 +1722,9 @@ compare_main(int argc, char *argv[])
 		int fb = 0, fn = 0;
 
 		for (i = 0; i < nb; i++)
-			fb += group_count(&bg[i], "failed");
+			fb += group_count(&bg[i], 'f');
 		for (i = 0; i < nn; i++)
-			fn += group_count(&ng[i], "failed");
+			fn += group_count(&ng[i], 'f');
 		if (fb || fn)
 			printf("\nFailed runs, not counted: %d in base, %d in new\n", fb, fn);
 		if (foot_few)
@@ -1581,10 +1737,8 @@ compare_main(int argc, char *argv[])
 			       md ? "**" : "");
 	}
 	free(rows);
-	groups_free(bg, nb);
-	groups_free(ng, nn);
-	json_decref(base);
-	json_decref(new);
+	results_free(&base);
+	results_free(&new);
 	if (!matched) {
 		if (cmpopt.json)
 			ff_emit_end(1);
@@ -2197,7 +2351,6 @@ static void
 check_output(void)
 {
 	char dir[PATH_MAX], why[PATH_MAX + 128], *slash;
-	json_t *old;
 	size_t len;
 
 	if (ff_out_check(&stream, opt.output, opt.force || opt.append ? 0 : FF_OUT_NEW, NULL) < 0)
@@ -2220,8 +2373,10 @@ check_output(void)
 		ff_die("cannot read '%s': %s", opt.output, strerror(errno));
 	if (len && strspn(appended, " \t\r\n") < len) {
 		/* Dies naming the line that is not a result. */
-		old = load_results(opt.output);
-		json_decref(old);
+		struct results old = { 0 };
+
+		load_results(opt.output, 1, &old);
+		results_free(&old);
 	}
 	if (len && appended[len - 1] != '\n') {
 		appended = realloc(appended, len + 2);
@@ -2237,6 +2392,7 @@ bench_main(int argc, char *argv[])
 	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
 		{ "workloads", required_argument, NULL, 'w' },
 		{ "relays", required_argument, NULL, 'r' },
 		{ "protocols", required_argument, NULL, 'p' },
@@ -2255,10 +2411,11 @@ bench_main(int argc, char *argv[])
 	    done = 0, ncpus, sig;
 	cpu_set_t avail;
 	struct stat st;
+	struct results res;
 	json_t *rec;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":hw:r:p:", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":hw:r:p:", longopts, usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(usage, 0);
@@ -2286,8 +2443,7 @@ bench_main(int argc, char *argv[])
 			opt.append = 1;
 			break;
 		default:
-			if (!ff_take_run_opt(usage, c, optarg, &opt.run))
-				ff_bad_option(usage, c, argv);
+			ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
@@ -2302,8 +2458,8 @@ bench_main(int argc, char *argv[])
 		opt.np = all_names(ff_protocols, opt.protocols);
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
-		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
-			       opt.run.cpu_limit, ncpus);
+		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
+			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)
@@ -2385,7 +2541,9 @@ bench_main(int argc, char *argv[])
 	/* The environment first, so it is on screen while the bench runs. */
 	for (w = 0; w < ncases; w++)
 		json_array_append_new(records, new_record(&cases[w], "skipped", NULL, 1, ""));
-	print_env(bench_env, progs_for(records));
+	results_of(records, 1, &res);
+	print_env(bench_env, progs_for(&res));
+	results_free(&res);
 	fflush(stdout);
 	json_array_clear(records);
 
@@ -2418,15 +2576,20 @@ bench_main(int argc, char *argv[])
 			save_results();
 		}
 
-	if (json_array_size(records))
-		print_results(records);
+	if (json_array_size(records)) {
+		results_of(records, 1, &res);
+		print_results(&res);
+		results_free(&res);
+	}
 	else
 		printf("\nBenchmark results\n\nno run finished\n");
 	list = notrun_list(notrun, nnot, NULL, &nunsup);
+	/* Not a failure: the matrix has no such case. */
 	if (nunsup)
-		printf("\nNot run: %d unsupported combination%s%s%s%s\n", nunsup, nunsup == 1 ? "" : "s",
-		       ff_verbosity > 0 ? " (" : "", ff_verbosity > 0 ? list : "",
-		       ff_verbosity > 0 ? ")" : "");
+		printf("\n%d combination%s left out, as %s not apply (a workload or relay without that "
+		       "protocol)%s%s\n", nunsup, nunsup == 1 ? " was" : "s were", nunsup == 1 ? "it does" :
+		       "they do", ff_verbosity > 0 ? ": " : "; --verbose lists them",
+		       ff_verbosity > 0 ? list : "");
 	/* The router's: bench asks for no encapsulation, so it can only lack the HTTP adaptor. */
 	for (w = 0; w < nnot && !notrun[w].lacks; w++)
 		;
@@ -2440,13 +2603,14 @@ bench_main(int argc, char *argv[])
 	if ((sig = ff_signalled())) {
 		ff_finish();
 		ff_children_stop_all();
-		ff_warn("stopped by %s after %d of %ld runs; %s", sig == SIGINT ? "SIGINT" :
+		ff_warn("stopped by %s after %d of %ld run%s; %s", sig == SIGINT ? "SIGINT" :
 			sig == SIGHUP ? "SIGHUP" : "SIGTERM", done, nrun * opt.repeat,
+			nrun * opt.repeat == 1 ? "" : "s",
 			json_array_size(records) ? "the results so far are kept" : "no run finished");
 		exit(128 + sig);
 	}
 	if (failed)
-		ff_warn("%d of %ld runs failed", failed, nrun * opt.repeat);
+		ff_warn("%d of %ld run%s failed", failed, nrun * opt.repeat, nrun * opt.repeat == 1 ? "" : "s");
 	if (ff_finish())
 		return 1;
 	return failed ? 1 : 0;

@@ -39,12 +39,14 @@ static const char usage[] =
 	"are given (then it starts at once; not for skstat).\n"
 	"  --call-graph METHOD  record, c2c, mem: fp (default), dwarf or lbr\n"
 	"  --freq HZ            record, c2c, mem: samples per second (default 997)\n"
-	"  --check              only check that this machine can capture in MODE\n";
+	"  --check              only check that this machine can capture in MODE\n"
+	"  --version            print the version and exit\n";
 
 enum { OPT_PID = 256, OPT_DURATION, OPT_RUN_DIR, OPT_CALL_GRAPH, OPT_FREQ, OPT_CHECK };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
+	FF_LONGOPT_VERSION,
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
@@ -980,7 +982,7 @@ main(int argc, char *argv[])
 
 	ff_setprog(argv[0]);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(usage, 0);
@@ -1003,8 +1005,6 @@ main(int argc, char *argv[])
 		case OPT_CHECK:
 			opt.check = 1;
 			break;
-		default:
-			ff_bad_option(usage, c, argv);
 		}
 	if (optind < argc)
 		opt.mode = ff_parse_name(usage, "mode", argv[optind++], modes);

@@ -10,6 +10,7 @@
  */
 #include "ff.h"
 
+#include <getopt.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -18,7 +19,8 @@
 static const char usage[] =
 	"usage: ff-check [-h] [--json]\n"
 	"\n"
-	"  --json  JSON lines: start, environment, a requirement per item, end\n";
+	"  --json     JSON lines: start, environment, a requirement per item, end\n"
+	"  --version  print the version and exit\n";
 
 enum pm { PM_NONE, PM_APT, PM_DNF };
 
@@ -307,9 +309,10 @@ frame_pointers(const char *what, const char *path, const char *none, char *msg, 
 			 "%d set%s of compiler flags)", what, fp.units_with,
 			 fp.units_with == 1 ? "" : "s");
 	else
-		snprintf(msg, n, "%s: built without -fno-omit-frame-pointer in %d of %d sets of "
+		snprintf(msg, n, "%s: built without -fno-omit-frame-pointer in %d of %d set%s of "
 			 "compiler flags, e.g. '%.200s'", what, fp.units_without,
-			 fp.units_with + fp.units_without, fp.example);
+			 fp.units_with + fp.units_without,
+			 fp.units_with + fp.units_without == 1 ? "" : "s", fp.example);
 	return r == 0;
 }
 
@@ -481,20 +484,27 @@ print_human(void)
 int
 main(int argc, char *argv[])
 {
-	int json = 0, i, problems = 0;
+	enum { OPT_JSON = 256 };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ NULL, 0, NULL, 0 }
+	};
+	int json = 0, i, c, problems = 0;
 
 	ff_setprog(argv[0]);
 	ff_usage_self("ff-check");
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
+		switch (c) {
+		case 'h':
 			ff_usage(usage, 0);
-		else if (!strcmp(argv[i], "--json"))
+		case OPT_JSON:
 			json = 1;
-		else if (argv[i][0] == '-')
-			ff_usage_error(usage, "unknown option '%s'", argv[i]);
-		else
-			ff_usage_error(usage, "unexpected argument '%s'", argv[i]);
-	}
+			break;
+		}
+	if (optind < argc)
+		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (json)
 		ff_emit_start();
 	env = ff_env_collect();

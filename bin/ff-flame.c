@@ -39,7 +39,8 @@ static const char usage[] =
 	"                     workload, relay, protocol and relays:\n"
 	"                     [{\"role\":\"r1\",\"pid\":1,\"pids\":[..],\"program\":\"nginx\"},..]\n"
 	"  --diff BASE NEW    a differential graph of NEW against BASE\n"
-	"  -h, --help         show this help\n";
+	"  -h, --help         show this help\n"
+	"  --version          print the version and exit\n";
 
 /* The fields ff-flame asks perf script for: just what folding needs. */
 #define PERF_FIELDS "comm,pid,tid,ip,sym,dso"
@@ -123,19 +124,10 @@ static uint32_t root_frame;
 static uint32_t *cur;
 static size_t ncur, capcur;
 
-static void *
-xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		ff_die("out of memory");
-	return p;
-}
-
 static char *
 xstrndup(const char *s, size_t n)
 {
-	char *p = xrealloc(NULL, n + 1);
+	char *p = ff_realloc(NULL, n + 1);
 
 	memcpy(p, s, n);
 	p[n] = 0;
@@ -145,7 +137,7 @@ xstrndup(const char *s, size_t n)
 #define GROW(arr, n, cap) do { \
 		if ((n) >= (cap)) { \
 			(cap) = (cap) ? (cap) * 2 : 64; \
-			(arr) = xrealloc((arr), (cap) * sizeof(*(arr))); \
+			(arr) = ff_realloc((arr), (cap) * sizeof(*(arr))); \
 		} \
 	} while (0)
 
@@ -228,8 +220,8 @@ module_intern(const char *s, size_t len)
 			return i;
 	}
 	GROW(modules, nmodules, capmodules);
-	module_hash = xrealloc(module_hash, capmodules * sizeof(*module_hash));
-	module_kind = xrealloc(module_kind, capmodules * sizeof(*module_kind));
+	module_hash = ff_realloc(module_hash, capmodules * sizeof(*module_hash));
+	module_kind = ff_realloc(module_kind, capmodules * sizeof(*module_kind));
 	modules[nmodules] = xstrndup(s, len);
 	module_hash[nmodules] = h;
 	module_kind[nmodules] = kind_of_module(modules[nmodules]);
@@ -307,7 +299,7 @@ stack_add(const uint32_t *ids, size_t len, uint64_t count, int which)
 	}
 	while (nstack_ids + len > capstack_ids) {
 		capstack_ids = capstack_ids ? capstack_ids * 2 : 4096;
-		stack_ids = xrealloc(stack_ids, capstack_ids * sizeof(*stack_ids));
+		stack_ids = ff_realloc(stack_ids, capstack_ids * sizeof(*stack_ids));
 	}
 	memcpy(stack_ids + nstack_ids, ids, len * sizeof(*ids));
 	GROW(stacks, nstacks, capstacks);
@@ -467,7 +459,7 @@ merge_towers(void)
 		    (r = relay_of(-1, procs[i].comm)) < 0)
 			continue;
 		if (!any)
-			alias = xrealloc(NULL, nframes * sizeof(*alias));
+			alias = ff_realloc(NULL, nframes * sizeof(*alias));
 		if (!any)
 			for (k = 0; k < nframes; k++)
 				alias[k] = k;
@@ -554,7 +546,7 @@ relays_from_meta(const json_t *meta)
 
 	if (!json_is_array(arr))
 		return;
-	relays = xrealloc(NULL, (json_array_size(arr) + 1) * sizeof(*relays));
+	relays = ff_realloc(NULL, (json_array_size(arr) + 1) * sizeof(*relays));
 	json_array_foreach(arr, i, r) {
 		if (!json_is_object(r))
 			continue;
@@ -567,7 +559,7 @@ relays_from_meta(const json_t *meta)
 		rl->pid = json_pid(json_object_get(r, "pid"));
 		v = json_object_get(r, "pids");
 		if (json_is_array(v)) {
-			rl->pids = xrealloc(NULL, (json_array_size(v) + 1) *
+			rl->pids = ff_realloc(NULL, (json_array_size(v) + 1) *
 					    sizeof(*rl->pids));
 			for (k = 0; k < json_array_size(v); k++)
 				rl->pids[rl->npids++] = json_pid(json_array_get(v, k));
@@ -1105,6 +1097,39 @@ looks_folded(const char *s, size_t n)
  * that start with a tab; without callchains, its lines are headers with
  * a pid and do not end in a count.
  */
+/* A text line may be long (a deep folded stack), never this long. */
+#define MAX_LINE (16 << 20)
+
+/*
+ * getline(3) with a cap: a line of MAX_LINE bytes without its end is an
+ * error at once (/dev/zero), not memory exhausted. A NUL byte ends the line
+ * early and is in it, where the callers look for binary data.
+ */
+static ssize_t
+get_line(struct input *in, char **line, size_t *cap, FILE *fp)
+{
+	size_t len = 0, n, room;
+
+	for (;;) {
+		if (*cap - len < 4096) {
+			if (*cap >= MAX_LINE)
+				ff_die("%s:%ld: a line of more than %d MiB: not perf script output or folded stacks",
+				       in->name, in->line + 1, MAX_LINE >> 20);
+			*cap = *cap ? *cap * 2 : 65536;
+			*line = ff_realloc(*line, *cap);
+		}
+		room = *cap - len;
+		if (!fgets(*line + len, room, fp))
+			return len ? (ssize_t)len : -1;
+		n = strlen(*line + len);
+		len += n;
+		if (len && (*line)[len - 1] == '\n')
+			return len;
+		if (n < room - 1 && (!feof(fp) || n == 0) && !ferror(fp))
+			return len + 1;	/* fgets went on past a NUL byte */
+	}
+}
+
 static void
 read_text(struct input *in, FILE *fp)
 {
@@ -1114,7 +1139,7 @@ read_text(struct input *in, FILE *fp)
 	long pid, tid;
 	int nheld = 0, script = force_script, i;
 
-	while (nheld < 2 && (n = getline(&line, &cap, fp)) >= 0) {
+	while (nheld < 2 && (n = get_line(in, &line, &cap, fp)) >= 0) {
 		if (memchr(line, 0, n))
 			ff_die("'%s': not a perf.data file, perf script output or folded stacks (binary data)",
 			       in->name);
@@ -1147,7 +1172,7 @@ read_text(struct input *in, FILE *fp)
 			       in->name);
 		free(held[i]);
 	}
-	while ((n = getline(&line, &cap, fp)) >= 0) {
+	while ((n = get_line(in, &line, &cap, fp)) >= 0) {
 		if (memchr(line, 0, n))
 			ff_die("%s:%ld: binary data", in->name, in->line + 1);
 		if (script)
@@ -1220,12 +1245,12 @@ frame_cmp(const void *a, const void *b)
 static void
 rank_frames(void)
 {
-	uint32_t *order = xrealloc(NULL, nframes * sizeof(*order)), i;
+	uint32_t *order = ff_realloc(NULL, nframes * sizeof(*order)), i;
 
 	for (i = 0; i < nframes; i++)
 		order[i] = i;
 	qsort(order, nframes, sizeof(*order), frame_cmp);
-	frame_rank = xrealloc(NULL, nframes * sizeof(*frame_rank));
+	frame_rank = ff_realloc(NULL, nframes * sizeof(*frame_rank));
 	for (i = 0; i < nframes; i++)
 		frame_rank[order[i]] = i;
 	free(order);
@@ -1248,7 +1273,7 @@ stack_cmp(const void *a, const void *b)
 static uint32_t *
 sorted_stacks(void)
 {
-	uint32_t *order = xrealloc(NULL, nstacks * sizeof(*order)), i;
+	uint32_t *order = ff_realloc(NULL, nstacks * sizeof(*order)), i;
 
 	for (i = 0; i < nstacks; i++)
 		order[i] = i;
@@ -1272,7 +1297,7 @@ static size_t nnodes, capnodes;
 static void
 build_tree(const uint32_t *order)
 {
-	size_t *path = xrealloc(NULL, sizeof(*path)), npath = 1, cappath = 1;
+	size_t *path = ff_realloc(NULL, sizeof(*path)), npath = 1, cappath = 1;
 	uint32_t i, k, len;
 	const uint32_t *ids;
 	const struct stack *s;
@@ -1329,7 +1354,7 @@ buf_add(struct buf *b, const char *s, size_t n)
 {
 	if (b->len + n + 1 > b->cap) {
 		b->cap = (b->len + n + 1) * 2;
-		b->s = xrealloc(b->s, b->cap);
+		b->s = ff_realloc(b->s, b->cap);
 	}
 	memcpy(b->s + b->len, s, n);
 	b->len += n;
@@ -1519,6 +1544,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
 		{ "output", required_argument, NULL, 'o' },
 		{ "title", required_argument, NULL, 't' },
 		{ "folded", no_argument, NULL, 'F' },
@@ -1537,7 +1563,7 @@ main(int argc, char *argv[])
 
 	ff_setprog(argv[0]);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:ho:t:", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, "+:ho:t:", longopts, usage)) != -1)
 		switch (c) {
 		case 'h': ff_usage(usage, 0);
 		case 'o': out = optarg; break;
@@ -1546,13 +1572,6 @@ main(int argc, char *argv[])
 		case 'S': force_script = 1; break;
 		case 'M': meta_arg = optarg; break;
 		case 'D': diff = 1; break;
-		case ':':
-			ff_usage_error(usage, "option '%s' needs a value",
-				       argv[optind - 1]);
-		default:
-			if (optopt)
-				ff_usage_error(usage, "unknown option '-%c'", optopt);
-			ff_usage_error(usage, "unknown option '%s'", argv[optind - 1]);
 		}
 	nin = argc - optind;
 	if (diff && nin != 2)
@@ -1590,7 +1609,8 @@ main(int argc, char *argv[])
 	}
 	for (k = 0; k <= diff; k++)
 		if (in[k].bad)
-			ff_info("%s: %ld lines not understood", in[k].name, in[k].bad);
+			ff_info("%s: %ld line%s not understood", in[k].name, in[k].bad,
+				in[k].bad == 1 ? "" : "s");
 	if (!in[0].samples)
 		ff_warn("no samples in '%s'", in[0].name);
 	merge_towers();

@@ -30,12 +30,14 @@ static const char usage[] =
 	"on stdin. --cpu-limit pins each relay to N CPUs of its own (0: no limit).\n"
 	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
 	"default: the router's own). --config-only writes the relays' configurations\n"
-	"into the run directory, emits `config`, and starts nothing.\n";
+	"into the run directory, emits `config`, and starts nothing.\n"
+	"--version prints the version.\n";
 
 enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
+	FF_LONGOPT_VERSION,
 	{ "relay", required_argument, NULL, 'r' },
 	{ "protocol", required_argument, NULL, 'p' },
 	{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
@@ -387,7 +389,7 @@ main(int argc, char *argv[])
 
 	ff_setprog(argv[0]);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hr:p:", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":hr:p:", longopts, usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(usage, 0);
@@ -412,8 +414,6 @@ main(int argc, char *argv[])
 		case OPT_ENCAPSULATION:
 			opt.encapsulation = encapsulations[ff_parse_name(usage, "encapsulation", optarg, encapsulations)];
 			break;
-		default:
-			ff_bad_option(usage, c, argv);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
@@ -426,8 +426,8 @@ main(int argc, char *argv[])
 		int n = ff_cpus_available(&avail);
 
 		if (opt.cpu_limit > n)
-			ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
-				       opt.cpu_limit, n);
+			ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
+				       opt.cpu_limit, n, n == 1 ? "" : "s");
 	}
 	if (strcmp(opt.relay, "none")) {
 		program_path = ff_which(opt.relay);

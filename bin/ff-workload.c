@@ -27,12 +27,14 @@ static const char usage[] =
 	"\n"
 	"Workloads: builtin (default), iperf3, h2load, h2load-h1.\n"
 	"serve starts the workload's server and holds it; drive reads the\n"
-	"topology event on stdin and runs the client through the relays.\n";
+	"topology event on stdin and runs the client through the relays.\n"
+	"--version prints the version.\n";
 
 enum { OPT_RUN_DIR = FF_OPT_OWN };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
+	FF_LONGOPT_VERSION,
 	{ "workload", required_argument, NULL, 'w' },
 	FF_RUN_LONGOPTS,
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
@@ -736,8 +738,8 @@ finish_h2load(struct drive *d)
 	ff_emit(ev);
 	free(lat);
 	if (total > s2xx)
-		ff_warn("h2load: %.0f of %.0f requests did not succeed (%.0f failed, %.0f errored, %.0f timeout, %.0f 4xx, %.0f 5xx)",
-			total - s2xx, total, failed, errored, timeout, s4xx, s5xx);
+		ff_warn("h2load: %.0f of %.0f request%s did not succeed (%.0f failed, %.0f errored, %.0f timeout, %.0f 4xx, %.0f 5xx)",
+			total - s2xx, total, total == 1 ? "" : "s", failed, errored, timeout, s4xx, s5xx);
 	d->have_result = 1;
 	return 0;
 }
@@ -754,14 +756,17 @@ main(int argc, char *argv[])
 	if (argc < 2)
 		ff_usage_error(usage, "expected a mode: serve or drive");
 	mode = argv[1];
-	if (!strcmp(mode, "-h") || !strcmp(mode, "--help"))
-		ff_usage(usage, 0);
-	if (mode[0] == '-')
-		ff_usage_error(usage, "unknown option '%s'", mode);
+	if (mode[0] == '-') {
+		/* -h, --version and a bad option say so; any other option is early */
+		c = ff_getopt(argc, argv, ":hw:", longopts, usage);
+		if (c == 'h')
+			ff_usage(usage, 0);
+		ff_usage_error(usage, "expected a mode, serve or drive, before the options");
+	}
 	if (strcmp(mode, "serve") && strcmp(mode, "drive"))
 		ff_usage_error(usage, "unknown mode '%s' (expected serve or drive)", mode);
 	optind = 2;
-	while ((c = getopt_long(argc, argv, ":hw:", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":hw:", longopts, usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(usage, 0);
@@ -772,8 +777,7 @@ main(int argc, char *argv[])
 			opt.run_dir = optarg;
 			break;
 		default:
-			if (!ff_take_run_opt(usage, c, optarg, &opt.run))
-				ff_bad_option(usage, c, argv);
+			ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);

@@ -35,6 +35,7 @@ static const char usage[] =
 	"  --quiet     Print no logging to the console\n"
 	"  --debug     Print debugging output to the console\n"
 	"  -h, --help  Show this help message and exit\n"
+	"  --version   Show the version and exit\n"
 	"\n"
 	"commands:\n"
 	"  {command}\n";
@@ -71,6 +72,7 @@ static const char run_usage_fmt[] =
 	"\n"
 	"options:\n"
 	"  -h, --help            Show this help message and exit\n"
+	"  --version             Show the version and exit\n"
 	"  -w WORKLOAD, --workload WORKLOAD\n"
 	"                        The selected workload (default 'builtin')\n"
 	"  -r RELAY, --relay RELAY\n"
@@ -95,6 +97,7 @@ enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ };
 
 static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
+	FF_LONGOPT_VERSION,
 	{ "workload", required_argument, NULL, 'w' },
 	{ "relay", required_argument, NULL, 'r' },
 	{ "protocol", required_argument, NULL, 'p' },
@@ -207,7 +210,7 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, c->name,
 		 samples(c) ? perf_synopsis : "", c->help, samples(c) ? perf_options : "");
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":hw:r:p:", run_longopts, NULL)) != -1)
+	while ((ch = ff_getopt(argc, argv, ":hw:r:p:", run_longopts, run_usage)) != -1)
 		switch (ch) {
 		case 'h':
 			ff_usage(run_usage, 0);
@@ -235,8 +238,7 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 										optarg, call_graphs)];
 			break;
 		default:
-			if (!ff_take_run_opt(run_usage, ch, optarg, &opt.run))
-				ff_bad_option(run_usage, ch, argv);
+			ff_take_run_opt(run_usage, ch, optarg, &opt.run);
 		}
 	if (optind < argc)
 		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
@@ -259,8 +261,8 @@ validate_run(const struct cmd *c)
 		ff_usage_error(run_usage, "'%s' captures in the relays, and relay 'none' has none", c->name);
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
-		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
-			       opt.run.cpu_limit, ncpus);
+		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
+			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
 	if (ff_relay_program(opt.relay))
 		need[n++] = ff_relay_program(opt.relay);
 	if (ff_workload_server_program(opt.workload))
@@ -498,8 +500,8 @@ summarize(json_t *events, const char *rundir)
 		       ff_json_num(res, "latency_p99_us", 0) / 1000);
 	ff_print("  Window:      %.3f s\n", ff_json_num(res, "duration_s", 0));
 	if (ff_json_num(res, "failed", 0) > 0)
-		ff_print("  Failed:      %.0f of %.0f requests\n", ff_json_num(res, "failed", 0),
-		       ff_json_num(res, "requests", 0));
+		ff_print("  Failed:      %.0f of %.0f request%s\n", ff_json_num(res, "failed", 0),
+		       ff_json_num(res, "requests", 0), ff_json_num(res, "requests", 0) == 1 ? "" : "s");
 	if (json_array_size(json_object_get(rsc, "relays"))) {
 		ff_print("\nResources\n");
 		json_array_foreach(json_object_get(rsc, "relays"), i, r) {
@@ -663,16 +665,23 @@ render_flamegraph(json_t *events, const char *rundir)
 	}
 }
 
-/* A figure of a stat event, if it has one. */
+/*
+ * A figure of a stat event, if it has one; fmt NULL: a figure in
+ * milliseconds, shown in seconds to three significant digits as bench does.
+ */
 static void
 print_figure(const json_t *ev, const char *key, const char *label, const char *fmt)
 {
 	const json_t *v = json_object_get(ev, key);
+	char buf[64];
 
 	if (!json_is_number(v))
 		return;
 	printf("  %-26s", label);
-	printf(fmt, json_number_value(v));
+	if (fmt)
+		printf(fmt, json_number_value(v));
+	else
+		printf("%s", ff_fmt_sig3(json_number_value(v) / 1000, "", buf, sizeof(buf)));
 	printf("\n");
 }
 
@@ -691,8 +700,9 @@ summarize_capture(const struct cmd *c, json_t *events)
 		if (!strcmp(name, "stat")) {
 			ff_print("\nperf stat: %s\n\n", role_name(role));
 			ff_print("%s\n\n", ff_json_str(ev, "table") ? ff_json_str(ev, "table") : "");
-			print_figure(ev, "cpu_ms_per_gb", "CPU per GB relayed:", "%.1f ms");
-			print_figure(ev, "cpu_ms_per_kop", "CPU per 1,000 operations:", "%.3f ms");
+			/* in bench's unit and words: CPU-seconds per GB, per 1,000 requests */
+			print_figure(ev, "cpu_ms_per_gb", "CPU s/GB:", NULL);
+			print_figure(ev, "cpu_ms_per_kop", "CPU s/1k req:", NULL);
 			print_figure(ev, "instructions_per_byte", "Instructions per byte:", "%.2f");
 			print_figure(ev, "cycles_per_byte", "Cycles per byte:", "%.2f");
 		} else if (!strcmp(name, "skstat")) {
@@ -737,6 +747,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "debug", no_argument, NULL, 'd' },
@@ -751,7 +762,7 @@ main(int argc, char *argv[])
 
 	ff_setprog(argv[0]);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1)
+	while ((ch = ff_getopt(argc, argv, "+:h", longopts, usage)) != -1)
 		switch (ch) {
 		case 'h':
 			top_usage(0);
@@ -764,18 +775,28 @@ main(int argc, char *argv[])
 		case 'd':
 			ff_verbosity = 2;
 			break;
-		default:
-			ff_bad_option(usage, ch, argv);
 		}
 	if (optind >= argc) {
 		ff_warn("expected a command");
 		top_usage(2);
 	}
+	if (!strcmp(argv[optind], "help")) {
+		/* help CMD is CMD -h */
+		static char h[] = "-h";
+
+		if (optind + 1 >= argc)
+			top_usage(0);
+		if (optind + 2 < argc) {
+			ff_warn("unexpected argument '%s'; 'help' takes one command", argv[optind + 2]);
+			exit(2);
+		}
+		optind++;
+		argv[optind + 1] = h;
+		argc = optind + 2;
+	}
 	for (i = 0; i < FF_ARRAY_SIZE(cmds); i++)
 		if (!strcmp(argv[optind], cmds[i].name))
 			c = &cmds[i];
-	if (!strcmp(argv[optind], "help"))
-		top_usage(0);
 	if (!c) {
 		ff_warn("'%s' is not a flimflam command; see 'flimflam --help'", argv[optind]);
 		exit(2);

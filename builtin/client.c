@@ -47,7 +47,8 @@ static const char usage[] =
 	"\n"
 	"Stream to 127.0.0.1:PORT on N connections (default 2) and count the\n"
 	"bytes echoed back during a window of --duration seconds (default 5)\n"
-	"that opens --warmup seconds (default 5) after the start.\n";
+	"that opens --warmup seconds (default 5) after the start.\n"
+	"--version prints the version.\n";
 
 /* Bytes per write and recv: bench/README.md (-DIO_BYTES=n to try). */
 #ifndef IO_BYTES
@@ -426,6 +427,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
 		{ "port", required_argument, NULL, 'p' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "warmup", required_argument, NULL, 'w' },
@@ -437,7 +439,7 @@ main(int argc, char *argv[])
 
 	ff_setprog(argv[0]);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(usage, 0);
@@ -453,8 +455,6 @@ main(int argc, char *argv[])
 		case 'd':
 			duration = ff_parse_run_opt(usage, "--duration", optarg);
 			break;
-		default:
-			ff_bad_option(usage, c, argv);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);

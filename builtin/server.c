@@ -27,7 +27,8 @@
 static const char usage[] =
 	"usage: ff-builtin-server --port PORT\n"
 	"\n"
-	"Echo every TCP connection on 127.0.0.1:PORT until SIGTERM or SIGINT.\n";
+	"Echo every TCP connection on 127.0.0.1:PORT until SIGTERM or SIGINT.\n"
+	"--version prints the version.\n";
 
 /* Bytes per read and write: bench/README.md (-DIO_BYTES=n to try). */
 #ifndef IO_BYTES
@@ -270,6 +271,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
 		{ "port", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -278,15 +280,13 @@ main(int argc, char *argv[])
 
 	ff_setprog(argv[0]);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
 		switch (c) {
 		case 'h':
 			ff_usage(usage, 0);
 		case 'p':
 			port = ff_parse_long(usage, "--port", optarg, 1, 65535);
 			break;
-		default:
-			ff_bad_option(usage, c, argv);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);

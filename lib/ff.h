@@ -79,6 +79,9 @@ void ff_set_cleanup(void (*fn)(void));
 
 /* A formatted string (malloc'd); dies when out of memory. */
 char *ff_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* realloc(3) (n 0 is 1 byte) and strdup(3) (NULL gives NULL) that die when out of memory. */
+void *ff_realloc(void *p, size_t n);
+char *ff_strdup(const char *s);
 
 /*
  * The name a program's usage texts give it ("ff-bench compare"). When
@@ -139,10 +142,21 @@ double ff_parse_double(const char *usage, const char *opt, const char *s,
 int ff_parse_name(const char *usage, const char *what, const char *s,
 		  const char *const names[]);
 /*
- * After getopt_long (with a leading ':' in optstring) returned ':' or '?':
- * the usage error for a missing value or an unknown option.
+ * getopt_long for every program, with one way of saying what is wrong:
+ * an unknown or ambiguous option, a value given to an option that takes
+ * none (--json=yes), a missing value, and an option with a value given
+ * twice (-w a -w b) are usage errors naming the option. FF_LONGOPT_VERSION
+ * in `longopts` is --version: "NAME VERSION" on stdout, exit 0. Returns
+ * the option's val, or -1 after the last option (optind as getopt's).
  */
-noreturn void ff_bad_option(const char *usage, int c, char *const argv[]);
+struct option;
+#define FF_OPT_VERSION 0x7ffe
+#define FF_LONGOPT_VERSION { "version", no_argument, NULL, FF_OPT_VERSION }
+int ff_getopt(int argc, char *const argv[], const char *optstring,
+	      const struct option *longopts, const char *usage);
+/* The usage error for getopt_long's ':' or '?' (ff_getopt calls it). */
+noreturn void ff_bad_option(const char *usage, const struct option *longopts, int c,
+			    char *const argv[]);
 /* qsort's comparison of two doubles, ascending. */
 int ff_cmp_double(const void *a, const void *b);
 /* "a, b, c" from a NULL-terminated list (static buffer). */
@@ -205,8 +219,10 @@ const char *ff_json_str(const json_t *obj, const char *key);
  * ff_reader_fill() reads what is there (returns bytes read, 0 at EOF, -1 on
  * error); ff_reader_next() returns the next complete event or NULL. A line
  * that is not a JSON object is a warning naming `name` and its line number,
- * and is skipped.
+ * and is skipped. A line of FF_READER_MAX_LINE bytes without its end is
+ * fatal (ff_die), before memory runs out.
  */
+#define FF_READER_MAX_LINE (1 << 20)
 struct ff_reader {
 	int fd;
 	const char *name;

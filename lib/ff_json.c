@@ -246,6 +246,10 @@ ff_reader_fill(struct ff_reader *r)
 
 	if (r->eof)
 		return 0;
+	/* An event is a few kilobytes: a line this long is not one (/dev/zero). */
+	if (r->len >= FF_READER_MAX_LINE && !memchr(r->buf, '\n', r->len))
+		ff_die("%s:%ld: a line of more than %d MiB: not an event stream (one JSON object per line)",
+		       r->name, r->line + 1, FF_READER_MAX_LINE >> 20);
 	if (r->cap - r->len < 65536) {
 		size_t cap = r->cap ? r->cap * 2 : 131072;
 		char *b = realloc(r->buf, cap);

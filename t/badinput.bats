@@ -23,8 +23,12 @@ cases() {
 
 @test "the run options: each bad value is one line and exit 2, and nothing starts" {
 	local args
+	local relay
 	while IFS='|' read -r args want; do
-		run -2 --separate-stderr flimflam run -r none $args
+		# -r none, so nothing could start; unless the case is about -r
+		relay="-r none"
+		[[ "$args" != -r* ]] || relay=
+		run -2 --separate-stderr flimflam run $relay $args
 		[ "${stderr_lines[0]}" = "flimflam: $want" ] ||
 			{ echo "run $args: got '${stderr_lines[0]}', want 'flimflam: $want'"; false; }
 		[ -z "$output" ]
@@ -60,6 +64,16 @@ CASES
 	n=$(nproc)
 	run -2 --separate-stderr flimflam run -r nginx --cpu-limit $((n + 1))
 	[ "${stderr_lines[0]}" = "flimflam: --cpu-limit: $((n + 1)) is more than the $n CPUs this process may use" ]
+}
+
+@test "the run options: --cpu-limit beyond one CPU says 1 CPU, not 1 CPUs, in each program" {
+	command -v taskset >/dev/null || skip "taskset is not on PATH"
+	run -2 --separate-stderr taskset -c 0 flimflam run -r nginx --cpu-limit 2
+	[ "${stderr_lines[0]}" = "flimflam: --cpu-limit: 2 is more than the 1 CPU this process may use" ]
+	run -2 --separate-stderr taskset -c 0 ff-topology -r nginx --cpu-limit 2
+	[ "${stderr_lines[0]}" = "ff-topology: --cpu-limit: 2 is more than the 1 CPU this process may use" ]
+	run -2 --separate-stderr taskset -c 0 flimflam bench -r nginx --cpu-limit 2
+	[ "${stderr_lines[0]}" = "flimflam bench: --cpu-limit: 2 is more than the 1 CPU this process may use" ]
 }
 
 @test "bad input: capture, topology, workload and capture options" {
@@ -113,11 +127,12 @@ CASES
 1|ff-flame -o page.html trunc.jsonl|ff-flame: 'trunc.jsonl': not a perf.data file, perf script output or folded stacks
 1|ff-bench summarize /nonexistent|ff-bench: cannot read '/nonexistent': No such file or directory
 1|ff-bench summarize empty|ff-bench: empty: the file is empty (expected bench results, one JSON object per line)
-1|ff-bench summarize garbage|ff-bench: garbage:1: not JSON: unable to decode byte 0x89
+1|ff-bench summarize garbage|ff-bench: garbage:1: binary data (not UTF-8 text), not a JSON line
 1|ff-bench summarize trunc.jsonl|ff-bench: trunc.jsonl:1: the last line is cut short ('}' expected near end of file)
 1|ff-bench summarize wrongtype.jsonl|ff-bench: wrongtype.jsonl:1: 'status' is missing
 1|ff-bench summarize notobj.jsonl|ff-bench: notobj.jsonl:1: expected a JSON object, not an array
-1|ff-bench compare empty empty|ff-bench: empty: the file is empty (expected bench results, one JSON object per line)
+1|ff-bench compare empty trunc.jsonl|ff-bench: empty: the file is empty (expected bench results, one JSON object per line)
+2|ff-bench compare empty empty|ff-bench: 'empty' and 'empty' are the same file: compare two different ones
 1|ff-bench compare trunc.jsonl notobj.jsonl|ff-bench: trunc.jsonl:1: the last line is cut short
 CASES
 	while IFS='|' read -r want cmd line; do
@@ -130,4 +145,13 @@ CASES
 	# An empty input is not an error: a page that says so.
 	run -0 --separate-stderr ff-flame -o page.html empty
 	grep -qi 'no samples' page.html
+}
+
+@test "the stages: /dev/zero on stdin (a line without end) is one error at the line cap, not memory exhausted" {
+	local cmd
+	for cmd in "ff-topology -r none" "ff-capture" "ff-workload drive -w builtin"; do
+		run -1 --separate-stderr bash -c "ulimit -v 300000; exec timeout 60 $cmd </dev/zero"
+		[ "$stderr" = "${cmd%% *}: standard input:1: a line of more than 1 MiB: not an event stream (one JSON object per line)" ] ||
+			{ echo "$cmd: $stderr"; false; }
+	done
 }

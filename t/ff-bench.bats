@@ -135,9 +135,9 @@ usage: flimflam check [-h] [--json]" ]
 	# Efficiency: the relays' CPU per GB, for the cases with relays.
 	run cat "$BATS_TEST_TMPDIR/out"
 	has_line '^Relay CPU per unit of work \(R1 \+ R2; lower is better\)$'
-	has_line '^Workload +Relay +Protocol +Relay CPU +CPU-s/GB +CPU-s/1k req$'
+	has_line '^Workload +Relay +Protocol +Relay CPU +CPU s/GB +CPU s/1k req$'
 	has_line '^builtin +nginx +tcp +[0-9.]+% +[0-9.]+ +-$'
-	has_line '^Not run: 8 unsupported combinations$'
+	has_line '^8 combinations were left out, as they do not apply \(a workload or relay without that protocol\); --verbose lists them$'
 	has_line "^Results: $f\$"
 	# One progress line per case on a non-terminal.
 	[ "$(grep -c '^ff-bench: \[[1-4]/4\] .*bits/s' <<<"$stderr")" -eq 4 ]
@@ -203,7 +203,7 @@ usage: flimflam check [-h] [--json]" ]
 	printf '%s\n' "$stderr"
 	has_line '^builtin +skrouterd +tcp +skipped: skrouterd not on PATH$'
 	has_line '^iperf3 +skrouterd +tcp +skipped: skrouterd not on PATH$'
-	has_line '^Not run: 8 unsupported combinations$'
+	has_line '^8 combinations were left out, as they do not apply \(a workload or relay without that protocol\); --verbose lists them$'
 	has_line '^Results: flimflam-bench-[0-9]{8}-[0-9]{6}\.jsonl$'
 	f=$(sed -n 's/^Results: //p' <<<"$output")
 	[ -f "$f" ]
@@ -420,6 +420,65 @@ fake_router() {
 
 # Compare
 
+@test "ff-bench summarize: binary input is one error, found at once (/dev/zero, a line without end, not UTF-8)" {
+	local d="$BATS_TEST_TMPDIR"
+	# Under 200 MB of address space: reading /dev/zero whole would fail with
+	# "out of memory" instead, after filling it.
+	run -1 --separate-stderr bash -c 'ulimit -v 200000; exec timeout 60 ff-bench summarize /dev/zero'
+	[ "$stderr" = "ff-bench: /dev/zero:1: binary data (a NUL byte), not a JSON line" ]
+	run -1 --separate-stderr bash -c 'ulimit -v 200000; exec timeout 60 ff-bench summarize - </dev/zero'
+	[ "$stderr" = "ff-bench: standard input:1: binary data (a NUL byte), not a JSON line" ]
+	# A line that never ends is stopped at the cap, not read to its end.
+	run -1 --separate-stderr bash -c 'ulimit -v 200000; yes | tr -d "\n" | timeout 60 ff-bench summarize -'
+	[ "$stderr" = "ff-bench: standard input:1: a line of more than 1 MiB: not bench results (one JSON object per line)" ]
+	{ head -n 2 "$FIX/base.jsonl"; printf '{"event":"case","status":"\xff\xfe"}\n'; } >"$d/latin.jsonl"
+	run -1 --separate-stderr ff-bench summarize "$d/latin.jsonl"
+	[ "$stderr" = "ff-bench: $d/latin.jsonl:3: binary data (not UTF-8 text), not a JSON line" ]
+	run -1 --separate-stderr ff-bench compare "$FIX/base.jsonl" /dev/zero
+	[ "$stderr" = "ff-bench: /dev/zero:1: binary data (a NUL byte), not a JSON line" ]
+}
+
+@test "ff-bench summarize and compare hold the figures of each run, not the file: 30 MB in 100 MB of address space" {
+	local d="$BATS_TEST_TMPDIR"
+	# The fixture's rows again and again, with new repeat numbers: 30 MB.
+	awk '{ row[NR] = $0 } END { for (p = 0; size < 30000000; p++) for (i = 1; i <= NR; i++) {
+		line = row[i]; sub(/"repeat":[0-9]+/, "\"repeat\":" (p * NR + i), line)
+		print line; size += length(line) + 1 } }' "$FIX/base.jsonl" >"$d/big.jsonl"
+	cp "$d/big.jsonl" "$d/big2.jsonl"
+	run -0 --separate-stderr bash -c "ulimit -v 100000; ff-bench summarize '$d/big.jsonl'"
+	[[ "$output" == *"builtin     nginx     tcp "* ]]
+	run -0 --separate-stderr bash -c "ulimit -v 100000; ff-bench compare --json '$d/big.jsonl' '$d/big2.jsonl'"
+	jq -e -s '[.[] | select(.event == "comparison")] | length > 10 and (map(.n_base) | max) > 2000' <<<"$output"
+}
+
+@test "ff-bench compare: the same file twice (by one name or two, or standard input twice) is a usage error" {
+	local d="$BATS_TEST_TMPDIR"
+	run -2 --separate-stderr ff-bench compare "$FIX/base.jsonl" "$FIX/base.jsonl"
+	[ "${stderr_lines[0]}" = "ff-bench: '$FIX/base.jsonl' and '$FIX/base.jsonl' are the same file: compare two different ones" ]
+	[[ "${stderr_lines[1]}" == usage:* ]]
+	[ -z "$output" ]
+	ln -s "$FIX/base.jsonl" "$d/link.jsonl"
+	ln "$FIX/base.jsonl" "$d/hard.jsonl" 2>/dev/null || cp "$FIX/base.jsonl" "$d/hard.jsonl"
+	run -2 --separate-stderr ff-bench compare "$FIX/base.jsonl" "$d/link.jsonl"
+	[ "${stderr_lines[0]}" = "ff-bench: '$FIX/base.jsonl' and '$d/link.jsonl' are the same file: compare two different ones" ]
+	run -2 --separate-stderr flimflam compare - "$FIX/new.jsonl" <"$FIX/new.jsonl"
+	[ "${stderr_lines[0]}" = "flimflam compare: 'standard input' and '$FIX/new.jsonl' are the same file: compare two different ones" ]
+	run -2 --separate-stderr flimflam compare - - <"$FIX/new.jsonl"
+	[ "${stderr_lines[0]}" = "flimflam compare: BASE and NEW are both standard input: compare two files" ]
+	# Two files with the same content are two files.
+	cp "$FIX/new.jsonl" "$d/copy.jsonl"
+	run -0 ff-bench compare "$FIX/new.jsonl" "$d/copy.jsonl"
+}
+
+@test "ff-bench compare: the rows in bench's order (workload, then relay, then protocol, as the matrix)" {
+	run -0 ff-bench summarize "$FIX/base.jsonl"
+	local want
+	want=$(awk '/^----/ { on = 1; next } on && NF == 0 { exit } on { print $1, $2, $3 }' <<<"$output")
+	cp "$FIX/base.jsonl" "$BATS_TEST_TMPDIR/copy.jsonl"
+	run -0 ff-bench compare "$FIX/base.jsonl" "$BATS_TEST_TMPDIR/copy.jsonl"
+	[ "$(awk '/^Bits\/s/ { on = 1; next } on && /^----/ { t = 1; next } t && (NF == 0 || /^geomean/) { exit } t { print $1, $2, $3 }' <<<"$output")" = "$want" ]
+}
+
 @test "ff-bench compare: identical samples are not significant" {
 	run -0 ff-bench compare "$FIX/base.jsonl" "$FIX/new.jsonl"
 	has_line '^iperf3 +nginx +tcp +4\.95G +4\.95G +\+0\.0% +~ \(p=1\.000 n=10\+10\)$'
@@ -527,8 +586,8 @@ fake_router() {
 	# of most statistics textbooks): U = 23 is significant (p = 0.0433),
 	# U = 24 is not (p = 0.0524).
 	jq -e -s '[.[] | select(.event == "comparison" and .workload == "h2load-h1" and .metric == "bits_per_s")] |
-		(.[0] | .relay == "nginx" and .u == 23 and .significant and (.p * 10000 | round) == 433) and
-		(.[1] | .relay == "nghttpx" and .u == 24 and (.significant | not) and (.p * 10000 | round) == 524)' \
+		(.[1] | .relay == "nginx" and .u == 23 and .significant and (.p * 10000 | round) == 433) and
+		(.[0] | .relay == "nghttpx" and .u == 24 and (.significant | not) and (.p * 10000 | round) == 524)' \
 		"$BATS_TEST_TMPDIR/cmp.jsonl"
 }
 
@@ -544,8 +603,9 @@ fake_router() {
 	[ -z "$stderr" ]
 	run -1 --separate-stderr ff-bench compare --json --threshold 10 "$FIX/base.jsonl" "$FIX/new.jsonl"
 	jq -e -s '([.[] | select(.beyond_threshold)] | length == 1) and .[-1] == {"event":"end","program":"ff-bench","status":1}' <<<"$output"
-	# Comparing a file with itself: nothing significant, whatever the threshold.
-	run -0 ff-bench compare --threshold 0 "$FIX/new.jsonl" "$FIX/new.jsonl"
+	# Comparing a file with a copy of itself: nothing significant, whatever the threshold.
+	cp "$FIX/new.jsonl" "$BATS_TEST_TMPDIR/copy.jsonl"
+	run -0 ff-bench compare --threshold 0 "$FIX/new.jsonl" "$BATS_TEST_TMPDIR/copy.jsonl"
 	! has_line ' (worse|better) \('
 }
 

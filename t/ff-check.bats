@@ -325,7 +325,7 @@ build_probe() {
 	local f="$BATS_TEST_TMPDIR/fake"
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
 	assert_output --partial "-fno-omit-frame-pointer"
-	has_line "^  warning: skrouterd: built without -fno-omit-frame-pointer in 1 of 1 sets of compiler flags"
+	has_line "^  warning: skrouterd: built without -fno-omit-frame-pointer in 1 of 1 set of compiler flags"
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check --json
 	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
 	jq -e -s 'any(.[]; .event == "environment" and .skrouterd_frame_pointers == false) and
@@ -351,7 +351,7 @@ build_probe() {
 	build_proton -g -O2 -fomit-frame-pointer
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
 	has_line "^  skrouterd: built with -fno-omit-frame-pointer"
-	has_line "^  warning: proton: built without -fno-omit-frame-pointer in 1 of 1 sets of compiler flags, e.g. 'GNU C"
+	has_line "^  warning: proton: built without -fno-omit-frame-pointer in 1 of 1 set of compiler flags, e.g. 'GNU C"
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check --json
 	jq -e -s --arg lib "$lib" '
 		(.[] | select(.event == "environment") | .proton_ldd == $lib and
@@ -368,7 +368,7 @@ build_probe() {
 	has_line "^  proton: built with -fno-omit-frame-pointer"
 	build_proton -g -O2 -flto -fomit-frame-pointer
 	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run --separate-stderr ff-check
-	has_line "^  warning: proton: built without -fno-omit-frame-pointer in 1 of 1 sets"
+	has_line "^  warning: proton: built without -fno-omit-frame-pointer in 1 of 1 set "
 	# Three units, two sets of flags: counted as sets, not as units.
 	printf 'int pn_a(int x) { return x + 1; }\n' >"$f/a.c"
 	printf 'int pn_b(int x) { return x + 2; }\n' >"$f/b.c"

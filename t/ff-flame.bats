@@ -330,6 +330,10 @@ need_recording() {
 	[ "${stderr_lines[0]}" = "ff-flame: --diff needs two files, BASE and NEW" ]
 	run -2 --separate-stderr ff-flame "$FIX/base.folded" "$FIX/new.folded"
 	[ "${stderr_lines[0]}" = "ff-flame: one input file at most (or --diff BASE NEW)" ]
+	run -2 --separate-stderr ff-flame --folded=1 "$FIX/base.folded"
+	[ "${stderr_lines[0]}" = "ff-flame: option '--folded' takes no value (given '1')" ]
+	run -2 --separate-stderr ff-flame --bogus=1
+	[ "${stderr_lines[0]}" = "ff-flame: unknown option '--bogus'" ]
 	run -2 --separate-stderr ff-flame --meta '{"relays":' "$FIX/base.folded"
 	[[ "${stderr_lines[0]}" == "ff-flame: --meta: not JSON: "* ]]
 	run -2 --separate-stderr ff-flame --meta '[1]' "$FIX/base.folded"
@@ -411,4 +415,11 @@ need_recording() {
 	skip_unless_chromium
 	dom "$BATS_TEST_TMPDIR/e.html" "" "$BATS_TEST_TMPDIR/dom"
 	grep -q '<p id="empty">There were no samples' "$BATS_TEST_TMPDIR/dom"
+}
+
+@test "ff-flame: /dev/zero and a line that never ends are one error each, at once, not memory exhausted" {
+	run -1 --separate-stderr bash -c 'ulimit -v 300000; exec timeout 60 ff-flame --folded /dev/zero'
+	[ "$stderr" = "ff-flame: '/dev/zero': not a perf.data file, perf script output or folded stacks (binary data)" ]
+	run -1 --separate-stderr bash -c 'ulimit -v 300000; yes a | tr -d "\n" | timeout 60 ff-flame --folded -'
+	[ "$stderr" = "ff-flame: standard input:1: a line of more than 16 MiB: not perf script output or folded stacks" ]
 }

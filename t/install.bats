@@ -23,3 +23,37 @@ load helper
 	run -0 make -s -C "$TOP" uninstall DESTDIR="$dest" PREFIX=/opt/ff
 	[ -z "$(find "$dest" -type f)" ]
 }
+
+@test "install: PREFIX after a plain make is the prefix the installed programs look under" {
+	skip_unless_program nginx
+	local tmp="$BATS_TEST_TMPDIR" dest="$BATS_TEST_TMPDIR/dest" pfx="$BATS_TEST_TMPDIR/pfx"
+	# A plain make first, with its default prefix (under this HOME, which has none).
+	HOME="$tmp/home" run -0 make -s -C "$TOP"
+	HOME="$tmp/home" run -0 make -s -C "$TOP" install DESTDIR="$dest" PREFIX="$pfx"
+	# Packaged: the data and helpers land in PREFIX, the programs are run
+	# from elsewhere, so only the prefix compiled into them finds the rest.
+	mkdir -p "$pfx" "$tmp/elsewhere"
+	mv "$dest$pfx/share" "$dest$pfx/libexec" "$pfx/"
+	cp "$dest$pfx"/bin/* "$tmp/elsewhere/"
+	PATH="$tmp/elsewhere:/usr/bin:/bin:/usr/sbin:/sbin" run -0 --separate-stderr \
+		"$tmp/elsewhere/flimflam" run --json -r nginx --warmup 0 --duration 1
+	echo "$output" >"$tmp/ev"
+	event_ok "$tmp/ev" result '.bits_per_s > 0'
+	# The checkout's own build again.
+	HOME="$tmp/home" run -0 make -s -C "$TOP"
+}
+
+@test "uninstall: removes the directories install made when empty, not a BINDIR with other files" {
+	local dest="$BATS_TEST_TMPDIR/dest"
+	run -0 make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/opt/ff
+	run -0 make -s -C "$TOP" uninstall DESTDIR="$dest" PREFIX=/opt/ff
+	[ ! -e "$dest/opt/ff" ]
+	[ -d "$dest/opt" ]
+	# Another program in PREFIX/bin: that directory stays, with it.
+	run -0 make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/opt/ff
+	echo mine >"$dest/opt/ff/bin/mine"
+	run -0 make -s -C "$TOP" uninstall DESTDIR="$dest" PREFIX=/opt/ff
+	[ "$(find "$dest/opt/ff" | sort)" = "$dest/opt/ff
+$dest/opt/ff/bin
+$dest/opt/ff/bin/mine" ]
+}

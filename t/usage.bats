@@ -53,3 +53,94 @@ programs() {
 	run -2 --separate-stderr ff-topology -r nginx -p http2
 	[ "${stderr_lines[0]}" = "ff-topology: relay 'nginx' does not carry protocol 'http2' (it works with: builtin/nginx/tcp, iperf3/nginx/tcp, h2load/nginx/tcp, h2load-h1/nginx/tcp, h2load-h1/nginx/http1)" ]
 }
+
+# Every program and command as the user types it, the name its messages
+# begin with, and a valued option with two values: "COMMAND|NAME|OPTION A|B".
+every_command() {
+	cat <<'LIST'
+flimflam|flimflam|
+flimflam run|flimflam|-w builtin|iperf3
+flimflam record|flimflam|--freq 99|100
+flimflam bench|flimflam bench|-r nginx|none
+flimflam compare|flimflam compare|--threshold 1|2
+flimflam check|flimflam check|
+ff-bench|ff-bench|--repeat 1|2
+ff-bench summarize|ff-bench|
+ff-bench compare|ff-bench|--format text|markdown
+ff-capture|ff-capture|--pid 1|2
+ff-check|ff-check|
+ff-flame|ff-flame|-o a|b
+ff-topology|ff-topology|-p tcp|http1
+ff-workload serve|ff-workload|--run-dir a|b
+ff-builtin-client|ff-builtin-client|--port 1|2
+ff-builtin-server|ff-builtin-server|--port 1|2
+LIST
+}
+
+@test "every program: --version prints its name and the version its start event carries" {
+	local ver p
+	ver=$(ff-check --json | jq -r 'select(.event == "start") | .version')
+	[ -n "$ver" ] && [ "$ver" != null ]
+	for p in flimflam ff-bench ff-capture ff-check ff-flame ff-topology ff-workload \
+		ff-builtin-client ff-builtin-server; do
+		run -0 --separate-stderr env PATH="$TOP/builtin:$PATH" "$p" --version
+		[ "$output" = "$p $ver" ] || { echo "$p --version: $output"; false; }
+		[ -z "$stderr" ]
+	done
+	run -0 flimflam run --version
+	[ "$output" = "flimflam $ver" ]
+	run -0 flimflam compare --version
+	[ "$output" = "flimflam $ver" ]
+}
+
+@test "every program: a value on an option that takes none, a bad option with a value, an option given twice: usage errors naming it" {
+	local cmd p opt a b
+	while IFS='|' read -r cmd p opt b; do
+		# one option parser for all: the same words everywhere
+		run -2 --separate-stderr env PATH="$TOP/builtin:$PATH" $cmd --help=yes
+		[ "${stderr_lines[0]}" = "$p: option '--help' takes no value (given 'yes')" ] ||
+			{ echo "$cmd --help=yes: ${stderr_lines[0]}"; false; }
+		[[ "$stderr" != *$'\x04'* && "${stderr_lines[1]}" == usage:* ]]
+		[ -z "$output" ]
+		run -2 --separate-stderr env PATH="$TOP/builtin:$PATH" $cmd --version=1
+		[ "${stderr_lines[0]}" = "$p: option '--version' takes no value (given '1')" ]
+		run -2 --separate-stderr env PATH="$TOP/builtin:$PATH" $cmd --bogus=1
+		[ "${stderr_lines[0]}" = "$p: unknown option '--bogus'" ] ||
+			{ echo "$cmd --bogus=1: ${stderr_lines[0]}"; false; }
+		[ -n "$opt" ] || continue
+		a=${opt#* }
+		opt=${opt%% *}
+		run -2 --separate-stderr env PATH="$TOP/builtin:$PATH" $cmd $opt "$a" $opt "$b"
+		[[ "${stderr_lines[0]}" == "$p: option '"*"' is given twice ('$a', then '$b'): give it once" ]] ||
+			{ echo "$cmd $opt $a $opt $b: ${stderr_lines[0]}"; false; }
+		[ -z "$output" ]
+	done < <(every_command)
+	run -2 --separate-stderr flimflam run --json=yes
+	[ "${stderr_lines[0]}" = "flimflam: option '--json' takes no value (given 'yes')" ]
+	run -2 --separate-stderr ff-flame --folded=1
+	[ "${stderr_lines[0]}" = "ff-flame: option '--folded' takes no value (given '1')" ]
+	run -2 --separate-stderr flimflam bench -w builtin --workloads iperf3
+	[ "${stderr_lines[0]}" = "flimflam bench: option '--workloads' is given twice ('builtin', then 'iperf3'): give it once" ]
+	run -2 --separate-stderr flimflam run --c 1
+	[ "${stderr_lines[0]}" = "flimflam: option '--c' is ambiguous (it begins more than one option's name)" ]
+	run -2 --separate-stderr flimflam run "-$(printf '\004')"
+	[ "${stderr_lines[0]}" = "flimflam: unknown option '-\\x04'" ]
+	# a flag given twice is no conflict
+	run -2 --separate-stderr flimflam run --json --json -r none extra
+	[ "${stderr_lines[0]}" = "flimflam: unexpected argument 'extra'" ]
+}
+
+@test "flimflam help CMD is CMD's help; help for no such command is the unknown-command error" {
+	local c
+	for c in run stat record bench compare check; do
+		run -0 --separate-stderr flimflam help $c
+		[[ "${lines[0]}" == "usage: flimflam $c "* ]] || { echo "help $c: ${lines[0]}"; false; }
+		[ "$output" = "$(flimflam $c -h)" ]
+	done
+	run -0 flimflam help
+	[ "$output" = "$(flimflam -h)" ]
+	run -2 --separate-stderr flimflam help foo
+	[ "$stderr" = "flimflam: 'foo' is not a flimflam command; see 'flimflam --help'" ]
+	run -2 --separate-stderr flimflam help run extra
+	[ "${stderr_lines[0]}" = "flimflam: unexpected argument 'extra'; 'help' takes one command" ]
+}
