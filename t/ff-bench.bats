@@ -8,30 +8,10 @@ load helper
 
 FIX="$TOP/t/fixtures/ff-bench"
 
-# has_line ERE: some line of $output matches.
-has_line() {
-	grep -Eq -- "$1" <<<"$output" || {
-		echo "no line matches '$1' in:" >&2
-		echo "$output" >&2
-		return 1
-	}
-}
-
 # table FILE: the bench table of a bench's or summarize's output (from the
 # heading to the blank line after the rows).
 table() {
 	sed -n '/^Workload /,/^$/{p;/^$/q;}' "$1"
-}
-
-# run_pids DIR: the processes whose command line names DIR. (Not
-# helper.bash's pids_of_run: a process that ends while it reads /proc fails
-# its `tr <cmdline` redirection, which fails the test under bats' ERR trap.)
-run_pids() {
-	local f
-	for f in $(grep -laF -- "$1" /proc/[0-9]*/cmdline 2>/dev/null || true); do
-		f=${f#/proc/}
-		echo "${f%/cmdline}"
-	done
 }
 
 # skip_if_busy FILE: skip when the only failed runs in the results FILE
@@ -124,7 +104,7 @@ usage: flimflam check [-h] [--json]" ]
 	has_line '^Benchmark results \(jobs 2, warmup 1 s, duration 1 s, CPU limit 1\)$'
 	# The original's columns, then one row per case in the matrix's order.
 	table "$BATS_TEST_TMPDIR/out" >"$BATS_TEST_TMPDIR/table"
-	run cat "$BATS_TEST_TMPDIR/table"
+	run -0 cat "$BATS_TEST_TMPDIR/table"
 	[[ "${lines[0]}" =~ ^Workload\ +Relay\ +Protocol\ +Bits/s\ +Ops/s\ +Lat\ +R1\ CPU\ +R1\ RSS\ +R2\ CPU\ +R2\ RSS$ ]]
 	[[ "${lines[1]}" =~ ^-+$ ]]
 	[[ "${lines[2]}" =~ ^builtin\ +nginx\ +tcp\ +[0-9.]+[KMG]\ +-\ +-\ +[0-9.]+%\ +[0-9.]+MiB\ +[0-9.]+%\ +[0-9.]+MiB$ ]]
@@ -133,7 +113,7 @@ usage: flimflam check [-h] [--json]" ]
 	[[ "${lines[5]}" =~ ^iperf3\ +none\ +tcp\ +[0-9.]+[KMG](\ +-){6}$ ]]
 	[ "${#lines[@]}" -eq 6 ]
 	# Efficiency: the relays' CPU per GB, for the cases with relays.
-	run cat "$BATS_TEST_TMPDIR/out"
+	run -0 cat "$BATS_TEST_TMPDIR/out"
 	has_line '^Relay CPU per unit of work \(R1 \+ R2; lower is better\)$'
 	has_line '^Workload +Relay +Protocol +Relay CPU +CPU-s/GB +CPU-s/1k req$'
 	has_line '^builtin +nginx +tcp +[0-9.]+% +[0-9.]+ +-$'
@@ -248,10 +228,10 @@ usage: flimflam check [-h] [--json]" ]
 	wait_for_grep '^ff-bench: \[1/2\] builtin none tcp (run 1 of 2): ' "$err" 60
 	# The second run is under way: its stages name its run directory.
 	for ((i = 0; i < 100; i++)); do
-		[ -n "$(run_pids "$FLIMFLAM_RUNS")" ] && break
+		[ -n "$(pids_of_run "$FLIMFLAM_RUNS")" ] && break
 		sleep 0.1
 	done
-	[ -n "$(run_pids "$FLIMFLAM_RUNS")" ]
+	[ -n "$(pids_of_run "$FLIMFLAM_RUNS")" ]
 	kill -TERM "$(cat "$BATS_TEST_TMPDIR/pid")"
 	wait "$(cat "$BATS_TEST_TMPDIR/pid")" || st=$?	# not under run: a subshell cannot wait
 	: >"$BATS_TEST_TMPDIR/pid"
@@ -261,7 +241,7 @@ usage: flimflam check [-h] [--json]" ]
 	jq -e -s 'length == 1 and .[0].repeat == 1 and .[0].status == "ok"' "$f"
 	grep -Eq '^builtin +none +tcp +[0-9.]+[KMG]' "$BATS_TEST_TMPDIR/out"
 	# Nothing of the stopped run is left running, and no temp file is left.
-	[ -z "$(run_pids "$FLIMFLAM_RUNS")" ]
+	[ -z "$(pids_of_run "$FLIMFLAM_RUNS")" ]
 	[ -z "$(ls "$BATS_TEST_TMPDIR" | grep '\.tmp\.')" ]
 }
 
@@ -439,7 +419,8 @@ usage: flimflam check [-h] [--json]" ]
 	print(checked["exact"], checked["normal"])
 	EOF
 	read -r nexact nnormal <<<"$output"
-	[ "$nexact" -ge 8 ] && [ "$nnormal" -ge 4 ]
+	[ "$nexact" -ge 8 ]
+	[ "$nnormal" -ge 4 ]
 	# The published critical value of U for n1 = n2 = 10 at two-sided alpha
 	# 0.05 is 23 (the tables of e.g. Milton, JASA 59, 1964, pp. 925-934, and
 	# of most statistics textbooks): U = 23 is significant (p = 0.0433),
@@ -464,7 +445,7 @@ usage: flimflam check [-h] [--json]" ]
 	jq -e -s '([.[] | select(.beyond_threshold)] | length == 1) and .[-1] == {"event":"end","program":"ff-bench","status":1}' <<<"$output"
 	# Comparing a file with itself: nothing significant, whatever the threshold.
 	run -0 ff-bench compare --threshold 0 "$FIX/new.jsonl" "$FIX/new.jsonl"
-	! has_line ' (worse|better) \('
+	! has_line ' (worse|better) \(' || false
 }
 
 @test "ff-bench compare: markdown to paste into a pull request" {
@@ -501,7 +482,7 @@ usage: flimflam check [-h] [--json]" ]
 
 @test "ff-bench compare: different environments are flagged" {
 	run -0 ff-bench compare "$FIX/base.jsonl" "$FIX/new.jsonl"
-	! has_line 'DIFFERS|warning'
+	! has_line 'DIFFERS|warning' || false
 	jq -c '.environment.kernel = "6.5.0-1-amd64" | .environment.hostname = "laptop"' "$FIX/new.jsonl" \
 		>"$BATS_TEST_TMPDIR/other.jsonl"
 	run -0 ff-bench compare "$FIX/base.jsonl" "$BATS_TEST_TMPDIR/other.jsonl"

@@ -36,7 +36,8 @@ check_pair_ports() {
 	local d="$BATS_TEST_TMPDIR/d"
 	r1_to=$(awk '/^connector/ {c = 1} c && /port:/ {print $2; exit}' "$d/r1/skrouterd.conf")
 	r2_ir=$(awk '/^listener/ {l = 1} l && /port:/ {p = $2} l && /role: inter-router/ {print p; exit}' "$d/r2/skrouterd.conf")
-	[ -n "$r1_to" ] && [ "$r1_to" = "$r2_ir" ]
+	[ -n "$r1_to" ]
+	[ "$r1_to" = "$r2_ir" ]
 	grep -A4 -E '^(tcp|http)Connector' "$d/r2/skrouterd.conf" | grep -q 'port: 5555'
 }
 

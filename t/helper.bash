@@ -43,8 +43,15 @@ jsonl_ok() {
 # directory DIR or whose working directory is in it (every stage, relay,
 # server and client of a run is one or the other). Zombies have neither.
 # Two commands for all of /proc, so it is quick: a run may end meanwhile.
+# DIR must be an absolute path: an empty one would match every process,
+# and `[ -n "$(pids_of_run "$d")" ]` could not fail.
 pids_of_run() {
 	local d="$1"
+	if [[ "$d" != /?* ]]; then
+		echo "pids_of_run: '$d' is not an absolute directory" >&2
+		return 1
+	fi
+	d=${d%/}
 	{
 		# The pattern from a file, so grep's own command line does not match.
 		grep -lsFf <(printf '%s\n' "$d") /proc/[0-9]*/cmdline
@@ -92,11 +99,26 @@ all_gone() {
 	return 0
 }
 
-# event_ok FILE NAME JQ-EXPR: FILE has at least one NAME event, and every
-# NAME event satisfies JQ-EXPR. (jq -e alone judges only the last input.)
+# event_ok FILE NAME JQ-EXPR [JQ-ARGS...]: FILE has at least one NAME
+# event, and every NAME event satisfies JQ-EXPR (jq -e alone judges only the
+# last input). JQ-ARGS (--arg, --argjson) give JQ-EXPR its variables.
 event_ok() {
-	jq -e -s --arg n "$2" "[.[] | select(.event == \$n)] | length > 0 and all(.[]; $3)" "$1" >/dev/null ||
-		{ echo "event_ok $2: $3: failed on:"; jq -c --arg n "$2" 'select(.event == $n)' "$1"; false; }
+	local f="$1" n="$2" x="$3"
+	shift 3
+	jq -e -s --arg n "$n" "$@" "[.[] | select(.event == \$n)] | length > 0 and all(.[]; $x)" "$f" >/dev/null ||
+		{ echo "event_ok $n: $x: failed on:"; jq -c --arg n "$n" 'select(.event == $n)' "$f"; false; }
+}
+
+# has_line ERE: some line of $output matches (assert_output --regexp
+# matches the whole output, where ^ and $ are its ends). To assert that no
+# line matches, `! has_line ERE || false`: bats ignores a plain `! cmd`
+# that is not the last command of a test.
+has_line() {
+	grep -Eq -- "$1" <<<"$output" || {
+		echo "no line matches '$1' in:" >&2
+		echo "$output" >&2
+		return 1
+	}
 }
 
 # wait_status PID: wait for a background job of this shell; its status in $status.
@@ -146,8 +168,13 @@ stage_pid() {
 	return 1
 }
 
+# run_dir_of FILE: the run directory named by the server event in FILE;
+# fails when there is none (so `d=$(run_dir_of F)` fails the test).
 run_dir_of() {
-	jq -r 'select(.event == "server") | .run_dir' "$1" | head -n 1
+	local d
+	d=$(jq -r 'select(.event == "server") | .run_dir' "$1" | head -n 1)
+	[ -n "$d" ] && [ "$d" != null ] || { echo "run_dir_of: no run directory in '$1'" >&2; return 1; }
+	echo "$d"
 }
 
 # nothing_started: no run directory was even made.

@@ -43,8 +43,10 @@ listeners_of_run() {
 @test "security: shell syntax in a value stays a value" {
 	skip_unless_program nginx
 	local d="$BATS_TEST_TMPDIR/a\$(touch $BATS_TEST_TMPDIR/pwned)b\`touch $BATS_TEST_TMPDIR/pwned2\`"
-	run --separate-stderr ff-topology -r nginx --server-port 5555 --run-dir "$d" --config-only
-	[ ! -e "$BATS_TEST_TMPDIR/pwned" ] && [ ! -e "$BATS_TEST_TMPDIR/pwned2" ]
+	run -0 --separate-stderr ff-topology -r nginx --server-port 5555 --run-dir "$d" --config-only
+	[ -s "$d/r1/nginx.conf" ]
+	[ ! -e "$BATS_TEST_TMPDIR/pwned" ]
+	[ ! -e "$BATS_TEST_TMPDIR/pwned2" ]
 }
 
 @test "security: a newline, brace or semicolon cannot add a directive to a relay's configuration" {
