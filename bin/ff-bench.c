@@ -1614,7 +1614,7 @@ static struct {
 } opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL };
 
 static char *flimflam;		/* the dispatcher beside us */
-static json_t *records;
+static json_t *bench_records;
 static json_t *bench_env;
 static int progress_tty;
 static double overhead_s = 2.0;	/* start and stop around the window, learnt as we go */
@@ -1683,7 +1683,7 @@ save_results(void)
 	if (!text)
 		ff_die("out of memory");
 	text[0] = 0;
-	json_array_foreach(records, i, rec) {
+	json_array_foreach(bench_records, i, rec) {
 		line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(10));
 		if (!line)
 			ff_die("out of memory");
@@ -2212,7 +2212,7 @@ bench_main(int argc, char *argv[])
 	ff_signals_init();
 	ff_set_cleanup(ff_children_stop_all);
 	progress_tty = isatty(2) && ff_verbosity >= 0;
-	records = json_array();
+	bench_records = json_array();
 	/*
 	 * Every run makes a run directory, and making one prunes the oldest
 	 * beyond $FLIMFLAM_KEEP_RUNS: room for this bench's own, so the run
@@ -2232,21 +2232,21 @@ bench_main(int argc, char *argv[])
 
 	/* The environment first, so it is on screen while the bench runs. */
 	for (w = 0; w < ncases; w++)
-		json_array_append_new(records, new_record(&cases[w], "skipped", NULL, 1, ""));
-	print_env(bench_env, progs_for(records));
+		json_array_append_new(bench_records, new_record(&cases[w], "skipped", NULL, 1, ""));
+	print_env(bench_env, progs_for(bench_records));
 	fflush(stdout);
-	json_array_clear(records);
+	json_array_clear(bench_records);
 
 	for (w = 0; w < ncases; w++) {
 		if (!cases[w].skip[0])
 			continue;
 		rec = new_record(&cases[w], "skipped", cases[w].skip, 1, ff_iso_time());
 		json_object_set_new(rec, "environment", json_incref(bench_env));
-		json_array_append_new(records, rec);
+		json_array_append_new(bench_records, rec);
 		ff_say("%s: skipping %s %s %s: %s\n", ff_prog(), cases[w].workload, cases[w].relay,
 		       cases[w].protocol, cases[w].skip);
 	}
-	if (json_array_size(records))
+	if (json_array_size(bench_records))
 		save_results();
 	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
 	       nrun * opt.repeat, nrun * opt.repeat == 1 ? "" : "s", nrun, nrun == 1 ? "" : "s",
@@ -2262,26 +2262,26 @@ bench_main(int argc, char *argv[])
 				break;
 			failed += is_status(rec, "failed");
 			done++;
-			json_array_append_new(records, rec);
+			json_array_append_new(bench_records, rec);
 			save_results();
 		}
 
-	if (json_array_size(records))
-		print_results(records);
+	if (json_array_size(bench_records))
+		print_results(bench_records);
 	else
 		printf("\nBenchmark results\n\nno run finished\n");
 	if (nunsup)
 		printf("\nNot run: %d unsupported combination%s%s%s%s\n", nunsup, nunsup == 1 ? "" : "s",
 		       ff_verbosity > 0 ? " (" : "", ff_verbosity > 0 ? unsupported : "",
 		       ff_verbosity > 0 ? ")" : "");
-	if (json_array_size(records))
+	if (json_array_size(bench_records))
 		printf("\nResults: %s\n", opt.output);
 	if ((sig = ff_signalled())) {
 		ff_finish();
 		ff_children_stop_all();
 		ff_warn("stopped by %s after %d of %ld runs; %s", sig == SIGINT ? "SIGINT" :
 			sig == SIGHUP ? "SIGHUP" : "SIGTERM", done, nrun * opt.repeat,
-			json_array_size(records) ? "the results so far are kept" : "no run finished");
+			json_array_size(bench_records) ? "the results so far are kept" : "no run finished");
 		exit(128 + sig);
 	}
 	if (failed)

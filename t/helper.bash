@@ -113,6 +113,7 @@ event_ok() {
 # matches the whole output, where ^ and $ are its ends). To assert that no
 # line matches, `! has_line ERE || false`: bats ignores a plain `! cmd`
 # that is not the last command of a test.
+# shellcheck disable=SC2154 # $output is bats', set by run
 has_line() {
 	grep -Eq -- "$1" <<<"$output" || {
 		echo "no line matches '$1' in:" >&2
@@ -122,6 +123,7 @@ has_line() {
 }
 
 # wait_status PID: wait for a background job of this shell; its status in $status.
+# shellcheck disable=SC2034 # $status is bats', read by the tests as after run
 wait_status() {
 	status=0
 	wait "$1" || status=$?
@@ -173,7 +175,10 @@ stage_pid() {
 run_dir_of() {
 	local d
 	d=$(jq -r 'select(.event == "server") | .run_dir' "$1" | head -n 1)
-	[ -n "$d" ] && [ "$d" != null ] || { echo "run_dir_of: no run directory in '$1'" >&2; return 1; }
+	if [ -z "$d" ] || [ "$d" = null ]; then
+		echo "run_dir_of: no run directory in '$1'" >&2
+		return 1
+	fi
 	echo "$d"
 }
 
