@@ -191,7 +191,7 @@ teardown() {
 @test "flimflam stat over nginx: counters per relay, task-clock agrees with the relay CPU" {
 	skip_unless_program nginx
 	skip_unless_perf
-	run -0 --separate-stderr flimflam stat --json -r nginx --warmup 1 --duration 2
+	run_steady flimflam stat --json -r nginx --warmup 1 --duration 2
 	echo "$output" >ev
 	jsonl_ok ev
 	[ "$(ev ev stat | jq -r .role | sort | tr '\n' ' ')" = "r1 r2 " ]
@@ -223,7 +223,7 @@ teardown() {
 @test "flimflam stat over nginx: the summary prints perf's own tables" {
 	skip_unless_program nginx
 	skip_unless_perf
-	run -0 --separate-stderr flimflam stat -r nginx --warmup 1 --duration 2
+	run_steady flimflam stat -r nginx --warmup 1 --duration 2
 	[[ "$output" == *$'perf stat: R1\n\n Performance counter stats for process id \''* ]]
 	[[ "$output" == *$'perf stat: R2\n\n Performance counter stats for process id \''* ]]
 	[[ "$output" == *" msec task-clock "* ]]
@@ -260,7 +260,7 @@ teardown() {
 	# Again, without --json: the summary names the next step, and the old
 	# recording is kept as perf does.
 	cp perf.data first
-	run -0 --separate-stderr flimflam record -r nginx --warmup 1 --duration 2
+	run_steady flimflam record -r nginx --warmup 1 --duration 2
 	[ "${lines[-1]}" = "Next step: perf report --no-children" ]
 	[[ "$output" == *"Data:        $PWD/perf.data (perf record: "* ]]
 	cmp first perf.data.old
@@ -348,7 +348,7 @@ sampled_over_nginx() {
 	skip_unless_program nginx
 	skip_unless_perf
 	echo "<html>old</html>" >flamegraph.html
-	run -0 --separate-stderr flimflam flamegraph -r nginx --warmup 1 --duration 2
+	run_steady flimflam flamegraph -r nginx --warmup 1 --duration 2
 	[ "${lines[-1]}" = "Open it in a browser: file://$PWD/flamegraph.html" ]
 	[ "$(cat old.flamegraph.html)" = "<html>old</html>" ]
 	[ -s flamegraph.html ]
@@ -366,7 +366,7 @@ sampled_over_nginx() {
 @test "flimflam skstat: both routers' general and memory statistics" {
 	skip_unless_program skrouterd skstat
 	ff-capture --check skstat 2>/dev/null || skip "skstat does not run here: $(ff-capture --check skstat 2>&1)"
-	run -0 --separate-stderr flimflam skstat --json --warmup 1 --duration 2
+	run_steady flimflam skstat --json --warmup 1 --duration 2
 	echo "$output" >ev
 	jsonl_ok ev
 	[ "$(ev ev skstat | jq -r .role | tr '\n' ' ')" = "r1 r2 " ]
@@ -379,7 +379,7 @@ sampled_over_nginx() {
 	ev ev skstat | jq -s -e 'map(select(.role == "r1"))[0].general | test("flimflam-r1")'
 	ev ev skstat | jq -s -e 'map(select(.role == "r2"))[0].general | test("flimflam-r2")'
 	nothing_left ev
-	run -0 --separate-stderr flimflam skstat --warmup 1 --duration 2
+	run_steady flimflam skstat --warmup 1 --duration 2
 	[[ "$output" == *$'\nRouter 1\n'*"Router Statistics"*"Memory Pools"*$'\nRouter 2\n'*"Router Statistics"*"Memory Pools"* ]]
 }
 

@@ -13,7 +13,7 @@ setup_file() {
 
 run_case() {
 	local w="$1" r="$2" p="$3"
-	run -0 --separate-stderr flimflam run --json -w "$w" -r "$r" -p "$p" --warmup 1 --duration 1
+	run_steady flimflam run --json -w "$w" -r "$r" -p "$p" --warmup 1 --duration 1
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	jsonl_ok "$BATS_TEST_TMPDIR/ev"
 	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e5 and .bits_per_s < 1e12 and (.duration_s - 1 | fabs) <= 0.15'

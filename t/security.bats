@@ -68,7 +68,7 @@ listeners_of_run() {
 		rm -rf "$home"
 		skip "nobody cannot reach this checkout ($TOP)"
 	fi
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	run_steady setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		env HOME="$home" FLIMFLAM_RUNS="$home/runs" PATH="$PATH" \
 		flimflam run --json -r nginx --warmup 0 --duration 1
 	rm -rf "$home"
