@@ -272,6 +272,15 @@ need_recording() {
 	[ "$drawn" -gt 50 ]
 	[ "$drawn" -lt 5000 ]
 	grep -q 'class="f merged"' "$BATS_TEST_TMPDIR/dom"
+	# The page's own load time needs steady CPUs: 3 s or more is said and
+	# the page loaded once more; a second miss fails. Drawing every node
+	# (or anything else slow in the page) misses it every time.
+	if ! awk -v l="$load" 'BEGIN { exit !(l < 3000) }'; then
+		echo "# busy machine? the page loaded in $load ms: once more" >&3
+		dom "$BATS_TEST_TMPDIR/big.html" "search=leaf_1" "$BATS_TEST_TMPDIR/dom"
+		load=$(attr_of "$BATS_TEST_TMPDIR/dom" status data-load-ms)
+		echo "load_ms $load"
+	fi
 	awk -v l="$load" 'BEGIN { exit !(l < 3000) }'
 	want=$(share "$BATS_TEST_TMPDIR/big.folded" leaf_1)
 	got=$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-share)
