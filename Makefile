@@ -47,6 +47,19 @@ deps:
 check: deps all
 	sh t/run
 
+# Static checks, failing on any finding: shellcheck over the shell scripts,
+# and every C source compiled with -Wshadow -Werror. The compile is syntax
+# only and writes nothing, so it leaves the in-place build alone.
+LINT_SH = $(wildcard bench/*.sh mk/*.sh t/*.bash) t/run .ci/run
+LINT_C  = $(LIBSRC) $(wildcard bin/*.c builtin/*.c)
+lint: deps
+	@st=0; shellcheck -x $(LINT_SH) || st=1; \
+	for f in $(LINT_C); do \
+		$(CC) $(CFLAGS) -Wshadow -Werror -fsyntax-only "$$f" || st=1; \
+	done; \
+	if [ $$st -eq 0 ]; then echo "lint: shellcheck and -Wshadow found nothing"; \
+	else echo "lint: see the findings above" >&2; fi; exit $$st
+
 # flimflam's main job on a fresh machine: the relay matrix.
 bench: deps all
 	bin/flimflam bench
@@ -83,5 +96,5 @@ bench-self: all
 	@st=0; for s in $(BENCH_SELF); do [ -f bench/$$s.sh ] || continue; \
 		echo "== bench/$$s.sh"; bash bench/$$s.sh || st=1; echo; done; exit $$st
 
-.PHONY: all deps check check-asan bench bench-self install uninstall clean FORCE
+.PHONY: all deps lint check check-asan bench bench-self install uninstall clean FORCE
 .SECONDARY:

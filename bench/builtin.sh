@@ -26,7 +26,7 @@ set -eu
 
 usage="usage: bench/builtin.sh [-j JOBS] [-w WARMUP] [-d DURATION] [-r RUNS]
                           [-b BUILTIN_DIR] [-o FLIMFLAM_CHECKOUT] [-l LOOPS] [-v]"
-jobs=2 warmup=2 duration=5 runs=3 original= verbose= loops=0
+jobs=2 warmup=2 duration=5 runs=3 original='' verbose='' loops=0
 top=$(cd "$(dirname "$0")/.." && pwd)
 bindir=$top/builtin
 while getopts ':hj:w:d:r:b:o:l:v' opt; do

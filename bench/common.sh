@@ -104,7 +104,7 @@ pids_of() {
 #   wall          "WALL_MICROSECONDS EXIT_STATUS"
 #   stderr        flimflam's
 watch_run() {
-	local dir=$1 t0 t line name relays= server= root st end_at=0 left r fd
+	local dir=$1 t0 t line name relays='' server='' root st end_at=0 left r fd
 	shift
 	mkdir -p "$dir"
 	rm -f "$dir/cpu.window" "$dir/cpu.end"

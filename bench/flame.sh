@@ -84,7 +84,7 @@ if [ $# -eq 1 ]; then
 	[ -r "$data" ] || { echo "flame.sh: cannot read '$data'" >&2; exit 1; }
 else
 	echo "recording $work for ${dur}s ..." >&2
-	record_$work
+	"record_$work"
 	data=$dir/perf.data
 fi
 
@@ -92,10 +92,10 @@ fi
 # the command and its children), output discarded. CPU time does not
 # depend on what else the machine runs; wall time does.
 elapsed() {
-	local TIMEFORMAT='%3R %3U %3S' t
+	local TIMEFORMAT='%3R %3U %3S' t real user sys
 	t=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
-	set -- $t
-	awk -v r="$1" -v u="$2" -v s="$3" 'BEGIN { printf "%.3f %.3f\n", r, u + s }'
+	read -r real user sys <<<"$t"
+	awk -v r="$real" -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f %.3f\n", r, u + s }'
 }
 
 # perf's own flame graph script, where this perf has it. Its wrapper reads
@@ -106,13 +106,20 @@ perf_flamegraph() {
 mkdir -p "$dir/pf"
 ln -s "$(readlink -f "$data")" "$dir/pf/perf.data"
 
+# timed I: the command named names[I].
 names=("perf script -F comm,pid,tid,ip,sym,dso" "perf script (default fields)"
 	"ff-flame --folded" "ff-flame -o flamegraph.html")
-cmds=("perf script -i $data -F comm,pid,tid,ip,sym,dso" "perf script -i $data"
-	"$flame --folded $data" "$flame -o $dir/ff-flame.html $data")
+timed() {
+	case $1 in
+	0) perf script -i "$data" -F comm,pid,tid,ip,sym,dso ;;
+	1) perf script -i "$data" ;;
+	2) "$flame" --folded "$data" ;;
+	3) "$flame" -o "$dir/ff-flame.html" "$data" ;;
+	4) perf_flamegraph ;;
+	esac
+}
 if perf_flamegraph >/dev/null 2>&1 && [ -s "$dir/perf.json" ]; then
 	names+=("perf script report flamegraph -f json")
-	cmds+=(perf_flamegraph)
 else
 	pf_note="perf script report flamegraph: not available here"
 fi
@@ -126,8 +133,8 @@ echo "machine: $(nproc) CPU$([ "$(nproc)" = 1 ] || echo s), load average $(cut -
 # machine's load falls on all of them alike. One round to warm up first.
 times=$dir/times
 for ((r = 0; r <= runs; r++)); do
-	for i in "${!cmds[@]}"; do
-		t=$(elapsed ${cmds[$i]})
+	for i in "${!names[@]}"; do
+		t=$(elapsed timed "$i")
 		[ "$r" -gt 0 ] && echo "$i $t" >>"$times"
 	done
 done
@@ -140,10 +147,11 @@ median() {
 }
 
 printf '%-40s %10s %10s %10s\n' command wall_med_s wall_min_s cpu_med_s
-for i in "${!cmds[@]}"; do
-	set -- $(median 2 "$i") $(median 3 "$i")
-	printf '%-40s %10s %10s %10s\n' "${names[$i]}" "$1" "$2" "$3"
-	wmed[$i]=$1 wmin[$i]=$2 cmed[$i]=$3
+for i in "${!names[@]}"; do
+	read -r med min < <(median 2 "$i")
+	read -r cpu _ < <(median 3 "$i")
+	printf '%-40s %10s %10s %10s\n' "${names[$i]}" "$med" "$min" "$cpu"
+	wmed[i]=$med wmin[i]=$min cmed[i]=$cpu
 done
 [ -n "${pf_note:-}" ] && echo "$pf_note"
 awk -v hw="${wmed[3]}" -v hm="${wmin[3]}" -v hc="${cmed[3]}" \

@@ -19,7 +19,7 @@ set -eu
 
 usage="usage: bench/owncpu.sh [-n RUNS] [-w WORKLOADS] [-r RELAYS] [-W WARMUP] [-d DURATION]
                           [-o FLIMFLAM_CHECKOUT] [-k DIR]"
-runs=3 workloads=builtin,iperf3,h2load,h2load-h1 relays=none,nginx warmup=2 duration=10 original= keep=
+runs=3 workloads=builtin,iperf3,h2load,h2load-h1 relays=none,nginx warmup=2 duration=10 original='' keep=''
 while getopts ':hn:w:r:W:d:o:k:' opt; do
 	case $opt in
 	h) echo "$usage"; exit 0 ;;
@@ -39,8 +39,12 @@ shift $((OPTIND - 1))
 for v in "$runs" "$warmup" "$duration"; do
 	case $v in '' | *[!0-9]*) echo "owncpu.sh: '$v' is not a whole number" >&2; exit 2 ;; esac
 done
-[ "$runs" -ge 1 ] && [ "$duration" -ge 2 ] || { echo "owncpu.sh: need -n 1 or more and -d 2 or more" >&2; exit 2; }
+if [ "$runs" -lt 1 ] || [ "$duration" -lt 2 ]; then
+	echo "owncpu.sh: need -n 1 or more and -d 2 or more" >&2
+	exit 2
+fi
 
+# shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
 
 tmp=${keep:-$(mktemp -d)}
@@ -58,7 +62,10 @@ if [ -n "$original" ]; then
 	# it) and nginx's stream module in /usr/lib64. Where they are not, our
 	# launcher answers that read and that check, and its built copies of
 	# the nginx relay configurations get this machine's module path.
-	module=$(ls /usr/lib*/nginx/modules/ngx_stream_module.so 2>/dev/null | head -n 1)
+	module=
+	for m in /usr/lib*/nginx/modules/ngx_stream_module.so; do
+		[ -e "$m" ] && { module=$m; break; }
+	done
 	if [ -n "$module" ]; then
 		sed -i "s|/usr/lib64/nginx/modules/ngx_stream_module.so|$module|" \
 			"$original"/build/flimflam/config/nginx-*.conf
@@ -149,7 +156,7 @@ for ((run = 1; run <= runs; run++)); do
 		for w in "${wl[@]}"; do
 			d=$tmp/$w.$r.$run
 			watch_run "$d" -r "$r" -w "$w" --warmup "$warmup" --duration "$duration"
-			read -r wall st <"$d/wall"
+			read -r _ st <"$d/wall"	# wall time: not this script's measure
 			if [ "$st" -ne 0 ] || [ ! -s "$d/cpu.end" ]; then
 				echo "owncpu.sh: $w over $r failed (status $st): $(tail -n 1 "$d/stderr")" >&2
 				continue

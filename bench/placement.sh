@@ -32,6 +32,7 @@ shift $((OPTIND - 1))
 [ $# -eq 0 ] || { echo "placement.sh: unexpected argument '$1'" >&2; echo "$usage" >&2; exit 2; }
 command -v taskset >/dev/null || { echo "placement.sh: taskset is not on PATH" >&2; exit 1; }
 
+# shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
 
 tmp=${keep:-$(mktemp -d)}
@@ -136,7 +137,7 @@ done
 echo
 cpus=$(nproc)
 status=0
-while read -r name relay nrelays rest; do
+while read -r name relay _ rest; do	# _: the number of relays
 	both=${rest#\'}; both=${both%%\'*}
 	note=${rest#*\' \'}; note=${note%\'}
 	case $name in

@@ -35,8 +35,12 @@ shift $((OPTIND - 1))
 for v in "$warmup" "$duration" "$runs" ${joblist//,/ }; do
 	case $v in '' | *[!0-9]*) echo "scaling.sh: '$v' is not a whole number" >&2; exit 2 ;; esac
 done
-[ "$runs" -ge 1 ] && [ "$duration" -ge 2 ] || { echo "scaling.sh: need -n 1 or more and -d 2 or more" >&2; exit 2; }
+if [ "$runs" -lt 1 ] || [ "$duration" -lt 2 ]; then
+	echo "scaling.sh: need -n 1 or more and -d 2 or more" >&2
+	exit 2
+fi
 
+# shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
 
 tmp=${keep:-$(mktemp -d)}
@@ -51,7 +55,7 @@ for ((run = 1; run <= runs; run++)); do
 	for j in "${jl[@]}"; do
 		d=$tmp/$j.$run
 		watch_run "$d" -r "$relay" -w "$workload" --jobs "$j" --warmup "$warmup" --duration "$duration"
-		read -r wall st <"$d/wall"
+		read -r _ st <"$d/wall"	# wall time: not this script's measure
 		if [ "$st" -ne 0 ] || [ ! -s "$d/cpu.end" ]; then
 			echo "scaling.sh: --jobs $j failed (status $st): $(tail -n 1 "$d/stderr")" >&2
 			continue

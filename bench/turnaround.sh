@@ -18,7 +18,7 @@ set -eu
 
 usage="usage: bench/turnaround.sh [-n RUNS] [-w WORKLOADS] [-m WARMUP:DURATION] [-M] [-s]
                              [-o FLIMFLAM_CHECKOUT] [-k DIR]"
-runs=5 workloads=builtin,iperf3,h2load,h2load-h1 matrix=5:5 no_matrix= with_skr= original= keep=
+runs=5 workloads=builtin,iperf3,h2load,h2load-h1 matrix=5:5 no_matrix='' with_skr='' original='' keep=''
 while getopts ':hn:w:m:Mso:k:' opt; do
 	case $opt in
 	h) echo "$usage"; exit 0 ;;
@@ -42,6 +42,7 @@ case $matrix in
 esac
 case $mw$md in *[!0-9]*) echo "turnaround.sh: -m: '$matrix' is not WARMUP:DURATION" >&2; exit 2 ;; esac
 
+# shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
 
 tmp=${keep:-$(mktemp -d)}
@@ -52,7 +53,7 @@ export FLIMFLAM_RUNS=$tmp/runs FLIMFLAM_KEEP_RUNS=${FLIMFLAM_KEEP_RUNS:-20}
 # The original flimflam, run from its checkout: built with its own `plano
 # build`; its print_environment reads /etc/system-release, which Debian
 # lacks, so a launcher of ours answers that one read.
-orig_run() { :; }
+orig=()
 if [ -n "$original" ]; then
 	[ -d "$original/builtin" ] || { echo "turnaround.sh: '$original' is not a flimflam checkout" >&2; exit 1; }
 	(cd "$original" && ./plano build >"$tmp/original-build.log" 2>&1) || {
@@ -73,9 +74,7 @@ if [ -n "$original" ]; then
 	from flimflam import commands
 	PlanoCommand(commands, description="the original flimflam").main()
 	EOF
-	orig_run() {
-		FLIMFLAM_HOME=$original/build/flimflam /usr/bin/python3 "$tmp/original.py" "$@"
-	}
+	orig=(env FLIMFLAM_HOME="$original/build/flimflam" /usr/bin/python3 "$tmp/original.py")
 fi
 
 # timed OUT CMD...: runs CMD, appends "WALL_SECONDS STATUS LOAD" to OUT.
@@ -94,7 +93,7 @@ echo "turnaround: flimflam run -r none --warmup 1 --duration 1 (2 s asked), $run
 for ((run = 1; run <= runs; run++)); do
 	for w in "${wl[@]}"; do
 		timed "$tmp/wall.$w" "$ff" run -r none -w "$w" --warmup 1 --duration 1
-		[ -z "$original" ] || timed "$tmp/orig.$w" orig_run run -r none -w "$w" --warmup 1 --duration 1
+		[ -z "$original" ] || timed "$tmp/orig.$w" "${orig[@]}" run -r none -w "$w" --warmup 1 --duration 1
 	done
 done
 

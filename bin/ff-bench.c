@@ -1780,7 +1780,7 @@ static struct {
 } opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL, 0, 0 };
 
 static char *flimflam;		/* the dispatcher beside us */
-static json_t *records;
+static json_t *bench_records;
 static json_t *bench_env;
 static int progress_tty;
 static double overhead_s = 2.0;	/* start and stop around the window, learnt as we go */
@@ -1921,7 +1921,7 @@ save_results(void)
 	if (!text)
 		ff_die("out of memory");
 	text[0] = 0;
-	json_array_foreach(records, i, rec) {
+	json_array_foreach(bench_records, i, rec) {
 		if (stream.direct && i < streamed)
 			continue;
 		line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(10));
@@ -1948,7 +1948,7 @@ save_results(void)
 		   ff_out_write(&stream, text, len) < 0) {
 		ff_die("%s; the results so far could not be kept", stream.err);
 	}
-	streamed = json_array_size(records);
+	streamed = json_array_size(bench_records);
 	free(text);
 }
 
@@ -2520,7 +2520,7 @@ bench_main(int argc, char *argv[])
 	ff_signals_init();
 	ff_set_cleanup(ff_children_stop_all);
 	progress_tty = isatty(2) && ff_verbosity >= 0;
-	records = json_array();
+	bench_records = json_array();
 	/*
 	 * Every run makes a run directory, and making one prunes the oldest
 	 * beyond $FLIMFLAM_KEEP_RUNS: room for this bench's own, so the run
@@ -2540,23 +2540,23 @@ bench_main(int argc, char *argv[])
 
 	/* The environment first, so it is on screen while the bench runs. */
 	for (w = 0; w < ncases; w++)
-		json_array_append_new(records, new_record(&cases[w], "skipped", NULL, 1, ""));
-	results_of(records, 1, &res);
+		json_array_append_new(bench_records, new_record(&cases[w], "skipped", NULL, 1, ""));
+	results_of(bench_records, 1, &res);
 	print_env(bench_env, progs_for(&res));
 	results_free(&res);
 	fflush(stdout);
-	json_array_clear(records);
+	json_array_clear(bench_records);
 
 	for (w = 0; w < ncases; w++) {
 		if (!cases[w].skip[0])
 			continue;
 		rec = new_record(&cases[w], "skipped", cases[w].skip, 1, ff_iso_time());
 		json_object_set_new(rec, "environment", json_incref(bench_env));
-		json_array_append_new(records, rec);
+		json_array_append_new(bench_records, rec);
 		ff_say("%s: skipping %s %s %s: %s\n", ff_prog(), cases[w].workload, cases[w].relay,
 		       cases[w].protocol, cases[w].skip);
 	}
-	if (json_array_size(records))
+	if (json_array_size(bench_records))
 		save_results();
 	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
 	       nrun * opt.repeat, nrun * opt.repeat == 1 ? "" : "s", nrun, nrun == 1 ? "" : "s",
@@ -2572,12 +2572,12 @@ bench_main(int argc, char *argv[])
 				break;
 			failed += is_status(rec, "failed");
 			done++;
-			json_array_append_new(records, rec);
+			json_array_append_new(bench_records, rec);
 			save_results();
 		}
 
-	if (json_array_size(records)) {
-		results_of(records, 1, &res);
+	if (json_array_size(bench_records)) {
+		results_of(bench_records, 1, &res);
 		print_results(&res);
 		results_free(&res);
 	}
@@ -2598,7 +2598,7 @@ bench_main(int argc, char *argv[])
 		printf("%sNot run: %d case%s not supported by this skrouterd (%s): %s\n",
 		       nunsup ? "" : "\n", c, c == 1 ? "" : "s", notrun[w].lacks, list);
 	}
-	if (json_array_size(records))
+	if (json_array_size(bench_records))
 		printf("\nResults: %s\n", opt.output);
 	if ((sig = ff_signalled())) {
 		ff_finish();
@@ -2606,7 +2606,7 @@ bench_main(int argc, char *argv[])
 		ff_warn("stopped by %s after %d of %ld run%s; %s", sig == SIGINT ? "SIGINT" :
 			sig == SIGHUP ? "SIGHUP" : "SIGTERM", done, nrun * opt.repeat,
 			nrun * opt.repeat == 1 ? "" : "s",
-			json_array_size(records) ? "the results so far are kept" : "no run finished");
+			json_array_size(bench_records) ? "the results so far are kept" : "no run finished");
 		exit(128 + sig);
 	}
 	if (failed)

@@ -256,7 +256,7 @@ start_relays(int server_port)
 	}
 	for (int attempt = 0;; attempt++) {
 		struct relay *failed;
-		int r, lost;
+		int st, lost;
 
 		r2.target_port = server_port;
 		r2.port = ff_free_port();
@@ -283,8 +283,8 @@ start_relays(int server_port)
 		if (opt.config_only)
 			break;
 		failed = start_relay(&r2) == 0 ? &r1 : &r2;
-		r = failed == &r1 ? start_relay(&r1) : -1;
-		if (failed == &r1 && r == 0)
+		st = failed == &r1 ? start_relay(&r1) : -1;
+		if (failed == &r1 && st == 0)
 			break;
 		if (ff_signalled())
 			ff_exit_signalled();

@@ -160,7 +160,7 @@ wait_exit() {
 	local port
 	port=$(free_port)
 	start_server "$port"
-	run ss -ltnH "sport = :$port"
+	run -0 ss -ltnH "sport = :$port"
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "$output" = *" 127.0.0.1:$port "* ]]
 	kill -TERM "$server"
@@ -181,53 +181,66 @@ wait_exit() {
 	local port out="$BATS_TEST_TMPDIR/client.out"
 	port=$(free_port)
 	start_server "$port"
-	run -0 python3 - "$CLIENT" "$port" "$out" <<-'EOF'
-		import json, re, subprocess, sys
-		client, port, out = sys.argv[1:4]
-		def taken():
-		    ss = subprocess.run(["ss", "-tinH", "state", "established",
-		                         "( dport = :%s )" % port],
-		                        capture_output=True, text=True, check=True).stdout
-		    queued = [int(l.split()[0]) for l in ss.splitlines() if not l[0].isspace()]
-		    received = [int(n) for n in re.findall(r"bytes_received:(\d+)", ss)]
-		    assert len(queued) == len(received) == 2, ss
-		    return sum(received) - sum(queued)
-		p = subprocess.Popen([client, "--port", port, "--jobs", "2",
-		                      "--warmup", "1", "--duration", "3"],
-		                     stdout=subprocess.PIPE, text=True)
-		samples, marks = 0, []
-		with open(out, "w") as f:
-		    for line in p.stdout:
-		        ev = json.loads(line)["event"]
-		        samples += ev == "sample"
-		        if ev == "window" or (ev == "sample" and samples == 2):
-		            marks.append(taken())
-		        f.write(line)
-		status = p.wait()
-		print(marks[1] - marks[0])
-		sys.exit(status)
-	EOF
-	kernel_bytes=$output
-	jq -e -s '
-		length == 5 and
-		.[0].event == "window" and .[0].warmup_s == 1 and .[0].duration_s == 3 and
-		(.[0].time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")) and
-		([.[1:4][] | .event] == ["sample", "sample", "sample"]) and
-		(.[1].elapsed_s - 1 | fabs) < 0.05 and (.[2].elapsed_s - 2 | fabs) < 0.05 and
-		(.[3].elapsed_s - 3 | fabs) < 0.05 and
-		all(.[1:4][]; .bytes > 0 and .bits == 8 * .bytes and .bits_per_s > 0) and
-		(.[4] | .event == "result" and .workload == "builtin" and .jobs == 2 and
-			.bits == 8 * .bytes and .bits > 0 and
-			(.duration_s - 3 | fabs) <= 0.05 and
-			(.bits_per_s - .bits / .duration_s | fabs) < 1e-9 * .bits_per_s and
-			.operations == null and .ops_per_s == null and .errors == 0) and
-		(([.[1:4][] | .bits] | add) - .[4].bits | fabs) <= 0.01 * .[4].bits and
-		all(.[]; keys_unsorted[0] == "event")
-	' "$out"
-	run jq -s '.[1].bytes + .[2].bytes' "$out"
-	echo "client counted $output bytes in its first two seconds, the kernel $kernel_bytes" >&3
-	python3 -c 'import sys; a, b = map(int, sys.argv[1:]); sys.exit(abs(a - b) > 0.1 * b)' \
-		"$output" "$kernel_bytes"
+	# The samples' and the window's times (to 50 ms) and the kernel's count
+	# (to 10%, read when the lines arrive) need steady CPUs: a miss is said
+	# and the client runs once more; a second miss fails. The margins stay
+	# tight enough to catch a sampler that drifts or a window that is not
+	# the one asked for, and a count of bytes sent instead of taken back.
+	local try
+	for try in 1 2; do
+		run -0 python3 - "$CLIENT" "$port" "$out" <<-'EOF'
+			import json, re, subprocess, sys
+			client, port, out = sys.argv[1:4]
+			def taken():
+			    ss = subprocess.run(["ss", "-tinH", "state", "established",
+			                         "( dport = :%s )" % port],
+			                        capture_output=True, text=True, check=True).stdout
+			    queued = [int(l.split()[0]) for l in ss.splitlines() if not l[0].isspace()]
+			    received = [int(n) for n in re.findall(r"bytes_received:(\d+)", ss)]
+			    assert len(queued) == len(received) == 2, ss
+			    return sum(received) - sum(queued)
+			p = subprocess.Popen([client, "--port", port, "--jobs", "2",
+			                      "--warmup", "1", "--duration", "3"],
+			                     stdout=subprocess.PIPE, text=True)
+			samples, marks = 0, []
+			with open(out, "w") as f:
+			    for line in p.stdout:
+			        ev = json.loads(line)["event"]
+			        samples += ev == "sample"
+			        if ev == "window" or (ev == "sample" and samples == 2):
+			            marks.append(taken())
+			        f.write(line)
+			status = p.wait()
+			print(marks[1] - marks[0])
+			sys.exit(status)
+		EOF
+		kernel_bytes=$output
+		jq -e -s '
+			length == 5 and
+			.[0].event == "window" and .[0].warmup_s == 1 and .[0].duration_s == 3 and
+			(.[0].time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")) and
+			([.[1:4][] | .event] == ["sample", "sample", "sample"]) and
+			all(.[1:4][]; .bytes > 0 and .bits == 8 * .bytes and .bits_per_s > 0) and
+			(.[4] | .event == "result" and .workload == "builtin" and .jobs == 2 and
+				.bits == 8 * .bytes and .bits > 0 and
+				(.bits_per_s - .bits / .duration_s | fabs) < 1e-9 * .bits_per_s and
+				.operations == null and .ops_per_s == null and .errors == 0) and
+			(([.[1:4][] | .bits] | add) - .[4].bits | fabs) <= 0.01 * .[4].bits and
+			all(.[]; keys_unsorted[0] == "event")
+		' "$out"
+		run -0 jq -s '.[1].bytes + .[2].bytes' "$out"
+		echo "client counted $output bytes in its first two seconds, the kernel $kernel_bytes;" \
+			"samples at $(jq -r -s '[.[1:4][] | .elapsed_s] | join(" ")' "$out") s, window $(jq -s '.[4].duration_s' "$out") s" >&3
+		if jq -e -s '
+			(.[1].elapsed_s - 1 | fabs) < 0.05 and (.[2].elapsed_s - 2 | fabs) < 0.05 and
+			(.[3].elapsed_s - 3 | fabs) < 0.05 and (.[4].duration_s - 3 | fabs) <= 0.05' "$out" >/dev/null &&
+		   python3 -c 'import sys; a, b = map(int, sys.argv[1:]); sys.exit(abs(a - b) > 0.1 * b)' \
+			"$output" "$kernel_bytes"; then
+			break
+		fi
+		[ "$try" -eq 1 ]
+		echo "# busy machine? a time or the kernel's count is off: once more" >&3
+	done
 	# The server stays up for the next client.
 	kill -0 "$server"
 }
@@ -266,7 +279,7 @@ wait_exit() {
 	wait "$server" 2>/dev/null || true
 	wait_exit "${pids[-1]}" 5
 	[ "$status" -eq 1 ]
-	run cat "$err"
+	run -0 cat "$err"
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "$output" =~ ^ff-builtin-client:\ connection\ [12]\ to\ 127\.0\.0\.1:$port\ failed\ during\ the\ window:\ .+$ ]]
 	! grep -q '"result"' "$out"
@@ -298,7 +311,7 @@ wait_exit() {
 		wait_exit "${pids[-1]}" 5
 		[ "$status" -eq "$([ $sig = TERM ] && echo 143 || echo 130)" ]
 		[ "$(cat "$err")" = "ff-builtin-client: stopped by SIG$sig" ]
-		! grep -q '"result"' "$out"
+		! grep -q '"result"' "$out" || false
 	done
 	# The server takes the clients' ends in its stride.
 	kill -0 "$server"

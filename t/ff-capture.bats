@@ -19,22 +19,13 @@ skip_unless_perf() {
 # nothing_left FILE: no process holds the run directory of the events in FILE.
 nothing_left() {
 	local d
-	d=$(jq -r 'select(.event == "server") | .run_dir' "$1" | head -n 1)
-	[ -n "$d" ]
+	d=$(run_dir_of "$1")
 	[ -z "$(pids_of_run "$d")" ]
 }
 
 # ev FILE EVENT: the events of that name, one per line.
 ev() {
 	jq -c --arg e "$2" 'select(.event == $e)' "$1"
-}
-
-# every FILE EVENT EXPR [JQ-ARGS...]: there are such events, and EXPR holds
-# for each (jq -e alone would judge only the last).
-every() {
-	local f="$1" e="$2" x="$3"
-	shift 3
-	jq -s -e --arg e "$e" "$@" "map(select(.event == \$e)) | length > 0 and all(.[]; $x)" "$f" >/dev/null
 }
 
 # A process that uses some CPU until killed, in the background; sets BUSY.
@@ -226,18 +217,18 @@ teardown() {
 @test "flimflam stat over nginx: counters per relay, task-clock agrees with the relay CPU" {
 	skip_unless_program nginx
 	skip_unless_perf
-	run -0 --separate-stderr flimflam stat --json -r nginx --warmup 1 --duration 2
+	run_steady flimflam stat --json -r nginx --warmup 1 --duration 2
 	echo "$output" >ev
 	jsonl_ok ev
 	[ "$(ev ev stat | jq -r .role | sort | tr '\n' ' ')" = "r1 r2 " ]
-	every ev stat 'has("task_clock_ms") and has("context_switches") and has("cpu_migrations")
+	event_ok ev stat 'has("task_clock_ms") and has("context_switches") and has("cpu_migrations")
 		and has("page_faults") and has("cycles") and has("instructions") and has("branches")
 		and has("branch_misses") and has("cache_references") and has("cache_misses")'
-	every ev stat '.task_clock_ms > 0 and .context_switches > 0'
+	event_ok ev stat '.task_clock_ms > 0 and .context_switches > 0'
 	# Per GB relayed, from the result's bytes; no operations in builtin.
 	local bytes
 	bytes=$(ev ev result | jq .bytes)
-	every ev stat '.bytes == $b and
+	event_ok ev stat '.bytes == $b and
 		(.cpu_ms_per_gb - .task_clock_ms / ($b / 1e9) | fabs) < 1e-6 and
 		.cpu_ms_per_kop == null and
 		((.cycles == null) == (.cycles_per_byte == null))' --argjson b "$bytes"
@@ -247,7 +238,7 @@ teardown() {
 		map(select(.event == "stat")) | length == 2 and
 		all(.[]; ((.task_clock_ms / 1000) - $cpu[.role] | fabs) <= 0.2 * $cpu[.role])' ev
 	# The relays' pids: each stat covers its relay's whole process tree.
-	every ev stat '.pids | length >= 2'
+	event_ok ev stat '.pids | length >= 2'
 	[ "$(ev ev capture | jq -r '.tool, (.files | length)' | tr '\n' ' ')" = "perf stat 2 " ]
 	[ "$(ev ev end | tail -n 1 | jq -r .program)" = ff-capture ]
 	# stat comes once the result is known, before the end.
@@ -258,7 +249,7 @@ teardown() {
 @test "flimflam stat over nginx: the summary prints perf's own tables" {
 	skip_unless_program nginx
 	skip_unless_perf
-	run -0 --separate-stderr flimflam stat -r nginx --warmup 1 --duration 2
+	run_steady flimflam stat -r nginx --warmup 1 --duration 2
 	[[ "$output" == *$'perf stat: R1\n\n Performance counter stats for process id \''* ]]
 	[[ "$output" == *$'perf stat: R2\n\n Performance counter stats for process id \''* ]]
 	[[ "$output" == *" msec task-clock "* ]]
@@ -296,7 +287,7 @@ teardown() {
 	# Again, without --json: the summary names the next step, and the old
 	# recording is kept as perf does.
 	cp perf.data first
-	run -0 --separate-stderr flimflam record -r nginx --warmup 1 --duration 2
+	run_steady flimflam record -r nginx --warmup 1 --duration 2
 	[ "${lines[-1]}" = "Next step: perf report --no-children" ]
 	[[ "$output" == *"Data:        $PWD/perf.data (perf record: "* ]]
 	cmp first perf.data.old
@@ -384,7 +375,7 @@ sampled_over_nginx() {
 	skip_unless_program nginx
 	skip_unless_perf
 	echo "<html>old</html>" >flamegraph.html
-	run -0 --separate-stderr flimflam flamegraph -r nginx --warmup 1 --duration 2
+	run_steady flimflam flamegraph -r nginx --warmup 1 --duration 2
 	[ "${lines[-1]}" = "Open it in a browser: file://$PWD/flamegraph.html" ]
 	[ "$(cat old.flamegraph.html)" = "<html>old</html>" ]
 	[ -s flamegraph.html ]
@@ -402,11 +393,11 @@ sampled_over_nginx() {
 @test "flimflam skstat: both routers' general and memory statistics" {
 	skip_unless_program skrouterd skstat
 	ff-capture --check skstat 2>/dev/null || skip "skstat does not run here: $(ff-capture --check skstat 2>&1)"
-	run -0 --separate-stderr flimflam skstat --json --warmup 1 --duration 2
+	run_steady flimflam skstat --json --warmup 1 --duration 2
 	echo "$output" >ev
 	jsonl_ok ev
 	[ "$(ev ev skstat | jq -r .role | tr '\n' ' ')" = "r1 r2 " ]
-	every ev skstat '(.general | test("Router Statistics")) and (.memory | test("Memory Pools"))
+	event_ok ev skstat '(.general | test("Router Statistics")) and (.memory | test("Memory Pools"))
 		and .management_port > 0 and (.files | length) == 2'
 	local f
 	for f in $(ev ev skstat | jq -r '.files[]'); do
@@ -415,7 +406,7 @@ sampled_over_nginx() {
 	ev ev skstat | jq -s -e 'map(select(.role == "r1"))[0].general | test("flimflam-r1")'
 	ev ev skstat | jq -s -e 'map(select(.role == "r2"))[0].general | test("flimflam-r2")'
 	nothing_left ev
-	run -0 --separate-stderr flimflam skstat --warmup 1 --duration 2
+	run_steady flimflam skstat --warmup 1 --duration 2
 	[[ "$output" == *$'\nRouter 1\n'*"Router Statistics"*"Memory Pools"*$'\nRouter 2\n'*"Router Statistics"*"Memory Pools"* ]]
 }
 

@@ -21,16 +21,6 @@ build_fake() {
 		"$FIX/fake-skrouterd.c" -Wl,--no-as-needed "$f/lib/libqpid-proton-core.so.10"
 }
 
-# has_line ERE: some line of $output matches (assert_output --regexp
-# matches the whole output, where ^ and $ are its ends).
-has_line() {
-	grep -Eq -- "$1" <<<"$output" || {
-		echo "no line matches '$1' in:" >&2
-		echo "$output" >&2
-		return 1
-	}
-}
-
 teardown() {
 	if [ -s "$BATS_TEST_TMPDIR/pid" ]; then
 		kill "$(cat "$BATS_TEST_TMPDIR/pid")" 2>/dev/null || true

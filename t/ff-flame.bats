@@ -194,9 +194,9 @@ need_recording() {
 	ff-flame -o "$BATS_TEST_TMPDIR/d.html" --diff "$FIX/base.folded" "$FIX/new.folded"
 	dom "$BATS_TEST_TMPDIR/d.html" "" "$BATS_TEST_TMPDIR/dom"
 	# Shares: compute and slow 25% -> 50%, idle 50% -> 25%, parse 25% -> 25%.
-	run frames_with_class "$BATS_TEST_TMPDIR/dom" grew
+	run -0 frames_with_class "$BATS_TEST_TMPDIR/dom" grew
 	assert_output $'compute\nslow'
-	run frames_with_class "$BATS_TEST_TMPDIR/dom" shrank
+	run -0 frames_with_class "$BATS_TEST_TMPDIR/dom" shrank
 	assert_output idle
 	grep -q 'rgb(255,42,42)">slow<' "$BATS_TEST_TMPDIR/dom"
 	grep -q 'rgb(42,42,255)">idle<' "$BATS_TEST_TMPDIR/dom"
@@ -230,7 +230,7 @@ need_recording() {
 	# ngx_ frames are in 4 of the 10 samples.
 	[ "$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-samples)" = 4 ]
 	[ "$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-share)" = 0.4 ]
-	run frames_with_class "$BATS_TEST_TMPDIR/dom" match
+	run -0 frames_with_class "$BATS_TEST_TMPDIR/dom" match
 	assert_output $'ngx_epoll_process_events\nngx_http_handler\nngx_process_events_and_timers'
 	# A regex that is not one is searched for as a substring.
 	dom "$BATS_TEST_TMPDIR/p.html" "search=$(enc "push_back(int")" "$BATS_TEST_TMPDIR/dom2"
@@ -269,8 +269,18 @@ need_recording() {
 	load=$(attr_of "$BATS_TEST_TMPDIR/dom" status data-load-ms)
 	echo "nodes $nodes drawn $drawn load_ms $load"
 	[ "$nodes" -gt 100000 ]
-	[ "$drawn" -gt 50 ] && [ "$drawn" -lt 5000 ]
+	[ "$drawn" -gt 50 ]
+	[ "$drawn" -lt 5000 ]
 	grep -q 'class="f merged"' "$BATS_TEST_TMPDIR/dom"
+	# The page's own load time needs steady CPUs: 3 s or more is said and
+	# the page loaded once more; a second miss fails. Drawing every node
+	# (or anything else slow in the page) misses it every time.
+	if ! awk -v l="$load" 'BEGIN { exit !(l < 3000) }'; then
+		echo "# busy machine? the page loaded in $load ms: once more" >&3
+		dom "$BATS_TEST_TMPDIR/big.html" "search=leaf_1" "$BATS_TEST_TMPDIR/dom"
+		load=$(attr_of "$BATS_TEST_TMPDIR/dom" status data-load-ms)
+		echo "load_ms $load"
+	fi
 	awk -v l="$load" 'BEGIN { exit !(l < 3000) }'
 	want=$(share "$BATS_TEST_TMPDIR/big.folded" leaf_1)
 	got=$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-share)

@@ -36,7 +36,8 @@ check_pair_ports() {
 	local d="$BATS_TEST_TMPDIR/d"
 	r1_to=$(awk '/^connector/ {c = 1} c && /port:/ {print $2; exit}' "$d/r1/skrouterd.conf")
 	r2_ir=$(awk '/^listener/ {l = 1} l && /port:/ {p = $2} l && /role: inter-router/ {print p; exit}' "$d/r2/skrouterd.conf")
-	[ -n "$r1_to" ] && [ "$r1_to" = "$r2_ir" ]
+	[ -n "$r1_to" ]
+	[ "$r1_to" = "$r2_ir" ]
 	grep -A4 -E '^(tcp|http)Connector' "$d/r2/skrouterd.conf" | grep -q 'port: 5555'
 }
 
@@ -173,7 +174,7 @@ check_pair_ports() {
 
 @test "skrouterd: builtin over tcp through a real router pair" {
 	skip_unless_program skrouterd
-	run -0 --separate-stderr flimflam run --json -r skrouterd --warmup 1 --duration 2
+	run_steady flimflam run --json -r skrouterd --warmup 1 --duration 2
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e6'
 	event_ok "$BATS_TEST_TMPDIR/ev" resources 'all(.relays[]; .cpu_fraction > 0)'
@@ -187,7 +188,7 @@ check_pair_ports() {
 	echo "$output" | jq -e -s 'any(.[]; .event == "environment" and .skrouterd_features.http)' >/dev/null ||
 		skip "this skrouterd has no HTTP adaptor"
 	for wp in h2load-h1:http1 h2load:http2; do
-		run -0 --separate-stderr flimflam run --json -r skrouterd -w "${wp%:*}" -p "${wp#*:}" --warmup 1 --duration 2
+		run_steady flimflam run --json -r skrouterd -w "${wp%:*}" -p "${wp#*:}" --warmup 1 --duration 2
 		echo "$output" >"$BATS_TEST_TMPDIR/ev"
 		event_ok "$BATS_TEST_TMPDIR/ev" result '.ops_per_s > 0 and .latency_p99_us > 0'
 	done

@@ -63,7 +63,7 @@ stop_serve() {
 @test "ff-workload drive: h2load's successful requests, latency percentiles from its log" {
 	skip_unless_program nghttpd h2load
 	serve_bg h2load
-	run -0 --separate-stderr drive_by_hand h2load /flimflam.txt
+	run_steady drive_by_hand h2load /flimflam.txt
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	event_ok "$BATS_TEST_TMPDIR/ev" result '.operations > 0 and .failed == 0 and
 		.latency_p50_us <= .latency_p90_us and .latency_p90_us <= .latency_p99_us and

@@ -39,7 +39,7 @@ setup() {
 }
 
 @test "flimflam run -r none: builtin, the window asked for, samples, a sane stream" {
-	run -0 --separate-stderr flimflam run --json -r none --warmup 1 --duration 2
+	run_steady flimflam run --json -r none --warmup 1 --duration 2
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	jsonl_ok "$BATS_TEST_TMPDIR/ev"
 	# One start per stage, then the story of the run, ending with end.
@@ -56,13 +56,17 @@ setup() {
 }
 
 @test "flimflam run -r nginx: throughput, both relays' CPU and memory, pinned apart" {
-	run -0 --separate-stderr flimflam run --json -r nginx --warmup 1 --duration 2
+	run_steady flimflam run --json -r nginx --warmup 1 --duration 2
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	jsonl_ok "$BATS_TEST_TMPDIR/ev"
 	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e7 and (.duration_s - 2 | fabs) <= 0.25'
+	# The capture's window is ff-capture's own clock from the window event
+	# to the window's end, both come through pipes: on a busy machine either
+	# may be late, so the margin is the tool's own for a window (10% and
+	# 50 ms). It still catches a capture over the warmup too (3 s).
 	event_ok "$BATS_TEST_TMPDIR/ev" resources '(.relays | length) == 2 and
 		all(.relays[]; .cpu_fraction > 0.01 and .cpu_fraction <= 1.05 and .max_rss_bytes > 1000000) and
-		((.window_s - 2) | fabs) < 0.05'
+		((.window_s - 2) | fabs) <= 0.25'
 	event_ok "$BATS_TEST_TMPDIR/ev" topology '[.relays[].role] == ["r1", "r2"]'
 	if [ "$(nproc)" -ge 2 ]; then
 		event_ok "$BATS_TEST_TMPDIR/ev" topology '.relays[0].cpus != .relays[1].cpus and .cpus_shared == false'
@@ -72,7 +76,7 @@ setup() {
 }
 
 @test "flimflam run -r nginx: the human summary" {
-	run -0 --separate-stderr flimflam run -r nginx --warmup 0 --duration 1
+	run_steady flimflam run -r nginx --warmup 0 --duration 1
 	[[ "$output" == Configuration* ]]
 	[[ "$output" == *"  Relay:       nginx"* ]]
 	[[ "$output" == *"Results"*"  Throughput:  "*"bit/s"* ]]
@@ -87,28 +91,56 @@ setup() {
 # loopback device's byte counter sees every byte on every hop. The builtin
 # echoes, so each byte the client counts crossed loopback once each way per
 # hop: 2 hops x 2 directions through no relay... generally 2 * (relays + 1).
-# Sampled the moment the window and the result events arrive.
-independent_count() {
-	local relay="$1" hops="$2"
-	unshare --net true 2>/dev/null || skip "cannot make a network namespace here (needs root)"
+# Sampled the moment the window and the result events arrive, with bash's
+# own read (no program to start). Traffic stops with the window, so a late
+# end sample changes nothing; a late start sample (the window event on its
+# way through three pipes on a busy machine) misses the window's first
+# bytes: the ratio can only fall. Above 1.1 fails at once; below 0.8 is
+# either that or a miscount, so the test, which needs steady CPUs for this,
+# says so and runs once more, as it does when the run was refused as too
+# busy. 0.8 still catches what this is for: the warmup counted too (1 s of
+# 3: 0.67), one direction or one hop's worth short (0.5; nginx 4/6: 0.67).
+count_once() {
 	unshare --net bash -c '
 		ip link set lo up
-		lo() { awk -F"[: ]+" "/^ *lo:/ {print \$3}" /proc/net/dev; }
+		lo() {
+			local name rx rest
+			while read -r name rx rest; do
+				[ "$name" = lo: ] && { echo "$rx"; return; }
+			done </proc/net/dev
+		}
 		flimflam run --json -r "$1" --warmup 1 --duration 2 | while IFS= read -r line; do
 			case $line in
 			*"\"event\":\"window\""*) echo "lo_start $(lo)" ;;
 			*"\"event\":\"result\""*) echo "lo_end $(lo)"; echo "$line" ;;
 			esac
-		done' _ "$relay" >"$BATS_TEST_TMPDIR/count"
-	cat "$BATS_TEST_TMPDIR/count"
+		done' _ "$1" >"$BATS_TEST_TMPDIR/count" 2>"$BATS_TEST_TMPDIR/count.err"
+	cat "$BATS_TEST_TMPDIR/count" "$BATS_TEST_TMPDIR/count.err"
 	start=$(awk '/^lo_start/ {print $2}' "$BATS_TEST_TMPDIR/count")
 	end=$(awk '/^lo_end/ {print $2}' "$BATS_TEST_TMPDIR/count")
 	bytes=$(grep '"event":"result"' "$BATS_TEST_TMPDIR/count" | jq .bytes)
-	echo "loopback: $((end - start)) bytes; client: $bytes bytes x $hops"
+	if [ -z "$bytes" ]; then
+		# No result: only a window refused as too busy is tried again.
+		grep -qE -- "$BUSY_ERE" "$BATS_TEST_TMPDIR/count.err"
+		ratio=busy
+		return
+	fi
+	echo "loopback: $((end - start)) bytes; client: $bytes bytes x $2"
 	[ "$bytes" -gt 0 ]
-	# Within 10%, both ways.
-	awk -v lo=$((end - start)) -v b="$bytes" -v h="$hops" \
-		'BEGIN { r = lo / (b * h); print "ratio", r; exit !(r > 0.9 && r < 1.1) }'
+	ratio=$(awk -v lo=$((end - start)) -v b="$bytes" -v h="$2" 'BEGIN { print lo / (b * h) }')
+	echo "ratio $ratio"
+}
+
+independent_count() {
+	local relay="$1" hops="$2" ratio
+	unshare --net true 2>/dev/null || skip "cannot make a network namespace here (needs root)"
+	count_once "$relay" "$hops"
+	if [ "$ratio" = busy ] || awk -v r="$ratio" 'BEGIN { exit !(r <= 0.8) }'; then
+		echo "# busy machine? (loopback ratio $ratio): once more" >&3
+		count_once "$relay" "$hops"
+	fi
+	[ "$ratio" != busy ]
+	awk -v r="$ratio" 'BEGIN { exit !(r > 0.8 && r < 1.1) }'
 }
 
 @test "flimflam run: builtin's count agrees with loopback's byte counter (none)" {
@@ -120,7 +152,7 @@ independent_count() {
 }
 
 @test "flimflam run: nothing is left running after a normal run" {
-	run -0 --separate-stderr flimflam run --json -r nginx --warmup 0 --duration 1
+	run_steady flimflam run --json -r nginx --warmup 0 --duration 1
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	d=$(run_dir_of "$BATS_TEST_TMPDIR/ev")
 	[ -z "$(pids_of_run "$d")" ]

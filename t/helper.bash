@@ -43,8 +43,15 @@ jsonl_ok() {
 # directory DIR or whose working directory is in it (every stage, relay,
 # server and client of a run is one or the other). Zombies have neither.
 # Two commands for all of /proc, so it is quick: a run may end meanwhile.
+# DIR must be an absolute path: an empty one would match every process,
+# and `[ -n "$(pids_of_run "$d")" ]` could not fail.
 pids_of_run() {
 	local d="$1"
+	if [[ "$d" != /?* ]]; then
+		echo "pids_of_run: '$d' is not an absolute directory" >&2
+		return 1
+	fi
+	d=${d%/}
 	{
 		# The pattern from a file, so grep's own command line does not match.
 		grep -lsFf <(printf '%s\n' "$d") /proc/[0-9]*/cmdline
@@ -92,14 +99,57 @@ all_gone() {
 	return 0
 }
 
-# event_ok FILE NAME JQ-EXPR: FILE has at least one NAME event, and every
-# NAME event satisfies JQ-EXPR. (jq -e alone judges only the last input.)
+# event_ok FILE NAME JQ-EXPR [JQ-ARGS...]: FILE has at least one NAME
+# event, and every NAME event satisfies JQ-EXPR (jq -e alone judges only the
+# last input). JQ-ARGS (--arg, --argjson) give JQ-EXPR its variables.
 event_ok() {
-	jq -e -s --arg n "$2" "[.[] | select(.event == \$n)] | length > 0 and all(.[]; $3)" "$1" >/dev/null ||
-		{ echo "event_ok $2: $3: failed on:"; jq -c --arg n "$2" 'select(.event == $n)' "$1"; false; }
+	local f="$1" n="$2" x="$3"
+	shift 3
+	jq -e -s --arg n "$n" "$@" "[.[] | select(.event == \$n)] | length > 0 and all(.[]; $x)" "$f" >/dev/null ||
+		{ echo "event_ok $n: $x: failed on:"; jq -c --arg n "$n" 'select(.event == $n)' "$f"; false; }
+}
+
+# has_line ERE: some line of $output matches (assert_output --regexp
+# matches the whole output, where ^ and $ are its ends). To assert that no
+# line matches, `! has_line ERE || false`: bats ignores a plain `! cmd`
+# that is not the last command of a test.
+# shellcheck disable=SC2154 # $output is bats', set by run
+has_line() {
+	grep -Eq -- "$1" <<<"$output" || {
+		echo "no line matches '$1' in:" >&2
+		echo "$output" >&2
+		return 1
+	}
+}
+
+# BUSY_ERE: how ff-workload refuses a window the machine was too busy to
+# give: the workload tool measured a window other than the one asked for.
+BUSY_ERE='measured [0-9.]+ s, not the [0-9]+ s asked'
+
+# run_steady CMD...: bats' `run --separate-stderr CMD...`, which must exit 0.
+# A run whose window the tool refused as not the one asked for (BUSY_ERE) is
+# the machine being too busy, not the test's point: it is said on the TAP
+# stream and run once more. The tool's refusal stays the tool's: a second
+# refusal fails the test, as does any other failure, at once. STEADY_TRIES
+# says how many runs it took (1 or 2).
+# shellcheck disable=SC2154,SC2034 # bats' $stderr, set by run; the tests read STEADY_TRIES
+run_steady() {
+	STEADY_TRIES=1
+	run --separate-stderr "$@"
+	if [ "$status" -eq 1 ] && grep -qE -- "$BUSY_ERE" <<<"$stderr"; then
+		echo "# busy machine ($(grep -m1 -oE -- "[^ ]+ $BUSY_ERE" <<<"$stderr")): once more" >&3
+		STEADY_TRIES=2
+		run --separate-stderr "$@"
+	fi
+	if [ "$status" -ne 0 ]; then
+		echo "run_steady: $* exited $status; its stderr:"
+		echo "$stderr"
+		return 1
+	fi
 }
 
 # wait_status PID: wait for a background job of this shell; its status in $status.
+# shellcheck disable=SC2034 # $status is bats', read by the tests as after run
 wait_status() {
 	status=0
 	wait "$1" || status=$?
@@ -146,8 +196,16 @@ stage_pid() {
 	return 1
 }
 
+# run_dir_of FILE: the run directory named by the server event in FILE;
+# fails when there is none (so `d=$(run_dir_of F)` fails the test).
 run_dir_of() {
-	jq -r 'select(.event == "server") | .run_dir' "$1" | head -n 1
+	local d
+	d=$(jq -r 'select(.event == "server") | .run_dir' "$1" | head -n 1)
+	if [ -z "$d" ] || [ "$d" = null ]; then
+		echo "run_dir_of: no run directory in '$1'" >&2
+		return 1
+	fi
+	echo "$d"
 }
 
 # nothing_started: no run directory was even made.

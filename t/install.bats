@@ -15,7 +15,7 @@ load helper
 	[ -f "$dest/opt/ff/share/flimflam/relay-conf/nginx-tcp.conf" ]
 	[ -f "$dest/opt/ff/share/flimflam/share/flamegraph/flamegraph.js" ]
 	# Installed, away from the checkout: bin/ is not on PATH here.
-	PATH="$dest/opt/ff/bin:/usr/bin:/bin:/usr/sbin:/sbin" run -0 --separate-stderr \
+	PATH="$dest/opt/ff/bin:/usr/bin:/bin:/usr/sbin:/sbin" run_steady \
 		"$dest/opt/ff/bin/flimflam" run --json -r nginx --warmup 0 --duration 1
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 0'

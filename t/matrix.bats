@@ -13,12 +13,16 @@ setup_file() {
 
 run_case() {
 	local w="$1" r="$2" p="$3"
-	run -0 --separate-stderr flimflam run --json -w "$w" -r "$r" -p "$p" --warmup 1 --duration 1
+	run_steady flimflam run --json -w "$w" -r "$r" -p "$p" --warmup 1 --duration 1
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	jsonl_ok "$BATS_TEST_TMPDIR/ev"
 	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e5 and .bits_per_s < 1e12 and (.duration_s - 1 | fabs) <= 0.15'
 	case $w in
-	h2load*) event_ok "$BATS_TEST_TMPDIR/ev" result '.ops_per_s > 100 and .failed == 0 and .latency_avg_us > 0 and .latency_avg_us < 1e6' ;;
+	# Requests judged by their count over the window, not by a rate floor
+	# (a busy machine gave 69/s against 100 asked): a rate not worked out
+	# from the count, or in other units, still fails, as does no request.
+	h2load*) event_ok "$BATS_TEST_TMPDIR/ev" result '.operations > 0 and (.ops_per_s * .duration_s - .operations | fabs) < 1 and
+		.failed == 0 and .latency_avg_us > 0 and .latency_avg_us < 1e6' ;;
 	*) event_ok "$BATS_TEST_TMPDIR/ev" result '.operations == null' ;;
 	esac
 	if [ "$r" = none ]; then

@@ -43,8 +43,10 @@ listeners_of_run() {
 @test "security: shell syntax in a value stays a value" {
 	skip_unless_program nginx
 	local d="$BATS_TEST_TMPDIR/a\$(touch $BATS_TEST_TMPDIR/pwned)b\`touch $BATS_TEST_TMPDIR/pwned2\`"
-	run --separate-stderr ff-topology -r nginx --server-port 5555 --run-dir "$d" --config-only
-	[ ! -e "$BATS_TEST_TMPDIR/pwned" ] && [ ! -e "$BATS_TEST_TMPDIR/pwned2" ]
+	run -0 --separate-stderr ff-topology -r nginx --server-port 5555 --run-dir "$d" --config-only
+	[ -s "$d/r1/nginx.conf" ]
+	[ ! -e "$BATS_TEST_TMPDIR/pwned" ]
+	[ ! -e "$BATS_TEST_TMPDIR/pwned2" ]
 }
 
 @test "security: a run directory's name cannot add a directive to a relay's configuration" {
@@ -178,7 +180,7 @@ sys.stdout.buffer.write(b)' "$1"
 		rm -rf "$home"
 		skip "nobody cannot reach this checkout ($TOP)"
 	fi
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	run_steady setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		env HOME="$home" FLIMFLAM_RUNS="$home/runs" PATH="$PATH" \
 		flimflam run --json -r nginx --warmup 0 --duration 1
 	rm -rf "$home"

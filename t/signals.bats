@@ -8,8 +8,11 @@ setup() {
 	skip_unless_program nginx
 }
 
-# interrupt SIG WANT: signal RUN_PID, expect status WANT within 2 s, one
-# line about it on stderr, and nothing of the run left. Needs $d.
+# interrupt SIG WANT: signal RUN_PID, expect status WANT within 5 s, one
+# line about it on stderr, and nothing of the run left. Needs $d. A quiet
+# machine stops in 0.1 s, a busy one's perf took 2.8 s to end a record;
+# 5 s still catches a stop that waits out the window or warmup (30 s here)
+# or a server's or relay's start (15 s before it is given up).
 interrupt() {
 	local t0 t1
 	t0=$(date +%s%N)
@@ -18,7 +21,7 @@ interrupt() {
 	t1=$(date +%s%N)
 	echo "status $status after $(((t1 - t0) / 1000000)) ms"
 	[ "$status" -eq "$2" ]
-	[ $(((t1 - t0) / 1000000)) -lt 2000 ]
+	[ $(((t1 - t0) / 1000000)) -lt 5000 ]
 	[ -z "$(pids_of_run "$d")" ]
 	grep -c "^flimflam: stopped by SIG$1; nothing is left running" "$BATS_TEST_TMPDIR/ev.err"
 	[ "$(grep -c "^flimflam: stopped by" "$BATS_TEST_TMPDIR/ev.err")" -eq 1 ]
