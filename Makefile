@@ -44,8 +44,10 @@ builtin/ff-builtin-%: builtin/%.o lib/libff.a
 deps:
 	@sh mk/deps.sh
 
+# The suite, after lint: a lint finding counts as one failed test in the
+# suite's last line, and the suite runs either way.
 check: deps all
-	sh t/run
+	@$(MAKE) --no-print-directory lint; FF_LINT_STATUS=$$? sh t/run
 
 # Static checks, failing on any finding: shellcheck over the shell scripts,
 # and every C source compiled with -Wshadow -Werror. The compile is syntax
