@@ -103,26 +103,6 @@ cleanup(void)
 		unlink(tmp_data);
 }
 
-noreturn static void
-die_signalled(void)
-{
-	cleanup();
-	ff_exit_signalled();
-}
-
-/* Fail the run: an `error` event for the stream, the message on stderr. */
-noreturn static void __attribute__((format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	char msg[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ff_emit_error("%s", msg);
-	ff_die("%s", msg);
-}
 
 /* Checks: what this machine can capture, before anything starts */
 
@@ -250,6 +230,8 @@ parse_pids(const char *s)
 	char *copy = strdup(s), *tok, *save;
 	char role[16];
 
+	if (!s[strspn(s, ",")])
+		ff_usage_error(usage, "--pid: expected PID[,PID...], not '%s'", s);
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		snprintf(role, sizeof(role), "p%d", opt.n + 1);
 		add_target(role, (pid_t)ff_parse_long(usage, "--pid", tok, 1, 1L << 22), NULL, 0);
@@ -270,10 +252,10 @@ topology(const json_t *ev)
 			   (pid_t)ff_json_num(r, "pid", 0), program,
 			   (int)ff_json_num(r, "management_port", 0));
 		if (opt.mode == SKSTAT && (!program || strcmp(program, "skrouterd")))
-			fail("skstat reads skrouterd's statistics, and relay %s is %s",
+			ff_die_event("skstat reads skrouterd's statistics, and relay %s is %s",
 			     opt.t[opt.n - 1].role, program ? program : "unknown");
 		if (opt.mode == SKSTAT && !opt.t[opt.n - 1].mgmt_port)
-			fail("relay %s has no management port for skstat", opt.t[opt.n - 1].role);
+			ff_die_event("relay %s has no management port for skstat", opt.t[opt.n - 1].role);
 	}
 }
 
@@ -358,7 +340,7 @@ spawn_perf(struct ff_child *c, const char *role, char **argv, const char *log)
 	o.env = env;
 	unlink(log);
 	if (ff_spawn(c, role, argv, &o) < 0)
-		fail("cannot start %s", role);
+		ff_die_event("cannot start %s", role);
 }
 
 static const char stat_events[] =
@@ -388,7 +370,7 @@ start_sampling(void)
 	int n = 0;
 
 	if (!getcwd(cwd, sizeof(cwd)))
-		fail("cannot find the current directory: %s", strerror(errno));
+		ff_die_event("cannot find the current directory: %s", strerror(errno));
 	snprintf(data, sizeof(data), "%s/perf.data", cwd);
 	snprintf(tmp_data, sizeof(tmp_data), "%s/perf.data.%d.tmp", cwd, (int)getpid());
 	snprintf(perf_log, sizeof(perf_log), "%s/perf-%s.log", ff_rundir(opt.run_dir), modes[opt.mode]);
@@ -430,13 +412,13 @@ window_begin(void)
 
 	window_start = ff_now();
 	if (opt.mode != NONE && opt.n == 0)
-		fail("there is no relay to capture in (relay none)");
+		ff_die_event("there is no relay to capture in (relay none)");
 	for (i = 0; i < opt.n; i++) {
 		struct target *t = &opt.t[i];
 
 		t->cpu0 = ff_proc_cpu_s(t->pid);
 		if (t->cpu0 < 0)
-			fail("%s (pid %d) is gone before the window", t->role, (int)t->pid);
+			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
 		t->npids = ff_proc_tree(t->pid, t->pids, MAX_PIDS);
 	}
 	if (opt.mode == STAT)
@@ -462,7 +444,7 @@ window_end(void)
 		json_t *o;
 
 		if (cpu < 0 || rss < 0 || !ff_proc_alive(t->pid))
-			fail("%s (pid %d) died during the window", t->role, (int)t->pid);
+			ff_die_event("%s (pid %d) died during the window", t->role, (int)t->pid);
 		o = json_object();
 		json_object_set_new(o, "role", json_string(t->role));
 		json_object_set_new(o, "pid", json_integer(t->pid));
@@ -482,7 +464,7 @@ check_early_exit(struct ff_child *c)
 {
 	if (c->pid && !c->live && c->exited) {
 		ff_child_report(c);
-		fail("%s ended before the window did (%s)", c->role, ff_child_how(c));
+		ff_die_event("%s ended before the window did (%s)", c->role, ff_child_how(c));
 	}
 }
 
@@ -518,10 +500,10 @@ finish_child(struct ff_child *c, double timeout)
 
 	while (!ff_child_wait(c, 0.2)) {
 		if (ff_signalled())
-			die_signalled();
+			ff_exit_signalled();
 		if (ff_now() > until) {
 			ff_child_stop(c, 1.0);
-			fail("%s did not finish writing within %.0f s; its log: %s", c->role,
+			ff_die_event("%s did not finish writing within %.0f s; its log: %s", c->role,
 			     timeout, c->log);
 		}
 	}
@@ -531,7 +513,7 @@ finish_child(struct ff_child *c, double timeout)
 	    (WIFSIGNALED(st) && WTERMSIG(st) == SIGINT))
 		return;
 	ff_child_report(c);
-	fail("%s %s", c->role, ff_child_how(c));
+	ff_die_event("%s %s", c->role, ff_child_how(c));
 }
 
 /* perf stat's table */
@@ -667,7 +649,7 @@ collect_stat(struct target *t)
 	text = ff_read_file(t->stat_file, NULL);
 	if (!text || !strstr(text, "Performance counter stats")) {
 		ff_child_report(&t->perf);
-		fail("perf stat of %s wrote no counters to '%s'", t->role, t->stat_file);
+		ff_die_event("perf stat of %s wrote no counters to '%s'", t->role, t->stat_file);
 	}
 	ev = ff_event("stat");
 	json_object_set_new(ev, "role", json_string(t->role));
@@ -745,14 +727,14 @@ collect_sampling(void)
 	finish_child(&perf, 300);
 	if (stat(tmp_data, &st) < 0 || st.st_size == 0) {
 		ff_child_report(&perf);
-		fail("%s wrote no data", perf.role);
+		ff_die_event("%s wrote no data", perf.role);
 	}
 	/* As perf does: the previous perf.data becomes perf.data.old. */
 	snprintf(old, sizeof(old), "%s.old", data);
 	if (access(data, F_OK) == 0 && rename(data, old) < 0)
-		fail("cannot rename '%s' to '%s': %s", data, old, strerror(errno));
+		ff_die_event("cannot rename '%s' to '%s': %s", data, old, strerror(errno));
 	if (rename(tmp_data, data) < 0)
-		fail("cannot rename '%s' to '%s': %s", tmp_data, data, strerror(errno));
+		ff_die_event("cannot rename '%s' to '%s': %s", tmp_data, data, strerror(errno));
 	tmp_data[0] = 0;
 	files = json_array();
 	json_array_append_new(files, json_string(data));
@@ -790,12 +772,12 @@ run_skstat(const struct target *t, const char *flag, const char *file)
 	char *text;
 
 	if (!path)
-		fail("skstat is not on PATH");
+		ff_die_event("skstat is not on PATH");
 	snprintf(bus, sizeof(bus), "127.0.0.1:%d", t->mgmt_port);
 	unlink(file);
 	o.log = file;
 	if (ff_spawn(&c, "skstat", argv, &o) < 0)
-		fail("cannot start skstat");
+		ff_die_event("cannot start skstat");
 	finish_child(&c, 30);
 	free(path);
 	text = ff_read_file(file, NULL);
@@ -856,19 +838,38 @@ window_close(void)
 
 /* The stream */
 
+static struct ff_stage stage;
+
+/*
+ * Wait for the window's deadline (0: none), the stream, or a perf that ends
+ * early; the stage loop stops us on a signal or a closed output.
+ */
+static void
+wait_turn(double deadline)
+{
+	struct pollfd pfd[MAX_TARGETS + 1];
+	int n = 0, i, timeout = -1;
+
+	if (deadline > 0) {
+		double left = deadline - ff_now();
+
+		timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
+	}
+	for (i = 0; deadline > 0 && i < opt.n; i++)
+		pfd[n++] = (struct pollfd){ opt.t[i].perf.live ? opt.t[i].perf.pidfd : -1, POLLIN, 0 };
+	pfd[n++] = (struct pollfd){ deadline > 0 && perf.live ? perf.pidfd : -1, POLLIN, 0 };
+	ff_stage_wait(&stage, pfd, n, timeout);
+}
+
 static int
 run_stream(void)
 {
-	struct ff_reader up = FF_READER_INIT(0, "standard input");
-	struct pollfd pfd[2 + MAX_TARGETS + 1];
 	double deadline = 0;
-	int up_ended = 0, measured = 0, in_window = 0, n, i;
+	int measured = 0, in_window = 0;
 	json_t *ev;
 
 	for (;;) {
-		int timeout = -1;
-
-		while ((ev = ff_reader_next(&up))) {
+		while ((ev = ff_stage_next(&stage))) {
 			const char *name = ff_event_name(ev);
 
 			if (!strcmp(name, "topology"))
@@ -887,11 +888,6 @@ run_stream(void)
 				deadline = window_start + d;
 				continue;
 			}
-			if (!strcmp(name, "end")) {
-				up_ended = 1;
-				json_decref(ev);
-				continue;
-			}
 			ff_emit(ev);
 		}
 		if (in_window) {
@@ -902,56 +898,31 @@ run_stream(void)
 				measured = 1;
 			}
 		}
-		if (up_ended && !in_window)
+		if (stage.ended && !in_window)
 			break;
-		if (up.eof) {
-			/* The pipeline failed (mid-window or before) and said why. */
-			cleanup();
-			exit(1);
-		}
-		if (in_window) {
-			double left = deadline - ff_now();
-
-			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
-		}
-		n = 0;
-		pfd[n++] = (struct pollfd){ ff_signal_fd(), POLLIN, 0 };
-		pfd[n++] = (struct pollfd){ up_ended ? -1 : 0, POLLIN, 0 };
-		/* A perf that ends early wakes us. */
-		for (i = 0; in_window && i < opt.n; i++)
-			pfd[n++] = (struct pollfd){ opt.t[i].perf.live ? opt.t[i].perf.pidfd : -1, POLLIN, 0 };
-		pfd[n++] = (struct pollfd){ in_window && perf.live ? perf.pidfd : -1, POLLIN, 0 };
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
-			ff_die("poll: %s", strerror(errno));
-		if (ff_signalled())
-			die_signalled();
-		if (pfd[1].revents && ff_reader_fill(&up) < 0)
-			ff_die("cannot read standard input: %s", strerror(errno));
+		wait_turn(in_window ? deadline : 0);
 	}
 	if (!measured)
-		fail("the stream had no window to measure");
+		ff_die_event("the stream had no window to measure");
 	emit_stats();
-	ff_emit_end(0);
-	ff_reader_free(&up);
+	ff_stage_end(&stage, 0);
 	return 0;
 }
 
 static int
 run_alone(void)
 {
-	window_begin();
-	for (;;) {
-		double left = window_start + opt.duration - ff_now();
+	double deadline;
 
-		if (left <= 0)
-			break;
-		if (ff_sleep(left > 0.2 ? 0.2 : left) < 0)
-			die_signalled();
+	window_begin();
+	deadline = window_start + opt.duration;
+	while (ff_now() < deadline) {
+		wait_turn(deadline);
 		watch_perfs();
 	}
 	window_close();
 	emit_stats();
-	ff_emit_end(0);
+	ff_stage_end(&stage, 0);
 	return 0;
 }
 
@@ -1004,6 +975,6 @@ main(int argc, char *argv[])
 		return 0;
 	ff_signals_init();
 	stats = json_array();
-	ff_emit_start();
+	ff_stage_begin(&stage, !alone);
 	return alone ? run_alone() : run_stream();
 }
