@@ -1617,6 +1617,8 @@ static char *flimflam;		/* the dispatcher beside us */
 static json_t *records;
 static json_t *bench_env;
 static int progress_tty;
+/* stdout's reader is gone: the bench stops (exit 141). */
+static int output_gone;
 static double overhead_s = 2.0;	/* start and stop around the window, learnt as we go */
 static int overhead_n;
 
@@ -1926,16 +1928,24 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	/* A run that hangs is stopped: its window plus two minutes is plenty. */
 	deadline = t0 + opt.run.warmup + opt.run.duration + 120;
 	for (;;) {
-		struct pollfd pfd[3] = {
+		/* events 0 on stdout: POLLERR when its reader is gone. */
+		struct pollfd pfd[4] = {
 			{ ff_signal_fd(), POLLIN, 0 }, { fds[0], POLLIN, 0 },
-			{ err.eof ? -1 : efds[0], POLLIN, 0 }
+			{ err.eof ? -1 : efds[0], POLLIN, 0 }, { 1, 0, 0 }
 		};
 		ssize_t r;
 
-		poll(pfd, 3, progress_tty ? 250 : 1000);
+		poll(pfd, 4, progress_tty ? 250 : 1000);
 		if (pfd[2].revents)
 			errbuf_read(&err, efds[0]);
 		now = ff_now();
+		if ((pfd[3].revents & (POLLERR | POLLHUP)) && !sig) {
+			/* No one reads the table: stop the run as for Ctrl-C, then the bench. */
+			output_gone = 1;
+			sig = SIGTERM;
+			kill(child.pid, sig);
+			deadline = now + 15;
+		}
 		if (ff_signalled() && !sig) {
 			/* flimflam stops its pipeline in order and exits 128+n. */
 			sig = ff_signalled();
@@ -2234,7 +2244,8 @@ bench_main(int argc, char *argv[])
 	for (w = 0; w < ncases; w++)
 		json_array_append_new(records, new_record(&cases[w], "skipped", NULL, 1, ""));
 	print_env(bench_env, progs_for(records));
-	fflush(stdout);
+	if (fflush(stdout) == EOF)
+		ff_write_failed();
 	json_array_clear(records);
 
 	for (w = 0; w < ncases; w++) {
@@ -2253,8 +2264,8 @@ bench_main(int argc, char *argv[])
 	       opt.repeat, clock_str(nrun * opt.repeat * run_estimate()), opt.output);
 
 	/* Round-robin: drift on a noisy machine spreads over every case. */
-	for (rep = 1; rep <= opt.repeat && !ff_signalled(); rep++)
-		for (w = 0; w < ncases && !ff_signalled(); w++) {
+	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone; rep++)
+		for (w = 0; w < ncases && !ff_signalled() && !output_gone; w++) {
 			if (cases[w].skip[0])
 				continue;
 			rec = run_case(&cases[w], rep, ++k, nrun * opt.repeat);
@@ -2266,6 +2277,8 @@ bench_main(int argc, char *argv[])
 			save_results();
 		}
 
+	if (output_gone)
+		ff_quit(128 + SIGPIPE);	/* the results so far are in the file */
 	if (json_array_size(records))
 		print_results(records);
 	else
@@ -2279,8 +2292,7 @@ bench_main(int argc, char *argv[])
 	if ((sig = ff_signalled())) {
 		ff_finish();
 		ff_children_stop_all();
-		ff_warn("stopped by %s after %d of %ld runs; %s", sig == SIGINT ? "SIGINT" :
-			sig == SIGHUP ? "SIGHUP" : "SIGTERM", done, nrun * opt.repeat,
+		ff_warn("stopped by %s after %d of %ld runs; %s", ff_sig_name(sig), done, nrun * opt.repeat,
 			json_array_size(records) ? "the results so far are kept" : "no run finished");
 		exit(128 + sig);
 	}
