@@ -127,10 +127,33 @@ check_pair_ports() {
 	relays=$(jq -r 'select(.event == "topology") | .relays[].pid' "$BATS_TEST_TMPDIR/ev")
 	kill -INT "$topo"
 	wait_status "$topo"
-	[ "$status" -eq 130 ]
+	# Its end said 0, and a signal is how a holder alone is ended: exit 0.
+	[ "$(jq -s '[.[] | select(.event == "end")] | length' "$BATS_TEST_TMPDIR/ev")" -eq 1 ]
+	[ "$status" -eq "$(jq 'select(.event == "end") | .status' "$BATS_TEST_TMPDIR/ev")" ]
+	[ "$status" -eq 0 ]
 	all_gone $relays
 	kill "$server"
 	wait "$server" || true
+}
+
+@test "ff-topology: SIGINT while the relays start is 130, and no end" {
+	skip_unless_program nginx
+	mkdir -p "$BATS_TEST_TMPDIR/fake"
+	printf '#!/bin/sh\nexec sleep 60\n' >"$BATS_TEST_TMPDIR/fake/nginx"
+	chmod +x "$BATS_TEST_TMPDIR/fake/nginx"
+	PATH="$BATS_TEST_TMPDIR/fake:$PATH" ff-topology -r nginx --server-port 5555 \
+		--run-dir "$BATS_TEST_TMPDIR/d" >"$BATS_TEST_TMPDIR/ev" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	topo=$!
+	wait_for_file "$BATS_TEST_TMPDIR/d/r2.log" 10 || wait_for_grep . "$BATS_TEST_TMPDIR/ev" 5
+	for i in $(seq 100); do [ -n "$(descendants "$topo")" ] && break; sleep 0.05; done
+	kids=$(descendants "$topo")
+	[ -n "$kids" ]
+	kill -INT "$topo"
+	wait_status "$topo"
+	[ "$status" -eq 130 ]
+	grep -qx "ff-topology: stopped by SIGINT" "$BATS_TEST_TMPDIR/err"
+	! grep -q '"event":"end"' "$BATS_TEST_TMPDIR/ev" || false
+	all_gone $kids
 }
 
 @test "ff-topology: templates refuse values that would inject configuration" {
