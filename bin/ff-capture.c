@@ -14,6 +14,7 @@
 #include "ff.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -328,6 +329,91 @@ all_pids_json(void)
 
 /* Starting perf at the window's start */
 
+/*
+ * Each perf starts with its events off (-D -1) and a control fifo: we turn
+ * them on and wait for its ack, so the window is timed from when perf
+ * counts, not from when it was started (on a loaded machine perf takes a
+ * second or more to attach, and a short window then had no samples).
+ */
+#define MAX_PERFS (MAX_TARGETS + 1)
+static struct perf_ctl {
+	struct ff_child *c;
+	int ctl, ack;
+	char *ctl_path, *ack_path;
+	char arg[2 * PATH_MAX + 16];	/* fifo:CTL,ACK */
+} perf_ctls[MAX_PERFS];
+static int nperf_ctls;
+
+static struct perf_ctl *
+perf_ctl_new(struct ff_child *c, const char *role_file)
+{
+	struct perf_ctl *pc = &perf_ctls[nperf_ctls++];
+	char *ctl = ff_asprintf("%s/%s.ctl", ff_rundir(opt.run_dir), role_file);
+	char *ack = ff_asprintf("%s/%s.ack", ff_rundir(opt.run_dir), role_file);
+
+	unlink(ctl);
+	unlink(ack);
+	/* O_RDWR: a fifo so opened never blocks, whether or not perf has it open. */
+	if (mkfifo(ctl, 0600) < 0 || mkfifo(ack, 0600) < 0 ||
+	    (pc->ctl = open(ctl, O_RDWR | O_CLOEXEC)) < 0 ||
+	    (pc->ack = open(ack, O_RDWR | O_CLOEXEC | O_NONBLOCK)) < 0)
+		ff_die_event("cannot make perf's control fifos in '%s': %s", ff_rundir(opt.run_dir),
+			     strerror(errno));
+	snprintf(pc->arg, sizeof(pc->arg), "fifo:%s,%s", ctl, ack);
+	pc->c = c;
+	pc->ctl_path = ctl;
+	pc->ack_path = ack;
+	return pc;
+}
+
+/* Turn every perf's events on; return once each has said so. */
+static void
+perfs_enable(void)
+{
+	double until = ff_now() + 60;
+	char buf[64];
+	int i, left = nperf_ctls;
+
+	for (i = 0; i < nperf_ctls; i++)
+		if (write(perf_ctls[i].ctl, "enable\n", 7) != 7)
+			ff_die_event("cannot write to perf's control fifo: %s", strerror(errno));
+	while (left > 0) {
+		struct pollfd pfd[1 + 2 * MAX_PERFS];
+		int n = 0;
+
+		pfd[n++] = (struct pollfd){ ff_signal_fd(), POLLIN, 0 };
+		for (i = 0; i < nperf_ctls; i++) {
+			pfd[n++] = (struct pollfd){ perf_ctls[i].ack, POLLIN, 0 };
+			pfd[n++] = (struct pollfd){ perf_ctls[i].c->pidfd, POLLIN, 0 };
+		}
+		poll(pfd, n, 200);
+		if (ff_signalled())
+			ff_exit_signalled();
+		for (i = 0; i < nperf_ctls; i++) {
+			struct perf_ctl *pc = &perf_ctls[i];
+
+			if (pc->ack >= 0 && read(pc->ack, buf, sizeof(buf)) > 0) {
+				close(pc->ack);
+				close(pc->ctl);
+				pc->ack = pc->ctl = -1;
+				/* Opened by perf already: the names are no longer needed. */
+				unlink(pc->ctl_path);
+				unlink(pc->ack_path);
+				free(pc->ctl_path);
+				free(pc->ack_path);
+				left--;
+			} else if (pc->ack >= 0 && ff_child_check(pc->c)) {
+				ff_child_report(pc->c);
+				ff_die_event("%s ended before it attached (%s)", pc->c->role,
+					     ff_child_how(pc->c));
+			}
+		}
+		if (left > 0 && ff_now() > until)
+			ff_die_event("perf did not attach to the relays within 60 s");
+	}
+	nperf_ctls = 0;
+}
+
 static void
 spawn_perf(struct ff_child *c, const char *role, char **argv, const char *log)
 {
@@ -351,11 +437,14 @@ static void
 start_stat(struct target *t)
 {
 	char *pids = pid_list(t), *log = ff_asprintf("%s/%s-perf-stat.log", ff_rundir(opt.run_dir), t->role);
+	char *ctl_name = ff_asprintf("%s-perf-stat", t->role);
+	struct perf_ctl *pc = perf_ctl_new(&t->perf, ctl_name);
 	char *argv[] = { "perf", "stat", "--no-big-num", "-e", (char *)stat_events,
-			 "-p", pids, "-o", NULL, NULL };
+			 "-D", "-1", "--control", pc->arg, "-p", pids, "-o", NULL, NULL };
 
+	free(ctl_name);
 	t->stat_file = ff_asprintf("%s/%s-perf-stat.txt", ff_rundir(opt.run_dir), t->role);
-	argv[8] = t->stat_file;
+	argv[12] = t->stat_file;
 	unlink(t->stat_file);
 	spawn_perf(&t->perf, "perf stat", argv, log);
 	free(pids);
@@ -388,6 +477,10 @@ start_sampling(void)
 		argv[n++] = "record";
 		argv[n++] = "--";
 	}
+	argv[n++] = "-D";
+	argv[n++] = "-1";
+	argv[n++] = "--control";
+	argv[n++] = perf_ctl_new(&perf, modes[opt.mode])->arg;
 	argv[n++] = "-F";
 	argv[n++] = freq;
 	argv[n++] = "--call-graph";
@@ -410,22 +503,30 @@ window_begin(void)
 {
 	int i;
 
-	window_start = ff_now();
 	if (opt.mode != NONE && opt.n == 0)
 		ff_die_event("there is no relay to capture in (relay none)");
 	for (i = 0; i < opt.n; i++) {
 		struct target *t = &opt.t[i];
 
-		t->cpu0 = ff_proc_cpu_s(t->pid);
-		if (t->cpu0 < 0)
-			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
 		t->npids = ff_proc_tree(t->pid, t->pids, MAX_PIDS);
+		if (!ff_proc_alive(t->pid))
+			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
 	}
 	if (opt.mode == STAT)
 		for (i = 0; i < opt.n; i++)
 			start_stat(&opt.t[i]);
 	else if (sampling())
 		start_sampling();
+	perfs_enable();
+	/* The window, for perf and for the relays' CPU, starts as perf counts. */
+	window_start = ff_now();
+	for (i = 0; i < opt.n; i++) {
+		struct target *t = &opt.t[i];
+
+		t->cpu0 = ff_proc_cpu_s(t->pid);
+		if (t->cpu0 < 0)
+			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
+	}
 }
 
 /* The window's end */
