@@ -26,10 +26,11 @@ interrupt() {
 	! grep -v -e "^flimflam: stopped by" -e '^flimflam: relays up' "$BATS_TEST_TMPDIR/ev.err" || false
 }
 
-# A stand-in that starts and never listens, first on PATH as NAME.
+# A stand-in that starts, says so in its log, and never listens, first on
+# PATH as NAME.
 never_listens() {
 	mkdir -p "$BATS_TEST_TMPDIR/fake"
-	printf '#!/bin/sh\nexec sleep 60\n' >"$BATS_TEST_TMPDIR/fake/$1"
+	printf '#!/bin/sh\necho started\nexec sleep 60\n' >"$BATS_TEST_TMPDIR/fake/$1"
 	chmod +x "$BATS_TEST_TMPDIR/fake/$1"
 	PATH="$BATS_TEST_TMPDIR/fake:$PATH"
 }
@@ -91,7 +92,11 @@ wait_run_dir() {
 	never_listens iperf3
 	FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs" start_run "$BATS_TEST_TMPDIR/ev" -w iperf3 -r none
 	FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs" wait_run_dir
-	wait_for_file "$d/server.log" 5 || sleep 0.3
+	# The server has started (its log says so) and is not listening: the
+	# stage waits for it, up to 15 s. (Waiting for a log the stand-in never
+	# wrote took the whole 15 s on a loaded machine, and the run failed
+	# before the signal came.)
+	wait_for_file "$d/server.log" 10
 	interrupt INT 130
 }
 
