@@ -2219,6 +2219,7 @@ bench_main(int argc, char *argv[])
 			ff_die("cannot find flimflam beside ff-bench nor on PATH");
 		flimflam = p;
 	}
+	ff_check_stdout();	/* not a whole bench for a table that cannot be printed */
 	ff_signals_init();
 	ff_set_cleanup(ff_children_stop_all);
 	progress_tty = isatty(2) && ff_verbosity >= 0;

@@ -816,6 +816,7 @@ main(int argc, char *argv[])
 	capture_usage(c);
 	validate_run(c);
 	capture_check(c);
+	ff_check_stdout();	/* not a whole run for a summary that cannot be printed */
 	ff_signals_init();
 	rundir = ff_rundir(NULL);
 	events = run_pipeline(c, rundir);

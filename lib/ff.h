@@ -171,6 +171,11 @@ void ff_emit(json_t *ev);
 noreturn void ff_write_failed(void);
 /* 1 when stdout is a pipe whose reader has closed it (checked without writing). */
 int ff_stdout_gone(void);
+/*
+ * Before long work whose output comes at its end: ff_write_failed now if
+ * stdout is closed (or read-only) or its reader is already gone.
+ */
+void ff_check_stdout(void);
 /* Fail the run: an `error` event with the message, then ff_die with it. */
 noreturn void ff_die_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The standard events. */

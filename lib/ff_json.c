@@ -66,6 +66,18 @@ ff_stdout_gone(void)
 }
 
 void
+ff_check_stdout(void)
+{
+	/* A write of nothing still fails on a closed or read-only fd. */
+	if (write(1, "", 0) < 0)
+		ff_write_failed();
+	if (ff_stdout_gone()) {
+		errno = EPIPE;
+		ff_write_failed();
+	}
+}
+
+void
 ff_die_event(const char *fmt, ...)
 {
 	char msg[2048];

@@ -218,6 +218,15 @@ stops_on_output() {
 	stops_on_output closed
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "flimflam: cannot write to standard output: Bad file descriptor" ]
+	# Without --json the summary comes at the end: no run for one that
+	# cannot be printed, and no bench for a table.
+	rm -rf "$FLIMFLAM_RUNS"
+	run -1 --separate-stderr sh -c 'exec flimflam run -r nginx >&- 3>&-'
+	[ "$stderr" = "flimflam: cannot write to standard output: Bad file descriptor" ]
+	nothing_started
+	run -1 --separate-stderr sh -c 'exec flimflam bench -r none --output "$0/r.json" >&- 3>&-' "$BATS_TEST_TMPDIR"
+	[ "${stderr_lines[-1]}" = "flimflam bench: cannot write to standard output: Bad file descriptor" ]
+	nothing_started
 }
 
 @test "signals: bench | head -1 stops the bench: exit 141, nothing left" {
