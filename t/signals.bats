@@ -193,8 +193,9 @@ stops_on_output() {
 	echo "$1: status $status after $((t1 - t0)) s"
 	# Not the 25 s of the run: it stopped.
 	[ $((t1 - t0)) -lt 15 ]
-	# /dev/full fails even a write of nothing: the run does not start.
-	[ "$1" != full ] || { nothing_started; return 0; }
+	# /dev/full and a closed fd fail even a write of nothing: the run does
+	# not start.
+	[ "$1" != full ] && [ "$1" != closed ] || { nothing_started; return 0; }
 	d=$(ls -d "$FLIMFLAM_RUNS"/*/)
 	[ -n "$d" ]
 	[ -z "$(pids_of_run "${d%/}")" ]
