@@ -435,7 +435,6 @@ struct ff_stage {
 	long events;		/* events read */
 	int ended;		/* the upstream's stream is complete */
 	int done;		/* our end is written */
-	int quiet_eof;		/* an upstream EOF is the caller's to judge */
 };
 void ff_stage_begin(struct ff_stage *s, int read_upstream);
 int ff_stage_wait(struct ff_stage *s, struct pollfd *extra, int n, int timeout_ms);

@@ -79,7 +79,7 @@ ff_stage_next(struct ff_stage *s)
 	const char *name;
 
 	if (!ev) {
-		if (s->up.eof && !s->ended && !s->quiet_eof) {
+		if (s->up.eof && !s->ended) {
 			if (s->starts)
 				ff_quit(1);	/* the stage before us failed and said why */
 			ff_die_event("standard input ended %s: %s reads the event stream of "
@@ -114,8 +114,6 @@ ff_stage_hold(struct ff_stage *s, struct ff_child *const kids[], int n)
 
 	if (n > FF_STAGE_MAX_FDS)
 		n = FF_STAGE_MAX_FDS;
-	/* What the upstream says after its end is not ours to forward. */
-	s->quiet_eof = 1;
 	for (;;) {
 		for (i = 0; i < n; i++)
 			pfd[i] = (struct pollfd){ kids[i]->pidfd, POLLIN, 0 };
@@ -126,7 +124,8 @@ ff_stage_hold(struct ff_stage *s, struct ff_child *const kids[], int n)
 				ff_children_stop_all();
 				return 1;
 			}
-		while ((ev_drop(s)))
+		/* What the upstream says after its end is not ours to forward. */
+		while (ev_drop(s))
 			;
 		if (s->up.eof) {
 			/* The upstream is gone while we hold: it failed, and said why. */
