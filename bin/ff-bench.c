@@ -1783,6 +1783,8 @@ static char *flimflam;		/* the dispatcher beside us */
 static json_t *bench_records;
 static json_t *bench_env;
 static int progress_tty;
+/* stdout's reader is gone: the bench stops (exit 141). */
+static int output_gone;
 static double overhead_s = 2.0;	/* start and stop around the window, learnt as we go */
 static int overhead_n;
 
@@ -2176,16 +2178,24 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	/* A run that hangs is stopped: its window plus two minutes is plenty. */
 	deadline = t0 + opt.run.warmup + opt.run.duration + 120;
 	for (;;) {
-		struct pollfd pfd[3] = {
+		/* events 0 on stdout: POLLERR when its reader is gone. */
+		struct pollfd pfd[4] = {
 			{ ff_signal_fd(), POLLIN, 0 }, { fds[0], POLLIN, 0 },
-			{ err.eof ? -1 : efds[0], POLLIN, 0 }
+			{ err.eof ? -1 : efds[0], POLLIN, 0 }, { 1, 0, 0 }
 		};
 		ssize_t r;
 
-		poll(pfd, 3, progress_tty ? 250 : 1000);
+		poll(pfd, 4, progress_tty ? 250 : 1000);
 		if (pfd[2].revents)
 			errbuf_read(&err, efds[0]);
 		now = ff_now();
+		if ((pfd[3].revents & (POLLERR | POLLHUP)) && !sig) {
+			/* No one reads the table: stop the run as for Ctrl-C, then the bench. */
+			output_gone = 1;
+			sig = SIGTERM;
+			kill(child.pid, sig);
+			deadline = now + 15;
+		}
 		if (ff_signalled() && !sig) {
 			/* flimflam stops its pipeline in order and exits 128+n. */
 			sig = ff_signalled();
@@ -2517,6 +2527,7 @@ bench_main(int argc, char *argv[])
 			ff_die("cannot find flimflam beside ff-bench nor on PATH");
 		flimflam = p;
 	}
+	ff_check_stdout();	/* not a whole bench for a table that cannot be printed */
 	ff_signals_init();
 	ff_set_cleanup(ff_children_stop_all);
 	progress_tty = isatty(2) && ff_verbosity >= 0;
@@ -2544,7 +2555,8 @@ bench_main(int argc, char *argv[])
 	results_of(bench_records, 1, &res);
 	print_env(bench_env, progs_for(&res));
 	results_free(&res);
-	fflush(stdout);
+	if (fflush(stdout) == EOF)
+		ff_write_failed();
 	json_array_clear(bench_records);
 
 	for (w = 0; w < ncases; w++) {
@@ -2563,8 +2575,8 @@ bench_main(int argc, char *argv[])
 	       opt.repeat, clock_str(nrun * opt.repeat * run_estimate()), opt.output);
 
 	/* Round-robin: drift on a noisy machine spreads over every case. */
-	for (rep = 1; rep <= opt.repeat && !ff_signalled(); rep++)
-		for (w = 0; w < ncases && !ff_signalled(); w++) {
+	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone; rep++)
+		for (w = 0; w < ncases && !ff_signalled() && !output_gone; w++) {
 			if (cases[w].skip[0])
 				continue;
 			rec = run_case(&cases[w], rep, ++k, nrun * opt.repeat);
@@ -2576,6 +2588,8 @@ bench_main(int argc, char *argv[])
 			save_results();
 		}
 
+	if (output_gone)
+		ff_quit(128 + SIGPIPE);	/* the results so far are in the file */
 	if (json_array_size(bench_records)) {
 		results_of(bench_records, 1, &res);
 		print_results(&res);
@@ -2603,9 +2617,8 @@ bench_main(int argc, char *argv[])
 	if ((sig = ff_signalled())) {
 		ff_finish();
 		ff_children_stop_all();
-		ff_warn("stopped by %s after %d of %ld run%s; %s", sig == SIGINT ? "SIGINT" :
-			sig == SIGHUP ? "SIGHUP" : "SIGTERM", done, nrun * opt.repeat,
-			nrun * opt.repeat == 1 ? "" : "s",
+		ff_warn("stopped by %s after %d of %ld run%s; %s", ff_sig_name(sig), done,
+			nrun * opt.repeat, nrun * opt.repeat == 1 ? "" : "s",
 			json_array_size(bench_records) ? "the results so far are kept" : "no run finished");
 		exit(128 + sig);
 	}

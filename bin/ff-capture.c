@@ -14,6 +14,7 @@
 #include "ff.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -109,26 +110,6 @@ cleanup(void)
 		ff_out_abort(&data_out);
 }
 
-noreturn static void
-die_signalled(void)
-{
-	cleanup();
-	ff_exit_signalled();
-}
-
-/* Fail the run: an `error` event for the stream, the message on stderr. */
-noreturn static void __attribute__((format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	char msg[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ff_emit_error("%s", msg);
-	ff_die("%s", msg);
-}
 
 /* Checks: what this machine can capture, before anything starts */
 
@@ -276,6 +257,8 @@ parse_pids(const char *s)
 	char *copy = strdup(s), *tok, *save;
 	char role[16];
 
+	if (!s[strspn(s, ",")])
+		ff_usage_error(usage, "--pid: expected PID[,PID...], not '%s'", s);
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		snprintf(role, sizeof(role), "p%d", opt.n + 1);
 		add_target(role, (pid_t)ff_parse_long(usage, "--pid", tok, 1, 1L << 22), NULL, 0);
@@ -296,10 +279,10 @@ topology(const json_t *ev)
 			   (pid_t)ff_json_num(r, "pid", 0), program,
 			   (int)ff_json_num(r, "management_port", 0));
 		if (opt.mode == SKSTAT && (!program || strcmp(program, "skrouterd")))
-			fail("skstat reads skrouterd's statistics, and relay %s is %s",
+			ff_die_event("skstat reads skrouterd's statistics, and relay %s is %s",
 			     opt.t[opt.n - 1].role, program ? program : "unknown");
 		if (opt.mode == SKSTAT && !opt.t[opt.n - 1].mgmt_port)
-			fail("relay %s has no management port for skstat", opt.t[opt.n - 1].role);
+			ff_die_event("relay %s has no management port for skstat", opt.t[opt.n - 1].role);
 	}
 }
 
@@ -372,6 +355,91 @@ all_pids_json(void)
 
 /* Starting perf at the window's start */
 
+/*
+ * Each perf starts with its events off (-D -1) and a control fifo: we turn
+ * them on and wait for its ack, so the window is timed from when perf
+ * counts, not from when it was started (on a loaded machine perf takes a
+ * second or more to attach, and a short window then had no samples).
+ */
+#define MAX_PERFS (MAX_TARGETS + 1)
+static struct perf_ctl {
+	struct ff_child *c;
+	int ctl, ack;
+	char *ctl_path, *ack_path;
+	char arg[2 * PATH_MAX + 16];	/* fifo:CTL,ACK */
+} perf_ctls[MAX_PERFS];
+static int nperf_ctls;
+
+static struct perf_ctl *
+perf_ctl_new(struct ff_child *c, const char *role_file)
+{
+	struct perf_ctl *pc = &perf_ctls[nperf_ctls++];
+	char *ctl = ff_asprintf("%s/%s.ctl", ff_rundir(opt.run_dir), role_file);
+	char *ack = ff_asprintf("%s/%s.ack", ff_rundir(opt.run_dir), role_file);
+
+	unlink(ctl);
+	unlink(ack);
+	/* O_RDWR: a fifo so opened never blocks, whether or not perf has it open. */
+	if (mkfifo(ctl, 0600) < 0 || mkfifo(ack, 0600) < 0 ||
+	    (pc->ctl = open(ctl, O_RDWR | O_CLOEXEC)) < 0 ||
+	    (pc->ack = open(ack, O_RDWR | O_CLOEXEC | O_NONBLOCK)) < 0)
+		ff_die_event("cannot make perf's control fifos in '%s': %s", ff_rundir(opt.run_dir),
+			     strerror(errno));
+	snprintf(pc->arg, sizeof(pc->arg), "fifo:%s,%s", ctl, ack);
+	pc->c = c;
+	pc->ctl_path = ctl;
+	pc->ack_path = ack;
+	return pc;
+}
+
+/* Turn every perf's events on; return once each has said so. */
+static void
+perfs_enable(void)
+{
+	double until = ff_now() + 60;
+	char buf[64];
+	int i, left = nperf_ctls;
+
+	for (i = 0; i < nperf_ctls; i++)
+		if (write(perf_ctls[i].ctl, "enable\n", 7) != 7)
+			ff_die_event("cannot write to perf's control fifo: %s", strerror(errno));
+	while (left > 0) {
+		struct pollfd pfd[1 + 2 * MAX_PERFS];
+		int n = 0;
+
+		pfd[n++] = (struct pollfd){ ff_signal_fd(), POLLIN, 0 };
+		for (i = 0; i < nperf_ctls; i++) {
+			pfd[n++] = (struct pollfd){ perf_ctls[i].ack, POLLIN, 0 };
+			pfd[n++] = (struct pollfd){ perf_ctls[i].c->pidfd, POLLIN, 0 };
+		}
+		poll(pfd, n, 200);
+		if (ff_signalled())
+			ff_exit_signalled();
+		for (i = 0; i < nperf_ctls; i++) {
+			struct perf_ctl *pc = &perf_ctls[i];
+
+			if (pc->ack >= 0 && read(pc->ack, buf, sizeof(buf)) > 0) {
+				close(pc->ack);
+				close(pc->ctl);
+				pc->ack = pc->ctl = -1;
+				/* Opened by perf already: the names are no longer needed. */
+				unlink(pc->ctl_path);
+				unlink(pc->ack_path);
+				free(pc->ctl_path);
+				free(pc->ack_path);
+				left--;
+			} else if (pc->ack >= 0 && ff_child_check(pc->c)) {
+				ff_child_report(pc->c);
+				ff_die_event("%s ended before it attached (%s)", pc->c->role,
+					     ff_child_how(pc->c));
+			}
+		}
+		if (left > 0 && ff_now() > until)
+			ff_die_event("perf did not attach to the relays within 60 s");
+	}
+	nperf_ctls = 0;
+}
+
 static void
 spawn_perf(struct ff_child *c, const char *role, char **argv, const char *log)
 {
@@ -384,7 +452,7 @@ spawn_perf(struct ff_child *c, const char *role, char **argv, const char *log)
 	o.env = env;
 	unlink(log);
 	if (ff_spawn(c, role, argv, &o) < 0)
-		fail("cannot start %s", role);
+		ff_die_event("cannot start %s", role);
 }
 
 static const char stat_events[] =
@@ -395,11 +463,14 @@ static void
 start_stat(struct target *t)
 {
 	char *pids = pid_list(t), *log = ff_asprintf("%s/%s-perf-stat.log", ff_rundir(opt.run_dir), t->role);
+	char *ctl_name = ff_asprintf("%s-perf-stat", t->role);
+	struct perf_ctl *pc = perf_ctl_new(&t->perf, ctl_name);
 	char *argv[] = { "perf", "stat", "--no-big-num", "-e", (char *)stat_events,
-			 "-p", pids, "-o", NULL, NULL };
+			 "-D", "-1", "--control", pc->arg, "-p", pids, "-o", NULL, NULL };
 
+	free(ctl_name);
 	t->stat_file = ff_asprintf("%s/%s-perf-stat.txt", ff_rundir(opt.run_dir), t->role);
-	argv[8] = t->stat_file;
+	argv[12] = t->stat_file;
 	unlink(t->stat_file);
 	spawn_perf(&t->perf, "perf stat", argv, log);
 	free(pids);
@@ -415,7 +486,7 @@ start_sampling(void)
 
 	/* perf writes the temporary file; a perf.data device gets a copy. */
 	if (ff_out_open(&data_out, data, FF_OUT_DEFER, "*.old", 0600) < 0)
-		fail("%s", data_out.err);
+		ff_die_event("%s", data_out.err);
 	snprintf(perf_log, sizeof(perf_log), "%s/perf-%s.log", ff_rundir(opt.run_dir), modes[opt.mode]);
 	snprintf(freq, sizeof(freq), "%ld", opt.freq);
 	argv[n++] = "perf";
@@ -431,6 +502,10 @@ start_sampling(void)
 		argv[n++] = "record";
 		argv[n++] = "--";
 	}
+	argv[n++] = "-D";
+	argv[n++] = "-1";
+	argv[n++] = "--control";
+	argv[n++] = perf_ctl_new(&perf, modes[opt.mode])->arg;
 	argv[n++] = "-F";
 	argv[n++] = freq;
 	argv[n++] = "--call-graph";
@@ -453,22 +528,30 @@ window_begin(void)
 {
 	int i;
 
-	window_start = ff_now();
 	if (opt.mode != NONE && opt.n == 0)
-		fail("there is no relay to capture in (relay none)");
+		ff_die_event("there is no relay to capture in (relay none)");
 	for (i = 0; i < opt.n; i++) {
 		struct target *t = &opt.t[i];
 
-		t->cpu0 = ff_proc_cpu_s(t->pid);
-		if (t->cpu0 < 0)
-			fail("%s (pid %d) is gone before the window", t->role, (int)t->pid);
 		t->npids = ff_proc_tree(t->pid, t->pids, MAX_PIDS);
+		if (!ff_proc_alive(t->pid))
+			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
 	}
 	if (opt.mode == STAT)
 		for (i = 0; i < opt.n; i++)
 			start_stat(&opt.t[i]);
 	else if (sampling())
 		start_sampling();
+	perfs_enable();
+	/* The window, for perf and for the relays' CPU, starts as perf counts. */
+	window_start = ff_now();
+	for (i = 0; i < opt.n; i++) {
+		struct target *t = &opt.t[i];
+
+		t->cpu0 = ff_proc_cpu_s(t->pid);
+		if (t->cpu0 < 0)
+			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
+	}
 }
 
 /* The window's end */
@@ -487,7 +570,7 @@ window_end(void)
 		json_t *o;
 
 		if (cpu < 0 || rss < 0 || !ff_proc_alive(t->pid))
-			fail("%s (pid %d) died during the window", t->role, (int)t->pid);
+			ff_die_event("%s (pid %d) died during the window", t->role, (int)t->pid);
 		o = json_object();
 		json_object_set_new(o, "role", json_string(t->role));
 		json_object_set_new(o, "pid", json_integer(t->pid));
@@ -507,7 +590,7 @@ check_early_exit(struct ff_child *c)
 {
 	if (c->pid && !c->live && c->exited) {
 		ff_child_report(c);
-		fail("%s ended before the window did (%s)", c->role, ff_child_how(c));
+		ff_die_event("%s ended before the window did (%s)", c->role, ff_child_how(c));
 	}
 }
 
@@ -543,10 +626,10 @@ finish_child(struct ff_child *c, double timeout)
 
 	while (!ff_child_wait(c, 0.2)) {
 		if (ff_signalled())
-			die_signalled();
+			ff_exit_signalled();
 		if (ff_now() > until) {
 			ff_child_stop(c, 1.0);
-			fail("%s did not finish writing within %.0f s; its log: %s", c->role,
+			ff_die_event("%s did not finish writing within %.0f s; its log: %s", c->role,
 			     timeout, c->log);
 		}
 	}
@@ -556,7 +639,7 @@ finish_child(struct ff_child *c, double timeout)
 	    (WIFSIGNALED(st) && WTERMSIG(st) == SIGINT))
 		return;
 	ff_child_report(c);
-	fail("%s %s", c->role, ff_child_how(c));
+	ff_die_event("%s %s", c->role, ff_child_how(c));
 }
 
 /* perf stat's table */
@@ -692,7 +775,7 @@ collect_stat(struct target *t)
 	text = ff_read_file(t->stat_file, NULL);
 	if (!text || !strstr(text, "Performance counter stats")) {
 		ff_child_report(&t->perf);
-		fail("perf stat of %s wrote no counters to '%s'", t->role, t->stat_file);
+		ff_die_event("perf stat of %s wrote no counters to '%s'", t->role, t->stat_file);
 	}
 	ev = ff_event("stat");
 	json_object_set_new(ev, "role", json_string(t->role));
@@ -769,11 +852,11 @@ collect_sampling(void)
 	finish_child(&perf, 300);
 	if (stat(data_out.tmp, &st) < 0 || st.st_size == 0) {
 		ff_child_report(&perf);
-		fail("%s wrote no data", perf.role);
+		ff_die_event("%s wrote no data", perf.role);
 	}
 	/* As perf does: the previous perf.data becomes perf.data.old. */
 	if (ff_out_commit(&data_out) < 0)
-		fail("%s", data_out.err);
+		ff_die_event("%s", data_out.err);
 	files = json_array();
 	json_array_append_new(files, ff_json_path(data));
 	ev = capture_event(perf.role, files);
@@ -810,12 +893,12 @@ run_skstat(const struct target *t, const char *flag, const char *file)
 	char *text;
 
 	if (!path)
-		fail("skstat is not on PATH");
+		ff_die_event("skstat is not on PATH");
 	snprintf(bus, sizeof(bus), "127.0.0.1:%d", t->mgmt_port);
 	unlink(file);
 	o.log = file;
 	if (ff_spawn(&c, "skstat", argv, &o) < 0)
-		fail("cannot start skstat");
+		ff_die_event("cannot start skstat");
 	finish_child(&c, 30);
 	free(path);
 	text = ff_read_file(file, NULL);
@@ -876,19 +959,38 @@ window_close(void)
 
 /* The stream */
 
+static struct ff_stage stage;
+
+/*
+ * Wait for the window's deadline (0: none), the stream, or a perf that ends
+ * early; the stage loop stops us on a signal or a closed output.
+ */
+static void
+wait_turn(double deadline)
+{
+	struct pollfd pfd[MAX_TARGETS + 1];
+	int n = 0, i, timeout = -1;
+
+	if (deadline > 0) {
+		double left = deadline - ff_now();
+
+		timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
+	}
+	for (i = 0; deadline > 0 && i < opt.n; i++)
+		pfd[n++] = (struct pollfd){ opt.t[i].perf.live ? opt.t[i].perf.pidfd : -1, POLLIN, 0 };
+	pfd[n++] = (struct pollfd){ deadline > 0 && perf.live ? perf.pidfd : -1, POLLIN, 0 };
+	ff_stage_wait(&stage, pfd, n, timeout);
+}
+
 static int
 run_stream(void)
 {
-	struct ff_reader up = FF_READER_INIT(0, "standard input");
-	struct pollfd pfd[2 + MAX_TARGETS + 1];
 	double deadline = 0;
-	int up_ended = 0, measured = 0, in_window = 0, n, i;
+	int measured = 0, in_window = 0;
 	json_t *ev;
 
 	for (;;) {
-		int timeout = -1;
-
-		while ((ev = ff_reader_next(&up))) {
+		while ((ev = ff_stage_next(&stage))) {
 			const char *name = ff_event_name(ev);
 
 			if (!strcmp(name, "topology"))
@@ -907,11 +1009,6 @@ run_stream(void)
 				deadline = window_start + d;
 				continue;
 			}
-			if (!strcmp(name, "end")) {
-				up_ended = 1;
-				json_decref(ev);
-				continue;
-			}
 			ff_emit(ev);
 		}
 		if (in_window) {
@@ -922,56 +1019,31 @@ run_stream(void)
 				measured = 1;
 			}
 		}
-		if (up_ended && !in_window)
+		if (stage.ended && !in_window)
 			break;
-		if (up.eof) {
-			/* The pipeline failed (mid-window or before) and said why. */
-			cleanup();
-			exit(1);
-		}
-		if (in_window) {
-			double left = deadline - ff_now();
-
-			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
-		}
-		n = 0;
-		pfd[n++] = (struct pollfd){ ff_signal_fd(), POLLIN, 0 };
-		pfd[n++] = (struct pollfd){ up_ended ? -1 : 0, POLLIN, 0 };
-		/* A perf that ends early wakes us. */
-		for (i = 0; in_window && i < opt.n; i++)
-			pfd[n++] = (struct pollfd){ opt.t[i].perf.live ? opt.t[i].perf.pidfd : -1, POLLIN, 0 };
-		pfd[n++] = (struct pollfd){ in_window && perf.live ? perf.pidfd : -1, POLLIN, 0 };
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
-			ff_die("poll: %s", strerror(errno));
-		if (ff_signalled())
-			die_signalled();
-		if (pfd[1].revents && ff_reader_fill(&up) < 0)
-			ff_die("cannot read standard input: %s", strerror(errno));
+		wait_turn(in_window ? deadline : 0);
 	}
 	if (!measured)
-		fail("the stream had no window to measure");
+		ff_die_event("the stream had no window to measure");
 	emit_stats();
-	ff_emit_end(0);
-	ff_reader_free(&up);
+	ff_stage_end(&stage, 0);
 	return 0;
 }
 
 static int
 run_alone(void)
 {
-	window_begin();
-	for (;;) {
-		double left = window_start + opt.duration - ff_now();
+	double deadline;
 
-		if (left <= 0)
-			break;
-		if (ff_sleep(left > 0.2 ? 0.2 : left) < 0)
-			die_signalled();
+	window_begin();
+	deadline = window_start + opt.duration;
+	while (ff_now() < deadline) {
+		wait_turn(deadline);
 		watch_perfs();
 	}
 	window_close();
 	emit_stats();
-	ff_emit_end(0);
+	ff_stage_end(&stage, 0);
 	return 0;
 }
 
@@ -1022,6 +1094,6 @@ main(int argc, char *argv[])
 		return 0;
 	ff_signals_init();
 	stats = json_array();
-	ff_emit_start();
+	ff_stage_begin(&stage, !alone);
 	return alone ? run_alone() : run_stream();
 }

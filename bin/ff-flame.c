@@ -1024,7 +1024,8 @@ read_perf_data(struct input *in, const char *path)
 	pipecmd *cmd;
 	const char *line;
 	char *perf = ff_which("perf"), *stdbuf = ff_which("stdbuf"), reason[512];
-	int status, errfd;
+	int status, errfd, *statuses = NULL, nstatuses = 0;
+	const char *how = NULL;
 
 	if (!perf)
 		ff_die("'%s' is a perf.data file, and perf is not installed to read it",
@@ -1059,14 +1060,17 @@ read_perf_data(struct input *in, const char *path)
 	while ((line = next_line(p)))
 		script_line(in, line, strlen(line));
 	sample_end(in);
-	status = pipeline_wait(p);
+	status = pipeline_wait_all(p, &statuses, &nstatuses);
+	if (status && nstatuses == 1)
+		how = ff_status_how(statuses[0]);
+	free(statuses);
 	pipeline_free(p);
 	perf_said(errfd, status != 0, reason, sizeof(reason));
 	close(errfd);
 	if (status && *reason)
 		ff_die("perf script cannot read '%s': %s", path, reason);
 	if (status)
-		ff_die("perf script failed on '%s' (status %d)", path, status);
+		ff_die("perf script %s on '%s'", how ? how : "failed", path);
 }
 
 /* A folded stack after the first: one that is not is a warning. */

@@ -377,14 +377,43 @@ emit_environment(json_t *env)
 	ff_emit(ev);
 }
 
+/* Up to the `server` event: the port to relay to. */
+static int
+take_server(struct ff_stage *s)
+{
+	const char *workload;
+	int port = 0;
+	json_t *ev;
+
+	while (!port) {
+		while (!port && (ev = ff_stage_next(s))) {
+			if (!strcmp(ff_event_name(ev), "server")) {
+				port = (int)ff_json_num(ev, "port", 0);
+				workload = ff_json_str(ev, "workload");
+				if (workload && !ff_combo_ok(workload, opt.relay, opt.protocol))
+					ff_die_event("workload '%s' over relay '%s' with protocol '%s' is not supported (these work: %s)",
+						     workload, opt.relay, opt.protocol,
+						     ff_combos_for(workload, NULL));
+				if (port <= 0)
+					ff_die_event("the server event has no port");
+			}
+			ff_emit(ev);
+		}
+		if (!port && s->ended)
+			ff_die_event("the stream ended without a server event");
+		if (!port)
+			ff_stage_wait(s, NULL, 0, -1);
+	}
+	return port;
+}
+
 int
 main(int argc, char *argv[])
 {
-	struct ff_reader up = FF_READER_INIT(0, "standard input");
+	static struct ff_stage stage;
 	struct ff_child *kids[2] = { &r1.child, &r2.child };
 	json_t *ev, *relays, *env;
-	const char *workload = NULL;
-	int c, server_port = 0, port, up_ended = 0, r;
+	int c, server_port = 0, port;
 	char why[512];
 
 	ff_setprog(argv[0]);
@@ -449,38 +478,12 @@ main(int argc, char *argv[])
 	ff_signals_init();
 	ff_set_cleanup(cleanup);
 	ff_rundir(opt.run_dir);
-	ff_emit_start();
+	/* With --server-port, stdin is not a stream (a terminal, say). */
+	ff_stage_begin(&stage, !opt.server_port);
 	if (!opt.config_only)
 		env_start();
 
-	server_port = opt.server_port;
-	while (!server_port) {
-		ev = ff_reader_get(&up);
-		if (!ev) {
-			if (ff_signalled())
-				ff_exit_signalled();
-			exit(1);	/* upstream failed and said why */
-		}
-		if (!strcmp(ff_event_name(ev), "server")) {
-			server_port = (int)ff_json_num(ev, "port", 0);
-			workload = ff_json_str(ev, "workload");
-			if (workload && !ff_combo_ok(workload, opt.relay, opt.protocol)) {
-				ff_emit_error("workload '%s' over relay '%s' with protocol '%s' is not supported",
-					      workload, opt.relay, opt.protocol);
-				ff_die("workload '%s' over relay '%s' with protocol '%s' is not supported (these work: %s)",
-				       workload, opt.relay, opt.protocol, ff_combos_for(workload, NULL));
-			}
-			if (server_port <= 0)
-				ff_die("the server event has no port");
-		}
-		if (!strcmp(ff_event_name(ev), "end"))
-			up_ended = 1;
-		else
-			ff_emit(ev);
-		if (up_ended && !server_port)
-			ff_die("the stream ended without a server event");
-	}
-
+	server_port = opt.server_port ? opt.server_port : take_server(&stage);
 	port = start_relays(server_port);
 	if (opt.config_only) {
 		ev = ff_event("config");
@@ -493,7 +496,13 @@ main(int argc, char *argv[])
 		}
 		json_object_set_new(ev, "relays", relays);
 		ff_emit(ev);
-		ff_emit_end(0);
+		while (!opt.server_port && !stage.ended) {
+			while ((ev = ff_stage_next(&stage)))
+				ff_emit(ev);
+			if (!stage.ended)
+				ff_stage_wait(&stage, NULL, 0, -1);
+		}
+		ff_stage_end(&stage, 0);
 		return ff_finish();
 	}
 
@@ -517,24 +526,13 @@ main(int argc, char *argv[])
 	emit_environment(env);
 
 	/* Forward the rest of the upstream, then our end; hold the relays. */
-	while (!opt.server_port && !up_ended) {
-		ev = ff_reader_get(&up);
-		if (!ev) {
-			if (ff_signalled())
-				ff_exit_signalled();
-			ff_children_stop_all();
-			exit(1);
-		}
-		if (!strcmp(ff_event_name(ev), "end")) {
-			up_ended = 1;
-			json_decref(ev);
-		} else
+	for (;;) {
+		while ((ev = ff_stage_next(&stage)))
 			ff_emit(ev);
+		if (opt.server_port || stage.ended)
+			break;
+		ff_stage_wait(&stage, NULL, 0, -1);
 	}
-	ff_emit_end(0);
-	r = ff_hold(kids, strcmp(opt.relay, "none") ? 2 : 0, !opt.server_port);
-	if (r < 0)
-		ff_exit_signalled();
-	ff_children_stop_all();
-	return r == 0 ? 0 : 1;
+	ff_stage_end(&stage, 0);
+	return ff_stage_hold(&stage, kids, strcmp(opt.relay, "none") ? 2 : 0);
 }

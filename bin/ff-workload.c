@@ -52,6 +52,7 @@ static struct {
 
 static cpu_set_t workload_cpus;
 static int have_workload_cpus;
+static struct ff_stage stage;
 
 static void
 cleanup(void)
@@ -241,45 +242,35 @@ serve(void)
 	if (strncmp(opt.workload, "h2load", 6) == 0)
 		json_object_set_new(ev, "path", json_string("/flimflam.txt"));
 	ff_emit(ev);
-	ff_emit_end(0);
+	ff_stage_end(&stage, 0);
 	free(log);
-
-	r = ff_hold(kids, 1, 0);
-	if (r < 0)
-		ff_exit_signalled();
-	ff_children_stop_all();
-	return r == 0 ? 0 : 1;
+	return ff_stage_hold(&stage, kids, 1);
 }
 
 /* drive */
 
 struct drive {
-	struct ff_reader up;		/* upstream events on stdin */
 	struct ff_reader client_out;	/* the builtin client's events */
 	struct ff_child client;
 	json_t *topology;
 	const char *host, *path;
 	int port;
 	double started, window_at;
-	int window_sent, up_ended, client_done, have_result, have_environment;
+	int window_sent, client_done, have_result, have_environment;
 	char *out_file;			/* iperf3 JSON / h2load text output */
 	char *log_file;			/* h2load per-request log */
 	char *client_log;
 };
 
+/* The upstream's events, forwarded; what drive needs is taken on the way. */
 static void
 forward_upstream(struct drive *d)
 {
 	json_t *ev;
 
-	while ((ev = ff_reader_next(&d->up))) {
+	while ((ev = ff_stage_next(&stage))) {
 		const char *name = ff_event_name(ev);
 
-		if (!strcmp(name, "end")) {
-			d->up_ended = 1;
-			json_decref(ev);
-			continue;
-		}
 		if (!strcmp(name, "environment"))
 			d->have_environment = 1;
 		if (!strcmp(name, "topology") && !d->topology) {
@@ -304,9 +295,8 @@ check_window(const char *tool, double seconds, const char *file)
 {
 	if (fabs(seconds - opt.run.duration) <= 0.1 * opt.run.duration + 0.05)
 		return;
-	ff_emit_error("%s measured %.3f s, not the %ld s asked", tool, seconds, opt.run.duration);
-	ff_fail(1, "%s measured %.3f s, not the %ld s asked; see '%s'", tool, seconds,
-		opt.run.duration, file);
+	ff_die_event("%s measured %.3f s, not the %ld s asked; see '%s'", tool, seconds,
+		     opt.run.duration, file);
 }
 
 static void
@@ -344,49 +334,32 @@ static int start_client(struct drive *d, int out_fd);
 static int finish_iperf3(struct drive *d);
 static int finish_h2load(struct drive *d);
 
-static void
-upstream_failed(void)
-{
-	/* The stage that failed has said why. */
-	ff_children_stop_all();
-	exit(1);
-}
-
 static int
 drive(void)
 {
 	static struct drive d;
-	struct pollfd pfd[4];
+	struct pollfd pfd[2];
 	int pipefd[2] = { -1, -1 }, r;
 
-	d.up = (struct ff_reader)FF_READER_INIT(0, "standard input");
 	/* Up to the topology: where the client connects. */
-	while (!d.topology) {
-		if (ff_reader_fill(&d.up) <= 0) {
-			if (ff_signalled())
-				ff_exit_signalled();
-			forward_upstream(&d);
-			if (!d.topology)
-				upstream_failed();
-		}
+	for (;;) {
 		forward_upstream(&d);
+		if (d.topology)
+			break;
+		if (stage.ended)
+			ff_die_event("the stream ended without a topology event");
+		ff_stage_wait(&stage, NULL, 0, -1);
 	}
 	if (d.port <= 0 || !d.host)
-		ff_die("the topology event has no host and port");
+		ff_die_event("the topology event has no host and port");
 	d.host = strdup(d.host);
 	/*
 	 * With no warmup the window opens as the client starts: first the
 	 * environment, whose probes (ff-topology's, 30 to 80 ms of CPU) would
 	 * otherwise run inside it. With a warmup they are over before it ends.
 	 */
-	while (opt.run.warmup == 0 && !d.have_environment && !d.up_ended) {
-		if (ff_reader_fill(&d.up) <= 0) {
-			if (ff_signalled())
-				ff_exit_signalled();
-			forward_upstream(&d);
-			if (!d.up_ended)
-				upstream_failed();
-		}
+	while (opt.run.warmup == 0 && !d.have_environment && !stage.ended) {
+		ff_stage_wait(&stage, NULL, 0, -1);
 		forward_upstream(&d);
 	}
 
@@ -404,44 +377,31 @@ drive(void)
 	d.window_at = d.started + opt.run.warmup;
 
 	while (!d.client_done || (pipefd[0] >= 0 && !d.client_out.eof)) {
-		int n = 0, timeout = -1;
+		int timeout = -1;
 
-		pfd[n++] = (struct pollfd){ ff_signal_fd(), POLLIN, 0 };
-		pfd[n++] = (struct pollfd){ d.up.eof ? -1 : 0, POLLIN, 0 };
-		pfd[n++] = (struct pollfd){ d.client_done ? -1 : d.client.pidfd, POLLIN, 0 };
-		pfd[n++] = (struct pollfd){ d.client_out.eof ? -1 : pipefd[0], POLLIN, 0 };
+		pfd[0] = (struct pollfd){ d.client_done ? -1 : d.client.pidfd, POLLIN, 0 };
+		pfd[1] = (struct pollfd){ d.client_out.eof ? -1 : pipefd[0], POLLIN, 0 };
 		if (pipefd[0] < 0 && !d.window_sent) {
 			double left = d.window_at - ff_now();
 
 			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
 		}
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
-			ff_die("poll: %s", strerror(errno));
-		if (ff_signalled())
-			ff_exit_signalled();
+		ff_stage_wait(&stage, pfd, 2, timeout);
 		if (pipefd[0] < 0 && !d.window_sent && ff_now() >= d.window_at)
 			emit_window(&d);
+		forward_upstream(&d);
 		if (pfd[1].revents) {
-			if (ff_reader_fill(&d.up) == 0 && !d.up_ended) {
-				forward_upstream(&d);
-				if (!d.up_ended)
-					upstream_failed();
-			}
-			forward_upstream(&d);
-		}
-		if (pfd[3].revents) {
 			ff_reader_fill(&d.client_out);
 			forward_client(&d);
 		}
-		if (pfd[2].revents && ff_child_check(&d.client))
+		if (pfd[0].revents && ff_child_check(&d.client))
 			d.client_done = 1;
 	}
 	if (pipefd[0] >= 0)
 		forward_client(&d);
 	if (!WIFEXITED(d.client.status) || WEXITSTATUS(d.client.status) != 0) {
 		ff_child_report(&d.client);
-		ff_emit_error("the %s client %s", opt.workload, ff_child_how(&d.client));
-		ff_fail(1, "the %s client failed", opt.workload);
+		ff_die_event("the %s client %s", opt.workload, ff_child_how(&d.client));
 	}
 	if (!strcmp(opt.workload, "iperf3"))
 		r = finish_iperf3(&d);
@@ -449,29 +409,19 @@ drive(void)
 		r = finish_h2load(&d);
 	else
 		r = d.have_result ? 0 : -1;
-	if (r < 0) {
-		ff_emit_error("the %s client reported no result", opt.workload);
-		ff_fail(1, "the %s client reported no result; see '%s'",
-			opt.workload, d.client_log);
-	}
+	if (r < 0)
+		ff_die_event("the %s client reported no result; see '%s'", opt.workload,
+			     d.client_log);
 
 	/* Up to the upstream's end, then ours; then wait for the reader. */
-	while (!d.up_ended) {
-		if (ff_reader_fill(&d.up) <= 0 && !d.up_ended) {
-			forward_upstream(&d);
-			if (!d.up_ended) {
-				if (ff_signalled())
-					ff_exit_signalled();
-				upstream_failed();
-			}
-		}
+	for (;;) {
 		forward_upstream(&d);
+		if (stage.ended)
+			break;
+		ff_stage_wait(&stage, NULL, 0, -1);
 	}
-	ff_emit_end(0);
-	r = ff_hold(NULL, 0, 1);
-	if (r < 0)
-		ff_exit_signalled();
-	return r == 0 ? 0 : 1;
+	ff_stage_end(&stage, 0);
+	return ff_stage_hold(&stage, NULL, 0);
 }
 
 static int
@@ -572,10 +522,8 @@ finish_iperf3(struct drive *d)
 		return -1;
 	}
 	error = ff_json_str(doc, "error");
-	if (error) {
-		ff_emit_error("iperf3: %s", error);
-		ff_fail(1, "iperf3: %s", error);
-	}
+	if (error)
+		ff_die_event("iperf3: %s", error);
 	intervals = json_object_get(doc, "intervals");
 	json_array_foreach(intervals, i, iv) {
 		json_t *s = json_object_get(iv, "sum");
@@ -604,8 +552,7 @@ finish_iperf3(struct drive *d)
 	check_window("iperf3", seconds, d->out_file);
 	if (bytes == 0) {
 		json_decref(doc);
-		ff_emit_error("iperf3 received nothing in the window");
-		ff_fail(1, "iperf3 received nothing in the window");
+		ff_die_event("iperf3 received nothing in the window");
 	}
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string("iperf3"));
@@ -680,12 +627,9 @@ finish_h2load(struct drive *d)
 	}
 	if (s2xx > 0)
 		check_window("h2load", seconds, d->out_file);
-	if (s2xx <= 0) {
-		ff_emit_error("h2load: no request succeeded (%.0f total, %.0f failed, %.0f errored, %.0f 4xx, %.0f 5xx)",
-			      total, failed, errored, s4xx, s5xx);
-		ff_fail(1, "h2load: no request succeeded (%.0f total, %.0f failed, %.0f errored, %.0f 4xx, %.0f 5xx); see '%s'",
-			total, failed, errored, s4xx, s5xx, d->out_file);
-	}
+	if (s2xx <= 0)
+		ff_die_event("h2load: no request succeeded (%.0f total, %.0f failed, %.0f errored, %.0f 4xx, %.0f 5xx); see '%s'",
+			     total, failed, errored, s4xx, s5xx, d->out_file);
 	logtext = ff_read_file(d->log_file, NULL);
 	for (line = logtext ? strtok_r(logtext, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -787,6 +731,7 @@ main(int argc, char *argv[])
 	ff_rundir(opt.run_dir);
 	ff_cpus_available(&avail);
 	have_workload_cpus = ff_cpus_workload(&avail, opt.run.cpu_limit, 2, &workload_cpus);
-	ff_emit_start();
+	/* serve reads nothing: its stdin is not a stream. */
+	ff_stage_begin(&stage, !strcmp(mode, "drive"));
 	return !strcmp(mode, "serve") ? serve() : drive();
 }

@@ -161,7 +161,7 @@ top_usage(int code)
 
 	fputs(usage, f);
 	print_commands(f);
-	exit(code);
+	exit(ff_finish() ? 1 : code);
 }
 
 /* Find a program beside us, in $FLIMFLAM_EXEC_PATH, or on PATH. */
@@ -296,6 +296,15 @@ validate_run(const struct cmd *c)
 
 /* Running the pipeline */
 
+/* A signal stopped the run (or the rendering): say so, exit 128+n. */
+noreturn static void
+stopped_by(int sig, const char *rundir)
+{
+	ff_warn("stopped by %s; nothing is left running; the run's files are in '%s'",
+		ff_sig_name(sig), rundir);
+	exit(128 + sig);
+}
+
 static void
 post_fork(void)
 {
@@ -333,6 +342,32 @@ stage_name(pipeline *p, int i)
 	return i < (int)FF_ARRAY_SIZE(names) ? names[i] : "a stage";
 }
 
+static pipeline *running;
+
+/* Send every stage `sig`: each stops what it started, in order. */
+static void
+signal_stages(int sig)
+{
+	int i;
+
+	for (i = 0; running && i < pipeline_get_ncommands(running); i++)
+		kill(pipeline_get_pid(running, i), sig);
+}
+
+/*
+ * The cleanup hook while the pipeline runs: our output closed or failed
+ * (ff_emit), or we failed; the stages stop as for Ctrl-C, and are waited for.
+ */
+static void
+stop_pipeline(void)
+{
+	if (!running)
+		return;
+	signal_stages(SIGTERM);
+	pipeline_wait(running);
+	running = NULL;
+}
+
 static json_t *
 run_pipeline(const struct cmd *c, const char *rundir)
 {
@@ -365,21 +400,25 @@ run_pipeline(const struct cmd *c, const char *rundir)
 	pipeline_ignore_signals(p, 0);
 	pipeline_install_post_fork(post_fork);
 	pipeline_start(p);
+	running = p;
+	ff_set_cleanup(stop_pipeline);
 
 	out = (struct ff_reader)FF_READER_INIT(fileno(pipeline_get_outfile(p)), "the pipeline");
 	for (;;) {
-		struct pollfd pfd[2] = {
-			{ ff_signal_fd(), POLLIN, 0 }, { out.fd, POLLIN, 0 }
+		/* events 0 on stdout: POLLERR when its reader is gone. */
+		struct pollfd pfd[3] = {
+			{ ff_signal_fd(), POLLIN, 0 }, { out.fd, POLLIN, 0 }, { 1, 0, 0 }
 		};
 
 		if (!sig && ff_signalled()) {
 			/* Each stage stops what it started, in order. */
 			sig = ff_signalled();
-			for (i = 0; i < pipeline_get_ncommands(p); i++)
-				kill(pipeline_get_pid(p, i), sig);
+			signal_stages(sig);
 		}
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
 			ff_die("poll: %s", strerror(errno));
+		if ((pfd[2].revents & (POLLERR | POLLHUP)) && !sig)
+			ff_quit(128 + SIGPIPE);	/* no one reads us: stop, as for Ctrl-C */
 		if (pfd[1].revents) {
 			ssize_t r = ff_reader_fill(&out);
 
@@ -398,6 +437,8 @@ run_pipeline(const struct cmd *c, const char *rundir)
 	}
 	ff_reader_free(&out);
 	pipeline_wait_all(p, &statuses, &nstatuses);
+	running = NULL;
+	ff_set_cleanup(NULL);
 	if (!sig && ff_signalled())
 		sig = ff_signalled();
 	for (i = 0; i < nstatuses; i++) {
@@ -406,21 +447,18 @@ run_pipeline(const struct cmd *c, const char *rundir)
 		if (st == 0)
 			continue;
 		failed = 1;
-		if (sig)
-			continue;
-		if (WIFSIGNALED(st))
-			ff_warn("%s was killed by signal %d (%s)", stage_name(p, i),
-				WTERMSIG(st), strsignal(WTERMSIG(st)));
-		else if (WIFEXITED(st) && WEXITSTATUS(st) >= 126)
-			ff_warn("%s could not run (status %d)", stage_name(p, i), WEXITSTATUS(st));
+		/*
+		 * A stage that failed said why; one that did not, we word. One
+		 * whose reader went away (141) stopped for the stage after it.
+		 */
+		if (!sig && (WIFSIGNALED(st) || (WEXITSTATUS(st) >= 126 &&
+						 WEXITSTATUS(st) != 128 + SIGPIPE)))
+			ff_warn("%s %s", stage_name(p, i), ff_status_how(st));
 	}
 	free(statuses);
 	pipeline_free(p);
-	if (sig) {
-		ff_warn("stopped by %s; nothing is left running; the run's files are in '%s'",
-			sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM", rundir);
-		exit(128 + sig);
-	}
+	if (sig)
+		stopped_by(sig, rundir);
 	if (failed) {
 		ff_warn("the run failed; its files are in '%s'", rundir);
 		exit(1);
@@ -616,12 +654,14 @@ render_flamegraph(json_t *events, const char *rundir)
 	json_t *meta, *relays = json_array(), *cr, *tr;
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
 	char title[256], metafile[PATH_MAX + 32], metaarg[PATH_MAX + 40];
+	char *path = program("ff-flame"), *argv[7];
+	static struct ff_child flame;
 	size_t i, j;
-	pipeline *p;
-	int status;
 
 	if (!data)
 		ff_die("the recording named no perf.data; the run's files are in '%s'", rundir);
+	if (!path)
+		ff_die("cannot find ff-flame beside flimflam nor on PATH");
 	json_array_foreach(json_object_get(cap, "relays"), i, cr) {
 		const char *program = NULL;
 
@@ -647,16 +687,41 @@ render_flamegraph(json_t *events, const char *rundir)
 		ff_die("%s", flame_out.err);
 	if (!opt.json)
 		ff_say("flimflam: rendering %s\n", flame_html);
-	p = pipeline_new_commands(stage("ff-flame", "-o", flame_out.tmp, "--meta", metaarg, data,
-					NULL), (void *)NULL);
-	status = pipeline_run(p);
-	if (status != 0) {
+	/*
+	 * Its own process group, as every child: Ctrl-C comes to us, and we
+	 * stop it; its end is then ours to word, not a failure of its own.
+	 */
+	argv[0] = path;
+	argv[1] = "-o";
+	argv[2] = flame_out.tmp;
+	argv[3] = "--meta";
+	argv[4] = metaarg;
+	argv[5] = data;
+	argv[6] = NULL;
+	if (ff_spawn(&flame, "ff-flame", argv, NULL) < 0) {
 		ff_out_abort(&flame_out);
-		ff_die("ff-flame could not render '%s' (status %d); the recording is kept", data, status);
+		ff_die("cannot render '%s'; the recording is kept", data);
+	}
+	ff_set_cleanup(ff_children_stop_all);
+	while (!ff_child_check(&flame)) {
+		struct pollfd pfd[2] = { { ff_signal_fd(), POLLIN, 0 }, { flame.pidfd, POLLIN, 0 } };
+
+		if (ff_signalled()) {
+			ff_child_stop(&flame, 1.0);
+			ff_out_abort(&flame_out);
+			stopped_by(ff_signalled(), rundir);
+		}
+		poll(pfd, 2, -1);
+	}
+	ff_set_cleanup(NULL);
+	if (flame.status != 0) {
+		ff_out_abort(&flame_out);
+		ff_die("ff-flame %s rendering '%s'; the recording is kept", ff_child_how(&flame), data);
 	}
 	if (ff_out_commit(&flame_out) < 0)
 		ff_die("%s; the recording is kept", flame_out.err);
 	free(data);
+	free(path);
 	if (opt.json) {
 		char *url = ff_file_url(flame_html);
 
@@ -813,6 +878,7 @@ main(int argc, char *argv[])
 	validate_run(c);
 	capture_check(c);
 	outputs_check(c);
+	ff_check_stdout();	/* not a whole run for a summary that cannot be printed */
 	ff_signals_init();
 	rundir = ff_rundir(NULL);
 	events = run_pipeline(c, rundir);

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include <jansson.h>
+#include <poll.h>
 
 #define FF_VERSION "0.1.0"
 #define FF_SCHEMA 1
@@ -44,7 +45,12 @@
  */
 extern int ff_verbosity;
 
-/* Remember the program name (basename of argv0) and read the verbosity. */
+/*
+ * Remember the program name (basename of argv0) and read the verbosity.
+ * Every program calls it first: it also puts /dev/null (read-only) in the
+ * place of a standard fd that was closed at start, so that no pipe or file
+ * opened later becomes stdin, stdout or stderr by accident.
+ */
 void ff_setprog(const char *argv0);
 const char *ff_prog(void);
 
@@ -76,6 +82,8 @@ noreturn void ff_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 noreturn void ff_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The hook ff_die and ff_fail run before exiting (one; last one wins). */
 void ff_set_cleanup(void (*fn)(void));
+/* Run the cleanup hook and exit(status), saying nothing. */
+noreturn void ff_quit(int status);
 
 /* A formatted string (malloc'd); dies when out of memory. */
 char *ff_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -180,10 +188,24 @@ const char *ff_fmt_prefixed(double v, int base, const char *sep, const char *uni
 json_t *ff_event(const char *name);
 /*
  * Write one event as a compact line to stdout and flush; steals `ev`.
- * A closed stdout (EPIPE) is not an error here: ff_stdout_closed() says so.
+ * A write that fails stops the program (ff_write_failed).
  */
 void ff_emit(json_t *ev);
-int ff_stdout_closed(void);
+/*
+ * Stdout cannot be written: a closed pipe (EPIPE) runs the cleanup hook and
+ * exits 141 (128 + SIGPIPE) quietly; any other error (ENOSPC, EBADF, EIO)
+ * is ff_die's "cannot write to standard output: why".
+ */
+noreturn void ff_write_failed(void);
+/* 1 when stdout is a pipe whose reader has closed it (checked without writing). */
+int ff_stdout_gone(void);
+/*
+ * Before long work whose output comes at its end: ff_write_failed now if
+ * stdout is closed (or read-only) or its reader is already gone.
+ */
+void ff_check_stdout(void);
+/* Fail the run: an `error` event with the message, then ff_die with it. */
+noreturn void ff_die_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The standard events. */
 void ff_emit_start(void);
 void ff_emit_end(int status);
@@ -219,8 +241,9 @@ const char *ff_json_str(const json_t *obj, const char *key);
  * ff_reader_fill() reads what is there (returns bytes read, 0 at EOF, -1 on
  * error); ff_reader_next() returns the next complete event or NULL. A line
  * that is not a JSON object is a warning naming `name` and its line number,
- * and is skipped. A line of FF_READER_MAX_LINE bytes without its end is
- * fatal (ff_die), before memory runs out.
+ * and is skipped; with `strict` set, it fails the program (ff_die_event).
+ * A line of FF_READER_MAX_LINE bytes without its end is fatal (ff_die),
+ * before memory runs out.
  */
 #define FF_READER_MAX_LINE (1 << 20)
 struct ff_reader {
@@ -230,8 +253,9 @@ struct ff_reader {
 	size_t len, cap;
 	long line;
 	int eof;
+	int strict;
 };
-#define FF_READER_INIT(fd, name) { (fd), (name), NULL, 0, 0, 0, 0 }
+#define FF_READER_INIT(fd, name) { (fd), (name), NULL, 0, 0, 0, 0, 0 }
 ssize_t ff_reader_fill(struct ff_reader *r);
 json_t *ff_reader_next(struct ff_reader *r);
 /* Blocking: the next event, or NULL at EOF. */
@@ -269,6 +293,7 @@ struct ff_child {
 	int status;	/* wait status once exited */
 	int exited;
 	int live;	/* in the registry of children to stop */
+	int stopped;	/* ff_child_stop stopped it */
 };
 
 struct ff_spawn_opts {
@@ -291,8 +316,22 @@ int ff_child_wait(struct ff_child *c, double timeout);
 void ff_child_stop(struct ff_child *c, double grace);
 /* Stop every live child, most recently started first. */
 void ff_children_stop_all(void);
-/* "exited with status 1" / "was killed by signal 9 (Killed)" (static). */
+/*
+ * How a child ended, for messages (static): "exited with status 1", "was
+ * killed by signal 9 (Killed)", "was stopped by ff-capture" when
+ * ff_child_stop stopped it, else as ff_status_how.
+ */
 const char *ff_child_how(const struct ff_child *c);
+/*
+ * The one wording of a wait status (static): "exited with status 1",
+ * "could not run (status 127)", "was killed by signal 9 (Killed)", and
+ * "was stopped by SIGINT" for SIGINT, SIGTERM and SIGHUP, and for the exit
+ * statuses 128+n that flimflam's programs use when a signal stops them
+ * (SIGPIPE too: a closed output).
+ */
+const char *ff_status_how(int status);
+/* "SIGINT", "SIGTERM", ... (static). */
+const char *ff_sig_name(int sig);
 /* Warn that the child ended unexpectedly, with the tail of its log. */
 void ff_child_report(const struct ff_child *c);
 /* The last `lines` lines of a file, to stderr, indented. */
@@ -492,12 +531,50 @@ int ff_lock_dir(const char *dir, const char *what, char *why, size_t n);
 /* ff_stage.c */
 
 /*
- * Hold what a stage started until its reader closes the pipe (stdout
- * POLLERR), watching the children and, when `watch_stdin`, the upstream.
- * Returns 0 when the reader closed, 1 when a child exited (reported with
- * its log tail), 2 when the upstream ended (stdin EOF), -1 on a signal.
+ * The stage loop, one for every stage of a pipeline:
+ *
+ *	ff_stage_begin(&s, 1);			reader on stdin; emits our start
+ *	while (!s.ended) {
+ *		ff_stage_wait(&s, fds, n, timeout);	poll; read what came
+ *		while ((ev = ff_stage_next(&s)))
+ *			consume it, or ff_emit(ev) to forward it
+ *	}
+ *	ff_stage_end(&s, 0);			our end
+ *	return ff_stage_hold(&s, kids, n);	(stages that hold processes)
+ *
+ * Every event is forwarded unless consumed, `start` and `end` included:
+ * the stream has one of each per program. The upstream has ended when each
+ * start read has its end (`ended`). ff_stage_wait stops the program itself,
+ * running the cleanup hook first (which stops its children, in reverse
+ * order of start): on SIGINT, SIGTERM or SIGHUP (ff_exit_signalled, exit
+ * 128+n); when the reader of stdout has closed it (exit 141, quietly); when
+ * stdin cannot be read. ff_emit stops it on a write error. ff_stage_next
+ * stops it when the upstream ends without its end: quietly (exit 1) if a
+ * stage was upstream (it said why), else with an error; and a line that is
+ * not an event is an error too. Up to FF_STAGE_MAX_FDS extra fds (a child's
+ * pidfd, a pipe) are polled with the rest; their revents are set on return.
+ * The return value is poll's (0: the timeout passed).
  */
-int ff_hold(struct ff_child *const kids[], int n, int watch_stdin);
+#define FF_STAGE_MAX_FDS 64
+struct ff_stage {
+	struct ff_reader up;	/* fd -1: no upstream (read nothing) */
+	int starts, depth;	/* start events read; starts less ends */
+	long events;		/* events read */
+	int ended;		/* the upstream's stream is complete */
+	int done;		/* our end is written */
+};
+void ff_stage_begin(struct ff_stage *s, int read_upstream);
+int ff_stage_wait(struct ff_stage *s, struct pollfd *extra, int n, int timeout_ms);
+json_t *ff_stage_next(struct ff_stage *s);
+void ff_stage_end(struct ff_stage *s, int status);
+/*
+ * After our end: hold what the stage started (`kids`) until the reader
+ * closes stdout, or a signal says stop (both exit 0: the work was done, as
+ * our end said); a held child that exits is reported, and so is the
+ * upstream closing the pipe (it said why). Stops every child; returns the
+ * exit status (0 or 1).
+ */
+int ff_stage_hold(struct ff_stage *s, struct ff_child *const kids[], int n);
 
 /* The matrix of DESIGN.md: workloads, relays, protocols. */
 extern const char *const ff_workloads[];	/* builtin, iperf3, h2load, h2load-h1 */

@@ -7,6 +7,7 @@
 #include "ff.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +21,17 @@ void
 ff_setprog(const char *argv0)
 {
 	const char *slash;
+	int fd;
+
+	/*
+	 * A standard fd closed at start would be the next one opened (a pipe,
+	 * a log): /dev/null, read-only, holds its place. Reading it gives EOF;
+	 * writing to it fails (EBADF), so a closed stdout is still an error.
+	 */
+	for (fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", O_RDONLY) != fd)
+			_exit(1);
 
 	if (argv0 && *argv0) {
 		slash = strrchr(argv0, '/');
@@ -174,18 +186,26 @@ ff_set_cleanup(void (*fn)(void))
 	cleanup = fn;
 }
 
-noreturn static void
-vfail(int status, const char *fmt, va_list ap)
+void
+ff_quit(int status)
 {
-	vreport("", fmt, ap);
 	if (cleanup) {
 		void (*fn)(void) = cleanup;
 
 		cleanup = NULL;	/* a failure inside cleanup must not loop */
 		fn();
 	}
-	fflush(stdout);
+	/* What stdio still holds is lost with a closed or full output. */
+	if (fflush(stdout) == EOF)
+		_exit(status);
 	exit(status);
+}
+
+noreturn static void
+vfail(int status, const char *fmt, va_list ap)
+{
+	vreport("", fmt, ap);
+	ff_quit(status);
 }
 
 void
@@ -256,8 +276,7 @@ void
 ff_usage(const char *usage, int code)
 {
 	put_usage(code ? stderr : stdout, usage, 0);
-	fflush(stdout);
-	exit(code);
+	exit(ff_finish() ? 1 : code);
 }
 
 void
@@ -276,10 +295,12 @@ ff_usage_error(const char *usage, const char *fmt, ...)
 int
 ff_finish(void)
 {
+	errno = 0;
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		if (errno == EPIPE)
 			return 0;
-		ff_warn("cannot write to standard output: %s", strerror(errno));
+		ff_warn("cannot write to standard output: %s",
+			errno ? strerror(errno) : "write error");
 		return 1;
 	}
 	return 0;

@@ -7,11 +7,12 @@
 #include "ff.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
-
-static int stdout_closed;
 
 json_t *
 ff_event(const char *name)
@@ -33,23 +34,61 @@ ff_emit(json_t *ev)
 	json_decref(ev);
 	if (!s)
 		ff_die("cannot encode an event: out of memory");
-	if (!stdout_closed) {
-		if (fputs(s, stdout) == EOF || putchar('\n') == EOF ||
-		    fflush(stdout) == EOF) {
-			if (errno != EPIPE)
-				ff_die("cannot write to standard output: %s",
-				       strerror(errno));
-			stdout_closed = 1;
-			clearerr(stdout);
-		}
-	}
+	if (fputs(s, stdout) == EOF || putchar('\n') == EOF || fflush(stdout) == EOF)
+		ff_write_failed();
 	free(s);
 }
 
-int
-ff_stdout_closed(void)
+void
+ff_write_failed(void)
 {
-	return stdout_closed;
+	/* Nothing more can be said on stdout: stdio must not try again. */
+	int err = errno;
+
+	if (fcntl(1, F_GETFD) >= 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd >= 0 && dup2(fd, 1) >= 0)
+			close(fd);
+	}
+	clearerr(stdout);
+	if (err == EPIPE)
+		ff_quit(128 + SIGPIPE);
+	ff_die("cannot write to standard output: %s", strerror(err));
+}
+
+int
+ff_stdout_gone(void)
+{
+	struct pollfd pfd = { 1, 0, 0 };
+
+	/* A pipe whose reader closed reports POLLERR, even for events 0. */
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLERR | POLLHUP));
+}
+
+void
+ff_check_stdout(void)
+{
+	/* A write of nothing still fails on a closed or read-only fd. */
+	if (write(1, "", 0) < 0)
+		ff_write_failed();
+	if (ff_stdout_gone()) {
+		errno = EPIPE;
+		ff_write_failed();
+	}
+}
+
+void
+ff_die_event(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ff_emit_error("%s", msg);
+	ff_die("%s", msg);
 }
 
 void
@@ -292,10 +331,14 @@ ff_reader_next(struct ff_reader *r)
 		if (linelen)
 			ev = json_loadb(r->buf, linelen, 0, &err);
 		if (linelen && (!ev || !json_is_object(ev))) {
-			ff_warn("%s:%ld: expected a JSON object", r->name,
-				r->line);
 			json_decref(ev);
 			ev = NULL;
+			if (r->strict)
+				ff_die_event("%s:%ld: expected an event (a JSON object per line): "
+					     "%s reads the event stream of flimflam's programs",
+					     r->name, r->line, ff_prog());
+			ff_warn("%s:%ld: expected a JSON object", r->name,
+				r->line);
 		}
 		linelen = linelen + 1 > r->len ? r->len : linelen + 1;
 		memmove(r->buf, r->buf + linelen, r->len - linelen);

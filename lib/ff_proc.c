@@ -74,10 +74,47 @@ ff_exit_signalled(void)
 	ff_children_stop_all();
 	/* In flimflam's pipelines the dispatcher says it, once. */
 	if (!getenv("FLIMFLAM_PIPELINE"))
-		ff_warn("stopped by %s", sig == SIGINT ? "SIGINT" :
-			sig == SIGHUP ? "SIGHUP" : "SIGTERM");
-	fflush(stdout);
-	_exit(128 + sig);
+		ff_warn("stopped by %s", ff_sig_name(sig));
+	ff_quit(128 + sig);
+}
+
+const char *
+ff_sig_name(int sig)
+{
+	static char buf[48];
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev)
+		snprintf(buf, sizeof(buf), "SIG%s", abbrev);
+	else
+		snprintf(buf, sizeof(buf), "signal %d", sig);
+	return buf;
+}
+
+const char *
+ff_status_how(int status)
+{
+	static char buf[128];
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+
+	if (WIFEXITED(status) && (code == 128 + SIGINT || code == 128 + SIGTERM ||
+				  code == 128 + SIGHUP || code == 128 + SIGPIPE))
+		/* flimflam's programs exit so when a signal stops them */
+		snprintf(buf, sizeof(buf), "was stopped by %s", ff_sig_name(code - 128));
+	else if (WIFEXITED(status) && (code == 126 || code == 127))
+		snprintf(buf, sizeof(buf), "could not run (status %d)", code);
+	else if (WIFEXITED(status))
+		snprintf(buf, sizeof(buf), "exited with status %d", code);
+	else if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT ||
+					 WTERMSIG(status) == SIGTERM ||
+					 WTERMSIG(status) == SIGHUP))
+		snprintf(buf, sizeof(buf), "was stopped by %s", ff_sig_name(WTERMSIG(status)));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, sizeof(buf), "was killed by signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, sizeof(buf), "ended");
+	return buf;
 }
 
 int
@@ -285,6 +322,7 @@ ff_child_stop(struct ff_child *c, double grace)
 	if (!c->pid || c->exited)
 		return;
 	if (!ff_child_check(c)) {
+		c->stopped = 1;
 		kill(c->pid, SIGTERM);
 		if (!ff_child_wait(c, grace)) {
 			kill(-c->pid, SIGKILL);
@@ -305,19 +343,16 @@ ff_children_stop_all(void)
 const char *
 ff_child_how(const struct ff_child *c)
 {
-	static char buf[128];
-
 	if (!c->exited)
-		snprintf(buf, sizeof(buf), "is running");
-	else if (WIFEXITED(c->status))
-		snprintf(buf, sizeof(buf), "exited with status %d",
-			 WEXITSTATUS(c->status));
-	else if (WIFSIGNALED(c->status))
-		snprintf(buf, sizeof(buf), "was killed by signal %d (%s)",
-			 WTERMSIG(c->status), strsignal(WTERMSIG(c->status)));
-	else
-		snprintf(buf, sizeof(buf), "ended");
-	return buf;
+		return "is running";
+	static char buf[96];
+
+	if (c->stopped) {
+		/* We stopped it: not a failure of its own. */
+		snprintf(buf, sizeof(buf), "was stopped by %s", ff_prog());
+		return buf;
+	}
+	return ff_status_how(c->status);
 }
 
 void

@@ -102,6 +102,8 @@ CASES
 2|ff-capture --pid 0 --duration 1|ff-capture: --pid: 0 is out of range (1 to 4194304)
 2|ff-capture --pid 1|ff-capture: --pid needs --duration
 2|ff-capture --pid 1 --duration 1.5|ff-capture: --duration: '1.5' is not a whole number
+2|ff-capture --pid '' --duration 1|ff-capture: --pid: expected PID[,PID...], not ''
+2|ff-capture --pid , --duration 1|ff-capture: --pid: expected PID[,PID...], not ','
 2|ff-check extra|ff-check: unexpected argument 'extra'
 2|ff-bench -w builtin,builtin|ff-bench: workload 'builtin' is given twice
 2|ff-bench -w nosuch|ff-bench: unknown workload 'nosuch' (expected builtin, iperf3, h2load, h2load-h1)
@@ -112,6 +114,17 @@ CASES
 CASES
 	cases "$BATS_TEST_TMPDIR/cases"
 	nothing_started
+}
+
+@test "bad input: a stage's stdin that is not an event stream is one error, not one per line" {
+	local p
+	for p in "ff-capture" "ff-topology -r none" "ff-workload drive"; do
+		run -1 --separate-stderr timeout 10 sh -c "seq 48 | exec $p --run-dir '$BATS_TEST_TMPDIR/d'"
+		[ "${#stderr_lines[@]}" -eq 1 ] || { echo "$p: $stderr"; false; }
+		[ "$stderr" = "${p%% *}: standard input:1: expected an event (a JSON object per line): ${p%% *} reads the event stream of flimflam's programs" ]
+		# and an error event for the stream
+		[ "$(jq -r 'select(.event == "error") | .program' <<<"$output")" = "${p%% *}" ]
+	done
 }
 
 @test "bad input: files that are missing, empty, truncated, garbage or the wrong JSON" {

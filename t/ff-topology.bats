@@ -3,6 +3,11 @@
 bats_require_minimum_version 1.5.0
 load helper
 
+teardown() {
+	# The builtin server a test started, if the test failed before it stopped it.
+	[ ! -s "$BATS_TEST_TMPDIR/server.pid" ] || kill "$(cat "$BATS_TEST_TMPDIR/server.pid")" 2>/dev/null || true
+}
+
 FIX="$TOP/t/fixtures/ff-check"
 SCHEMA_27="$FIX/schema-2.7/skupper_router/management/skrouter.json"
 SCHEMA_3X="$FIX/schema-3.x/skupper_router/management/skrouter.json"
@@ -117,9 +122,11 @@ check_pair_ports() {
 @test "ff-topology: alone, a relay chain in front of any server until a signal" {
 	skip_unless_program nginx
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	"$TOP/builtin/ff-builtin-server" --port "$port" &
+	# fd 3 closed: a process left by a failing test must not hang the suite.
+	"$TOP/builtin/ff-builtin-server" --port "$port" 3>&- &
 	server=$!
-	ff-topology -r nginx --server-port "$port" --run-dir "$BATS_TEST_TMPDIR/d" >"$BATS_TEST_TMPDIR/ev" &
+	echo "$server" >"$BATS_TEST_TMPDIR/server.pid"
+	ff-topology -r nginx --server-port "$port" --run-dir "$BATS_TEST_TMPDIR/d" >"$BATS_TEST_TMPDIR/ev" 3>&- &
 	topo=$!
 	wait_for_grep '"event":"end"' "$BATS_TEST_TMPDIR/ev" 15
 	entry=$(jq -r 'select(.event == "topology") | .port' "$BATS_TEST_TMPDIR/ev")
@@ -128,10 +135,33 @@ check_pair_ports() {
 	relays=$(jq -r 'select(.event == "topology") | .relays[].pid' "$BATS_TEST_TMPDIR/ev")
 	kill -INT "$topo"
 	wait_status "$topo"
-	[ "$status" -eq 130 ]
+	# Its end said 0, and a signal is how a holder alone is ended: exit 0.
+	[ "$(jq -s '[.[] | select(.event == "end")] | length' "$BATS_TEST_TMPDIR/ev")" -eq 1 ]
+	[ "$status" -eq "$(jq 'select(.event == "end") | .status' "$BATS_TEST_TMPDIR/ev")" ]
+	[ "$status" -eq 0 ]
 	all_gone $relays
 	kill "$server"
 	wait "$server" || true
+}
+
+@test "ff-topology: SIGINT while the relays start is 130, and no end" {
+	skip_unless_program nginx
+	mkdir -p "$BATS_TEST_TMPDIR/fake"
+	# It says so in its log, and never listens: R2 is starting.
+	printf '#!/bin/sh\necho started\nexec sleep 60\n' >"$BATS_TEST_TMPDIR/fake/nginx"
+	chmod +x "$BATS_TEST_TMPDIR/fake/nginx"
+	PATH="$BATS_TEST_TMPDIR/fake:$PATH" ff-topology -r nginx --server-port 5555 \
+		--run-dir "$BATS_TEST_TMPDIR/d" >"$BATS_TEST_TMPDIR/ev" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	topo=$!
+	wait_for_file "$BATS_TEST_TMPDIR/d/r2.log" 10
+	kids=$(descendants "$topo")
+	[ -n "$kids" ]
+	kill -INT "$topo"
+	wait_status "$topo"
+	[ "$status" -eq 130 ]
+	grep -qx "ff-topology: stopped by SIGINT" "$BATS_TEST_TMPDIR/err"
+	! grep -q '"event":"end"' "$BATS_TEST_TMPDIR/ev" || false
+	all_gone $kids
 }
 
 @test "ff-topology: a run directory's name stays one value in every relay's configuration" {

@@ -227,3 +227,15 @@ path_without() {
 	done
 	echo "$dir"
 }
+
+# full_out CMD...: run CMD with stdout on a /dev/full of a private mount
+# namespace (its own tmpfs; the machine's /dev is not touched). Its
+# status in $status, its stderr in $stderr.
+full_out() {
+	local dir="$BATS_TEST_TMPDIR/fulldev"
+	mkdir -p "$dir"
+	status=0
+	# shellcheck disable=SC2016 # the inner sh expands $0 and $@, not this one
+	stderr=$(unshare -m sh -c 'mount -t tmpfs none "$0" && mknod "$0/full" c 1 7 && exec "$@" >"$0/full"' \
+		"$dir" "$@" 2>&1 3>&-) || status=$?
+}

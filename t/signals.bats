@@ -29,10 +29,11 @@ interrupt() {
 	! grep -v -e "^flimflam: stopped by" -e '^flimflam: relays up' "$BATS_TEST_TMPDIR/ev.err" || false
 }
 
-# A stand-in that starts and never listens, first on PATH as NAME.
+# A stand-in that starts, says so in its log, and never listens, first on
+# PATH as NAME.
 never_listens() {
 	mkdir -p "$BATS_TEST_TMPDIR/fake"
-	printf '#!/bin/sh\nexec sleep 60\n' >"$BATS_TEST_TMPDIR/fake/$1"
+	printf '#!/bin/sh\necho started\nexec sleep 60\n' >"$BATS_TEST_TMPDIR/fake/$1"
 	chmod +x "$BATS_TEST_TMPDIR/fake/$1"
 	PATH="$BATS_TEST_TMPDIR/fake:$PATH"
 }
@@ -94,7 +95,11 @@ wait_run_dir() {
 	never_listens iperf3
 	FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs" start_run "$BATS_TEST_TMPDIR/ev" -w iperf3 -r none
 	FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs" wait_run_dir
-	wait_for_file "$d/server.log" 5 || sleep 0.3
+	# The server has started (its log says so) and is not listening: the
+	# stage waits for it, up to 15 s. (Waiting for a log the stand-in never
+	# wrote took the whole 15 s on a loaded machine, and the run failed
+	# before the signal came.)
+	wait_for_file "$d/server.log" 10
 	interrupt INT 130
 }
 
@@ -161,4 +166,100 @@ wait_run_dir() {
 		[ -z "$(pids_of_run "$d")" ]
 		! grep -q '"event":"result"' "$BATS_TEST_TMPDIR/ev" || false
 	done
+}
+
+# stops_on_output HOW: a run whose output closes or fails (HOW: head,
+# full, closed) stops at once, in order, as Ctrl-C does; nothing is left.
+stops_on_output() {
+	local ev="$BATS_TEST_TMPDIR/ev" t0 t1 d
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	t0=$(date +%s)
+	case $1 in
+	head) status=0
+	      (s=0; flimflam run --json -r nginx --warmup 20 --duration 5 2>"$ev.err" 3>&- || s=$?; echo $s >"$ev.status") |
+		head -n 1 >"$ev"
+	      status=$(cat "$ev.status") ;;
+	full) full_out flimflam run --json -r nginx --warmup 20 --duration 5 ;;
+	closed) run --separate-stderr sh -c 'exec flimflam run --json -r nginx --warmup 20 --duration 5 >&- 3>&-' ;;
+	esac
+	t1=$(date +%s)
+	echo "$1: status $status after $((t1 - t0)) s"
+	# Not the 25 s of the run: it stopped.
+	[ $((t1 - t0)) -lt 15 ]
+	# /dev/full and a closed fd fail even a write of nothing: the run does
+	# not start.
+	[ "$1" != full ] && [ "$1" != closed ] || { nothing_started; return 0; }
+	d=$(ls -d "$FLIMFLAM_RUNS"/*/)
+	[ -n "$d" ]
+	[ -z "$(pids_of_run "${d%/}")" ]
+}
+
+@test "signals: run --json | head -1 stops the run: exit 141, nothing left" {
+	stops_on_output head
+	[ "$status" -eq 141 ]
+	[ "$(jq -r .event "$BATS_TEST_TMPDIR/ev")" = start ]
+	# A closed pipe is not an error to report.
+	[ ! -s "$BATS_TEST_TMPDIR/ev.err" ]
+}
+
+@test "signals: run --json into a full disk or a closed stdout: one line, exit 1, nothing left" {
+	stops_on_output full
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "flimflam: cannot write to standard output: No space left on device" ]
+	rm -rf "$FLIMFLAM_RUNS"
+	stops_on_output closed
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "flimflam: cannot write to standard output: Bad file descriptor" ]
+	# Without --json the summary comes at the end: no run for one that
+	# cannot be printed, and no bench for a table.
+	rm -rf "$FLIMFLAM_RUNS"
+	run -1 --separate-stderr sh -c 'exec flimflam run -r nginx >&- 3>&-'
+	[ "$stderr" = "flimflam: cannot write to standard output: Bad file descriptor" ]
+	nothing_started
+	run -1 --separate-stderr sh -c 'exec flimflam bench -r none --output "$0/r.json" >&- 3>&-' "$BATS_TEST_TMPDIR"
+	[ "${stderr_lines[-1]}" = "flimflam bench: cannot write to standard output: Bad file descriptor" ]
+	nothing_started
+}
+
+@test "signals: bench | head -1 stops the bench: exit 141, nothing left" {
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	t0=$(date +%s)
+	(s=0; flimflam bench -w builtin -r nginx,none --warmup 20 --duration 5 --output "$BATS_TEST_TMPDIR/r.json" \
+		2>"$BATS_TEST_TMPDIR/err" 3>&- || s=$?; echo $s >"$BATS_TEST_TMPDIR/status") | head -n 1 >"$BATS_TEST_TMPDIR/out"
+	t1=$(date +%s)
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$(cat "$BATS_TEST_TMPDIR/status")" -eq 141 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/out")" = Environment ]
+	# Not the 50 s of two runs.
+	[ $((t1 - t0)) -lt 20 ]
+	for d in "$FLIMFLAM_RUNS"/*/; do
+		[ -z "$(pids_of_run "${d%/}")" ]
+	done
+	! grep -q "failed" "$BATS_TEST_TMPDIR/err" || false
+}
+
+@test "signals: Ctrl-C while flamegraph renders: stopped by SIGINT, exit 130, nothing left" {
+	skip_unless_program perf
+	cd "$BATS_TEST_TMPDIR"
+	# perf script, slowed: the rendering is still going when the signal comes.
+	mkdir -p slow
+	printf '#!/bin/sh\n[ "$1" = script ] && sleep 30\nexec %s "$@"\n' "$(command -v perf)" >slow/perf
+	chmod +x slow/perf
+	PATH="$BATS_TEST_TMPDIR/slow:$PATH" flimflam flamegraph -r nginx --warmup 0 --duration 1 \
+		>out 2>"$BATS_TEST_TMPDIR/ev.err" 3>&- &
+	RUN_PID=$!
+	wait_for_grep "rendering" "$BATS_TEST_TMPDIR/ev.err" 30
+	for i in $(seq 100); do pgrep -f "^sleep 30$" -P "$(descendants "$RUN_PID" | paste -sd,)" >/dev/null && break; sleep 0.05; done
+	kids=$(descendants "$RUN_PID")
+	[ -n "$kids" ]
+	kill -INT "$RUN_PID"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 130 ]
+	grep -q "^flimflam: stopped by SIGINT; nothing is left running" "$BATS_TEST_TMPDIR/ev.err"
+	! grep -q "could not render\|status 130" "$BATS_TEST_TMPDIR/ev.err" || false
+	for i in $(seq 40); do all_gone $kids && break; sleep 0.05; done
+	all_gone $kids
+	[ -e perf.data ]	# the recording is kept
+	[ ! -e flamegraph.html ]
 }

@@ -144,3 +144,41 @@ LIST
 	run -2 --separate-stderr flimflam help run extra
 	[ "${stderr_lines[0]}" = "flimflam: unexpected argument 'extra'; 'help' takes one command" ]
 }
+
+@test "every program: -h into a full or closed output is one error line and exit 1" {
+	local p n=0
+	for p in $(programs) ff-builtin-client ff-builtin-server; do
+		[ -x "$TOP/bin/$p" ] || p="$TOP/builtin/$p"
+		full_out "$p" -h
+		[ "$status" -eq 1 ] || { echo "$p -h >full: status $status"; false; }
+		[ "$stderr" = "$(basename "$p"): cannot write to standard output: No space left on device" ] ||
+			{ echo "$p -h >full: $stderr"; false; }
+		run -1 --separate-stderr sh -c 'exec "$0" -h >&-' "$p"
+		[ "$stderr" = "$(basename "$p"): cannot write to standard output: Bad file descriptor" ] ||
+			{ echo "$p -h >&-: $stderr"; false; }
+		n=$((n + 1))
+	done
+	full_out flimflam run -h
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "flimflam: cannot write to standard output: No space left on device" ]
+	full_out flimflam bench -h
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "flimflam bench: cannot write to standard output: No space left on device" ]
+	[ "$n" -ge 9 ]
+}
+
+@test "every program: a closed stdin, stdout or stderr at start is not taken by its own pipes" {
+	# ff-capture used to make its signal pipe fd 0 and wait on it forever.
+	run -1 --separate-stderr timeout 10 sh -c 'exec ff-capture <&-'
+	[ "$stderr" = "ff-capture: standard input ended with no event: ff-capture reads the event stream of flimflam's programs" ]
+	run -1 --separate-stderr timeout 10 sh -c 'exec ff-workload drive <&-'
+	[[ "$stderr" == "ff-workload: standard input ended with no event"* ]]
+	run -1 --separate-stderr timeout 10 sh -c 'exec ff-topology -r none <&-'
+	[[ "$stderr" == "ff-topology: standard input ended with no event"* ]]
+	# stdout closed: the first event fails, as a write error.
+	run -1 --separate-stderr timeout 10 sh -c 'echo "{\"event\":\"start\"}" | exec ff-capture >&-'
+	[ "$stderr" = "ff-capture: cannot write to standard output: Bad file descriptor" ]
+	# stderr closed: the messages are lost, not written into the stream.
+	run -1 --separate-stderr timeout 10 sh -c 'exec ff-capture 2>&- </dev/null'
+	[ "$(jq -r .event <<<"$output" | tr '\n' ' ')" = "start error " ]
+}
