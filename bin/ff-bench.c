@@ -2103,7 +2103,7 @@ bench_main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct bcase cases[8 * 8 * 8];
-	char unsupported[2048] = "", outbuf[PATH_MAX], dir[PATH_MAX], why[512], *slash, *p;
+	char unsupported[2048] = "", outbuf[PATH_MAX], dir[PATH_MAX], why[512], limit[256], *slash, *p;
 	const char *miss;
 	int ncases = 0, nunsup = 0, nrun = 0, w, r, pr, c, k = 0, rep, failed = 0, done = 0, ncpus, sig;
 	cpu_set_t avail;
@@ -2149,6 +2149,9 @@ bench_main(int argc, char *argv[])
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
 			       opt.run.cpu_limit, ncpus);
+	for (w = 0; w < opt.nw; w++)
+		if (ff_workload_limits(opt.workloads[w], &opt.run, limit, sizeof(limit)) < 0)
+			ff_usage_error(usage, "%s", limit);
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)

@@ -110,20 +110,6 @@ die_signalled(void)
 	ff_exit_signalled();
 }
 
-/* Fail the run: an `error` event for the stream, the message on stderr. */
-noreturn static void __attribute__((format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	char msg[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ff_emit_error("%s", msg);
-	ff_die("%s", msg);
-}
-
 /* Checks: what this machine can capture, before anything starts */
 
 static long
@@ -270,10 +256,10 @@ topology(const json_t *ev)
 			   (pid_t)ff_json_num(r, "pid", 0), program,
 			   (int)ff_json_num(r, "management_port", 0));
 		if (opt.mode == SKSTAT && (!program || strcmp(program, "skrouterd")))
-			fail("skstat reads skrouterd's statistics, and relay %s is %s",
+			ff_die_event("skstat reads skrouterd's statistics, and relay %s is %s",
 			     opt.t[opt.n - 1].role, program ? program : "unknown");
 		if (opt.mode == SKSTAT && !opt.t[opt.n - 1].mgmt_port)
-			fail("relay %s has no management port for skstat", opt.t[opt.n - 1].role);
+			ff_die_event("relay %s has no management port for skstat", opt.t[opt.n - 1].role);
 	}
 }
 
@@ -358,7 +344,7 @@ spawn_perf(struct ff_child *c, const char *role, char **argv, const char *log)
 	o.env = env;
 	unlink(log);
 	if (ff_spawn(c, role, argv, &o) < 0)
-		fail("cannot start %s", role);
+		ff_die_event("cannot start %s", role);
 }
 
 static const char stat_events[] =
@@ -388,7 +374,7 @@ start_sampling(void)
 	int n = 0;
 
 	if (!getcwd(cwd, sizeof(cwd)))
-		fail("cannot find the current directory: %s", strerror(errno));
+		ff_die_event("cannot find the current directory: %s", strerror(errno));
 	snprintf(data, sizeof(data), "%s/perf.data", cwd);
 	snprintf(tmp_data, sizeof(tmp_data), "%s/perf.data.%d.tmp", cwd, (int)getpid());
 	snprintf(perf_log, sizeof(perf_log), "%s/perf-%s.log", ff_rundir(opt.run_dir), modes[opt.mode]);
@@ -430,13 +416,13 @@ window_begin(void)
 
 	window_start = ff_now();
 	if (opt.mode != NONE && opt.n == 0)
-		fail("there is no relay to capture in (relay none)");
+		ff_die_event("there is no relay to capture in (relay none)");
 	for (i = 0; i < opt.n; i++) {
 		struct target *t = &opt.t[i];
 
 		t->cpu0 = ff_proc_cpu_s(t->pid);
 		if (t->cpu0 < 0)
-			fail("%s (pid %d) is gone before the window", t->role, (int)t->pid);
+			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
 		t->npids = ff_proc_tree(t->pid, t->pids, MAX_PIDS);
 	}
 	if (opt.mode == STAT)
@@ -462,7 +448,7 @@ window_end(void)
 		json_t *o;
 
 		if (cpu < 0 || rss < 0 || !ff_proc_alive(t->pid))
-			fail("%s (pid %d) died during the window", t->role, (int)t->pid);
+			ff_die_event("%s (pid %d) died during the window", t->role, (int)t->pid);
 		o = json_object();
 		json_object_set_new(o, "role", json_string(t->role));
 		json_object_set_new(o, "pid", json_integer(t->pid));
@@ -482,7 +468,7 @@ check_early_exit(struct ff_child *c)
 {
 	if (c->pid && !c->live && c->exited) {
 		ff_child_report(c);
-		fail("%s ended before the window did (%s)", c->role, ff_child_how(c));
+		ff_die_event("%s ended before the window did (%s)", c->role, ff_child_how(c));
 	}
 }
 
@@ -521,7 +507,7 @@ finish_child(struct ff_child *c, double timeout)
 			die_signalled();
 		if (ff_now() > until) {
 			ff_child_stop(c, 1.0);
-			fail("%s did not finish writing within %.0f s; its log: %s", c->role,
+			ff_die_event("%s did not finish writing within %.0f s; its log: %s", c->role,
 			     timeout, c->log);
 		}
 	}
@@ -531,7 +517,7 @@ finish_child(struct ff_child *c, double timeout)
 	    (WIFSIGNALED(st) && WTERMSIG(st) == SIGINT))
 		return;
 	ff_child_report(c);
-	fail("%s %s", c->role, ff_child_how(c));
+	ff_die_event("%s %s", c->role, ff_child_how(c));
 }
 
 /* perf stat's table */
@@ -667,7 +653,7 @@ collect_stat(struct target *t)
 	text = ff_read_file(t->stat_file, NULL);
 	if (!text || !strstr(text, "Performance counter stats")) {
 		ff_child_report(&t->perf);
-		fail("perf stat of %s wrote no counters to '%s'", t->role, t->stat_file);
+		ff_die_event("perf stat of %s wrote no counters to '%s'", t->role, t->stat_file);
 	}
 	ev = ff_event("stat");
 	json_object_set_new(ev, "role", json_string(t->role));
@@ -745,14 +731,14 @@ collect_sampling(void)
 	finish_child(&perf, 300);
 	if (stat(tmp_data, &st) < 0 || st.st_size == 0) {
 		ff_child_report(&perf);
-		fail("%s wrote no data", perf.role);
+		ff_die_event("%s wrote no data", perf.role);
 	}
 	/* As perf does: the previous perf.data becomes perf.data.old. */
 	snprintf(old, sizeof(old), "%s.old", data);
 	if (access(data, F_OK) == 0 && rename(data, old) < 0)
-		fail("cannot rename '%s' to '%s': %s", data, old, strerror(errno));
+		ff_die_event("cannot rename '%s' to '%s': %s", data, old, strerror(errno));
 	if (rename(tmp_data, data) < 0)
-		fail("cannot rename '%s' to '%s': %s", tmp_data, data, strerror(errno));
+		ff_die_event("cannot rename '%s' to '%s': %s", tmp_data, data, strerror(errno));
 	tmp_data[0] = 0;
 	files = json_array();
 	json_array_append_new(files, json_string(data));
@@ -790,12 +776,12 @@ run_skstat(const struct target *t, const char *flag, const char *file)
 	char *text;
 
 	if (!path)
-		fail("skstat is not on PATH");
+		ff_die_event("skstat is not on PATH");
 	snprintf(bus, sizeof(bus), "127.0.0.1:%d", t->mgmt_port);
 	unlink(file);
 	o.log = file;
 	if (ff_spawn(&c, "skstat", argv, &o) < 0)
-		fail("cannot start skstat");
+		ff_die_event("cannot start skstat");
 	finish_child(&c, 30);
 	free(path);
 	text = ff_read_file(file, NULL);
@@ -929,7 +915,7 @@ run_stream(void)
 			ff_die("cannot read standard input: %s", strerror(errno));
 	}
 	if (!measured)
-		fail("the stream had no window to measure");
+		ff_die_event("the stream had no window to measure");
 	emit_stats();
 	ff_emit_end(0);
 	ff_reader_free(&up);

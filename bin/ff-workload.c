@@ -236,6 +236,7 @@ struct drive {
 	const char *host, *path;
 	int port;
 	double started, window_at;
+	double deadline;		/* when the client has overrun */
 	int window_sent, up_ended, client_done, have_result, have_environment;
 	char *out_file;			/* iperf3 JSON / h2load text output */
 	char *log_file;			/* h2load per-request log */
@@ -315,6 +316,86 @@ emit_window(struct drive *d)
 	d->window_sent = 1;
 }
 
+/*
+ * How long the client may run: its warmup and window, and a margin for a
+ * loaded machine (connecting, the tool's own start and report): 20% of
+ * that, at least 10 s.
+ */
+static double
+client_margin(void)
+{
+	double margin = 0.2 * (opt.run.warmup + opt.run.duration);
+
+	return margin > 10 ? margin : 10;
+}
+
+static double
+client_allowance(void)
+{
+	return opt.run.warmup + opt.run.duration + client_margin();
+}
+
+/* The program the client runs, as users know it. */
+static const char *
+client_program(void)
+{
+	return ff_workload_client_program(opt.workload) ?
+		ff_workload_client_program(opt.workload) : "ff-builtin-client";
+}
+
+/* A client that outlives its allowance hangs: stop it, and fail the run. */
+noreturn static void
+client_overran(struct drive *d)
+{
+	ff_child_stop(&d->client, 1.0);
+	ff_die_event("%s did not finish within the %.0f s it was given (warmup %ld s + duration %ld s + %.0f s margin) and was stopped; its log: '%s'",
+		     client_program(), client_allowance(), opt.run.warmup, opt.run.duration,
+		     client_margin(), d->client_log);
+}
+
+/*
+ * The line in which the tool said why it failed: iperf3's "iperf3: error -
+ * ..." or "iperf3: parameter error - ..." (followed by its help text),
+ * h2load's "-c, -t: ..." or "no URI ...", skipping their warnings; iperf3
+ * with --json says it in its JSON's "error". Malloc'd, or NULL.
+ */
+static char *
+client_said(const struct drive *d)
+{
+	char *text = ff_read_file(d->client_log, NULL), *line, *next, *r = NULL;
+	json_t *doc;
+
+	for (line = text; line && *line && !r; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = 0;
+		if (!strncmp(line, "Usage:", 6))
+			break;	/* iperf3's help text: its error came before */
+		if (line[strspn(line, " \t")] && !strstr(line, "warning"))
+			r = strdup(line);
+	}
+	free(text);
+	if (!r && d->out_file && !strcmp(opt.workload, "iperf3") &&
+	    (doc = json_load_file(d->out_file, 0, NULL))) {
+		if (ff_json_str(doc, "error"))
+			r = ff_asprintf("iperf3: error - %s", ff_json_str(doc, "error"));
+		json_decref(doc);
+	}
+	return r;
+}
+
+/* The client failed: the tool's own reason, else the end of its log. */
+noreturn static void
+client_failed(struct drive *d)
+{
+	char *said = WIFEXITED(d->client.status) ? client_said(d) : NULL;
+
+	if (said)
+		ff_die_event("the %s client %s: %s", opt.workload, ff_child_how(&d->client), said);
+	ff_child_report(&d->client);
+	ff_die_event("the %s client %s", opt.workload, ff_child_how(&d->client));
+}
+
 static int start_client(struct drive *d, int out_fd);
 static int finish_iperf3(struct drive *d);
 static int finish_h2load(struct drive *d);
@@ -377,6 +458,7 @@ drive(void)
 	if (pipefd[1] >= 0)
 		close(pipefd[1]);
 	d.window_at = d.started + opt.run.warmup;
+	d.deadline = d.started + client_allowance();
 
 	while (!d.client_done || (pipefd[0] >= 0 && !d.client_out.eof)) {
 		int n = 0, timeout = -1;
@@ -390,10 +472,21 @@ drive(void)
 
 			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
 		}
+		if (!d.client_done) {
+			double left = d.deadline - ff_now();
+			int t = left > 0 ? (int)(left * 1000) + 1 : 0;
+
+			timeout = timeout < 0 || t < timeout ? t : timeout;
+		}
 		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
 			ff_die("poll: %s", strerror(errno));
 		if (ff_signalled())
 			ff_exit_signalled();
+		if (!d.client_done && ff_now() >= d.deadline) {
+			if (!ff_child_check(&d.client))
+				client_overran(&d);
+			d.client_done = 1;
+		}
 		if (pipefd[0] < 0 && !d.window_sent && ff_now() >= d.window_at)
 			emit_window(&d);
 		if (pfd[1].revents) {
@@ -413,11 +506,8 @@ drive(void)
 	}
 	if (pipefd[0] >= 0)
 		forward_client(&d);
-	if (!WIFEXITED(d.client.status) || WEXITSTATUS(d.client.status) != 0) {
-		ff_child_report(&d.client);
-		ff_emit_error("the %s client %s", opt.workload, ff_child_how(&d.client));
-		ff_fail(1, "the %s client failed", opt.workload);
-	}
+	if (!WIFEXITED(d.client.status) || WEXITSTATUS(d.client.status) != 0)
+		client_failed(&d);
 	if (!strcmp(opt.workload, "iperf3"))
 		r = finish_iperf3(&d);
 	else if (!strncmp(opt.workload, "h2load", 6))
@@ -724,6 +814,7 @@ main(int argc, char *argv[])
 {
 	const char *mode;
 	cpu_set_t avail;
+	char why[256];
 	int c;
 
 	ff_setprog(argv[0]);
@@ -754,6 +845,8 @@ main(int argc, char *argv[])
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
+		ff_usage_error(usage, "%s", why);
 
 	ff_signals_init();
 	ff_set_cleanup(cleanup);

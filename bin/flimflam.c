@@ -248,6 +248,7 @@ validate_run(const struct cmd *c)
 {
 	const char *need[3];
 	cpu_set_t avail;
+	char why[512];
 	int n = 0, i, ncpus;
 
 	if (!ff_combo_ok(opt.workload, opt.relay, opt.protocol))
@@ -257,6 +258,8 @@ validate_run(const struct cmd *c)
 			       ff_combos_for(opt.workload, NULL));
 	if (strcmp(c->mode, "none") && !strcmp(opt.relay, "none"))
 		ff_usage_error(run_usage, "'%s' captures in the relays, and relay 'none' has none", c->name);
+	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
+		ff_usage_error(run_usage, "%s", why);
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
@@ -268,7 +271,7 @@ validate_run(const struct cmd *c)
 	if (ff_workload_client_program(opt.workload))
 		need[n++] = ff_workload_client_program(opt.workload);
 	for (i = 0; i < n; i++) {
-		char *p = ff_which(need[i]), why[512];
+		char *p = ff_which(need[i]);
 
 		if (p) {
 			int can = !strcmp(need[i], opt.relay) ?

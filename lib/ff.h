@@ -160,6 +160,8 @@ int ff_stdout_closed(void);
 void ff_emit_start(void);
 void ff_emit_end(int status);
 void ff_emit_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A failure of the run: an `error` event for the stream, then ff_die. */
+noreturn void ff_die_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The "event" member, or "" (static). */
 const char *ff_event_name(const json_t *ev);
 /* Number members: the value, or `dflt` when absent, null or not a number. */
@@ -390,6 +392,12 @@ const char *ff_combos_for(const char *workload, const char *relay);
  */
 int ff_relay_can(const char *relay, const char *path, const char *protocol,
 		 const char *encapsulation, char *why, size_t n);
+/*
+ * The limits a workload's own tool sets on the run options (iperf3: --jobs
+ * at most 128, --warmup at most 60): 0 when `o` fits them, else -1 with a
+ * usage-error message naming the option and the limit in `why`.
+ */
+int ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why, size_t n);
 /* The program a relay or workload server/client needs on PATH. */
 const char *ff_relay_program(const char *relay);
 const char *ff_workload_server_program(const char *workload);

@@ -90,6 +90,19 @@ ff_emit_error(const char *fmt, ...)
 	ff_emit(ev);
 }
 
+void
+ff_die_event(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ff_emit_error("%s", msg);
+	ff_die("%s", msg);
+}
+
 const char *
 ff_event_name(const json_t *ev)
 {

@@ -101,6 +101,40 @@ ff_combos_for(const char *workload, const char *relay)
 	return buf;
 }
 
+/*
+ * The workloads' own limits, beyond the ranges every run option has: what
+ * the tool itself refuses (iperf3 3.x: MAX_STREAMS 128 for --parallel,
+ * 60 s for --omit). h2load has none of its own (--clients and --threads
+ * are any count, --threads at most --clients, which flimflam keeps equal);
+ * builtin's are the common ranges.
+ */
+static const struct workload_limit {
+	const char *workload, *option;
+	long max;
+	const char *what;
+} workload_limits[] = {
+	{ "iperf3", "--jobs", 128, "iperf3's limit on --parallel streams" },
+	{ "iperf3", "--warmup", 60, "iperf3's limit on --omit seconds" },
+};
+
+int
+ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < FF_ARRAY_SIZE(workload_limits); i++) {
+		const struct workload_limit *l = &workload_limits[i];
+		long v = !strcmp(l->option, "--jobs") ? o->jobs : o->warmup;
+
+		if (strcmp(l->workload, workload) || v <= l->max)
+			continue;
+		snprintf(why, n, "%s: workload '%s' allows at most %ld (%s), not %ld",
+			 l->option, workload, l->max, l->what, v);
+		return -1;
+	}
+	return 0;
+}
+
 const char *
 ff_relay_program(const char *relay)
 {

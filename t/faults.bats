@@ -65,3 +65,26 @@ kill_in_window() {
 	skip_unless_program h2load
 	kill_in_window server -w h2load-h1 -r nginx -p http1
 }
+
+# A client that hangs: a stand-in named h2load first on PATH that sleeps
+# (it tests flimflam's bound, it measures nothing). The run is stopped at
+# warmup + duration + the 10 s margin, says which program and how long it
+# had, and leaves nothing behind.
+@test "faults: a workload client that hangs is stopped at warmup + duration + margin" {
+	skip_unless_program nghttpd
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\nexec sleep 600\n' >"$BATS_TEST_TMPDIR/bin/h2load"
+	chmod +x "$BATS_TEST_TMPDIR/bin/h2load"
+	local ev="$BATS_TEST_TMPDIR/ev" t0=$SECONDS
+	PATH="$BATS_TEST_TMPDIR/bin:$PATH" start_run "$ev" -w h2load -r none --warmup 0 --duration 1
+	wait_status "$RUN_PID"
+	[ "$status" -eq 1 ]
+	# 11 s, plus 5 s for the hanging version probe before a window without warmup.
+	[ $((SECONDS - t0)) -lt 40 ]
+	d=$(run_dir_of "$ev")
+	grep -qx "ff-workload: h2load did not finish within the 11 s it was given (warmup 0 s + duration 1 s + 10 s margin) and was stopped; its log: '$d/client.log'" "$ev.err"
+	grep -q '"event":"error".*h2load did not finish within the 11 s' "$ev"
+	! grep -q '"event":"result"' "$ev" || false
+	# The stand-in ran in the run directory: pids_of_run would name it.
+	[ -z "$(pids_of_run "$d")" ]
+}
