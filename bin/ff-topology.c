@@ -429,6 +429,9 @@ main(int argc, char *argv[])
 	}
 	if (opt.encapsulation && strcmp(opt.relay, "skrouterd"))
 		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
+	if (program_path && !opt.config_only && !strcmp(opt.relay, "skrouterd") &&
+	    ff_skrouterd_check(program_path, why, sizeof(why)) < 0)
+		ff_die("%s", why);
 	if (program_path) {
 		int can = ff_relay_can(opt.relay, program_path, opt.protocol,
 				       opt.encapsulation, why, sizeof(why));

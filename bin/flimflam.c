@@ -274,9 +274,13 @@ validate_run(const struct cmd *c)
 		char *p = ff_which(need[i]);
 
 		if (p) {
-			int can = !strcmp(need[i], opt.relay) ?
-				ff_relay_can(opt.relay, p, opt.protocol, NULL, why, sizeof(why)) : 1;
+			int can;
 
+			/* A router that does not answer, or not as a router, before anything starts. */
+			if (!strcmp(need[i], "skrouterd") && ff_skrouterd_check(p, why, sizeof(why)) < 0)
+				ff_die("%s", why);
+			can = !strcmp(need[i], opt.relay) ?
+				ff_relay_can(opt.relay, p, opt.protocol, NULL, why, sizeof(why)) : 1;
 			free(p);
 			if (can < 0)
 				ff_die("%s", why);

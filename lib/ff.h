@@ -454,6 +454,13 @@ char *ff_env_proton_maps(pid_t pid);
  * neither (skrouterd NULL, or no -I line).
  */
 char *ff_skrouterd_schema_path(const char *skrouterd);
+/*
+ * Can flimflam use the skrouterd at `path`? Its --version and --help run
+ * together, within 5 s: --version must succeed and print a version, and
+ * --help must name the Python directory of a schema that reads (or
+ * FLIMFLAM_SKROUTERD_SCHEMA one). 0, or -1 with the reason in `why`.
+ */
+int ff_skrouterd_check(const char *path, char *why, size_t n);
 struct ff_skr_features {
 	int has_http;			/* httpListener exists (2.x, 3.0) */
 	int tcp_encapsulation;		/* tcpListener has `encapsulation` (2.5 .. 3.0) */
