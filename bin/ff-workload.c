@@ -632,10 +632,10 @@ finish_iperf3(struct drive *d)
 	double bits_per_s, seconds, bytes;
 	size_t i;
 
-	if (!doc) {
-		ff_warn("cannot read iperf3's output '%s': %s", d->out_file, err.text);
-		return -1;
-	}
+	/* Whole, or it was cut short (a full disk): then it holds no figures. */
+	if (!doc)
+		ff_die_event("iperf3's output '%s' is not whole JSON (line %d: %s; cut short: a full disk?); no figures from it",
+			     d->out_file, err.line, err.text);
 	error = ff_json_str(doc, "error");
 	if (error) {
 		ff_emit_error("iperf3: %s", error);
@@ -663,8 +663,8 @@ finish_iperf3(struct drive *d)
 	bytes = ff_json_num(sum, "bytes", -1);
 	if (bits_per_s < 0 || seconds <= 0 || bytes < 0) {
 		json_decref(doc);
-		ff_warn("iperf3's output '%s' has no receiver summary", d->out_file);
-		return -1;
+		ff_die_event("iperf3's output '%s' has no end section with the receiver's summary; no figures from it",
+			     d->out_file);
 	}
 	check_window("iperf3", seconds, d->out_file);
 	if (bytes == 0) {
@@ -709,11 +709,12 @@ quantile(const double *v, size_t n, double q)
 static int
 finish_h2load(struct drive *d)
 {
-	char *text = ff_read_file(d->out_file, NULL), *p, *logtext, *line, *save;
+	char *text = ff_read_file(d->out_file, NULL), *p, *logtext, *line, *next;
 	double seconds = -1, rps = -1, total = 0, done = 0, succeeded = 0, failed = 0,
 	       errored = 0, timeout = 0, s2xx = 0, s3xx = 0, s4xx = 0, s5xx = 0,
 	       bytes = 0, *lat = NULL, sum = 0;
-	size_t nlat = 0, cap = 0;
+	size_t nlat = 0, cap = 0, loglen;
+	int bad = 0;
 	json_t *ev;
 
 	if (!text) {
@@ -726,14 +727,23 @@ finish_h2load(struct drive *d)
 	 */
 	if ((p = strstr(text, "finished in ")) && (p = strstr(p, "s, ")))
 		rps = strtod(p + 3, NULL);
-	if ((p = strstr(text, "\nrequests: ")))
-		sscanf(p, "\nrequests: %lf total, %*f started, %lf done, %lf succeeded, %lf failed, %lf errored, %lf timeout",
-		       &total, &done, &succeeded, &failed, &errored, &timeout);
-	if ((p = strstr(text, "\nstatus codes: ")))
-		sscanf(p, "\nstatus codes: %lf 2xx, %lf 3xx, %lf 4xx, %lf 5xx",
-		       &s2xx, &s3xx, &s4xx, &s5xx);
-	if ((p = strstr(text, "\ntraffic: ")))
-		sscanf(p, "\ntraffic: %*s (%lf) total", &bytes);
+	/*
+	 * Its summary ends with the latency table: every line of it must be
+	 * there, or the file was cut short (a full disk) and holds no figures.
+	 */
+	if (rps < 0 || !(p = strstr(text, "\nrequests: ")) ||
+	    sscanf(p, "\nrequests: %lf total, %*f started, %lf done, %lf succeeded, %lf failed, %lf errored, %lf timeout",
+		   &total, &done, &succeeded, &failed, &errored, &timeout) != 6 ||
+	    !(p = strstr(text, "\nstatus codes: ")) ||
+	    sscanf(p, "\nstatus codes: %lf 2xx, %lf 3xx, %lf 4xx, %lf 5xx",
+		   &s2xx, &s3xx, &s4xx, &s5xx) != 4 ||
+	    !(p = strstr(text, "\ntraffic: ")) || sscanf(p, "\ntraffic: %*s (%lf) total", &bytes) != 1 ||
+	    !strstr(text, "\ntime for request: ") || !(p = strstr(text, "\ntime to 1st byte: ")) ||
+	    !strchr(p + 1, '\n')) {
+		free(text);
+		ff_die_event("h2load's output '%s' is incomplete (its summary is cut short: a full disk?); no figures from it",
+			     d->out_file);
+	}
 	free(text);
 	if (rps > 0 && total > 0)
 		seconds = total / rps;
@@ -751,13 +761,21 @@ finish_h2load(struct drive *d)
 		ff_fail(1, "h2load: no request succeeded (%.0f total, %.0f failed, %.0f errored, %.0f 4xx, %.0f 5xx); see '%s'",
 			total, failed, errored, s4xx, s5xx, d->out_file);
 	}
-	logtext = ff_read_file(d->log_file, NULL);
-	for (line = logtext ? strtok_r(logtext, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
+	/*
+	 * The log holds a line per request of the main duration: whole lines,
+	 * as many 2xx as h2load counted, or it was cut short.
+	 */
+	if (!(logtext = ff_read_file(d->log_file, &loglen)))
+		ff_die_event("cannot read h2load's request log '%s': %s", d->log_file, strerror(errno));
+	for (line = logtext; *line; line = next) {
 		double start, status, us;
 
-		if (sscanf(line, "%lf %lf %lf", &start, &status, &us) != 3)
-			continue;
+		next = line + strcspn(line, "\n");
+		if (!*next || sscanf(line, "%lf %lf %lf", &start, &status, &us) != 3) {
+			bad = 1;
+			break;
+		}
+		*next++ = 0;
 		if (status < 200 || status >= 300)
 			continue;
 		if (nlat == cap) {
@@ -770,8 +788,12 @@ finish_h2load(struct drive *d)
 		sum += us;
 	}
 	free(logtext);
-	if (nlat)
-		qsort(lat, nlat, sizeof(*lat), ff_cmp_double);
+	if (bad || nlat != (size_t)s2xx) {
+		free(lat);
+		ff_die_event("h2load's request log '%s' is incomplete (%zu of the %.0f successful requests h2load counted%s: a full disk?); no latency from it",
+			     d->log_file, nlat, s2xx, bad ? ", and a line cut short" : "");
+	}
+	qsort(lat, nlat, sizeof(*lat), ff_cmp_double);
 
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string(opt.workload));
