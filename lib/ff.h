@@ -248,7 +248,11 @@ void ff_children_stop_all(void);
 const char *ff_child_how(const struct ff_child *c);
 /* Warn that the child ended unexpectedly, with the tail of its log. */
 void ff_child_report(const struct ff_child *c);
-/* The last `lines` lines of a file, to stderr, indented. */
+/*
+ * The last `lines` lines of a file, to stderr, indented; of a log that
+ * ends with a tool's help text ("Usage: ..." after its error), the lines
+ * before the help.
+ */
 void ff_log_tail(const char *path, int lines);
 
 /*

@@ -333,11 +333,22 @@ void
 ff_log_tail(const char *path, int lines)
 {
 	size_t len, start;
-	char *text = ff_read_file(path, &len), *out;
+	char *text = ff_read_file(path, &len), *out, *u;
 	int n = 0;
 
 	if (!text)
 		return;
+	/*
+	 * A tool that prints its help after its error (iperf3): the help is
+	 * not the reason, the lines before it are.
+	 */
+	for (u = text; (u = strstr(u, "sage: ")); u++)
+		if (u > text + 1 && (u[-1] == 'U' || u[-1] == 'u') && u[-2] == '\n' &&
+		    u - 1 > text + strspn(text, " \t\n")) {
+			len = u - 1 - text;
+			text[len] = 0;
+			break;
+		}
 	while (len && text[len - 1] == '\n')
 		text[--len] = 0;
 	start = len;

@@ -200,6 +200,16 @@ CASES
 		ff-topology -r nginx --server-port 5555 --run-dir "$BATS_TEST_TMPDIR/d"
 	[[ "$stderr" == *"r2 (nginx) (pid "*") exited with status 1"* ]]
 	[[ "$stderr" == *"  nginx: [emerg] pretend failure"* ]]
+	# A tool that prints its help after its error: the error is shown, not the help.
+	{
+		printf '#!/bin/sh\necho "nginx: invalid option: pretend" >&2\necho >&2\necho "Usage: nginx [-?hvVtTq]" >&2\n'
+		for i in $(seq 30); do printf 'echo "  -x%d : help line %d" >&2\n' "$i" "$i"; done
+		printf 'exit 1\n'
+	} >"$BATS_TEST_TMPDIR/fake/nginx"
+	PATH="$BATS_TEST_TMPDIR/fake:$PATH" run -1 --separate-stderr \
+		ff-topology -r nginx --server-port 5555 --run-dir "$BATS_TEST_TMPDIR/d2"
+	[[ "$stderr" == *"  nginx: invalid option: pretend"* ]]
+	[[ "$stderr" != *"help line"* ]]
 }
 
 # Real routers, when one is on PATH.
