@@ -89,19 +89,25 @@ kill_in_window() {
 	[ -z "$(pids_of_run "$d")" ]
 }
 
-# full_disk SIZE ARGS...: `flimflam run --json ARGS` with its run directories
-# on a tmpfs of SIZE, mounted in a private mount namespace (the machine's
-# mounts are untouched); events to $BATS_TEST_TMPDIR/ev, stderr to ev.err.
+# full_disk ARGS...: `flimflam run --json ARGS` with its run directories on
+# a 4 MiB tmpfs mounted in a private mount namespace (the machine's mounts
+# are untouched), which a file fills once the window opens; events to
+# $BATS_TEST_TMPDIR/ev, stderr to ev.err, the status in $status.
 full_disk() {
-	local size="$1" dir="$BATS_TEST_TMPDIR/full"
-	shift
+	local dir="$BATS_TEST_TMPDIR/full" ev="$BATS_TEST_TMPDIR/ev"
 	unshare -m true 2>/dev/null || skip "no private mount namespace here (unshare -m)"
 	mkdir -p "$dir"
 	status=0
-	unshare -m bash -c 'mount -t tmpfs -o size="$1" tmpfs "$2" || exit 99
-		dir=$2; shift 2
-		FLIMFLAM_RUNS="$dir" exec flimflam run --json "$@"' - "$size" "$dir" "$@" \
-		>"$BATS_TEST_TMPDIR/ev" 2>"$BATS_TEST_TMPDIR/ev.err" 3>&- || status=$?
+	unshare -m bash -c 'mount -t tmpfs -o size=4m tmpfs "$1" || exit 99
+		dir=$1 ev=$2; shift 2
+		FLIMFLAM_RUNS="$dir" flimflam run --json "$@" >"$ev" 2>"$ev.err" &
+		pid=$!
+		for ((i = 0; i < 300; i++)); do
+			grep -q "\"event\":\"window\"" "$ev" && break
+			sleep 0.05
+		done
+		dd if=/dev/zero of="$dir/fill" bs=4k 2>/dev/null
+		wait $pid' - "$dir" "$ev" "$@" 3>&- || status=$?
 	[ "$status" -ne 99 ]
 }
 
@@ -110,7 +116,7 @@ full_disk() {
 # back for a figure is checked against the tool's own counts.
 @test "faults: a full disk cuts h2load's request log short: the run fails, no latency from part of it" {
 	skip_unless_program h2load nghttpd
-	full_disk 256k -w h2load -r none --warmup 0 --duration 1
+	full_disk -w h2load -r none --warmup 0 --duration 2
 	[ "$status" -eq 1 ]
 	grep -Eq "^ff-workload: h2load's (request log '.*/h2load-requests.log'|output '.*/h2load.out') is incomplete \(" "$BATS_TEST_TMPDIR/ev.err"
 	[ "$(grep -c '^ff-workload' "$BATS_TEST_TMPDIR/ev.err")" -eq 1 ]
@@ -120,7 +126,7 @@ full_disk() {
 
 @test "faults: iperf3's JSON on a full disk is not whole: the run fails in one line" {
 	skip_unless_program iperf3
-	full_disk 4k -w iperf3 -r none --warmup 0 --duration 1
+	full_disk -w iperf3 -r none --warmup 0 --duration 2
 	[ "$status" -eq 1 ]
 	grep -q "^ff-workload: iperf3's output '.*/iperf3-client.json' is not whole JSON (" "$BATS_TEST_TMPDIR/ev.err"
 	[ "$(grep -c '^ff-workload' "$BATS_TEST_TMPDIR/ev.err")" -eq 1 ]
