@@ -713,7 +713,7 @@ finish_h2load(struct drive *d)
 	double seconds = -1, rps = -1, total = 0, done = 0, succeeded = 0, failed = 0,
 	       errored = 0, timeout = 0, s2xx = 0, s3xx = 0, s4xx = 0, s5xx = 0,
 	       bytes = 0, *lat = NULL, sum = 0;
-	size_t nlat = 0, cap = 0, loglen;
+	size_t nlat = 0, cap = 0;
 	int bad = 0;
 	json_t *ev;
 
@@ -765,7 +765,7 @@ finish_h2load(struct drive *d)
 	 * The log holds a line per request of the main duration: whole lines,
 	 * as many 2xx as h2load counted, or it was cut short.
 	 */
-	if (!(logtext = ff_read_file(d->log_file, &loglen)))
+	if (!(logtext = ff_read_file(d->log_file, NULL)))
 		ff_die_event("cannot read h2load's request log '%s': %s", d->log_file, strerror(errno));
 	for (line = logtext; *line; line = next) {
 		double start, status, us;
