@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -442,6 +443,8 @@ main(int argc, char *argv[])
 			ff_usage_error(usage, "%s", why);
 	}
 
+	/* A connection per job: what we start inherits the limit, raised. */
+	ff_raise_nofile(LONG_MAX);
 	ff_signals_init();
 	ff_set_cleanup(cleanup);
 	ff_rundir(opt.run_dir);

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -870,6 +871,8 @@ main(int argc, char *argv[])
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(usage, "%s", why);
 
+	/* A connection per job: what we start inherits the limit, raised. */
+	ff_raise_nofile(LONG_MAX);
 	ff_signals_init();
 	ff_set_cleanup(cleanup);
 	ff_rundir(opt.run_dir);

@@ -65,6 +65,9 @@ CASES
 	[ "${stderr_lines[0]}" = "flimflam bench: --jobs: workload 'iperf3' allows at most 128 (iperf3's limit on --parallel streams), not 129" ]
 	run -2 --separate-stderr ff-workload drive -w iperf3 --jobs 129 </dev/null
 	[ "${stderr_lines[0]}" = "ff-workload: --jobs: workload 'iperf3' allows at most 128 (iperf3's limit on --parallel streams), not 129" ]
+	# A connection per job, two descriptors per job in a relay: the open-files limit.
+	run -1 --separate-stderr prlimit --nofile=256:700 flimflam run -r none --jobs 400
+	[ "$stderr" = "flimflam: --jobs 400 needs 864 open files per process, and this process may open at most 700 (ulimit -Hn): use fewer jobs, or raise the limit" ]
 	nothing_started
 }
 

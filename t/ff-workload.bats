@@ -97,6 +97,16 @@ stop_serve() {
 	[[ "$stderr" == *"$(grep -v warning "$BATS_TEST_TMPDIR/d/client.log" | head -n 1)" ]]
 }
 
+# h2load does not raise its open-files limit: with a soft limit under its
+# --clients it aborted. The stages raise theirs to the hard limit, and what
+# they start inherits it.
+@test "flimflam run: h2load with more clients than the soft open-files limit" {
+	skip_unless_program h2load nghttpd
+	run -0 --separate-stderr prlimit --nofile=256:20000 flimflam run --json -w h2load -r none --jobs 400 --warmup 0 --duration 1
+	echo "$output" >"$BATS_TEST_TMPDIR/ev"
+	event_ok "$BATS_TEST_TMPDIR/ev" result '.operations > 0 and .errors == 0'
+}
+
 @test "ff-workload drive: an upstream that ends without end fails quietly" {
 	run -1 --separate-stderr ff-workload drive --run-dir "$BATS_TEST_TMPDIR/d" < <(echo '{"event":"start","schema":1}')
 	[ -z "$stderr" ]
