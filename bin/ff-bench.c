@@ -2152,6 +2152,8 @@ bench_main(int argc, char *argv[])
 	for (w = 0; w < opt.nw; w++)
 		if (ff_workload_limits(opt.workloads[w], &opt.run, limit, sizeof(limit)) < 0)
 			ff_usage_error(usage, "%s", limit);
+	if (ff_nofile_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
+		ff_die("%s", limit);
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)

@@ -20,7 +20,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -248,7 +247,6 @@ static void
 validate_run(const struct cmd *c)
 {
 	const char *need[3];
-	struct rlimit nofile;
 	cpu_set_t avail;
 	char why[512];
 	int n = 0, i, ncpus;
@@ -262,14 +260,9 @@ validate_run(const struct cmd *c)
 		ff_usage_error(run_usage, "'%s' captures in the relays, and relay 'none' has none", c->name);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(run_usage, "%s", why);
-	/*
-	 * Each job is a connection: a relay holds two descriptors for it. The
-	 * stages and what they start inherit our limit, raised to the hard one.
-	 */
-	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_max != RLIM_INFINITY &&
-	    nofile.rlim_max < (rlim_t)(2 * opt.run.jobs + 64))
-		ff_die("--jobs %ld needs %ld open files per process, and this process may open at most %llu (ulimit -Hn): use fewer jobs, or raise the limit",
-		       opt.run.jobs, 2 * opt.run.jobs + 64, (unsigned long long)nofile.rlim_max);
+	/* The stages and what they start inherit our limit, raised to the hard one. */
+	if (ff_nofile_for_jobs(opt.run.jobs, why, sizeof(why)) < 0)
+		ff_die("%s", why);
 	ff_raise_nofile(LONG_MAX);
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)

@@ -205,6 +205,11 @@ const char *ff_iso_time(void);
  * the soft one is under `need` (LONG_MAX: whenever it is lower).
  */
 void ff_raise_nofile(long need);
+/*
+ * Can --jobs connections be held, a relay's two descriptors per job and
+ * 64 more, under the hard limit on open files? 0, or -1 with the reason.
+ */
+int ff_nofile_for_jobs(long jobs, char *why, size_t n);
 
 /*
  * A child process in a known role ("server", "r1", "client", ...). It runs

@@ -68,6 +68,9 @@ CASES
 	# A connection per job, two descriptors per job in a relay: the open-files limit.
 	run -1 --separate-stderr prlimit --nofile=256:700 flimflam run -r none --jobs 400
 	[ "$stderr" = "flimflam: --jobs 400 needs 864 open files per process, and this process may open at most 700 (ulimit -Hn): use fewer jobs, or raise the limit" ]
+	run -1 --separate-stderr prlimit --nofile=256:700 flimflam bench -r none -w builtin --jobs 400
+	[ "$stderr" = "flimflam bench: --jobs 400 needs 864 open files per process, and this process may open at most 700 (ulimit -Hn): use fewer jobs, or raise the limit" ]
+	[ -z "$(ls "$BATS_TEST_TMPDIR"/*.jsonl 2>/dev/null)" ]
 	nothing_started
 }
 
