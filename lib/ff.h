@@ -470,6 +470,8 @@ char *ff_skrouterd_schema_path(const char *skrouterd);
  * FLIMFLAM_SKROUTERD_SCHEMA one). 0, or -1 with the reason in `why`.
  */
 int ff_skrouterd_check(const char *path, char *why, size_t n);
+/* Is this what skrouterd --version prints ("2.7.6", "0.0.0+1a2b3c-main")? */
+int ff_skrouterd_version_ok(const char *line);
 struct ff_skr_features {
 	int has_http;			/* httpListener exists (2.x, 3.0) */
 	int tcp_encapsulation;		/* tcpListener has `encapsulation` (2.5 .. 3.0) */

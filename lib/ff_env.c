@@ -486,9 +486,8 @@ ff_skrouterd_schema_path(const char *skrouterd)
 	return r;
 }
 
-/* Is this what skrouterd --version prints: "2.7.6", "0.0.0+1a2b3c-main"? */
-static int
-looks_like_version(const char *s)
+int
+ff_skrouterd_version_ok(const char *s)
 {
 	size_t n = s ? strspn(s, "0123456789abcdefghijklmnopqrstuvwxyz"
 			       "ABCDEFGHIJKLMNOPQRSTUVWXYZ.+-_~") : 0;
@@ -531,7 +530,7 @@ ff_skrouterd_check(const char *path, char *why, size_t n)
 	else if (p[0].status != 0)
 		snprintf(why, n, "'%s --version' %s: not a router flimflam can use", path,
 			 probe_failure(&p[0]));
-	else if (!looks_like_version(version = first_line(p[0].out))) {
+	else if (!ff_skrouterd_version_ok(version = first_line(p[0].out))) {
 		for (s = version; s && *s; s++)
 			if ((unsigned char)*s < ' ' || *s == 0x7f)
 				*s = '?';	/* the line is for a terminal */
