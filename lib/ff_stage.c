@@ -30,13 +30,17 @@ ff_hold(struct ff_child *const kids[], int n, int watch_stdin)
 			ff_die("poll: %s", strerror(errno));
 		if (ff_signalled())
 			return -1;
-		if (pfd[1].revents & (POLLERR | POLLHUP))
-			return 0;
+		/*
+		 * A child that died is reported even when the reader has gone
+		 * too: the run is failing, and that child may be why.
+		 */
 		for (i = 0; i < n; i++)
 			if (pfd[3 + i].revents && ff_child_check(kids[i])) {
 				ff_child_report(kids[i]);
 				return 1;
 			}
+		if (pfd[1].revents & (POLLERR | POLLHUP))
+			return 0;
 		if (pfd[2].revents) {
 			ssize_t r = read(0, buf, sizeof(buf));
 
