@@ -2415,7 +2415,7 @@ bench_main(int argc, char *argv[])
 	};
 	struct bcase cases[8 * 8 * 8];
 	struct notrun notrun[8 * 8 * 8] = { { NULL, NULL, NULL, NULL } };
-	char outbuf[PATH_MAX], *p, *skrouterd = NULL;
+	char outbuf[PATH_MAX], limit[256], *p, *skrouterd = NULL;
 	const char *miss, *lacks, *list;
 	int ncases = 0, nnot = 0, nunsup, nlacks = 0, nrun = 0, w, r, pr, c, k = 0, rep, failed = 0,
 	    done = 0, ncpus, sig;
@@ -2470,6 +2470,11 @@ bench_main(int argc, char *argv[])
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
+	for (w = 0; w < opt.nw; w++)
+		if (ff_workload_limits(opt.workloads[w], &opt.run, limit, sizeof(limit)) < 0)
+			ff_usage_error(usage, "%s", limit);
+	if (ff_nofile_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
+		ff_die("%s", limit);
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)

@@ -692,10 +692,11 @@ base_event_name(const char *word, char *out, size_t n)
  * and *table the text from "Performance counter stats" on.
  */
 static json_t *
-parse_stat(const char *text, char **table)
+parse_stat(const char *text, char **table, const char **missing)
 {
 	json_t *o = json_object();
 	const char *line, *next, *start = strstr(text, "Performance counter stats");
+	int seen[FF_ARRAY_SIZE(counters)] = { 0 }, elapsed = 0;
 	size_t i, len;
 
 	for (i = 0; i < FF_ARRAY_SIZE(counters); i++)
@@ -731,6 +732,7 @@ parse_stat(const char *text, char **table)
 			continue;
 		if (!strcmp(word, "seconds") && strstr(p, "time elapsed")) {
 			json_object_set_new(o, "elapsed_s", json_real(v));
+			elapsed = 1;
 			continue;
 		}
 		base_event_name(word, name, sizeof(name));
@@ -739,6 +741,7 @@ parse_stat(const char *text, char **table)
 
 			if (strcmp(name, counters[i].perf))
 				continue;
+			seen[i] = 1;
 			if (!counted)
 				break;
 			old = json_object_get(o, counters[i].key);
@@ -752,6 +755,11 @@ parse_stat(const char *text, char **table)
 			break;
 		}
 	}
+	/* A line for every event asked, and the last line: else it was cut short. */
+	*missing = elapsed ? NULL : "seconds time elapsed";
+	for (i = 0; i < FF_ARRAY_SIZE(counters) && !*missing; i++)
+		if (!seen[i])
+			*missing = counters[i].perf;
 	if (table) {
 		/* From the start of perf's line, its indentation kept. */
 		start = start ? start : text;
@@ -769,6 +777,7 @@ static void
 collect_stat(struct target *t)
 {
 	char *text, *table = NULL;
+	const char *missing;
 	json_t *ev;
 
 	finish_child(&t->perf, 60);
@@ -781,7 +790,10 @@ collect_stat(struct target *t)
 	json_object_set_new(ev, "role", json_string(t->role));
 	json_object_set_new(ev, "pid", json_integer(t->pid));
 	json_object_set_new(ev, "pids", pids_json(t->pids, t->npids));
-	t->stat = parse_stat(text, &table);
+	t->stat = parse_stat(text, &table, &missing);
+	if (missing)
+		ff_die_event("perf stat's table for %s in '%s' is incomplete (no '%s' line: cut short, a full disk?); no figures from it",
+			     t->role, t->stat_file, missing);
 	json_object_update(ev, t->stat);
 	json_object_set_new(ev, "file", ff_json_path(t->stat_file));
 	json_object_set_new(ev, "table", ff_json_text(table));
@@ -901,8 +913,13 @@ run_skstat(const struct target *t, const char *flag, const char *file)
 		ff_die_event("cannot start skstat");
 	finish_child(&c, 30);
 	free(path);
+	/* Whole lines of something, or the file was cut short (a full disk). */
 	text = ff_read_file(file, NULL);
-	return text ? text : strdup("");
+	if (!text || !text[strspn(text, " \t\n")] || text[strlen(text) - 1] != '\n')
+		ff_die_event("skstat %s of %s wrote %s to '%s' (a full disk?); no figures from it",
+			     flag, t->role, !text ? "nothing readable" : !*text ? "nothing" :
+			     "an incomplete last line", file);
+	return text;
 }
 
 static void

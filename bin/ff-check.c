@@ -171,6 +171,12 @@ check_skrouterd(void)
 			 "export LD_LIBRARY_PATH=PROTON_PREFIX/lib64 (the Proton the router was built with)" :
 			 "rebuild and reinstall the router");
 		free(out);
+	} else if (!ff_skrouterd_version_ok(version_of("skrouterd"))) {
+		/* flimflam run refuses it: say so here too. */
+		r->ok = 0;
+		snprintf(r->detail, sizeof(r->detail), "'%s --version' printed '%.80s', not a version",
+			 skr, version_of("skrouterd"));
+		snprintf(r->fix, sizeof(r->fix), "put the router under test on PATH");
 	} else
 		snprintf(r->detail, sizeof(r->detail), "%s", skr);
 

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -1017,6 +1018,32 @@ perf_said(int fd, int failed, char *reason, size_t n)
 	reason[len] = 0;
 }
 
+/*
+ * perf script is given 30 s, and 5 s more per MiB of perf.data (dwarf
+ * call graphs unwind at a few MiB/s): one that takes longer hangs, and is
+ * stopped. The alarm ends it; our read then ends.
+ */
+static volatile sig_atomic_t perf_pid, perf_overran;
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+	/* SIGPIPE first, which libpipeline does not report; then SIGKILL. */
+	if (perf_pid > 0)
+		kill(perf_pid, perf_overran ? SIGKILL : SIGPIPE);
+	if (!perf_overran++)
+		alarm(2);
+}
+
+static unsigned
+perf_script_allowance(const char *path)
+{
+	struct stat st;
+
+	return 30 + (stat(path, &st) == 0 ? 5 * (unsigned)(st.st_size >> 20) : 0);
+}
+
 static void
 read_perf_data(struct input *in, const char *path)
 {
@@ -1024,6 +1051,7 @@ read_perf_data(struct input *in, const char *path)
 	pipecmd *cmd;
 	const char *line;
 	char *perf = ff_which("perf"), *stdbuf = ff_which("stdbuf"), reason[512];
+	unsigned allowance = perf_script_allowance(path);
 	int status, errfd, *statuses = NULL, nstatuses = 0;
 	const char *how = NULL;
 
@@ -1057,14 +1085,21 @@ read_perf_data(struct input *in, const char *path)
 	 * between the two (Linux allows 1 MiB to anyone by default).
 	 */
 	fcntl(fileno(pipeline_get_outfile(p)), F_SETPIPE_SZ, 1 << 20);
+	perf_pid = pipeline_get_pid(p, 0);
+	signal(SIGALRM, on_alarm);
+	alarm(allowance);
 	while ((line = next_line(p)))
 		script_line(in, line, strlen(line));
 	sample_end(in);
 	status = pipeline_wait_all(p, &statuses, &nstatuses);
+	alarm(0);
 	if (status && nstatuses == 1)
 		how = ff_status_how(statuses[0]);
 	free(statuses);
 	pipeline_free(p);
+	if (perf_overran)
+		ff_die("perf script did not finish reading '%s' within the %u s it was given (30 s + 5 s per MiB) and was stopped",
+		       path, allowance);
 	perf_said(errfd, status != 0, reason, sizeof(reason));
 	close(errfd);
 	if (status && *reason)

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -465,6 +466,9 @@ main(int argc, char *argv[])
 	}
 	if (opt.encapsulation && strcmp(opt.relay, "skrouterd"))
 		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
+	if (program_path && !opt.config_only && !strcmp(opt.relay, "skrouterd") &&
+	    ff_skrouterd_check(program_path, why, sizeof(why)) < 0)
+		ff_die("%s", why);
 	if (program_path) {
 		int can = ff_relay_can(opt.relay, program_path, opt.protocol,
 				       opt.encapsulation, why, sizeof(why));
@@ -475,6 +479,8 @@ main(int argc, char *argv[])
 			ff_usage_error(usage, "%s", why);
 	}
 
+	/* A connection per job: what we start inherits the limit, raised. */
+	ff_raise_nofile(LONG_MAX);
 	ff_signals_init();
 	ff_set_cleanup(cleanup);
 	ff_rundir(opt.run_dir);

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -256,6 +257,7 @@ struct drive {
 	const char *host, *path;
 	int port;
 	double started, window_at;
+	double deadline;		/* when the client has overrun */
 	int window_sent, client_done, have_result, have_environment;
 	char *out_file;			/* iperf3 JSON / h2load text output */
 	char *log_file;			/* h2load per-request log */
@@ -330,6 +332,86 @@ emit_window(struct drive *d)
 	d->window_sent = 1;
 }
 
+/*
+ * How long the client may run: its warmup and window, and a margin for a
+ * loaded machine (connecting, the tool's own start and report): 20% of
+ * that, at least 10 s.
+ */
+static double
+client_margin(void)
+{
+	double margin = 0.2 * (opt.run.warmup + opt.run.duration);
+
+	return margin > 10 ? margin : 10;
+}
+
+static double
+client_allowance(void)
+{
+	return opt.run.warmup + opt.run.duration + client_margin();
+}
+
+/* The program the client runs, as users know it. */
+static const char *
+client_program(void)
+{
+	return ff_workload_client_program(opt.workload) ?
+		ff_workload_client_program(opt.workload) : "ff-builtin-client";
+}
+
+/* A client that outlives its allowance hangs: stop it, and fail the run. */
+noreturn static void
+client_overran(struct drive *d)
+{
+	ff_child_stop(&d->client, 1.0);
+	ff_die_event("%s did not finish within the %.0f s it was given (warmup %ld s + duration %ld s + %.0f s margin) and was stopped; its log: '%s'",
+		     client_program(), client_allowance(), opt.run.warmup, opt.run.duration,
+		     client_margin(), d->client_log);
+}
+
+/*
+ * The line in which the tool said why it failed: iperf3's "iperf3: error -
+ * ..." or "iperf3: parameter error - ..." (followed by its help text),
+ * h2load's "-c, -t: ..." or "no URI ...", skipping their warnings; iperf3
+ * with --json says it in its JSON's "error". Malloc'd, or NULL.
+ */
+static char *
+client_said(const struct drive *d)
+{
+	char *text = ff_read_file(d->client_log, NULL), *line, *next, *r = NULL;
+	json_t *doc;
+
+	for (line = text; line && *line && !r; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = 0;
+		if (!strncmp(line, "Usage:", 6))
+			break;	/* iperf3's help text: its error came before */
+		if (line[strspn(line, " \t")] && !strstr(line, "warning"))
+			r = strdup(line);
+	}
+	free(text);
+	if (!r && d->out_file && !strcmp(opt.workload, "iperf3") &&
+	    (doc = json_load_file(d->out_file, 0, NULL))) {
+		if (ff_json_str(doc, "error"))
+			r = ff_asprintf("iperf3: error - %s", ff_json_str(doc, "error"));
+		json_decref(doc);
+	}
+	return r;
+}
+
+/* The client failed: the tool's own reason, else the end of its log. */
+noreturn static void
+client_failed(struct drive *d)
+{
+	char *said = WIFEXITED(d->client.status) ? client_said(d) : NULL;
+
+	if (said)
+		ff_die_event("the %s client %s: %s", opt.workload, ff_child_how(&d->client), said);
+	ff_child_report(&d->client);
+	ff_die_event("the %s client %s", opt.workload, ff_child_how(&d->client));
+}
+
 static int start_client(struct drive *d, int out_fd);
 static int finish_iperf3(struct drive *d);
 static int finish_h2load(struct drive *d);
@@ -375,6 +457,7 @@ drive(void)
 	if (pipefd[1] >= 0)
 		close(pipefd[1]);
 	d.window_at = d.started + opt.run.warmup;
+	d.deadline = d.started + client_allowance();
 
 	while (!d.client_done || (pipefd[0] >= 0 && !d.client_out.eof)) {
 		int timeout = -1;
@@ -386,7 +469,18 @@ drive(void)
 
 			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
 		}
+		if (!d.client_done) {
+			double left = d.deadline - ff_now();
+			int t = left > 0 ? (int)(left * 1000) + 1 : 0;
+
+			timeout = timeout < 0 || t < timeout ? t : timeout;
+		}
 		ff_stage_wait(&stage, pfd, 2, timeout);
+		if (!d.client_done && ff_now() >= d.deadline) {
+			if (!ff_child_check(&d.client))
+				client_overran(&d);
+			d.client_done = 1;
+		}
 		if (pipefd[0] < 0 && !d.window_sent && ff_now() >= d.window_at)
 			emit_window(&d);
 		forward_upstream(&d);
@@ -399,10 +493,8 @@ drive(void)
 	}
 	if (pipefd[0] >= 0)
 		forward_client(&d);
-	if (!WIFEXITED(d.client.status) || WEXITSTATUS(d.client.status) != 0) {
-		ff_child_report(&d.client);
-		ff_die_event("the %s client %s", opt.workload, ff_child_how(&d.client));
-	}
+	if (!WIFEXITED(d.client.status) || WEXITSTATUS(d.client.status) != 0)
+		client_failed(&d);
 	if (!strcmp(opt.workload, "iperf3"))
 		r = finish_iperf3(&d);
 	else if (!strncmp(opt.workload, "h2load", 6))
@@ -517,10 +609,10 @@ finish_iperf3(struct drive *d)
 	double bits_per_s, seconds, bytes;
 	size_t i;
 
-	if (!doc) {
-		ff_warn("cannot read iperf3's output '%s': %s", d->out_file, err.text);
-		return -1;
-	}
+	/* Whole, or it was cut short (a full disk): then it holds no figures. */
+	if (!doc)
+		ff_die_event("iperf3's output '%s' is not whole JSON (line %d: %s; cut short: a full disk?); no figures from it",
+			     d->out_file, err.line, err.text);
 	error = ff_json_str(doc, "error");
 	if (error)
 		ff_die_event("iperf3: %s", error);
@@ -546,8 +638,8 @@ finish_iperf3(struct drive *d)
 	bytes = ff_json_num(sum, "bytes", -1);
 	if (bits_per_s < 0 || seconds <= 0 || bytes < 0) {
 		json_decref(doc);
-		ff_warn("iperf3's output '%s' has no receiver summary", d->out_file);
-		return -1;
+		ff_die_event("iperf3's output '%s' has no end section with the receiver's summary; no figures from it",
+			     d->out_file);
 	}
 	check_window("iperf3", seconds, d->out_file);
 	if (bytes == 0) {
@@ -591,11 +683,12 @@ quantile(const double *v, size_t n, double q)
 static int
 finish_h2load(struct drive *d)
 {
-	char *text = ff_read_file(d->out_file, NULL), *p, *logtext, *line, *save;
+	char *text = ff_read_file(d->out_file, NULL), *p, *logtext, *line, *next;
 	double seconds = -1, rps = -1, total = 0, done = 0, succeeded = 0, failed = 0,
 	       errored = 0, timeout = 0, s2xx = 0, s3xx = 0, s4xx = 0, s5xx = 0,
 	       bytes = 0, *lat = NULL, sum = 0;
 	size_t nlat = 0, cap = 0;
+	int bad = 0;
 	json_t *ev;
 
 	if (!text) {
@@ -608,14 +701,23 @@ finish_h2load(struct drive *d)
 	 */
 	if ((p = strstr(text, "finished in ")) && (p = strstr(p, "s, ")))
 		rps = strtod(p + 3, NULL);
-	if ((p = strstr(text, "\nrequests: ")))
-		sscanf(p, "\nrequests: %lf total, %*f started, %lf done, %lf succeeded, %lf failed, %lf errored, %lf timeout",
-		       &total, &done, &succeeded, &failed, &errored, &timeout);
-	if ((p = strstr(text, "\nstatus codes: ")))
-		sscanf(p, "\nstatus codes: %lf 2xx, %lf 3xx, %lf 4xx, %lf 5xx",
-		       &s2xx, &s3xx, &s4xx, &s5xx);
-	if ((p = strstr(text, "\ntraffic: ")))
-		sscanf(p, "\ntraffic: %*s (%lf) total", &bytes);
+	/*
+	 * Its summary ends with the latency table: every line of it must be
+	 * there, or the file was cut short (a full disk) and holds no figures.
+	 */
+	if (rps < 0 || !(p = strstr(text, "\nrequests: ")) ||
+	    sscanf(p, "\nrequests: %lf total, %*f started, %lf done, %lf succeeded, %lf failed, %lf errored, %lf timeout",
+		   &total, &done, &succeeded, &failed, &errored, &timeout) != 6 ||
+	    !(p = strstr(text, "\nstatus codes: ")) ||
+	    sscanf(p, "\nstatus codes: %lf 2xx, %lf 3xx, %lf 4xx, %lf 5xx",
+		   &s2xx, &s3xx, &s4xx, &s5xx) != 4 ||
+	    !(p = strstr(text, "\ntraffic: ")) || sscanf(p, "\ntraffic: %*s (%lf) total", &bytes) != 1 ||
+	    !strstr(text, "\ntime for request: ") || !(p = strstr(text, "\ntime to 1st byte: ")) ||
+	    !strchr(p + 1, '\n')) {
+		free(text);
+		ff_die_event("h2load's output '%s' is incomplete (its summary is cut short: a full disk?); no figures from it",
+			     d->out_file);
+	}
 	free(text);
 	if (rps > 0 && total > 0)
 		seconds = total / rps;
@@ -630,13 +732,21 @@ finish_h2load(struct drive *d)
 	if (s2xx <= 0)
 		ff_die_event("h2load: no request succeeded (%.0f total, %.0f failed, %.0f errored, %.0f 4xx, %.0f 5xx); see '%s'",
 			     total, failed, errored, s4xx, s5xx, d->out_file);
-	logtext = ff_read_file(d->log_file, NULL);
-	for (line = logtext ? strtok_r(logtext, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
+	/*
+	 * The log holds a line per request of the main duration: whole lines,
+	 * as many 2xx as h2load counted, or it was cut short.
+	 */
+	if (!(logtext = ff_read_file(d->log_file, NULL)))
+		ff_die_event("cannot read h2load's request log '%s': %s", d->log_file, strerror(errno));
+	for (line = logtext; *line; line = next) {
 		double start, status, us;
 
-		if (sscanf(line, "%lf %lf %lf", &start, &status, &us) != 3)
-			continue;
+		next = line + strcspn(line, "\n");
+		if (!*next || sscanf(line, "%lf %lf %lf", &start, &status, &us) != 3) {
+			bad = 1;
+			break;
+		}
+		*next++ = 0;
 		if (status < 200 || status >= 300)
 			continue;
 		if (nlat == cap) {
@@ -649,8 +759,12 @@ finish_h2load(struct drive *d)
 		sum += us;
 	}
 	free(logtext);
-	if (nlat)
-		qsort(lat, nlat, sizeof(*lat), ff_cmp_double);
+	if (bad || nlat != (size_t)s2xx) {
+		free(lat);
+		ff_die_event("h2load's request log '%s' is incomplete (%zu of the %.0f successful requests h2load counted%s: a full disk?); no latency from it",
+			     d->log_file, nlat, s2xx, bad ? ", and a line cut short" : "");
+	}
+	qsort(lat, nlat, sizeof(*lat), ff_cmp_double);
 
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string(opt.workload));
@@ -693,6 +807,7 @@ main(int argc, char *argv[])
 {
 	const char *mode;
 	cpu_set_t avail;
+	char why[256];
 	int c;
 
 	ff_setprog(argv[0]);
@@ -725,7 +840,11 @@ main(int argc, char *argv[])
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
+		ff_usage_error(usage, "%s", why);
 
+	/* A connection per job: what we start inherits the limit, raised. */
+	ff_raise_nofile(LONG_MAX);
 	ff_signals_init();
 	ff_set_cleanup(cleanup);
 	ff_rundir(opt.run_dir);

@@ -250,6 +250,7 @@ validate_run(const struct cmd *c)
 {
 	const char *need[3];
 	cpu_set_t avail;
+	char why[512];
 	int n = 0, i, ncpus;
 
 	if (!ff_combo_ok(opt.workload, opt.relay, opt.protocol))
@@ -259,6 +260,12 @@ validate_run(const struct cmd *c)
 			       ff_combos_for(opt.workload, NULL));
 	if (strcmp(c->mode, "none") && !strcmp(opt.relay, "none"))
 		ff_usage_error(run_usage, "'%s' captures in the relays, and relay 'none' has none", c->name);
+	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
+		ff_usage_error(run_usage, "%s", why);
+	/* The stages and what they start inherit our limit, raised to the hard one. */
+	if (ff_nofile_for_jobs(opt.run.jobs, why, sizeof(why)) < 0)
+		ff_die("%s", why);
+	ff_raise_nofile(LONG_MAX);
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
@@ -270,12 +277,16 @@ validate_run(const struct cmd *c)
 	if (ff_workload_client_program(opt.workload))
 		need[n++] = ff_workload_client_program(opt.workload);
 	for (i = 0; i < n; i++) {
-		char *p = ff_which(need[i]), why[512];
+		char *p = ff_which(need[i]);
 
 		if (p) {
-			int can = !strcmp(need[i], opt.relay) ?
-				ff_relay_can(opt.relay, p, opt.protocol, NULL, why, sizeof(why)) : 1;
+			int can;
 
+			/* A router that does not answer, or not as a router, before anything starts. */
+			if (!strcmp(need[i], "skrouterd") && ff_skrouterd_check(p, why, sizeof(why)) < 0)
+				ff_die("%s", why);
+			can = !strcmp(need[i], opt.relay) ?
+				ff_relay_can(opt.relay, p, opt.protocol, NULL, why, sizeof(why)) : 1;
 			free(p);
 			if (can < 0)
 				ff_die("%s", why);

@@ -276,6 +276,11 @@ const char *ff_iso_time(void);
  * the soft one is under `need` (LONG_MAX: whenever it is lower).
  */
 void ff_raise_nofile(long need);
+/*
+ * Can --jobs connections be held, a relay's two descriptors per job and
+ * 64 more, under the hard limit on open files? 0, or -1 with the reason.
+ */
+int ff_nofile_for_jobs(long jobs, char *why, size_t n);
 
 /*
  * A child process in a known role ("server", "r1", "client", ...). It runs
@@ -334,7 +339,11 @@ const char *ff_status_how(int status);
 const char *ff_sig_name(int sig);
 /* Warn that the child ended unexpectedly, with the tail of its log. */
 void ff_child_report(const struct ff_child *c);
-/* The last `lines` lines of a file, to stderr, indented. */
+/*
+ * The last `lines` lines of a file, to stderr, indented; of a log that
+ * ends with a tool's help text ("Usage: ..." after its error), the lines
+ * before the help.
+ */
 void ff_log_tail(const char *path, int lines);
 
 /*
@@ -600,6 +609,12 @@ int ff_relay_can(const char *relay, const char *path, const char *protocol,
  */
 int ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulation,
 		     const char **lacks, char *why, size_t n);
+/*
+ * The limits a workload's own tool sets on the run options (iperf3: --jobs
+ * at most 128, --warmup at most 60): 0 when `o` fits them, else -1 with a
+ * usage-error message naming the option and the limit in `why`.
+ */
+int ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why, size_t n);
 /* The program a relay or workload server/client needs on PATH. */
 const char *ff_relay_program(const char *relay);
 const char *ff_workload_server_program(const char *workload);
@@ -663,6 +678,15 @@ char *ff_env_proton_maps(pid_t pid);
  * neither (skrouterd NULL, or no -I line).
  */
 char *ff_skrouterd_schema_path(const char *skrouterd);
+/*
+ * Can flimflam use the skrouterd at `path`? Its --version and --help run
+ * together, within 5 s: --version must succeed and print a version, and
+ * --help must name the Python directory of a schema that reads (or
+ * FLIMFLAM_SKROUTERD_SCHEMA one). 0, or -1 with the reason in `why`.
+ */
+int ff_skrouterd_check(const char *path, char *why, size_t n);
+/* Is this what skrouterd --version prints ("2.7.6", "0.0.0+1a2b3c-main")? */
+int ff_skrouterd_version_ok(const char *line);
 struct ff_skr_features {
 	int has_http;			/* httpListener exists (2.x, 3.0) */
 	int tcp_encapsulation;		/* tcpListener has `encapsulation` (2.5 .. 3.0) */

@@ -495,6 +495,90 @@ ff_skrouterd_schema_path(const char *skrouterd)
 	return r;
 }
 
+int
+ff_skrouterd_version_ok(const char *s)
+{
+	size_t n = s ? strspn(s, "0123456789abcdefghijklmnopqrstuvwxyz"
+			       "ABCDEFGHIJKLMNOPQRSTUVWXYZ.+-_~") : 0;
+
+	return n && n < 128 && !s[n] && s[0] >= '0' && s[0] <= '9' && strchr(s, '.');
+}
+
+/* "did not finish within 5 s", "exited with status 1: LINE" (static). */
+static const char *
+probe_failure(const struct probe *p)
+{
+	static char buf[512];
+	char *line = first_line(p->out);
+
+	if (p->status == -1)
+		snprintf(buf, sizeof(buf), "did not finish within %.0f s", RUN_TIMEOUT_S);
+	else if (WIFSIGNALED(p->status))
+		snprintf(buf, sizeof(buf), "was killed by signal %d", WTERMSIG(p->status));
+	else
+		snprintf(buf, sizeof(buf), "exited with status %d%s%.300s", WEXITSTATUS(p->status),
+			 line ? ": " : "", line ? line : "");
+	free(line);
+	return buf;
+}
+
+int
+ff_skrouterd_check(const char *path, char *why, size_t n)
+{
+	char *vargv[] = { (char *)path, "--version", NULL };
+	char *hargv[] = { (char *)path, "--help", NULL };
+	struct probe p[2] = { { .argv = vargv }, { .argv = hargv } };
+	const char *env_schema = getenv("FLIMFLAM_SKROUTERD_SCHEMA");
+	char *version = NULL, *schema = NULL, *s, *e;
+	int r = -1;
+
+	/* With a schema named, the router need not name one. */
+	probes_run(p, env_schema && *env_schema ? 1 : 2);
+	if (!p[0].out)
+		snprintf(why, n, "cannot run '%s'", path);
+	else if (p[0].status != 0)
+		snprintf(why, n, "'%s --version' %s: not a router flimflam can use", path,
+			 probe_failure(&p[0]));
+	else if (!ff_skrouterd_version_ok(version = first_line(p[0].out))) {
+		for (s = version; s && *s; s++)
+			if ((unsigned char)*s < ' ' || *s == 0x7f)
+				*s = '?';	/* the line is for a terminal */
+		snprintf(why, n, "'%s --version' printed '%.60s%s', not a version: not a router flimflam can use",
+			 path, version ? version : "", version && strlen(version) > 60 ? "..." : "");
+	} else if (env_schema && *env_schema)
+		schema = strdup(env_schema);
+	else if (!p[1].out || p[1].status != 0)
+		snprintf(why, n, "'%s --help' %s: its management schema cannot be found", path,
+			 p[1].out ? probe_failure(&p[1]) : "cannot run");
+	else {
+		s = strstr(p[1].out, "--include=PATH (");
+		s = s ? s + strlen("--include=PATH (") : NULL;
+		e = s ? s + strcspn(s, ")\n") : NULL;
+		if (s && *e == ')')
+			schema = ff_asprintf("%.*s/skupper_router/management/skrouter.json",
+					     (int)(e - s), s);
+		else
+			snprintf(why, n, "'%s --help' names no Python directory (-I, --include=PATH): its management schema cannot be found",
+				 path);
+	}
+	if (schema) {
+		json_error_t err;
+		json_t *root = json_load_file(schema, 0, &err);
+
+		if (json_is_object(json_object_get(root, "entityTypes")))
+			r = 0;
+		else
+			snprintf(why, n, "cannot read the management schema '%s' of '%s': %s", schema,
+				 path, root ? "no entityTypes" : err.text);
+		json_decref(root);
+	}
+	free(version);
+	free(schema);
+	free(p[0].out);
+	free(p[1].out);
+	return r;
+}
+
 /* The attribute `attr` of entity type `type`, following "extends". */
 static json_t *
 schema_attr(json_t *types, const char *type, const char *attr, int depth)

@@ -368,11 +368,22 @@ void
 ff_log_tail(const char *path, int lines)
 {
 	size_t len, start;
-	char *text = ff_read_file(path, &len), *out;
+	char *text = ff_read_file(path, &len), *out, *u;
 	int n = 0;
 
 	if (!text)
 		return;
+	/*
+	 * A tool that prints its help after its error (iperf3): the help is
+	 * not the reason, the lines before it are.
+	 */
+	for (u = text; (u = strstr(u, "sage: ")); u++)
+		if (u > text + 1 && (u[-1] == 'U' || u[-1] == 'u') && u[-2] == '\n' &&
+		    u - 1 > text + strspn(text, " \t\n")) {
+			len = u - 1 - text;
+			text[len] = 0;
+			break;
+		}
 	while (len && text[len - 1] == '\n')
 		text[--len] = 0;
 	start = len;
@@ -553,4 +564,18 @@ ff_raise_nofile(long need)
 		return;
 	rl.rlim_cur = rl.rlim_max;
 	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+int
+ff_nofile_for_jobs(long jobs, char *why, size_t n)
+{
+	struct rlimit rl;
+	long need = 2 * jobs + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max == RLIM_INFINITY ||
+	    rl.rlim_max >= (rlim_t)need)
+		return 0;
+	snprintf(why, n, "--jobs %ld needs %ld open files per process, and this process may open at most %llu (ulimit -Hn): use fewer jobs, or raise the limit",
+		 jobs, need, (unsigned long long)rl.rlim_max);
+	return -1;
 }

@@ -63,12 +63,22 @@ ff_stage_wait(struct ff_stage *s, struct pollfd *extra, int n, int timeout_ms)
 		stop_signalled(s);
 	if (r <= 0)
 		return 0;
-	if (pfd[1].revents & (POLLERR | POLLHUP))
-		ff_quit(s->done ? 0 : 128 + SIGPIPE);	/* the reader is gone */
-	if (pfd[2].revents && ff_reader_fill(&s->up) < 0 && !ff_signalled())
-		ff_die("cannot read standard input: %s", strerror(errno));
 	for (i = 0; i < n; i++)
 		extra[i].revents = pfd[3 + i].revents;
+	if (pfd[1].revents & (POLLERR | POLLHUP)) {
+		/*
+		 * The reader is gone. What else woke us comes first: a child
+		 * that died is reported, since the run is failing and it may be
+		 * why; the next wait quits.
+		 */
+		for (i = 0; i < n && !extra[i].revents; i++)
+			;
+		if (i == n)
+			ff_quit(s->done ? 0 : 128 + SIGPIPE);
+		return r;
+	}
+	if (pfd[2].revents && ff_reader_fill(&s->up) < 0 && !ff_signalled())
+		ff_die("cannot read standard input: %s", strerror(errno));
 	return r;
 }
 
@@ -188,6 +198,40 @@ ff_combos_for(const char *workload, const char *relay)
 		}
 	}
 	return buf;
+}
+
+/*
+ * The workloads' own limits, beyond the ranges every run option has: what
+ * the tool itself refuses (iperf3 3.x: MAX_STREAMS 128 for --parallel,
+ * 60 s for --omit). h2load has none of its own (--clients and --threads
+ * are any count, --threads at most --clients, which flimflam keeps equal);
+ * builtin's are the common ranges.
+ */
+static const struct workload_limit {
+	const char *workload, *option;
+	long max;
+	const char *what;
+} workload_limits[] = {
+	{ "iperf3", "--jobs", 128, "iperf3's limit on --parallel streams" },
+	{ "iperf3", "--warmup", 60, "iperf3's limit on --omit seconds" },
+};
+
+int
+ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < FF_ARRAY_SIZE(workload_limits); i++) {
+		const struct workload_limit *l = &workload_limits[i];
+		long v = !strcmp(l->option, "--jobs") ? o->jobs : o->warmup;
+
+		if (strcmp(l->workload, workload) || v <= l->max)
+			continue;
+		snprintf(why, n, "%s: workload '%s' allows at most %ld (%s), not %ld",
+			 l->option, workload, l->max, l->what, v);
+		return -1;
+	}
+	return 0;
 }
 
 const char *

@@ -59,6 +59,25 @@ CASES
 	[ ! -e "$FLIMFLAM_RUNS" ] || [ -z "$(ls -A "$FLIMFLAM_RUNS")" ]
 }
 
+@test "a workload's own limits (iperf3: 128 streams, 60 s omitted) are usage errors before anything starts" {
+	cd "$BATS_TEST_TMPDIR"
+	run -2 --separate-stderr flimflam run -w iperf3 -r none --jobs 200
+	[ "${stderr_lines[0]}" = "flimflam: --jobs: workload 'iperf3' allows at most 128 (iperf3's limit on --parallel streams), not 200" ]
+	run -2 --separate-stderr flimflam run -w iperf3 -r none --warmup 61
+	[ "${stderr_lines[0]}" = "flimflam: --warmup: workload 'iperf3' allows at most 60 (iperf3's limit on --omit seconds), not 61" ]
+	run -2 --separate-stderr flimflam bench -r none --jobs 129
+	[ "${stderr_lines[0]}" = "flimflam bench: --jobs: workload 'iperf3' allows at most 128 (iperf3's limit on --parallel streams), not 129" ]
+	run -2 --separate-stderr ff-workload drive -w iperf3 --jobs 129 </dev/null
+	[ "${stderr_lines[0]}" = "ff-workload: --jobs: workload 'iperf3' allows at most 128 (iperf3's limit on --parallel streams), not 129" ]
+	# A connection per job, two descriptors per job in a relay: the open-files limit.
+	run -1 --separate-stderr prlimit --nofile=256:700 flimflam run -r none --jobs 400
+	[ "$stderr" = "flimflam: --jobs 400 needs 864 open files per process, and this process may open at most 700 (ulimit -Hn): use fewer jobs, or raise the limit" ]
+	run -1 --separate-stderr prlimit --nofile=256:700 flimflam bench -r none -w builtin --jobs 400
+	[ "$stderr" = "flimflam bench: --jobs 400 needs 864 open files per process, and this process may open at most 700 (ulimit -Hn): use fewer jobs, or raise the limit" ]
+	[ -z "$(ls "$BATS_TEST_TMPDIR"/*.jsonl 2>/dev/null)" ]
+	nothing_started
+}
+
 @test "the run options: --cpu-limit beyond this process's CPUs is a usage error" {
 	local n
 	n=$(nproc)

@@ -445,3 +445,17 @@ build_probe() {
 	awk -v t="$t" 'BEGIN { exit !(t >= 4.5 && t < 9) }'
 	[ -z "$(pgrep -f flimflam-hung-probe)" ]
 }
+
+# flimflam run refuses a router whose --version is not a version; check
+# says so too, instead of OK.
+@test "ff-check: a skrouterd whose --version prints no version is a problem" {
+	build_fake -g -O2
+	local f="$BATS_TEST_TMPDIR/fake"
+	mv "$f/bin/skrouterd" "$f/bin/real-skrouterd"
+	printf '#!/bin/sh\n[ "$1" = --version ] && echo "Segmentation fault" && exit 0\nexec "%s" "$@"\n' \
+		"$f/bin/real-skrouterd" >"$f/bin/skrouterd"
+	chmod +x "$f/bin/skrouterd"
+	PATH="$f/bin:$PATH" LD_LIBRARY_PATH="$f/lib" run -1 --separate-stderr ff-check
+	has_line "^  MISSING +skrouterd +'$f/bin/skrouterd --version' printed 'Segmentation fault', not a version$"
+	has_line "^  ok +skrouterd_schema "
+}

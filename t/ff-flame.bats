@@ -433,3 +433,19 @@ need_recording() {
 	run -1 --separate-stderr bash -c 'ulimit -v 300000; yes a | tr -d "\n" | timeout 60 ff-flame --folded -'
 	[ "$stderr" = "ff-flame: standard input:1: a line of more than 16 MiB: not perf script output or folded stacks" ]
 }
+
+# A perf script that hangs (a stand-in named perf first on PATH, which
+# sleeps: it tests ff-flame's bound, it reads nothing) is stopped after
+# the 30 s a small perf.data is given, in one line, and nothing is left.
+@test "ff-flame: a perf script that hangs is stopped at its allowance" {
+	local f="$BATS_TEST_TMPDIR/hang" t0=$SECONDS
+	mkdir -p "$f"
+	printf '#!/bin/bash\nexec -a flimflam-hung-perf sleep 300\n' >"$f/perf"
+	chmod +x "$f/perf"
+	{ printf 'PERFILE2'; head -c 1000 /dev/zero; } >"$BATS_TEST_TMPDIR/perf.data"
+	PATH="$f:$PATH" run -1 --separate-stderr ff-flame -o "$BATS_TEST_TMPDIR/out.html" "$BATS_TEST_TMPDIR/perf.data"
+	[ "$stderr" = "ff-flame: perf script did not finish reading '$BATS_TEST_TMPDIR/perf.data' within the 30 s it was given (30 s + 5 s per MiB) and was stopped" ]
+	[ $((SECONDS - t0)) -ge 29 ] && [ $((SECONDS - t0)) -lt 60 ]
+	[ ! -e "$BATS_TEST_TMPDIR/out.html" ]
+	[ -z "$(pgrep -f flimflam-hung-perf)" ]
+}

@@ -15,7 +15,8 @@ SCHEMA_3X="$FIX/schema-3.x/skupper_router/management/skrouter.json"
 # A stand-in skrouterd on PATH that is never run (--config-only starts nothing).
 fake_router() {
 	mkdir -p "$BATS_TEST_TMPDIR/fake"
-	printf '#!/bin/sh\necho "fake skrouterd: not for running" >&2\nexit 1\n' >"$BATS_TEST_TMPDIR/fake/skrouterd"
+	# It answers --version as a router does: flimflam refuses one that does not.
+	printf '#!/bin/sh\n[ "$1" = --version ] && echo 3.2.0 && exit 0\necho "fake skrouterd: not for running" >&2\nexit 1\n' >"$BATS_TEST_TMPDIR/fake/skrouterd"
 	chmod +x "$BATS_TEST_TMPDIR/fake/skrouterd"
 	PATH="$BATS_TEST_TMPDIR/fake:$PATH"
 }
@@ -100,6 +101,51 @@ check_pair_ports() {
 	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/broken-skrouter.json" run -1 --separate-stderr \
 		ff-topology -r skrouterd -p http1 --server-port 5555 --run-dir "$BATS_TEST_TMPDIR/e" --config-only
 	[[ "$stderr" == *"ff-topology: cannot read the management schema '$FIX/broken-skrouter.json'"* ]]
+}
+
+# A router that hangs, fails or answers garbage to --version or --help is
+# refused before anything starts: one line, exit 1, within seconds (the
+# probes' 5 s deadline, both at once). The stand-ins are named skrouterd
+# and never measure anything; they test flimflam's checks.
+@test "skrouterd whose --version or --help hangs, fails or prints garbage: refused before anything starts" {
+	local f="$BATS_TEST_TMPDIR/skr" kind t0 want
+	mkdir -p "$f"
+	cd "$BATS_TEST_TMPDIR"
+	while IFS='|' read -r kind want; do
+		case $kind in
+		hang) printf '#!/bin/bash\nexec -a flimflam-hung-router sleep 100\n' ;;
+		garbage) printf '#!/bin/sh\nprintf "Segmentation fault \\033[31m\\n"\n' ;;
+		fail) printf '#!/bin/sh\necho "skrouterd: error while loading shared libraries: libqpid-proton-core.so.10" >&2\nexit 127\n' ;;
+		nohelp) printf '#!/bin/sh\n[ "$1" = --version ] && echo 3.2.0 && exit 0\necho "usage: who knows"\n' ;;
+		hanghelp) printf '#!/bin/bash\n[ "$1" = --version ] && echo 3.2.0 && exit 0\nexec -a flimflam-hung-router sleep 100\n' ;;
+		esac >"$f/skrouterd"
+		chmod +x "$f/skrouterd"
+		mkdir -p "$f/skupper_router/management"
+		echo '{"entityTypes": ' >"$f/skupper_router/management/skrouter.json"
+		for cmd in "flimflam run -r skrouterd" "ff-topology -r skrouterd --server-port 5555 --run-dir $BATS_TEST_TMPDIR/d"; do
+			t0=$SECONDS
+			PATH="$f:$PATH" run -1 --separate-stderr $cmd
+			[ "${#stderr_lines[@]}" -eq 1 ] || { echo "$kind: $cmd: $stderr"; false; }
+			[[ "$stderr" == *": '$f/skrouterd $want" ]] || { echo "$kind: $cmd: $stderr"; false; }
+			[ $((SECONDS - t0)) -le 8 ]
+			[ -z "$output" ] || [[ "$cmd" == ff-topology* && "$output" != *'"event":"topology"'* ]]
+			[ ! -e "$BATS_TEST_TMPDIR/d/r1" ] && [ ! -e "$BATS_TEST_TMPDIR/d/r2" ]
+		done
+	done <<CASES
+hang|--version' did not finish within 5 s: not a router flimflam can use
+garbage|--version' printed 'Segmentation fault ?[31m', not a version: not a router flimflam can use
+fail|--version' exited with status 127: skrouterd: error while loading shared libraries: libqpid-proton-core.so.10: not a router flimflam can use
+nohelp|--help' names no Python directory (-I, --include=PATH): its management schema cannot be found
+hanghelp|--help' did not finish within 5 s: its management schema cannot be found
+CASES
+	nothing_started
+	[ -z "$(pgrep -f flimflam-hung-router)" ]
+	# A schema that does not read is the same.
+	printf '#!/bin/sh\n[ "$1" = --version ] && echo 3.2.0 && exit 0\necho "  -I, --include=PATH (%s)"\n' "$f" >"$f/skrouterd"
+	PATH="$f:$PATH" run -1 --separate-stderr flimflam run -r skrouterd
+	[[ "$stderr" == "flimflam: cannot read the management schema '$f/skupper_router/management/skrouter.json' of '$f/skrouterd': "* ]]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	nothing_started
 }
 
 @test "ff-topology: nginx and nghttpx configs listen on 127.0.0.1 only and keep every path in the run directory" {
@@ -198,6 +244,16 @@ check_pair_ports() {
 		ff-topology -r nginx --server-port 5555 --run-dir "$BATS_TEST_TMPDIR/d"
 	[[ "$stderr" == *"r2 (nginx) (pid "*") exited with status 1"* ]]
 	[[ "$stderr" == *"  nginx: [emerg] pretend failure"* ]]
+	# A tool that prints its help after its error: the error is shown, not the help.
+	{
+		printf '#!/bin/sh\necho "nginx: invalid option: pretend" >&2\necho >&2\necho "Usage: nginx [-?hvVtTq]" >&2\n'
+		for i in $(seq 30); do printf 'echo "  -x%d : help line %d" >&2\n' "$i" "$i"; done
+		printf 'exit 1\n'
+	} >"$BATS_TEST_TMPDIR/fake/nginx"
+	PATH="$BATS_TEST_TMPDIR/fake:$PATH" run -1 --separate-stderr \
+		ff-topology -r nginx --server-port 5555 --run-dir "$BATS_TEST_TMPDIR/d2"
+	[[ "$stderr" == *"  nginx: invalid option: pretend"* ]]
+	[[ "$stderr" != *"help line"* ]]
 }
 
 # Real routers, when one is on PATH.

@@ -82,6 +82,31 @@ stop_serve() {
 	[[ "$output" != *'"event":"result"'* ]]
 }
 
+@test "ff-workload drive: a client's own error line is the reason, not its help text" {
+	skip_unless_program iperf3 h2load
+	# A port no tool takes: each says so in its own words.
+	SERVER_PORT=70000
+	run -1 --separate-stderr drive_by_hand iperf3 ""
+	[ "$stderr" = "ff-workload: the iperf3 client exited with status 1: iperf3: parameter error - port number must be between 1 and 65535 inclusive" ]
+	[[ "$output" == *'"message":"the iperf3 client exited with status 1: iperf3: parameter error - port number'* ]]
+	grep -q '^Usage: iperf3' "$BATS_TEST_TMPDIR/d/client.log"
+	rm "$BATS_TEST_TMPDIR/d/client.log"
+	run -1 --separate-stderr drive_by_hand h2load /flimflam.txt
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "ff-workload: the h2load client exited with status 1: "* ]]
+	[[ "$stderr" == *"$(grep -v warning "$BATS_TEST_TMPDIR/d/client.log" | head -n 1)" ]]
+}
+
+# h2load does not raise its open-files limit: with a soft limit under its
+# --clients it aborted. The stages raise theirs to the hard limit, and what
+# they start inherits it.
+@test "flimflam run: h2load with more clients than the soft open-files limit" {
+	skip_unless_program h2load nghttpd
+	run -0 --separate-stderr prlimit --nofile=256:20000 flimflam run --json -w h2load -r none --jobs 400 --warmup 0 --duration 1
+	echo "$output" >"$BATS_TEST_TMPDIR/ev"
+	event_ok "$BATS_TEST_TMPDIR/ev" result '.operations > 0 and .errors == 0'
+}
+
 @test "ff-workload drive: an upstream that ends without end fails quietly" {
 	run -1 --separate-stderr ff-workload drive --run-dir "$BATS_TEST_TMPDIR/d" < <(echo '{"event":"start","schema":1}')
 	[ -z "$stderr" ]
