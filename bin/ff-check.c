@@ -513,9 +513,12 @@ main(int argc, char *argv[])
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (json)
 		ff_emit_start();
+	/* The probes take up to 5 s (a version that hangs): say what it is doing. */
+	ff_live("%s: probing the programs, perf and the router...", ff_prog());
 	env = ff_env_collect();
 	collect();
 	check_frame_pointers();
+	ff_live_clear();
 	for (i = 0; i < nreqs; i++)
 		problems += problem(&reqs[i]);
 	if (json)

@@ -9,6 +9,7 @@
  */
 #include "ff.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -71,12 +72,65 @@ struct relay {
 
 static struct relay r1 = { .role = "r1" }, r2 = { .role = "r2" };
 static int cpus_shared;
+static json_t *cpus_others;	/* other runs' relays on our CPUs, or NULL */
 static char *program_path;
 
 static void
 cleanup(void)
 {
 	ff_children_stop_all();
+}
+
+/*
+ * Other flimflam runs whose relays are pinned to any of `ours`: another
+ * ff-topology's children with an affinity narrower than the machine. Each
+ * is {"pid": that ff-topology, "cpus": its relays' CPUs}; NULL for none.
+ * Runs share nothing else, so this is the one place they would meet
+ * without a word: two benches at once disturb each other's figures.
+ */
+static json_t *
+others_on(const cpu_set_t *ours)
+{
+	json_t *found = NULL;
+	cpu_set_t all, theirs, set;
+	pid_t kids[64];
+	char path[64], comm[32];
+	struct dirent *de;
+	DIR *proc = opendir("/proc");
+	FILE *f;
+	int i, n;
+
+	if (!proc)
+		return NULL;
+	ff_cpus_available(&all);
+	while ((de = readdir(proc))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		if (!(f = fopen(path, "r")))
+			continue;
+		n = fgets(comm, sizeof(comm), f) && !strcmp(comm, "ff-topology\n");
+		fclose(f);
+		if (!n)
+			continue;
+		CPU_ZERO(&theirs);
+		n = ff_proc_tree(pid, kids, (int)FF_ARRAY_SIZE(kids));
+		for (i = 0; i < n; i++)
+			if (kids[i] != pid && sched_getaffinity(kids[i], sizeof(set), &set) == 0 &&
+			    !CPU_EQUAL(&set, &all))
+				CPU_OR(&theirs, &theirs, &set);
+		CPU_AND(&set, &theirs, ours);
+		if (!CPU_COUNT(&set))
+			continue;
+		if (!found)
+			found = json_array();
+		json_array_append_new(found, json_pack("{s:i, s:s}", "pid", (int)pid,
+						       "cpus", ff_cpus_str(&theirs)));
+	}
+	closedir(proc);
+	return found;
 }
 
 static void
@@ -238,8 +292,13 @@ start_relays(int server_port)
 		int a = ff_cpus_slot(&avail, opt.cpu_limit, 0, &r1.cpus);
 		int b = ff_cpus_slot(&avail, opt.cpu_limit, 1, &r2.cpus);
 
+		cpu_set_t ours;
+
 		r1.pinned = r2.pinned = 1;
 		cpus_shared = !(a && b);
+		CPU_OR(&ours, &r1.cpus, &r2.cpus);
+		/* The topology event says so; flimflam's summary words it. */
+		cpus_others = opt.config_only ? NULL : others_on(&ours);
 	}
 	if (!strcmp(opt.relay, "nginx") && !strcmp(opt.protocol, "tcp")) {
 		char *module = ff_env_nginx_stream_module(program_path);
@@ -526,6 +585,7 @@ main(int argc, char *argv[])
 	}
 	json_object_set_new(ev, "relays", relays);
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
+	json_object_set_new(ev, "cpus_other_runs", cpus_others ? json_incref(cpus_others) : json_null());
 	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
 	ff_emit(ev);
 	env = env_finish();

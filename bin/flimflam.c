@@ -379,9 +379,50 @@ stop_pipeline(void)
 	running = NULL;
 }
 
+/*
+ * On a terminal, the run's phase and the seconds left, once a second:
+ * starting (skrouterd: waiting for the route), warming up, measuring.
+ * Returns how long poll may wait before the next update (-1: no need).
+ */
+static int
+show_phase(double started, double warm_end, double win_end)
+{
+	double now = ff_now(), left;
+
+	if (!ff_live_on())
+		return -1;
+	if (!warm_end)
+		ff_live(!strcmp(opt.relay, "skrouterd") ?
+			"flimflam: starting the routers; R1 listens once it has the route to R2 (%.0f s)" :
+			"flimflam: starting the server and relays (%.0f s)", floor(now - started));
+	else if (!win_end)
+		ff_live("flimflam: warming up: %.0f s left", ceil(fmax(0, warm_end - now)));
+	else if (now < win_end)
+		ff_live("flimflam: measuring: %.0f s left", ceil(win_end - now));
+	else
+		ff_live("flimflam: measured; collecting the results");
+	left = (!warm_end ? now - started : !win_end ? warm_end - now : win_end - now);
+	return 1 + (int)(1000 * (left - floor(left)));
+}
+
+/* Another run's relays on our CPUs: said at once, and in the summary. */
+static void
+warn_other_runs(const json_t *topo)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(json_object_get(topo, "cpus_other_runs"), i, o)
+		ff_warn("another flimflam run (ff-topology pid %lld) has its relays on CPU %s too: the two runs disturb each other's figures",
+			(long long)json_integer_value(json_object_get(o, "pid")),
+			ff_json_str(o, "cpus") ? ff_json_str(o, "cpus") : "?");
+}
+
 static json_t *
 run_pipeline(const struct cmd *c, const char *rundir)
 {
+	double started = ff_now(), warm_end = 0, win_end = 0;
+	int wait_ms;
 	char jobs[16], warmup[16], duration[16], cpu[16];
 	struct ff_reader out;
 	json_t *events = json_array(), *ev;
@@ -426,7 +467,8 @@ run_pipeline(const struct cmd *c, const char *rundir)
 			sig = ff_signalled();
 			signal_stages(sig);
 		}
-		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+		wait_ms = sig ? -1 : show_phase(started, warm_end, win_end);
+		if (poll(pfd, 3, wait_ms) < 0 && errno != EINTR)
 			ff_die("poll: %s", strerror(errno));
 		if ((pfd[2].revents & (POLLERR | POLLHUP)) && !sig)
 			ff_quit(128 + SIGPIPE);	/* no one reads us: stop, as for Ctrl-C */
@@ -436,6 +478,12 @@ run_pipeline(const struct cmd *c, const char *rundir)
 			while ((ev = ff_reader_next(&out))) {
 				if (opt.json)
 					ff_emit(json_incref(ev));
+				if (!strcmp(ff_event_name(ev), "topology")) {
+					warm_end = ff_now() + opt.run.warmup;
+					warn_other_runs(ev);
+				}
+				if (!strcmp(ff_event_name(ev), "window"))
+					win_end = ff_now() + opt.run.duration;
 				if (!strcmp(ff_event_name(ev), "topology") && !opt.json &&
 				    ff_verbosity >= 0 && !sig)
 					ff_say("flimflam: relays up; warming up for %ld s, then measuring for %ld s\n",
@@ -446,6 +494,7 @@ run_pipeline(const struct cmd *c, const char *rundir)
 				break;
 		}
 	}
+	ff_live_clear();
 	ff_reader_free(&out);
 	pipeline_wait_all(p, &statuses, &nstatuses);
 	running = NULL;
@@ -533,6 +582,10 @@ summarize(json_t *events, const char *rundir)
 			ff_print(")");
 		}
 		ff_print("\n");
+		json_array_foreach(json_object_get(topo, "cpus_other_runs"), i, r)
+			printf("  Note:        another flimflam run (pid %lld) has its relays on CPU %s too: the two runs disturb each other's figures\n",
+			       (long long)json_integer_value(json_object_get(r, "pid")),
+			       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "?");
 		if (json_is_true(json_object_get(topo, "cpus_shared")))
 			ff_print("  Note:        too few CPUs for each relay to have its own: the relays share CPUs\n");
 		/* with too few for the relays, none are left for the workload either */

@@ -73,6 +73,14 @@ char *ff_printable(const char *s);
 void ff_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Plain text to stderr unless quiet (progress, human notes). */
 void ff_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * A status line on a terminal (stderr a tty, not --quiet), rewritten in
+ * place and cut to the terminal's width: ff_live shows it, ff_live_clear
+ * takes it away. Elsewhere they do nothing: logs stay quiet.
+ */
+int ff_live_on(void);
+void ff_live(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ff_live_clear(void);
 
 /*
  * ff_warn, then run the cleanup hook (stops children), then exit(1).

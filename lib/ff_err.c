@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 int ff_verbosity;
@@ -106,6 +107,8 @@ ff_print(const char *fmt, ...)
 	free(text);
 }
 
+static int live_shown;	/* ff_live's line is on the terminal */
+
 static void
 vreport(const char *pfx, const char *fmt, va_list ap)
 {
@@ -120,6 +123,7 @@ vreport(const char *pfx, const char *fmt, va_list ap)
 		n = 0;
 	n += ff_printable_n(line + n, msg, strlen(msg));
 	line[n++] = '\n';
+	ff_live_clear();	/* a message takes the status line's place */
 	if (write(2, line, n) < 0) {
 		/* nowhere left to report it */
 	}
@@ -175,9 +179,60 @@ ff_say(const char *fmt, ...)
 	if (n < 0)
 		return;
 	n = ff_printable_n(line, text, strlen(text));
+	ff_live_clear();
 	if (n > 0 && write(2, line, n) < 0) {
 		/* nowhere left to report it */
 	}
+}
+
+int
+ff_live_on(void)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = isatty(2) && ff_verbosity >= 0;
+	return on;
+}
+
+void
+ff_live(const char *fmt, ...)
+{
+	static char last[512];
+	char text[sizeof(last)], line[4 * sizeof(text)];
+	struct winsize ws;
+	int n, width = 80;
+	va_list ap;
+
+	if (!ff_live_on())
+		return;
+	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10)
+		width = ws.ws_col;
+	va_start(ap, fmt);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > width - 1)
+		text[width - 1] = 0;
+	if (live_shown && !strcmp(text, last))
+		return;		/* the same line again */
+	snprintf(last, sizeof(last), "%s", text);
+	memcpy(line, "\r\033[K", 4);
+	n = ff_printable_n(line + 4, text, strlen(text));
+	live_shown = 1;
+	if (n >= 0 && write(2, line, 4 + n) < 0) {
+		/* nowhere to show it */
+	}
+}
+
+void
+ff_live_clear(void)
+{
+	if (live_shown && write(2, "\r\033[K", 4) < 0) {
+		/* nowhere to show it */
+	}
+	live_shown = 0;
 }
 
 void

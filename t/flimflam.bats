@@ -161,3 +161,54 @@ independent_count() {
 	done
 }
 
+
+# on_tty CMD...: run the shell command line CMD with stderr on a terminal
+# (script(1)'s pseudo-terminal); what the terminal showed in $output.
+on_tty() {
+	command -v script >/dev/null || skip "script (util-linux) is not installed"
+	run -0 script -qefc "$1" "$BATS_TEST_TMPDIR/tty" 3>&-
+	output=$(tr -d '\r' <"$BATS_TEST_TMPDIR/tty")
+}
+
+@test "flimflam run: on a terminal, the phase and the seconds left; elsewhere, quiet" {
+	on_tty "flimflam run -r none --warmup 2 --duration 2 >/dev/null"
+	[[ "$output" == *"flimflam: starting the server and relays ("*" s)"* ]]
+	[[ "$output" == *"flimflam: warming up: 2 s left"* ]]
+	[[ "$output" == *"flimflam: measuring: 1 s left"* ]]
+	# The status line is taken away at the end: nothing follows the last
+	# erase but what script itself adds.
+	local raw
+	raw=$(cat "$BATS_TEST_TMPDIR/tty")
+	[[ "${raw##*$'\e[K'}" != *flimflam:* ]]
+	# Not a terminal: no status line at all.
+	run_steady flimflam run -r none --warmup 1 --duration 1
+	[[ "$stderr" != *$'\e[K'* && "$stderr" != *"left"* ]]
+}
+
+@test "flimflam check: on a terminal, a line while the probes run" {
+	on_tty "flimflam check >/dev/null || true"
+	[[ "$output" == *"flimflam check: probing the programs, perf and the router..."* ]]
+	run --separate-stderr flimflam check
+	[[ "$stderr" != *probing* ]]
+}
+
+@test "flimflam run: another run's relays on the same CPUs are named, in the event and the summary" {
+	skip_unless_program nginx
+	[ "$(nproc)" -ge 2 ] || skip "one CPU: every run shares it anyway"
+	start_cmd "$BATS_TEST_TMPDIR/a" run -r nginx --warmup 0 --duration 30
+	wait_for_grep '"event":"window"' "$BATS_TEST_TMPDIR/a" 20 || { cat "$BATS_TEST_TMPDIR/a.err"; false; }
+	local topo
+	topo=$(jq -r 'select(.event == "start" and .tool == "ff-topology") | .pid' "$BATS_TEST_TMPDIR/a")
+	[ -n "$topo" ]
+	run_steady flimflam run -r nginx --warmup 0 --duration 1 --json
+	jq -e -s --argjson p "$topo" \
+		'any(.[]; .event == "topology" and any(.cpus_other_runs[]?; .pid == $p and (.cpus | length > 0)))' \
+		<<<"$output"
+	[[ "$stderr" == *"flimflam: another flimflam run (ff-topology pid $topo) has its relays on CPU "*" too: the two runs disturb each other's figures"* ]]
+	run_steady flimflam run -r nginx --warmup 0 --duration 1
+	[[ "$output" == *"Note:        another flimflam run (pid $topo) has its relays on CPU "* ]]
+	kill -INT "$RUN_PID"
+	wait_status "$RUN_PID"
+	[ "$status" -eq 130 ]
+	[ -z "$(pids_of_run "$(jq -r 'select(.event == "topology") | .run_dir' "$BATS_TEST_TMPDIR/a")")" ]
+}
