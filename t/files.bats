@@ -45,6 +45,7 @@ in_private_dev() {
 QUICK="-r none --warmup 0 --duration 1"
 
 @test "files: a device given as an output is written into, never replaced" {
+	cd "$BATS_TEST_TMPDIR"	# the script's err file goes here, not in the checkout
 	run -0 in_private_dev '
 		ff-flame -o /dev/null "$STACKS"; echo "flame null $?"
 		st=0; ff-flame -o /dev/full "$STACKS" 2>err || st=$?; echo "flame full $st $(cat err)"

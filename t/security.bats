@@ -43,6 +43,9 @@ listeners_of_run() {
 @test "security: shell syntax in a value stays a value" {
 	skip_unless_program nginx
 	local d="$BATS_TEST_TMPDIR/a\$(touch $BATS_TEST_TMPDIR/pwned)b\`touch $BATS_TEST_TMPDIR/pwned2\`"
+	# The name holds slashes: its parents are made here (flimflam makes
+	# only the last component of a directory it is given).
+	mkdir -p "$(dirname "$d")"
 	run -0 --separate-stderr ff-topology -r nginx --server-port 5555 --run-dir "$d" --config-only
 	[ -s "$d/r1/nginx.conf" ]
 	[ ! -e "$BATS_TEST_TMPDIR/pwned" ]
