@@ -196,7 +196,7 @@ usage: flimflam check [-h] [--json]" ]
 	p=$(path_without skrouterd)
 	cd "$BATS_TEST_TMPDIR"
 	PATH="$p" run -0 --separate-stderr "$TOP/bin/ff-bench" -w builtin,iperf3 -r skrouterd,none \
-		--warmup 0 --duration 1
+		--warmup 0 --duration 2
 	printf '%s\n' "$stderr"
 	has_line '^builtin +skrouterd +tcp +skipped: skrouterd not on PATH$'
 	has_line '^iperf3 +skrouterd +tcp +skipped: skrouterd not on PATH$'
