@@ -11,7 +11,7 @@
  *
  * `flimflam bench` and `flimflam compare` run this.
  */
-#include "ff.h"
+#include "ff-bench.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,7 +92,6 @@ static const char compare_usage[] =
 	"metric gets the median of each side, the change, and a two-sided Mann-Whitney\n"
 	"U test: '~' when the change is not significant at alpha 0.05.\n";
 
-#define ALPHA 0.05
 #define MAXCOLS 12
 
 /* Values, their formats and their meaning */
@@ -240,25 +239,6 @@ rec_value(const json_t *rec, int m, double *out)
 		return 1;
 	}
 	return 0;
-}
-
-struct stats {
-	int n;
-	double median, spread_pct;	/* half the min-max range over the median */
-};
-
-/* Sorts v. */
-static void
-stats_of(double *v, int n, struct stats *s)
-{
-	s->n = n;
-	s->median = s->spread_pct = 0;
-	if (!n)
-		return;
-	qsort(v, n, sizeof(*v), ff_cmp_double);
-	s->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	if (s->median != 0)
-		s->spread_pct = fabs((v[n - 1] - v[0]) / 2 / s->median * 100);
 }
 
 static void
@@ -1193,144 +1173,6 @@ summarize_main(int argc, char *argv[])
 	return ff_finish();
 }
 
-/*
- * The Mann-Whitney U test (Mann and Whitney, "On a test of whether one of
- * two random variables is stochastically larger than the other", Annals of
- * Mathematical Statistics 18(1), 1947, pp. 50-60), two-sided.
- *
- * U for a sample is the number of pairs in which its value is the larger,
- * ties counting one half; computed from midranks as R1 - n1(n1+1)/2. We
- * report the smaller of the two, U = min(U1, U2), the figure tables of
- * critical values use.
- *
- * - Without ties and with n1 + n2 <= 60, the p-value is exact: under the
- *   null hypothesis each of the C(n1+n2, n1) orderings is equally likely,
- *   and the number with U = u is the coefficient of q^u in the Gaussian
- *   binomial coefficient [n1+n2 choose n1]_q (the partitions of u that fit
- *   in an n1 x n2 box; e.g. Andrews, The Theory of Partitions, 1976,
- *   Theorem 3.1), which is the product of (1 - q^(n2+i)) / (1 - q^i) for
- *   i = 1..n1. p = 2 P(U <= u), at most 1. (C(60, 30) < 2^63.)
- * - Otherwise, the normal approximation with the tie correction of the
- *   variance and a continuity correction of 1/2:
- *     mu = n1 n2 / 2
- *     sigma^2 = n1 n2 / 12 * ((n + 1) - sum(t^3 - t) / (n (n - 1)))
- *   where n = n1 + n2 and t runs over the sizes of the groups of tied
- *   values (Lehmann, Nonparametrics: Statistical Methods Based on Ranks,
- *   1975, eq. 1.3.18 ff.; the same as the "asymptotic" method of SciPy's
- *   mannwhitneyu), z = (|U1 - mu| - 1/2) / sigma, p = erfc(z / sqrt 2).
- *
- * The smallest p any outcome can reach is 2 / C(n1+n2, n1): when that
- * exceeds alpha, no difference can ever be significant with so few runs
- * (3 and 3 runs: 0.1), which is what benchstat's "need >= 4 samples to
- * detect a difference at alpha level 0.05" says.
- */
-struct utest {
-	double u, p;
-	int exact;
-};
-
-struct obs {
-	double v;
-	int g;
-};
-
-static int
-cmp_obs(const void *a, const void *b)
-{
-	return ff_cmp_double(&((const struct obs *)a)->v, &((const struct obs *)b)->v);
-}
-
-static double
-exact_p(int m, int n, double u)
-{
-	int64_t *c = calloc((size_t)m * n + m + 2, sizeof(*c)), total = 0, below = 0;
-	int i, k, deg = 0, a;
-
-	if (!c)
-		ff_die("out of memory");
-	c[0] = 1;
-	for (i = 1; i <= m; i++) {
-		a = n + i;
-		for (k = deg + a; k >= a; k--)
-			c[k] -= c[k - a];
-		deg += a;
-		for (k = i; k <= deg; k++)
-			c[k] += c[k - i];
-		deg -= i;
-	}
-	for (k = 0; k <= deg; k++) {
-		total += c[k];
-		if (k <= u)
-			below += c[k];
-	}
-	free(c);
-	return fmin(1.0, 2.0 * (double)below / (double)total);
-}
-
-static void
-mann_whitney(const double *x, int n1, const double *y, int n2, struct utest *t)
-{
-	int n = n1 + n2, i, j, k;
-	struct obs *o = malloc(n * sizeof(*o));
-	double r1 = 0, ties = 0, rank, u1, mu, var, z;
-
-	if (!o)
-		ff_die("out of memory");
-	for (i = 0; i < n1; i++)
-		o[i] = (struct obs){ x[i], 0 };
-	for (i = 0; i < n2; i++)
-		o[n1 + i] = (struct obs){ y[i], 1 };
-	qsort(o, n, sizeof(*o), cmp_obs);
-	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && o[j].v == o[i].v; j++)
-			;
-		rank = (i + 1 + j) / 2.0;	/* the midrank of positions i+1 .. j */
-		for (k = i; k < j; k++)
-			if (o[k].g == 0)
-				r1 += rank;
-		if (j - i > 1)
-			ties += (double)(j - i) * (j - i) * (j - i) - (j - i);
-	}
-	free(o);
-	u1 = r1 - n1 * (n1 + 1) / 2.0;
-	t->u = fmin(u1, (double)n1 * n2 - u1);
-	t->exact = ties == 0 && n <= 60;
-	if (t->exact) {
-		t->p = exact_p(n1, n2, t->u);
-		return;
-	}
-	mu = n1 * (double)n2 / 2;
-	var = n1 * (double)n2 / 12 * ((n + 1) - ties / ((double)n * (n - 1)));
-	if (var <= 0) {
-		t->p = 1;	/* every value the same */
-		return;
-	}
-	z = (fabs(u1 - mu) - 0.5) / sqrt(var);
-	t->p = z <= 0 ? 1 : fmin(1.0, erfc(z / M_SQRT2));
-}
-
-/* 2 / C(n1+n2, n1): the smallest two-sided p with these sample sizes. */
-static double
-min_p(int n1, int n2)
-{
-	double c = 1;
-	int i;
-
-	for (i = 1; i <= n1; i++)
-		c = c * (n2 + i) / i;
-	return 2 / c;
-}
-
-/* The fewest runs per side that can reach alpha. */
-static int
-need_runs(void)
-{
-	int k = 1;
-
-	while (min_p(k, k) > ALPHA)
-		k++;
-	return k;
-}
 
 /* ff-bench compare */
 
@@ -1730,7 +1572,7 @@ compare_main(int argc, char *argv[])
 		if (foot_few)
 			printf(md ? "\n¹ need >= %d runs per side to detect a difference at alpha level %g\n" :
 			       "\n[1] need >= %d runs per side to detect a difference at alpha level %g\n",
-			       need_runs(), ALPHA);
+			       need_runs(ALPHA), ALPHA);
 		if (cmpopt.threshold_set)
 			printf("\n%s%d significant regression%s beyond the threshold of %g%%%s\n",
 			       md ? "**" : "", beyond, beyond == 1 ? "" : "s", cmpopt.threshold,
