@@ -21,7 +21,7 @@ BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
 # a private header, in bin/ff-bench.d/.
 PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload
-FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o stats.o)
+FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o run.o results.o table.o compare.o stats.o)
 PROGOBJ  = $(filter-out bin/ff-bench.o,$(PROGS:=.o)) $(FF_BENCH_OBJ)
 # Unit tests of pure functions, run by t/unit.bats.
 UNIT     = t/unit/stats-test
