@@ -279,8 +279,9 @@ check_output(void)
 	}
 }
 
-int
-bench_main(int argc, char *argv[])
+/* The options of a bench, into opt. */
+static void
+bench_options(int argc, char *argv[])
 {
 	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND };
 	static const struct option longopts[] = {
@@ -296,16 +297,8 @@ bench_main(int argc, char *argv[])
 		{ "append", no_argument, NULL, OPT_APPEND },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct bcase cases[8 * 8 * 8];
-	struct notrun notrun[8 * 8 * 8] = { { NULL, NULL, NULL, NULL } };
-	char outbuf[PATH_MAX], *p, *skrouterd = NULL;
-	const char *miss, *lacks, *list;
-	int ncases = 0, nnot = 0, nunsup, nlacks = 0, nrun = 0, w, r, pr, c, k = 0, rep, failed = 0,
-	    done = 0, ncpus, sig;
 	cpu_set_t avail;
-	struct stat st;
-	struct results res;
-	json_t *rec;
+	int c, ncpus;
 
 	optind = 1;
 	while ((c = ff_getopt(argc, argv, ":hw:r:p:", longopts, usage)) != -1)
@@ -353,18 +346,34 @@ bench_main(int argc, char *argv[])
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
+}
+
+/* The cases of the matrix: those to run or skip, and those not run. */
+struct plan {
+	struct bcase cases[8 * 8 * 8];
+	struct notrun notrun[8 * 8 * 8];
+	int ncases, nnot, nlacks, nrun;
+};
+
+/* Sort the selected workloads x relays x protocols into the plan. */
+static void
+plan_cases(struct plan *pl)
+{
+	char *skrouterd = NULL;
+	const char *miss, *lacks;
+	int w, r, pr;
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)
 			for (pr = 0; pr < opt.np; pr++) {
-				struct bcase *bc = &cases[ncases];
+				struct bcase *bc = &pl->cases[pl->ncases];
 
 				bc->workload = opt.workloads[w];
 				bc->relay = opt.relays[r];
 				bc->protocol = opt.protocols[pr];
 				bc->skip[0] = 0;
 				if (!ff_combo_ok(bc->workload, bc->relay, bc->protocol)) {
-					notrun[nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
+					pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;
 				}
 				if ((miss = missing_program(bc)))
@@ -373,101 +382,139 @@ bench_main(int argc, char *argv[])
 					 (skrouterd || (skrouterd = ff_which("skrouterd"))) &&
 					 (lacks = router_lacks(skrouterd, bc->protocol))) {
 					/* What this router cannot carry is unsupported here, not a failure. */
-					notrun[nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, lacks };
-					nlacks++;
+					pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, lacks };
+					pl->nlacks++;
 					continue;
 				} else
-					nrun++;
-				ncases++;
+					pl->nrun++;
+				pl->ncases++;
 			}
 	free(skrouterd);
-	list = notrun_list(notrun, nnot, NULL, &nunsup);
-	if (!ncases && !nlacks)
-		ff_usage_error(usage, "none of these combinations is supported: %s", list);
-	if (!nrun)
-		nothing_to_run(cases, ncases, notrun, nnot);
+}
 
-	if (!opt.output) {
-		time_t t = time(NULL);
-		struct tm tm;
-		int i;
+/* flimflam-bench-YYYYmmdd-HHMMSS.jsonl, -2, -3... when taken, into buf. */
+static const char *
+default_output(char *buf, size_t n)
+{
+	time_t t = time(NULL);
+	struct stat st;
+	struct tm tm;
+	char *p;
+	int i;
 
-		localtime_r(&t, &tm);
-		strftime(outbuf, sizeof(outbuf), "flimflam-bench-%Y%m%d-%H%M%S", &tm);
-		p = outbuf + strlen(outbuf);
-		strcpy(p, ".jsonl");
-		for (i = 2; stat(outbuf, &st) == 0; i++)
-			sprintf(p, "-%d.jsonl", i);
-		opt.output = outbuf;
-	}
-	check_output();
+	localtime_r(&t, &tm);
+	strftime(buf, n, "flimflam-bench-%Y%m%d-%H%M%S", &tm);
+	p = buf + strlen(buf);
+	strcpy(p, ".jsonl");
+	for (i = 2; stat(buf, &st) == 0; i++)
+		sprintf(p, "-%d.jsonl", i);
+	return buf;
+}
 
-	flimflam = ff_helper_path("flimflam");
-	if (!strchr(flimflam, '/')) {
-		p = ff_which(flimflam);
-		free(flimflam);
+/* The dispatcher beside us, else on PATH. */
+static char *
+find_flimflam(void)
+{
+	char *path = ff_helper_path("flimflam"), *p;
+
+	if (!strchr(path, '/')) {
+		p = ff_which(path);
+		free(path);
 		if (!p)
 			ff_die("cannot find flimflam beside ff-bench nor on PATH");
-		flimflam = p;
+		path = p;
 	}
-	ff_signals_init();
-	ff_set_cleanup(ff_children_stop_all);
-	progress_tty = isatty(2) && ff_verbosity >= 0;
-	records = json_array();
-	/*
-	 * Every run makes a run directory, and making one prunes the oldest
-	 * beyond $FLIMFLAM_KEEP_RUNS: room for this bench's own, so the run
-	 * directories its table names are still there at its end.
-	 */
-	{
-		long keep = ff_env_long("FLIMFLAM_KEEP_RUNS", 20, 0, FF_KEEP_RUNS_MAX);
-		char buf[32];
+	return path;
+}
 
-		if (keep > 0) {
-			keep += nrun * opt.repeat;
-			snprintf(buf, sizeof(buf), "%ld", keep < FF_KEEP_RUNS_MAX ? keep : FF_KEEP_RUNS_MAX);
-			setenv("FLIMFLAM_KEEP_RUNS", buf, 1);
-		}
+/*
+ * Every run makes a run directory, and making one prunes the oldest
+ * beyond $FLIMFLAM_KEEP_RUNS: room for this bench's own, so the run
+ * directories its table names are still there at its end.
+ */
+static void
+keep_runs_room(int nrun)
+{
+	long keep = ff_env_long("FLIMFLAM_KEEP_RUNS", 20, 0, FF_KEEP_RUNS_MAX);
+	char buf[32];
+
+	if (keep > 0) {
+		keep += nrun * opt.repeat;
+		snprintf(buf, sizeof(buf), "%ld", keep < FF_KEEP_RUNS_MAX ? keep : FF_KEEP_RUNS_MAX);
+		setenv("FLIMFLAM_KEEP_RUNS", buf, 1);
 	}
-	bench_env = ff_env_collect();
+}
 
-	/* The environment first, so it is on screen while the bench runs. */
-	for (w = 0; w < ncases; w++)
-		json_array_append_new(records, new_record(&cases[w], "skipped", NULL, 1, ""));
+/* The environment first, so it is on screen while the bench runs. */
+static void
+show_env(const struct plan *pl)
+{
+	struct results res;
+	int w;
+
+	for (w = 0; w < pl->ncases; w++)
+		json_array_append_new(records, new_record(&pl->cases[w], "skipped", NULL, 1, ""));
 	results_of(records, 1, &res);
 	print_env(bench_env, progs_for(&res));
 	results_free(&res);
 	fflush(stdout);
 	json_array_clear(records);
+}
 
-	for (w = 0; w < ncases; w++) {
-		if (!cases[w].skip[0])
+/* The skipped cases' records, kept before any run. */
+static void
+record_skips(const struct plan *pl)
+{
+	const struct bcase *c;
+	json_t *rec;
+	int w;
+
+	for (w = 0; w < pl->ncases; w++) {
+		c = &pl->cases[w];
+		if (!c->skip[0])
 			continue;
-		rec = new_record(&cases[w], "skipped", cases[w].skip, 1, ff_iso_time());
+		rec = new_record(c, "skipped", c->skip, 1, ff_iso_time());
 		json_object_set_new(rec, "environment", json_incref(bench_env));
 		json_array_append_new(records, rec);
-		ff_say("%s: skipping %s %s %s: %s\n", ff_prog(), cases[w].workload, cases[w].relay,
-		       cases[w].protocol, cases[w].skip);
+		ff_say("%s: skipping %s %s %s: %s\n", ff_prog(), c->workload, c->relay,
+		       c->protocol, c->skip);
 	}
 	if (json_array_size(records))
 		save_results();
-	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
-	       nrun * opt.repeat, nrun * opt.repeat == 1 ? "" : "s", nrun, nrun == 1 ? "" : "s",
-	       opt.repeat, clock_str(nrun * opt.repeat * run_estimate()), opt.output);
+}
 
-	/* Round-robin: drift on a noisy machine spreads over every case. */
+/*
+ * Round-robin: drift on a noisy machine spreads over every case. Each
+ * record is kept as soon as its run ends; returns how many failed.
+ */
+static int
+run_all(const struct plan *pl, int *done)
+{
+	int rep, w, k = 0, failed = 0;
+	json_t *rec;
+
 	for (rep = 1; rep <= opt.repeat && !ff_signalled(); rep++)
-		for (w = 0; w < ncases && !ff_signalled(); w++) {
-			if (cases[w].skip[0])
+		for (w = 0; w < pl->ncases && !ff_signalled(); w++) {
+			if (pl->cases[w].skip[0])
 				continue;
-			rec = run_case(&cases[w], rep, ++k, nrun * opt.repeat);
+			rec = run_case(&pl->cases[w], rep, ++k, pl->nrun * opt.repeat);
 			if (!rec)
 				break;
 			failed += is_status(rec, "failed");
-			done++;
+			++*done;
 			json_array_append_new(records, rec);
 			save_results();
 		}
+	return failed;
+}
+
+/* The table, then the cases not run, and where the results are. */
+static void
+report(const struct plan *pl)
+{
+	const char *list;
+	struct results res;
+	int nunsup, w, c;
 
 	if (json_array_size(records)) {
 		results_of(records, 1, &res);
@@ -476,7 +523,7 @@ bench_main(int argc, char *argv[])
 	}
 	else
 		printf("\nBenchmark results\n\nno run finished\n");
-	list = notrun_list(notrun, nnot, NULL, &nunsup);
+	list = notrun_list(pl->notrun, pl->nnot, NULL, &nunsup);
 	/* Not a failure: the matrix has no such case. */
 	if (nunsup)
 		printf("\n%d combination%s left out, as %s not apply (a workload or relay without that "
@@ -484,26 +531,62 @@ bench_main(int argc, char *argv[])
 		       "they do", ff_verbosity > 0 ? ": " : "; --verbose lists them",
 		       ff_verbosity > 0 ? list : "");
 	/* The router's: bench asks for no encapsulation, so it can only lack the HTTP adaptor. */
-	for (w = 0; w < nnot && !notrun[w].lacks; w++)
+	for (w = 0; w < pl->nnot && !pl->notrun[w].lacks; w++)
 		;
-	if (w < nnot) {
-		list = notrun_list(notrun, nnot, notrun[w].lacks, &c);
+	if (w < pl->nnot) {
+		list = notrun_list(pl->notrun, pl->nnot, pl->notrun[w].lacks, &c);
 		printf("%sNot run: %d case%s not supported by this skrouterd (%s): %s\n",
-		       nunsup ? "" : "\n", c, c == 1 ? "" : "s", notrun[w].lacks, list);
+		       nunsup ? "" : "\n", c, c == 1 ? "" : "s", pl->notrun[w].lacks, list);
 	}
 	if (json_array_size(records))
 		printf("\nResults: %s\n", opt.output);
+}
+
+int
+bench_main(int argc, char *argv[])
+{
+	static struct plan plan;
+	char outbuf[PATH_MAX];
+	const char *list;
+	int nunsup, failed, done = 0, sig;
+	long nruns;
+
+	bench_options(argc, argv);
+	plan_cases(&plan);
+	list = notrun_list(plan.notrun, plan.nnot, NULL, &nunsup);
+	if (!plan.ncases && !plan.nlacks)
+		ff_usage_error(usage, "none of these combinations is supported: %s", list);
+	if (!plan.nrun)
+		nothing_to_run(plan.cases, plan.ncases, plan.notrun, plan.nnot);
+	if (!opt.output)
+		opt.output = default_output(outbuf, sizeof(outbuf));
+	check_output();
+
+	flimflam = find_flimflam();
+	ff_signals_init();
+	ff_set_cleanup(ff_children_stop_all);
+	progress_tty = isatty(2) && ff_verbosity >= 0;
+	records = json_array();
+	keep_runs_room(plan.nrun);
+	bench_env = ff_env_collect();
+	show_env(&plan);
+	record_skips(&plan);
+	nruns = plan.nrun * opt.repeat;
+	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
+	       nruns, nruns == 1 ? "" : "s", plan.nrun, plan.nrun == 1 ? "" : "s",
+	       opt.repeat, clock_str(nruns * run_estimate()), opt.output);
+	failed = run_all(&plan, &done);
+	report(&plan);
 	if ((sig = ff_signalled())) {
 		ff_finish();
 		ff_children_stop_all();
 		ff_warn("stopped by %s after %d of %ld run%s; %s", sig == SIGINT ? "SIGINT" :
-			sig == SIGHUP ? "SIGHUP" : "SIGTERM", done, nrun * opt.repeat,
-			nrun * opt.repeat == 1 ? "" : "s",
+			sig == SIGHUP ? "SIGHUP" : "SIGTERM", done, nruns, nruns == 1 ? "" : "s",
 			json_array_size(records) ? "the results so far are kept" : "no run finished");
 		exit(128 + sig);
 	}
 	if (failed)
-		ff_warn("%d of %ld run%s failed", failed, nrun * opt.repeat, nrun * opt.repeat == 1 ? "" : "s");
+		ff_warn("%d of %ld run%s failed", failed, nruns, nruns == 1 ? "" : "s");
 	if (ff_finish())
 		return 1;
 	return failed ? 1 : 0;
