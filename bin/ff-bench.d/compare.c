@@ -297,8 +297,9 @@ print_unmatched(const char *side, const struct group *g, int ng, const struct gr
 	}
 }
 
-int
-compare_main(int argc, char *argv[])
+/* compare's options, into cmpopt; BASE and NEW into bpath and npath. */
+static void
+compare_options(int argc, char *argv[], const char **bpath, const char **npath)
 {
 	enum { OPT_THRESHOLD = 256, OPT_FORMAT, OPT_JSON };
 	static const struct option longopts[] = {
@@ -310,12 +311,7 @@ compare_main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char *const formats[] = { "text", "markdown", NULL };
-	const char *bpath, *npath;
-	struct results base, new;
-	struct group *bg, *ng;
-	struct stat bst, nst;
-	struct cmp_row *rows;
-	int nb, nn, i, j, m, nrows, c, foot_few = 0, beyond = 0, matched = 0, md;
+	int c;
 
 	optind = 1;
 	while ((c = ff_getopt(argc, argv, ":h", longopts, compare_usage)) != -1)
@@ -339,9 +335,16 @@ compare_main(int argc, char *argv[])
 		ff_usage_error(compare_usage, "unexpected argument '%s'", argv[optind + 2]);
 	if (cmpopt.json && strcmp(cmpopt.format, "text"))
 		ff_usage_error(compare_usage, "--json and --format %s do not go together", cmpopt.format);
-	md = !strcmp(cmpopt.format, "markdown");
-	bpath = argv[optind];
-	npath = argv[optind + 1];
+	*bpath = argv[optind];
+	*npath = argv[optind + 1];
+}
+
+/* BASE and NEW must be two files: not standard input twice, not one file twice. */
+static void
+refuse_one_file(const char *bpath, const char *npath)
+{
+	struct stat bst, nst;
+
 	if (!strcmp(bpath, "-") && !strcmp(npath, "-"))
 		ff_usage_error(compare_usage, "BASE and NEW are both standard input: compare two files");
 	if ((strcmp(bpath, "-") ? stat(bpath, &bst) : fstat(0, &bst)) == 0 &&
@@ -350,27 +353,20 @@ compare_main(int argc, char *argv[])
 		ff_usage_error(compare_usage, "'%s' and '%s' are the same file: compare two different ones",
 			       strcmp(bpath, "-") ? bpath : "standard input",
 			       strcmp(npath, "-") ? npath : "standard input");
-	load_results(bpath, 0, &base);
-	load_results(npath, 0, &new);
-	/* The cases in bench's order, the matrix's */
-	qsort(base.g, base.ng, sizeof(*base.g), cmp_group);
-	qsort(new.g, new.ng, sizeof(*new.g), cmp_group);
-	bg = base.g;
-	nb = base.ng;
-	ng = new.g;
-	nn = new.ng;
+}
 
-	if (cmpopt.json)
-		ff_emit_start();
-	else if (md)
-		printf("### flimflam compare\n\n`%s` (base) against `%s` (new); two-sided Mann-Whitney U test, alpha %g\n\n",
-		       bpath, npath, ALPHA);
-	else
-		printf("Comparing %s (base) with %s (new); two-sided Mann-Whitney U test, alpha %g\n\n",
-		       bpath, npath, ALPHA);
-	compare_env(bpath, &base, npath, &new);
+/*
+ * Every metric of the cases in both files, one table per metric; returns
+ * how many significant regressions exceed the threshold. matched: the
+ * cases in both; foot_few: some had too few runs.
+ */
+static int
+compare_cases(const struct results *base, const struct results *new, int *matched, int *foot_few)
+{
+	const struct group *bg = base->g, *ng = new->g;
+	int nb = base->ng, nn = new->ng, i, j, m, nrows, beyond = 0;
+	struct cmp_row *rows = calloc(nb + 1, sizeof(*rows));
 
-	rows = calloc(nb + 1, sizeof(*rows));
 	if (!rows)
 		ff_die("out of memory");
 	for (m = 0; m < M_NCMP; m++) {
@@ -381,7 +377,7 @@ compare_main(int argc, char *argv[])
 			if (j == nn)
 				continue;
 			if (m == 0)
-				matched++;
+				++*matched;
 			if (!group_has(&bg[i], m) || !group_has(&ng[j], m))
 				continue;
 			compare_row(&bg[i], &ng[j], m, &rows[nrows]);
@@ -394,31 +390,67 @@ compare_main(int argc, char *argv[])
 			nrows++;
 		}
 		if (nrows)
-			compare_metric(m, rows, nrows, &foot_few);
-	}
-	if (!cmpopt.json && (matched < nb || matched < nn))
-		printf("\nCases not in both files:\n%s", md ? "\n" : "");
-	print_unmatched("base", bg, nb, ng, nn);
-	print_unmatched("new", ng, nn, bg, nb);
-	if (!cmpopt.json) {
-		int fb = 0, fn = 0;
-
-		for (i = 0; i < nb; i++)
-			fb += group_count(&bg[i], 'f');
-		for (i = 0; i < nn; i++)
-			fn += group_count(&ng[i], 'f');
-		if (fb || fn)
-			printf("\nFailed runs, not counted: %d in base, %d in new\n", fb, fn);
-		if (foot_few)
-			printf(md ? "\n¹ need >= %d runs per side to detect a difference at alpha level %g\n" :
-			       "\n[1] need >= %d runs per side to detect a difference at alpha level %g\n",
-			       need_runs(ALPHA), ALPHA);
-		if (cmpopt.threshold_set)
-			printf("\n%s%d significant regression%s beyond the threshold of %g%%%s\n",
-			       md ? "**" : "", beyond, beyond == 1 ? "" : "s", cmpopt.threshold,
-			       md ? "**" : "");
+			compare_metric(m, rows, nrows, foot_few);
 	}
 	free(rows);
+	return beyond;
+}
+
+/* After the tables: failed runs, the too-few footnote, the threshold's count. */
+static void
+compare_footer(const struct results *base, const struct results *new, int foot_few,
+	       int beyond, int md)
+{
+	int fb = 0, fn = 0, i;
+
+	for (i = 0; i < base->ng; i++)
+		fb += group_count(&base->g[i], 'f');
+	for (i = 0; i < new->ng; i++)
+		fn += group_count(&new->g[i], 'f');
+	if (fb || fn)
+		printf("\nFailed runs, not counted: %d in base, %d in new\n", fb, fn);
+	if (foot_few)
+		printf(md ? "\n¹ need >= %d runs per side to detect a difference at alpha level %g\n" :
+		       "\n[1] need >= %d runs per side to detect a difference at alpha level %g\n",
+		       need_runs(ALPHA), ALPHA);
+	if (cmpopt.threshold_set)
+		printf("\n%s%d significant regression%s beyond the threshold of %g%%%s\n",
+		       md ? "**" : "", beyond, beyond == 1 ? "" : "s", cmpopt.threshold,
+		       md ? "**" : "");
+}
+
+int
+compare_main(int argc, char *argv[])
+{
+	const char *bpath, *npath;
+	struct results base, new;
+	int foot_few = 0, beyond, matched = 0, md;
+
+	compare_options(argc, argv, &bpath, &npath);
+	md = !strcmp(cmpopt.format, "markdown");
+	refuse_one_file(bpath, npath);
+	load_results(bpath, 0, &base);
+	load_results(npath, 0, &new);
+	/* The cases in bench's order, the matrix's */
+	qsort(base.g, base.ng, sizeof(*base.g), cmp_group);
+	qsort(new.g, new.ng, sizeof(*new.g), cmp_group);
+
+	if (cmpopt.json)
+		ff_emit_start();
+	else if (md)
+		printf("### flimflam compare\n\n`%s` (base) against `%s` (new); two-sided Mann-Whitney U test, alpha %g\n\n",
+		       bpath, npath, ALPHA);
+	else
+		printf("Comparing %s (base) with %s (new); two-sided Mann-Whitney U test, alpha %g\n\n",
+		       bpath, npath, ALPHA);
+	compare_env(bpath, &base, npath, &new);
+	beyond = compare_cases(&base, &new, &matched, &foot_few);
+	if (!cmpopt.json && (matched < base.ng || matched < new.ng))
+		printf("\nCases not in both files:\n%s", md ? "\n" : "");
+	print_unmatched("base", base.g, base.ng, new.g, new.ng);
+	print_unmatched("new", new.g, new.ng, base.g, base.ng);
+	if (!cmpopt.json)
+		compare_footer(&base, &new, foot_few, beyond, md);
 	results_free(&base);
 	results_free(&new);
 	if (!matched) {
