@@ -296,6 +296,95 @@ cmp_group(const void *a, const void *b)
 	return ((const struct group *)a)->order - ((const struct group *)b)->order;
 }
 
+/* A case none of whose runs succeeded: the reason of its last failed or skipped run. */
+static void
+bad_case_row(struct table *t, const struct group *g, char *cells[])
+{
+	const struct run *last_bad = NULL;
+	char reason[4096];
+	const char *dir, *why;
+	int k;
+
+	for (k = 0; k < g->nruns; k++)
+		if (g->runs[k].status != 'o')
+			last_bad = &g->runs[k];
+	dir = last_bad->run_dir;
+	why = last_bad->reason;
+	if (dir && why && strstr(why, dir))
+		dir = NULL;	/* the reason names it */
+
+	snprintf(reason, sizeof(reason), "%s: %s%s%s%s", status_name(last_bad->status),
+		 why ? why : "no reason given",
+		 dir ? " (run directory " : "", dir ? dir : "", dir ? ")" : "");
+	cells[3] = reason;
+	trow_v(t, 4, (const char *const *)cells);
+}
+
+/*
+ * A case's rows: its figures in t, its relay CPU per unit of work in e.
+ * *nfoot counts the cases with failed runs, footnoted.
+ */
+static void
+case_rows(struct table *t, struct table *e, const struct group *g, int *nfoot)
+{
+	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
+	char cells[MAXCOLS][128], *cp[MAXCOLS];
+	struct stats s;
+	int j;
+
+	for (j = 0; j < MAXCOLS; j++)
+		cp[j] = cells[j];
+	snprintf(cells[0], 128, "%s", g->k.workload);
+	snprintf(cells[1], 128, "%s", g->k.relay);
+	snprintf(cells[2], 128, "%s", g->k.protocol);
+	if (!group_count(g, 'o') && g->nruns) {
+		bad_case_row(t, g, cp);
+		return;
+	}
+	for (j = 0; j < 7; j++) {
+		group_stats(g, cols[j], &s);
+		fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
+	}
+	if (group_count(g, 'f'))
+		snprintf(cells[2] + strlen(cells[2]), 128 - strlen(cells[2]), " [%d]", ++*nfoot);
+	trow_v(t, 10, (const char *const *)cp);
+	group_stats(g, M_RELAYCPU, &s);
+	if (!s.n)
+		return;
+	snprintf(cells[2], 128, "%s", g->k.protocol);
+	fmt_stats(&s, M_RELAYCPU, "+/-", cells[3], 128);
+	group_stats(g, M_CPU_GB, &s);
+	fmt_stats(&s, M_CPU_GB, "+/-", cells[4], 128);
+	group_stats(g, M_CPU_KREQ, &s);
+	fmt_stats(&s, M_CPU_KREQ, "+/-", cells[5], 128);
+	trow_v(e, 6, (const char *const *)cp);
+}
+
+/* The failed runs of the cases that also have successful ones, by footnote. */
+static void
+print_failed_runs(const struct group *g, int ng)
+{
+	const struct run *run;
+	int i, k, ok, failed, nfoot = 0;
+
+	printf("\n");
+	for (i = 0; i < ng; i++) {
+		ok = group_count(&g[i], 'o');
+		failed = group_count(&g[i], 'f');
+		if (!ok || !failed)
+			continue;
+		printf("[%d] %d of %d run%s failed, not counted:\n", ++nfoot, failed, ok + failed,
+		       ok + failed == 1 ? "" : "s");
+		for (k = 0; k < g[i].nruns; k++) {
+			run = &g[i].runs[k];
+			if (run->status == 'f')
+				ff_print("    run %ld: %s (run directory %s)\n", run->repeat,
+				       run->reason ? run->reason : "no reason given",
+				       run->run_dir ? run->run_dir : "unknown");
+		}
+	}
+}
+
 void
 print_results(struct results *res)
 {
@@ -303,62 +392,19 @@ print_results(struct results *res)
 		"Workload", "Relay", "Protocol", "Bits/s", "Ops/s", "Lat",
 		"R1 CPU", "R1 RSS", "R2 CPU", "R2 RSS"
 	};
-	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
 	struct table t = { 10, "lllrrrrrrr", NULL, 0 }, e = { 6, "lllrrr", NULL, 0 };
 	struct group *g = res->g;
-	struct stats s;
-	char cells[MAXCOLS][128], reason[4096], *cp[MAXCOLS];
-	int ng = res->ng, i, j, k, maxn = 0, uniform = 1, nfoot = 0;
+	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0;
 
 	qsort(g, ng, sizeof(*g), cmp_group);
 	trow_v(&t, 10, head);
 	trow(&e, 6, "Workload", "Relay", "Protocol", "Relay CPU", "CPU s/GB", "CPU s/1k req");
-	for (j = 0; j < MAXCOLS; j++)
-		cp[j] = cells[j];
 	for (i = 0; i < ng; i++) {
-		int ok = group_count(&g[i], 'o'), failed = group_count(&g[i], 'f');
-		const struct run *last_bad = NULL;
-
+		ok = group_count(&g[i], 'o');
 		uniform &= g[i].k.jobs == g[0].k.jobs && g[i].k.warmup == g[0].k.warmup &&
 			   g[i].k.duration == g[0].k.duration && g[i].k.cpu_limit == g[0].k.cpu_limit;
 		maxn = ok > maxn ? ok : maxn;
-		snprintf(cells[0], 128, "%s", g[i].k.workload);
-		snprintf(cells[1], 128, "%s", g[i].k.relay);
-		snprintf(cells[2], 128, "%s", g[i].k.protocol);
-		for (k = 0; k < g[i].nruns; k++)
-			if (g[i].runs[k].status != 'o')
-				last_bad = &g[i].runs[k];
-		if (!ok && last_bad) {
-			const char *dir = last_bad->run_dir, *why = last_bad->reason;
-
-			if (dir && why && strstr(why, dir))
-				dir = NULL;	/* the reason names it */
-
-			snprintf(reason, sizeof(reason), "%s: %s%s%s%s", status_name(last_bad->status),
-				 why ? why : "no reason given",
-				 dir ? " (run directory " : "", dir ? dir : "", dir ? ")" : "");
-			cp[3] = reason;
-			trow_v(&t, 4, (const char *const *)cp);
-			cp[3] = cells[3];
-			continue;
-		}
-		for (j = 0; j < 7; j++) {
-			group_stats(&g[i], cols[j], &s);
-			fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
-		}
-		if (failed)
-			snprintf(cells[2] + strlen(cells[2]), 128 - strlen(cells[2]), " [%d]", ++nfoot);
-		trow_v(&t, 10, (const char *const *)cp);
-		group_stats(&g[i], M_RELAYCPU, &s);
-		if (!s.n)
-			continue;
-		snprintf(cells[2], 128, "%s", g[i].k.protocol);
-		fmt_stats(&s, M_RELAYCPU, "+/-", cells[3], 128);
-		group_stats(&g[i], M_CPU_GB, &s);
-		fmt_stats(&s, M_CPU_GB, "+/-", cells[4], 128);
-		group_stats(&g[i], M_CPU_KREQ, &s);
-		fmt_stats(&s, M_CPU_KREQ, "+/-", cells[5], 128);
-		trow_v(&e, 6, (const char *const *)cp);
+		case_rows(&t, &e, &g[i], &nfoot);
 	}
 
 	printf("\nBenchmark results");
@@ -378,25 +424,8 @@ print_results(struct results *res)
 			       g[i].k.workload, g[i].k.relay, g[i].k.protocol, g[i].k.jobs,
 			       g[i].k.warmup, g[i].k.duration, g[i].k.cpu_limit);
 	}
-	if (nfoot) {
-		printf("\n");
-		for (i = 0, nfoot = 0; i < ng; i++) {
-			int ok = group_count(&g[i], 'o'), failed = group_count(&g[i], 'f');
-			const struct run *run;
-
-			if (!ok || !failed)
-				continue;
-			printf("[%d] %d of %d run%s failed, not counted:\n", ++nfoot, failed, ok + failed,
-			       ok + failed == 1 ? "" : "s");
-			for (k = 0; k < g[i].nruns; k++) {
-				run = &g[i].runs[k];
-				if (run->status == 'f')
-					ff_print("    run %ld: %s (run directory %s)\n", run->repeat,
-					       run->reason ? run->reason : "no reason given",
-					       run->run_dir ? run->run_dir : "unknown");
-			}
-		}
-	}
+	if (nfoot)
+		print_failed_runs(g, ng);
 	if (e.nrows > 1) {
 		printf("\nRelay CPU per unit of work (R1 + R2; lower is better)\n\n");
 		table_print(&e);
