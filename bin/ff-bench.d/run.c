@@ -252,7 +252,7 @@ crun_start(struct crun *cr)
 
 /* Keep a run event's object, replacing the one before. */
 static void
-keep(json_t **slot, json_t *ev)
+keep_event(json_t **slot, json_t *ev)
 {
 	json_decref(*slot);
 	*slot = json_incref(ev);
@@ -273,17 +273,17 @@ crun_event(struct crun *cr, json_t *ev, double now)
 	if (!strcmp(name, "topology")) {
 		cr->phase = WARMUP;
 		cr->t_phase = now;
-		keep(&cr->topology, ev);
+		keep_event(&cr->topology, ev);
 	} else if (!strcmp(name, "window")) {
 		cr->phase = MEASURING;
 		cr->t_phase = now;
 	} else if (!strcmp(name, "result")) {
 		cr->phase = STOPPING;
-		keep(&cr->result, ev);
+		keep_event(&cr->result, ev);
 	} else if (!strcmp(name, "resources")) {
-		keep(&cr->resources, ev);
+		keep_event(&cr->resources, ev);
 	} else if (!strcmp(name, "environment")) {
-		keep(&cr->environment, ev);
+		keep_event(&cr->environment, ev);
 	} else if (!strcmp(name, "error")) {
 		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "%s: %s",
 			 ff_json_str(ev, "program") ? ff_json_str(ev, "program") : "flimflam",
