@@ -1,6 +1,8 @@
 # Independent Mann-Whitney reference: U by counting pairs (the definition,
 # not ranks); exact p by enumerating every split of the pooled values;
 # normal p from Lehmann's tie-corrected variance with continuity 1/2.
+# Python's standard library only (no SciPy here). t/unit/stats-test.c
+# holds the values it prints; run: python3 t/unit/mw-reference.py
 import itertools, math, collections
 def U1(x, y):
     return sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in x for b in y)
