@@ -1,0 +1,604 @@
+/*
+ * ff-bench: the relay matrix planned, run case by case (run.c) with every
+ * result kept, and the table printed.
+ */
+#include "ff-bench.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]\n"
+	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
+	"                [--repeat N] [--output FILE [--force | --append]]\n"
+	"       ff-bench summarize [FILE]\n"
+	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
+	"                        BASE NEW\n"
+	"\n"
+	"Run each workload on each relay and summarize the results\n"
+	"\n"
+	"options:\n"
+	"  -h, --help            Show this help message and exit\n"
+	"  --version             Show the version and exit\n"
+	"  -w WORKLOADS, --workloads WORKLOADS\n"
+	"                        The selected workloads (comma-separated list) (default\n"
+	"                        'builtin,iperf3,h2load,h2load-h1')\n"
+	"  -r RELAYS, --relays RELAYS\n"
+	"                        The selected relays (comma-separated list) (default\n"
+	"                        'skrouterd,nghttpx,nginx,none')\n"
+	"  -p PROTOCOLS, --protocols PROTOCOLS\n"
+	"                        The selected protocols (comma-separated list) (default\n"
+	"                        'tcp,http1,http2')\n"
+	"  --jobs JOBS           The number of concurrent workload jobs (default 2)\n"
+	"  --warmup SECONDS      The warmup time in seconds (default 5)\n"
+	"  --duration SECONDS    The execution time (excluding warmup) in seconds (default 5)\n"
+	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
+	"                        (default 1)\n"
+	"  --repeat N            Run every case N times, interleaved (default 1)\n"
+	"  --output FILE         Keep the results (JSON lines) in FILE (default\n"
+	"                        flimflam-bench-YYYYmmdd-HHMMSS.jsonl, in the current\n"
+	"                        directory); an existing FILE is refused\n"
+	"  --force               Replace an existing FILE\n"
+	"  --append              Add the new runs to an existing results FILE\n"
+	"\n"
+	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
+	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
+	"PATH is skipped. A failed case is reported and the bench goes on; the exit\n"
+	"status is then 1, as it is when no case can run.\n";
+
+/* ff-bench: running the matrix */
+
+/*
+ * A case that is not run: unsupported by the matrix (lacks NULL), or by the
+ * skrouterd on PATH (lacks says what it lacks: "no HTTP adaptor").
+ */
+struct notrun {
+	const char *workload, *relay, *protocol, *lacks;
+};
+
+/* Shared with run.c, through ff-bench.h. */
+struct bench_opts opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL, 0, 0 };
+
+char *flimflam;
+json_t *bench_env;
+int progress_tty;
+int output_gone;
+
+static json_t *records;	/* this bench's runs */
+
+/* A comma list of names: unknown, empty or repeated ones are usage errors. */
+static int
+parse_list(const char *what, const char *arg, const char *const names[], const char *out[])
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int n = 0, i, j;
+
+	if (!copy)
+		ff_die("out of memory");
+	if (!*arg || arg[0] == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
+		ff_usage_error(usage, "empty %s name in '%s'", what, arg);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		i = ff_parse_name(usage, what, tok, names);
+		for (j = 0; j < n; j++)
+			if (out[j] == names[i])
+				ff_usage_error(usage, "%s '%s' is given twice", what, tok);
+		out[n++] = names[i];
+	}
+	free(copy);
+	return n;
+}
+
+static int
+all_names(const char *const names[], const char *out[])
+{
+	int n;
+
+	for (n = 0; names[n]; n++)
+		out[n] = names[n];
+	return n;
+}
+
+static const char *
+missing_program(const struct bcase *c)
+{
+	const char *need[3] = {
+		ff_relay_program(c->relay), ff_workload_server_program(c->workload),
+		ff_workload_client_program(c->workload)
+	};
+	char *p;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (!need[i])
+			continue;
+		p = ff_which(need[i]);
+		if (!p)
+			return need[i];
+		free(p);
+	}
+	return NULL;
+}
+
+/*
+ * What the skrouterd at `path` lacks to carry `protocol`, from its schema
+ * (read once per protocol), or NULL: it can, or its schema cannot be read,
+ * and the run will say so.
+ */
+static const char *
+router_lacks(const char *path, const char *protocol)
+{
+	static const char *lacks[8];
+	static int known[8];
+	char why[512];
+	int i = ff_parse_name(usage, "protocol", protocol, ff_protocols);
+
+	if (!known[i] && ff_skrouterd_can(path, protocol, NULL, &lacks[i], why, sizeof(why)) < 0)
+		ff_debug("cannot tell whether skrouterd carries %s: %s", protocol, why);
+	known[i] = 1;
+	return lacks[i];
+}
+
+/* "w/r/p, ..." of the not-run cases whose `lacks` is `lacks` (NULL: the matrix's). */
+static const char *
+notrun_list(const struct notrun *nr, int n, const char *lacks, int *count)
+{
+	static char buf[2048];
+	size_t len = 0;
+	int i;
+
+	buf[0] = 0;
+	*count = 0;
+	for (i = 0; i < n; i++) {
+		if (nr[i].lacks != lacks)
+			continue;
+		++*count;
+		if (len < sizeof(buf))
+			len += snprintf(buf + len, sizeof(buf) - len, "%s%s/%s/%s", len ? ", " : "",
+					nr[i].workload, nr[i].relay, nr[i].protocol);
+	}
+	return buf;
+}
+
+/* Why nothing can run: the distinct reasons of the cases, "; "-separated. */
+static void
+nothing_to_run(const struct bcase *cases, int ncases, const struct notrun *nr, int nnot)
+{
+	char buf[1024] = "", one[300];
+	int i;
+
+	for (i = 0; i < ncases + nnot; i++) {
+		if (i < ncases)
+			snprintf(one, sizeof(one), "%s", cases[i].skip);
+		else if (nr[i - ncases].lacks)
+			snprintf(one, sizeof(one), "not supported by this skrouterd (%s)",
+				 nr[i - ncases].lacks);
+		else
+			continue;
+		if (!strstr(buf, one) && strlen(buf) + strlen(one) + 3 < sizeof(buf))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+				 buf[0] ? "; " : "", one);
+	}
+	ff_die("nothing to run: %s", buf);
+}
+
+static char *appended;		/* --append: the file's lines before this bench */
+static struct ff_out stream;	/* a device or FIFO output, open for the whole bench */
+static size_t streamed;		/* records written into it */
+
+/*
+ * The results file after every run: a regular file is written whole
+ * (temp and rename, --append's earlier lines first); a device or a FIFO
+ * gets the new lines.
+ */
+static void
+save_results(void)
+{
+	size_t i, len = 0, cap = 4096;
+	char *text = malloc(cap), *line, *nt;
+	struct ff_out o;
+	json_t *rec;
+
+	if (!text)
+		ff_die("out of memory");
+	text[0] = 0;
+	json_array_foreach(records, i, rec) {
+		if (stream.direct && i < streamed)
+			continue;
+		line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(10));
+		if (!line)
+			ff_die("out of memory");
+		while (len + strlen(line) + 2 > cap) {
+			nt = realloc(text, cap *= 2);
+			if (!nt)
+				ff_die("out of memory");
+			text = nt;
+		}
+		len += sprintf(text + len, "%s\n", line);
+		free(line);
+	}
+	if (!stream.direct) {
+		/* Temp and rename: the file always holds whole lines of whole runs. */
+		if (ff_out_open(&o, opt.output, 0, NULL, 0644) < 0 ||
+		    (appended && ff_out_write(&o, appended, strlen(appended)) < 0) ||
+		    ff_out_write(&o, text, len) < 0 || ff_out_commit(&o) < 0) {
+			ff_out_abort(&o);
+			ff_die("%s; the results so far could not be kept", o.err);
+		}
+	} else if ((stream.fd < 0 && ff_out_open(&stream, opt.output, 0, NULL, 0644) < 0) ||
+		   ff_out_write(&stream, text, len) < 0) {
+		ff_die("%s; the results so far could not be kept", stream.err);
+	}
+	streamed = json_array_size(records);
+	free(text);
+}
+
+/*
+ * Before anything runs: the results file can be written (a device or FIFO
+ * into, else temp and rename, with room beside it), an existing one only
+ * with --force or --append, and --append's holds bench results.
+ */
+static void
+check_output(void)
+{
+	char dir[PATH_MAX], why[PATH_MAX + 128], *slash;
+	size_t len;
+
+	if (ff_out_check(&stream, opt.output, opt.force || opt.append ? 0 : FF_OUT_NEW, NULL) < 0)
+		ff_die("%s%s", stream.err, stream.exists ? " (--force replaces it, --append adds "
+		       "the new runs to it)" : "");
+	if (stream.direct)
+		return;
+	snprintf(dir, sizeof(dir), "%s", stream.path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = 0;
+	else
+		strcpy(dir, ".");
+	/* Tried, not access(2): root passes that even on /proc. */
+	if (ff_dir_writable(dir, 1 << 20, why, sizeof(why)) < 0)
+		ff_die("cannot keep the results in '%s': %s", opt.output, why);
+	if (!opt.append || !stream.exists)
+		return;
+	if (!(appended = ff_read_file(stream.path, &len)))
+		ff_die("cannot read '%s': %s", opt.output, strerror(errno));
+	if (len && strspn(appended, " \t\r\n") < len) {
+		/* Dies naming the line that is not a result. */
+		struct results old = { 0 };
+
+		load_results(opt.output, 1, &old);
+		results_free(&old);
+	}
+	if (len && appended[len - 1] != '\n') {
+		appended = realloc(appended, len + 2);
+		if (!appended)
+			ff_die("out of memory");
+		strcpy(appended + len, "\n");
+	}
+}
+
+/* The options of a bench, into opt. */
+static void
+bench_options(int argc, char *argv[])
+{
+	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+		{ "workloads", required_argument, NULL, 'w' },
+		{ "relays", required_argument, NULL, 'r' },
+		{ "protocols", required_argument, NULL, 'p' },
+		FF_RUN_LONGOPTS,
+		{ "repeat", required_argument, NULL, OPT_REPEAT },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "append", no_argument, NULL, OPT_APPEND },
+		{ NULL, 0, NULL, 0 }
+	};
+	cpu_set_t avail;
+	char limit[256];
+	int c, ncpus, w;
+
+	optind = 1;
+	while ((c = ff_getopt(argc, argv, ":hw:r:p:", longopts, usage)) != -1)
+		switch (c) {
+		case 'h':
+			ff_usage(usage, 0);
+		case 'w':
+			opt.nw = parse_list("workload", optarg, ff_workloads, opt.workloads);
+			break;
+		case 'r':
+			opt.nr = parse_list("relay", optarg, ff_relays, opt.relays);
+			break;
+		case 'p':
+			opt.np = parse_list("protocol", optarg, ff_protocols, opt.protocols);
+			break;
+		case OPT_REPEAT:
+			opt.repeat = ff_parse_long(usage, "--repeat", optarg, 1, 10000);
+			break;
+		case OPT_OUTPUT:
+			if (!*optarg)
+				ff_usage_error(usage, "--output: expected a file name");
+			opt.output = optarg;
+			break;
+		case OPT_FORCE:
+			opt.force = 1;
+			break;
+		case OPT_APPEND:
+			opt.append = 1;
+			break;
+		default:
+			ff_take_run_opt(usage, c, optarg, &opt.run);
+		}
+	if (optind < argc)
+		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (opt.force && opt.append)
+		ff_usage_error(usage, "--force replaces the results file, --append adds to it: "
+			       "give one");
+	if (!opt.nw)
+		opt.nw = all_names(ff_workloads, opt.workloads);
+	if (!opt.nr)
+		opt.nr = all_names(ff_relays, opt.relays);
+	if (!opt.np)
+		opt.np = all_names(ff_protocols, opt.protocols);
+	ncpus = ff_cpus_available(&avail);
+	if (opt.run.cpu_limit > ncpus)
+		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
+			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
+	for (w = 0; w < opt.nw; w++)
+		if (ff_workload_limits(opt.workloads[w], &opt.run, limit, sizeof(limit)) < 0)
+			ff_usage_error(usage, "%s", limit);
+	if (ff_nofile_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
+		ff_die("%s", limit);
+}
+
+/* The cases of the matrix: those to run or skip, and those not run. */
+struct plan {
+	struct bcase cases[8 * 8 * 8];
+	struct notrun notrun[8 * 8 * 8];
+	int ncases, nnot, nlacks, nrun;
+};
+
+/* Sort the selected workloads x relays x protocols into the plan. */
+static void
+plan_cases(struct plan *pl)
+{
+	char *skrouterd = NULL;
+	const char *miss, *lacks;
+	int w, r, pr;
+
+	for (w = 0; w < opt.nw; w++)
+		for (r = 0; r < opt.nr; r++)
+			for (pr = 0; pr < opt.np; pr++) {
+				struct bcase *bc = &pl->cases[pl->ncases];
+
+				bc->workload = opt.workloads[w];
+				bc->relay = opt.relays[r];
+				bc->protocol = opt.protocols[pr];
+				bc->skip[0] = 0;
+				if (!ff_combo_ok(bc->workload, bc->relay, bc->protocol)) {
+					pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
+					continue;
+				}
+				if ((miss = missing_program(bc)))
+					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
+				else if (!strcmp(bc->relay, "skrouterd") &&
+					 (skrouterd || (skrouterd = ff_which("skrouterd"))) &&
+					 (lacks = router_lacks(skrouterd, bc->protocol))) {
+					/* What this router cannot carry is unsupported here, not a failure. */
+					pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, lacks };
+					pl->nlacks++;
+					continue;
+				} else
+					pl->nrun++;
+				pl->ncases++;
+			}
+	free(skrouterd);
+}
+
+/* flimflam-bench-YYYYmmdd-HHMMSS.jsonl, -2, -3... when taken, into buf. */
+static const char *
+default_output(char *buf, size_t n)
+{
+	time_t t = time(NULL);
+	struct stat st;
+	struct tm tm;
+	char *p;
+	int i;
+
+	localtime_r(&t, &tm);
+	strftime(buf, n, "flimflam-bench-%Y%m%d-%H%M%S", &tm);
+	p = buf + strlen(buf);
+	strcpy(p, ".jsonl");
+	for (i = 2; stat(buf, &st) == 0; i++)
+		sprintf(p, "-%d.jsonl", i);
+	return buf;
+}
+
+/* The dispatcher beside us, else on PATH. */
+static char *
+find_flimflam(void)
+{
+	char *path = ff_helper_path("flimflam"), *p;
+
+	if (!strchr(path, '/')) {
+		p = ff_which(path);
+		free(path);
+		if (!p)
+			ff_die("cannot find flimflam beside ff-bench nor on PATH");
+		path = p;
+	}
+	return path;
+}
+
+/*
+ * Every run makes a run directory, and making one prunes the oldest
+ * beyond $FLIMFLAM_KEEP_RUNS: room for this bench's own, so the run
+ * directories its table names are still there at its end.
+ */
+static void
+keep_runs_room(int nrun)
+{
+	long keep = ff_env_long("FLIMFLAM_KEEP_RUNS", 20, 0, FF_KEEP_RUNS_MAX);
+	char buf[32];
+
+	if (keep > 0) {
+		keep += nrun * opt.repeat;
+		snprintf(buf, sizeof(buf), "%ld", keep < FF_KEEP_RUNS_MAX ? keep : FF_KEEP_RUNS_MAX);
+		setenv("FLIMFLAM_KEEP_RUNS", buf, 1);
+	}
+}
+
+/* The environment first, so it is on screen while the bench runs. */
+static void
+show_env(const struct plan *pl)
+{
+	struct results res;
+	int w;
+
+	for (w = 0; w < pl->ncases; w++)
+		json_array_append_new(records, new_record(&pl->cases[w], "skipped", NULL, 1, ""));
+	results_of(records, 1, &res);
+	print_env(bench_env, progs_for(&res));
+	results_free(&res);
+	if (fflush(stdout) == EOF)
+		ff_write_failed();
+	json_array_clear(records);
+}
+
+/* The skipped cases' records, kept before any run. */
+static void
+record_skips(const struct plan *pl)
+{
+	const struct bcase *c;
+	json_t *rec;
+	int w;
+
+	for (w = 0; w < pl->ncases; w++) {
+		c = &pl->cases[w];
+		if (!c->skip[0])
+			continue;
+		rec = new_record(c, "skipped", c->skip, 1, ff_iso_time());
+		json_object_set_new(rec, "environment", json_incref(bench_env));
+		json_array_append_new(records, rec);
+		ff_say("%s: skipping %s %s %s: %s\n", ff_prog(), c->workload, c->relay,
+		       c->protocol, c->skip);
+	}
+	if (json_array_size(records))
+		save_results();
+}
+
+/*
+ * Round-robin: drift on a noisy machine spreads over every case. Each
+ * record is kept as soon as its run ends; returns how many failed.
+ */
+static int
+run_all(const struct plan *pl, int *done)
+{
+	int rep, w, k = 0, failed = 0;
+	json_t *rec;
+
+	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone; rep++)
+		for (w = 0; w < pl->ncases && !ff_signalled() && !output_gone; w++) {
+			if (pl->cases[w].skip[0])
+				continue;
+			rec = run_case(&pl->cases[w], rep, ++k, pl->nrun * opt.repeat);
+			if (!rec)
+				break;
+			failed += is_status(rec, "failed");
+			++*done;
+			json_array_append_new(records, rec);
+			save_results();
+		}
+	return failed;
+}
+
+/* The table, then the cases not run, and where the results are. */
+static void
+report(const struct plan *pl)
+{
+	const char *list;
+	struct results res;
+	int nunsup, w, c;
+
+	if (output_gone)
+		ff_quit(128 + SIGPIPE);	/* the results so far are in the file */
+	if (json_array_size(records)) {
+		results_of(records, 1, &res);
+		print_results(&res);
+		results_free(&res);
+	}
+	else
+		printf("\nBenchmark results\n\nno run finished\n");
+	list = notrun_list(pl->notrun, pl->nnot, NULL, &nunsup);
+	/* Not a failure: the matrix has no such case. */
+	if (nunsup)
+		printf("\n%d combination%s left out, as %s not apply (a workload or relay without that "
+		       "protocol)%s%s\n", nunsup, nunsup == 1 ? " was" : "s were", nunsup == 1 ? "it does" :
+		       "they do", ff_verbosity > 0 ? ": " : "; --verbose lists them",
+		       ff_verbosity > 0 ? list : "");
+	/* The router's: bench asks for no encapsulation, so it can only lack the HTTP adaptor. */
+	for (w = 0; w < pl->nnot && !pl->notrun[w].lacks; w++)
+		;
+	if (w < pl->nnot) {
+		list = notrun_list(pl->notrun, pl->nnot, pl->notrun[w].lacks, &c);
+		printf("%sNot run: %d case%s not supported by this skrouterd (%s): %s\n",
+		       nunsup ? "" : "\n", c, c == 1 ? "" : "s", pl->notrun[w].lacks, list);
+	}
+	if (json_array_size(records))
+		printf("\nResults: %s\n", opt.output);
+}
+
+int
+bench_main(int argc, char *argv[])
+{
+	static struct plan plan;
+	char outbuf[PATH_MAX];
+	const char *list;
+	int nunsup, failed, done = 0, sig;
+	long nruns;
+
+	bench_options(argc, argv);
+	plan_cases(&plan);
+	list = notrun_list(plan.notrun, plan.nnot, NULL, &nunsup);
+	if (!plan.ncases && !plan.nlacks)
+		ff_usage_error(usage, "none of these combinations is supported: %s", list);
+	if (!plan.nrun)
+		nothing_to_run(plan.cases, plan.ncases, plan.notrun, plan.nnot);
+	if (!opt.output)
+		opt.output = default_output(outbuf, sizeof(outbuf));
+	check_output();
+
+	flimflam = find_flimflam();
+	ff_check_stdout();	/* not a whole bench for a table that cannot be printed */
+	ff_signals_init();
+	ff_set_cleanup(ff_children_stop_all);
+	progress_tty = isatty(2) && ff_verbosity >= 0;
+	records = json_array();
+	keep_runs_room(plan.nrun);
+	bench_env = ff_env_collect();
+	show_env(&plan);
+	record_skips(&plan);
+	nruns = plan.nrun * opt.repeat;
+	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
+	       nruns, nruns == 1 ? "" : "s", plan.nrun, plan.nrun == 1 ? "" : "s",
+	       opt.repeat, clock_str(nruns * run_estimate()), opt.output);
+	failed = run_all(&plan, &done);
+	report(&plan);
+	if ((sig = ff_signalled())) {
+		ff_finish();
+		ff_children_stop_all();
+		ff_warn("stopped by %s after %d of %ld run%s; %s", ff_sig_name(sig), done, nruns,
+			nruns == 1 ? "" : "s",
+			json_array_size(records) ? "the results so far are kept" : "no run finished");
+		exit(128 + sig);
+	}
+	if (failed)
+		ff_warn("%d of %ld run%s failed", failed, nruns, nruns == 1 ? "" : "s");
+	if (ff_finish())
+		return 1;
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,519 @@
+/*
+ * One run of a bench case: `flimflam run --json` as a child, its events read
+ * as they come, its progress shown, and its record made.
+ */
+#include "ff-bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static double overhead_s = 2.0;	/* start and stop around the window, learnt as we go */
+static int overhead_n;
+
+static json_t *
+config_json(const struct bcase *c)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "workload", json_string(c->workload));
+	json_object_set_new(o, "relay", json_string(c->relay));
+	json_object_set_new(o, "protocol", json_string(c->protocol));
+	json_object_set_new(o, "jobs", json_integer(opt.run.jobs));
+	json_object_set_new(o, "warmup_s", json_integer(opt.run.warmup));
+	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
+	json_object_set_new(o, "cpu_limit", json_integer(opt.run.cpu_limit));
+	return o;
+}
+
+json_t *
+new_record(const struct bcase *c, const char *status, const char *reason,
+	   int repeat, const char *time)
+{
+	json_t *rec = ff_event("case");
+
+	json_object_set_new(rec, "schema", json_integer(FF_SCHEMA));
+	json_object_set_new(rec, "tool", json_string("ff-bench"));
+	json_object_set_new(rec, "version", json_string(FF_VERSION));
+	json_object_set_new(rec, "time", json_string(time));
+	json_object_set_new(rec, "status", json_string(status));
+	json_object_set_new(rec, "reason", ff_json_text(reason));
+	json_object_set_new(rec, "config", config_json(c));
+	json_object_set_new(rec, "repeat", json_integer(repeat));
+	json_object_set_new(rec, "repeats", json_integer(opt.repeat));
+	return rec;
+}
+
+/* Progress */
+
+static void
+live(const char *fmt, ...)
+{
+	char line[512];
+	struct winsize ws;
+	int n, width = 80;
+	va_list ap;
+
+	if (!progress_tty)
+		return;
+	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10)
+		width = ws.ws_col;
+	memcpy(line, "\r\033[K", 4);
+	va_start(ap, fmt);
+	n = vsnprintf(line + 4, sizeof(line) - 4, fmt, ap);
+	va_end(ap);
+	if (n > width - 1)
+		n = width - 1;
+	if (n > (int)sizeof(line) - 5)
+		n = sizeof(line) - 5;
+	if (n < 0)
+		n = 0;
+	if (write(2, line, 4 + n) < 0) {
+		/* nowhere to show it */
+	}
+}
+
+static void
+live_clear(void)
+{
+	if (progress_tty && write(2, "\r\033[K", 4) < 0) {
+		/* nowhere to show it */
+	}
+}
+
+const char *
+clock_str(double s)
+{
+	static char buf[32];
+	long t = s < 0 ? 0 : (long)(s + 0.5);
+
+	if (t >= 3600)
+		snprintf(buf, sizeof(buf), "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, sizeof(buf), "%ld:%02ld", t / 60, t % 60);
+	return buf;
+}
+
+double
+run_estimate(void)
+{
+	return opt.run.warmup + opt.run.duration + overhead_s;
+}
+
+/* Why a run failed, from its stderr: the last word of a stage, else of flimflam. */
+static char *
+reason_from_log(const char *err, char *run_dir, size_t n)
+{
+	char *text = strdup(err), *line, *save = NULL, *stage = NULL, *top = NULL, *p, *q;
+
+	if (!text)
+		ff_die("out of memory");
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "ff-", 3) && !strstr(line, "retrying"))
+			stage = line;
+		else if (!strncmp(line, "flimflam: ", 10)) {
+			if ((p = strstr(line, "its files are in '")) && (q = strrchr(p + 18, '\'')) && !run_dir[0])
+				snprintf(run_dir, n, "%.*s", (int)(q - (p + 18)), p + 18);
+			if (!strstr(line, "the run failed"))
+				top = line;
+		}
+	}
+	p = stage ? strdup(stage) : top ? strdup(top) : NULL;
+	free(text);
+	return p;
+}
+
+/* A run's stderr: whole up to 1 MiB, else its first half MiB and its newest. */
+#define ERR_MAX (1 << 20)
+
+struct errbuf {
+	char *text;
+	size_t len, cap;
+	int eof;
+};
+
+static void
+errbuf_read(struct errbuf *e, int fd)
+{
+	char buf[65536];
+	ssize_t r = read(fd, buf, sizeof(buf));
+	size_t keep;
+
+	if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
+		e->eof = 1;
+	if (r <= 0)
+		return;
+	while (e->len + r + 1 > e->cap && e->cap < ERR_MAX) {
+		e->cap = e->cap ? 2 * e->cap : 8192;
+		if (!(e->text = realloc(e->text, e->cap)))
+			ff_die("out of memory");
+	}
+	if (e->len + r + 1 > e->cap) {
+		keep = e->cap / 2 - r - 1;
+		memmove(e->text + e->cap / 2, e->text + e->len - keep, keep);
+		e->len = e->cap / 2 + keep;
+	}
+	memcpy(e->text + e->len, buf, r);
+	e->len += r;
+	e->text[e->len] = 0;
+}
+
+/* The last `lines` lines of s. */
+static const char *
+tail_lines(const char *s, size_t len, int lines)
+{
+	const char *p = s + len;
+
+	while (p > s && p[-1] == '\n')
+		p--;
+	while (p > s && !(p[-1] == '\n' && --lines == 0))
+		p--;
+	return p;
+}
+
+enum phase { STARTING, WARMUP, MEASURING, STOPPING };
+static const char *const phase_names[] = { "starting", "warming up", "measuring", "stopping" };
+
+/* One run in progress: its child, its pipes, and what its events said. */
+struct crun {
+	const struct bcase *c;
+	char caseid[128], started[32], run_dir[PATH_MAX], reasonbuf[512];
+	struct ff_child child;
+	struct ff_reader rd;
+	int fds[2], efds[2];	/* its events (stdout), its stderr */
+	json_t *result, *resources, *topology, *environment, *errors;
+	enum phase phase;
+	struct errbuf err;
+	double t0, t_phase, deadline, elapsed;
+	int sig, timed_out;
+};
+
+static void
+crun_free(struct crun *cr)
+{
+	free(cr->err.text);
+	json_decref(cr->result);
+	json_decref(cr->resources);
+	json_decref(cr->topology);
+	json_decref(cr->environment);
+	json_decref(cr->errors);
+}
+
+/*
+ * Start `flimflam run --json`: 0, or -1 when it cannot start (its pipes
+ * closed).
+ */
+static int
+crun_start(struct crun *cr)
+{
+	const struct bcase *c = cr->c;
+	char jobs[24], warmup[24], duration[24], cpu[24], errpath[64];
+	char *argv[] = {
+		flimflam, "run", "--json", "-w", (char *)c->workload, "-r", (char *)c->relay,
+		"-p", (char *)c->protocol, "--jobs", jobs, "--warmup", warmup,
+		"--duration", duration, "--cpu-limit", cpu, NULL
+	};
+	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
+
+	snprintf(jobs, sizeof(jobs), "%ld", opt.run.jobs);
+	snprintf(warmup, sizeof(warmup), "%ld", opt.run.warmup);
+	snprintf(duration, sizeof(duration), "%ld", opt.run.duration);
+	snprintf(cpu, sizeof(cpu), "%ld", opt.run.cpu_limit);
+	if (pipe2(cr->fds, O_CLOEXEC) < 0 || pipe2(cr->efds, O_CLOEXEC) < 0)
+		ff_die("cannot create a pipe: %s", strerror(errno));
+	/*
+	 * stdout: the events. stderr: a pipe too, kept in memory and written
+	 * into the run's directory at the end. ff_spawn opens `log` in the
+	 * child before exec, where /proc/self/fd/N is still our pipe.
+	 */
+	snprintf(errpath, sizeof(errpath), "/proc/self/fd/%d", cr->efds[1]);
+	o.out_fd = cr->fds[1];
+	o.log = errpath;
+	cr->t0 = cr->t_phase = ff_now();
+	if (ff_spawn(&cr->child, "flimflam run", argv, &o) < 0) {
+		close(cr->fds[0]);
+		close(cr->fds[1]);
+		close(cr->efds[0]);
+		close(cr->efds[1]);
+		return -1;
+	}
+	close(cr->fds[1]);
+	close(cr->efds[1]);
+	cr->rd = (struct ff_reader)FF_READER_INIT(cr->fds[0], "flimflam run");
+	/* A run that hangs is stopped: its window plus two minutes is plenty. */
+	cr->deadline = cr->t0 + opt.run.warmup + opt.run.duration + 120;
+	return 0;
+}
+
+/* Keep a run event's object, replacing the one before. */
+static void
+keep_event(json_t **slot, json_t *ev)
+{
+	json_decref(*slot);
+	*slot = json_incref(ev);
+}
+
+/* One event of the run: its directory, its phase, what the record keeps. */
+static void
+crun_event(struct crun *cr, json_t *ev, double now)
+{
+	const char *name = ff_event_name(ev);
+
+	if (json_is_string(json_object_get(ev, "run_dir")) && !cr->run_dir[0]) {
+		char *dir = ff_json_path_value(json_object_get(ev, "run_dir"));
+
+		snprintf(cr->run_dir, sizeof(cr->run_dir), "%s", dir);
+		free(dir);
+	}
+	if (!strcmp(name, "topology")) {
+		cr->phase = WARMUP;
+		cr->t_phase = now;
+		keep_event(&cr->topology, ev);
+	} else if (!strcmp(name, "window")) {
+		cr->phase = MEASURING;
+		cr->t_phase = now;
+	} else if (!strcmp(name, "result")) {
+		cr->phase = STOPPING;
+		keep_event(&cr->result, ev);
+	} else if (!strcmp(name, "resources")) {
+		keep_event(&cr->resources, ev);
+	} else if (!strcmp(name, "environment")) {
+		keep_event(&cr->environment, ev);
+	} else if (!strcmp(name, "error")) {
+		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "%s: %s",
+			 ff_json_str(ev, "program") ? ff_json_str(ev, "program") : "flimflam",
+			 ff_json_str(ev, "message") ? ff_json_str(ev, "message") : "error");
+		json_array_append_new(cr->errors, ff_json_text(cr->reasonbuf));
+	}
+}
+
+/* The progress line: the phase, the time left of the run and of the bench. */
+static void
+crun_progress(const struct crun *cr, double now, int k, int n)
+{
+	double left = cr->phase == STARTING ? opt.run.warmup + opt.run.duration :
+		      cr->phase == WARMUP ? opt.run.warmup - (now - cr->t_phase) + opt.run.duration :
+		      cr->phase == MEASURING ? opt.run.duration - (now - cr->t_phase) : 0;
+
+	if (left < 0)
+		left = 0;
+	live("%s: %s, %.0f s left; bench ETA %s", cr->caseid,
+	     cr->sig ? "stopping" : phase_names[cr->phase], left,
+	     clock_str(left + (cr->phase == STOPPING ? 0.5 : overhead_s / 2) +
+		       (n - k) * run_estimate()));
+}
+
+/*
+ * Until the run's events end: its stderr kept, a signal passed on, a run
+ * past its deadline stopped, its events taken, the progress shown.
+ */
+static void
+crun_watch(struct crun *cr, int k, int n)
+{
+	json_t *ev;
+	double now;
+
+	for (;;) {
+		/* events 0 on stdout: POLLERR when its reader is gone. */
+		struct pollfd pfd[4] = {
+			{ ff_signal_fd(), POLLIN, 0 }, { cr->fds[0], POLLIN, 0 },
+			{ cr->err.eof ? -1 : cr->efds[0], POLLIN, 0 }, { 1, 0, 0 }
+		};
+		ssize_t r;
+
+		poll(pfd, 4, progress_tty ? 250 : 1000);
+		if (pfd[2].revents)
+			errbuf_read(&cr->err, cr->efds[0]);
+		now = ff_now();
+		if ((pfd[3].revents & (POLLERR | POLLHUP)) && !cr->sig) {
+			/* No one reads the table: stop the run as for Ctrl-C, then the bench. */
+			output_gone = 1;
+			cr->sig = SIGTERM;
+			kill(cr->child.pid, cr->sig);
+			cr->deadline = now + 15;
+		}
+		if (ff_signalled() && !cr->sig) {
+			/* flimflam stops its pipeline in order and exits 128+n. */
+			cr->sig = ff_signalled();
+			kill(cr->child.pid, cr->sig);
+			cr->deadline = now + 15;
+		}
+		if (now > cr->deadline) {
+			if (cr->sig || cr->timed_out) {
+				ff_child_stop(&cr->child, 1);
+				break;
+			}
+			cr->timed_out = 1;
+			kill(cr->child.pid, SIGTERM);
+			cr->deadline = now + 15;
+		}
+		if (pfd[1].revents) {
+			r = ff_reader_fill(&cr->rd);
+			while ((ev = ff_reader_next(&cr->rd))) {
+				crun_event(cr, ev, now);
+				json_decref(ev);
+			}
+			if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
+				break;
+		}
+		crun_progress(cr, now, k, n);
+	}
+}
+
+/* The run's end: its child waited for, the rest of its stderr read. */
+static void
+crun_end(struct crun *cr)
+{
+	double now;
+
+	close(cr->fds[0]);
+	ff_reader_free(&cr->rd);
+	if (!ff_child_wait(&cr->child, 15))
+		ff_child_stop(&cr->child, 1);
+	cr->elapsed = ff_now() - cr->t0;
+	/* The rest of stderr; a straggler holding the pipe gets 2 s. */
+	for (now = ff_now(); !cr->err.eof && ff_now() - now < 2;) {
+		struct pollfd pfd = { cr->efds[0], POLLIN, 0 };
+
+		if (poll(&pfd, 1, 200) > 0)
+			errbuf_read(&cr->err, cr->efds[0]);
+	}
+	close(cr->efds[0]);
+	live_clear();
+}
+
+/* Why a run failed, in cr->reasonbuf. */
+static char *
+crun_reason(struct crun *cr)
+{
+	const struct ff_child *child = &cr->child;
+	char *why = reason_from_log(cr->err.text ? cr->err.text : "", cr->run_dir,
+				    sizeof(cr->run_dir));
+
+	if (cr->timed_out)
+		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "no end after %.0f s; stopped", cr->elapsed);
+	else if (json_array_size(cr->errors))
+		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "%s",
+			 json_string_value(json_array_get(cr->errors, 0)));
+	else if (why)
+		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "%s", why);
+	else if (WIFEXITED(child->status) && WEXITSTATUS(child->status) == 0)
+		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "the run gave no result");
+	else
+		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "flimflam run %s", ff_child_how(child));
+	free(why);
+	return cr->reasonbuf;
+}
+
+/* An event's object as a field of the record (its "event" name left out), or null. */
+static json_t *
+event_field(json_t *ev)
+{
+	if (!ev)
+		return json_null();
+	json_object_del(ev, "event");
+	return ev;
+}
+
+/* The run's record; its stderr goes into its run directory. Takes cr's objects. */
+static json_t *
+crun_record(struct crun *cr, int repeat, int ok, const char *reason)
+{
+	char logpath[PATH_MAX + 32] = "";
+	json_t *rec = new_record(cr->c, ok ? "ok" : "failed", reason, repeat, cr->started);
+
+	json_object_set_new(rec, "elapsed_s", json_real(cr->elapsed));
+	json_object_set_new(rec, "exit_status", WIFEXITED(cr->child.status) ?
+			    json_integer(WEXITSTATUS(cr->child.status)) : json_null());
+	json_object_set_new(rec, "run_dir", cr->run_dir[0] ? ff_json_path(cr->run_dir) : json_null());
+	if (cr->run_dir[0] && cr->err.len) {
+		snprintf(logpath, sizeof(logpath), "%s/flimflam-run.log", cr->run_dir);
+		if (access(cr->run_dir, W_OK) < 0 || ff_write_file(logpath, cr->err.text, 0600) < 0)
+			logpath[0] = 0;
+	}
+	json_object_set_new(rec, "log", logpath[0] ? ff_json_path(logpath) : json_null());
+	json_object_set_new(rec, "stderr_tail", !ok && cr->err.len ?
+			    ff_json_text(tail_lines(cr->err.text, cr->err.len, 20)) : json_null());
+	json_object_set_new(rec, "result", event_field(cr->result));
+	json_object_set_new(rec, "resources", event_field(cr->resources));
+	json_object_set_new(rec, "topology", event_field(cr->topology));
+	json_object_set_new(rec, "capture", json_null());
+	json_object_set_new(rec, "environment", cr->environment ?
+			    event_field(cr->environment) : json_incref(bench_env));
+	json_object_set_new(rec, "errors", cr->errors);
+	cr->result = cr->resources = cr->topology = cr->environment = cr->errors = NULL;
+	return rec;
+}
+
+/* The run's line: its figures, or why it failed. */
+static void
+crun_say(const struct crun *cr, const json_t *result, int ok, const char *reason)
+{
+	char bits[64] = "-", ops[64] = "";
+	double v;
+
+	if (ok) {
+		if (num(result, "bits_per_s", &v))
+			fmt_si(v, bits, sizeof(bits));
+		if (num(result, "ops_per_s", &v)) {
+			snprintf(ops, sizeof(ops), ", ");
+			fmt_si(v, ops + 2, sizeof(ops) - 2);
+			strcat(ops, " ops/s");
+		}
+		ff_say("%s: %s bits/s%s (%.1f s)\n", cr->caseid, bits, ops, cr->elapsed);
+	} else if (cr->run_dir[0] && !strstr(reason, cr->run_dir))
+		ff_say("%s: failed: %s (run directory %s)\n", cr->caseid, reason, cr->run_dir);
+	else
+		ff_say("%s: failed: %s\n", cr->caseid, reason);
+}
+
+/*
+ * One run of a case: `flimflam run --json` as a child, its events read as
+ * they come. Returns the record, or NULL when a signal stopped it.
+ */
+json_t *
+run_case(const struct bcase *c, int repeat, int k, int n)
+{
+	struct crun cr = { .c = c, .phase = STARTING };
+	const char *reason = NULL;
+	json_t *rec;
+	int ok;
+
+	cr.errors = json_array();
+	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s", ff_prog(), k, n,
+		 c->workload, c->relay, c->protocol);
+	if (opt.repeat > 1)
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " (run %d of %ld)", repeat, opt.repeat);
+	snprintf(cr.started, sizeof(cr.started), "%s", ff_iso_time());
+	if (crun_start(&cr) < 0) {
+		rec = new_record(c, "failed", "cannot start flimflam", repeat, cr.started);
+		json_object_set_new(rec, "run_dir", json_null());
+		crun_free(&cr);
+		return rec;
+	}
+	crun_watch(&cr, k, n);
+	crun_end(&cr);
+	if (cr.sig) {
+		crun_free(&cr);
+		return NULL;
+	}
+	ok = !cr.timed_out && WIFEXITED(cr.child.status) && WEXITSTATUS(cr.child.status) == 0 &&
+	     cr.result;
+	if (!ok)
+		reason = crun_reason(&cr);
+	else {
+		overhead_s = (overhead_s * overhead_n + (cr.elapsed - opt.run.warmup - opt.run.duration)) /
+			     (overhead_n + 1);
+		overhead_n++;
+	}
+	rec = crun_record(&cr, repeat, ok, reason);
+	crun_free(&cr);
+	crun_say(&cr, json_object_get(rec, "result"), ok, reason);
+	return rec;
+}

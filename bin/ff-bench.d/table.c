@@ -1,0 +1,435 @@
+/*
+ * ff-bench's tables: the metrics' formats, tables as text and markdown, the
+ * environment, and the bench table that bench and summarize print.
+ */
+#include "ff-bench.h"
+
+#include <math.h>
+#include <stdarg.h>
+
+/* Values, their formats and their meaning */
+
+/* 16.4G, 2.84K: the original's quantities, SI prefixes. */
+void
+fmt_si(double v, char *buf, size_t n)
+{
+	ff_fmt_prefixed(v, 1000, "", "", buf, n);
+}
+
+static void
+fmt_bytes(double v, char *buf, size_t n)
+{
+	ff_fmt_prefixed(v, 1024, "", "B", buf, n);
+}
+
+static void
+fmt_us(double v, char *buf, size_t n)
+{
+	if (v >= 999500)
+		ff_fmt_sig3(v / 1e6, "s", buf, n);
+	else if (v >= 999.5)
+		ff_fmt_sig3(v / 1000, "ms", buf, n);
+	else
+		ff_fmt_sig3(v, "us", buf, n);
+}
+
+static void
+fmt_fraction(double v, char *buf, size_t n)
+{
+	snprintf(buf, n, "%.1f%%", 100 * v);
+}
+
+static void
+fmt_plain(double v, char *buf, size_t n)
+{
+	ff_fmt_sig3(v, "", buf, n);
+}
+
+const struct metric metrics[M_N] = {
+	{ "bits_per_s", "Bits/s", 1, fmt_si },
+	{ "ops_per_s", "Ops/s", 1, fmt_si },
+	{ "latency_avg_us", "Average latency", 0, fmt_us },
+	{ "relay_cpu_s_per_gb", "Relay CPU s/GB, R1 + R2", 0, fmt_plain },
+	{ "relay_cpu_s_per_1k_requests", "Relay CPU s/1k req, R1 + R2", 0, fmt_plain },
+	{ "r1_cpu_fraction", "R1 CPU", 0, fmt_fraction },
+	{ "r1_max_rss_bytes", "R1 RSS", 0, fmt_bytes },
+	{ "r2_cpu_fraction", "R2 CPU", 0, fmt_fraction },
+	{ "r2_max_rss_bytes", "R2 RSS", 0, fmt_bytes },
+	{ "relay_cpu_fraction", "Relay CPU", 0, fmt_fraction },
+};
+
+void
+fmt_stats(const struct stats *s, int m, const char *pm, char *buf, size_t n)
+{
+	char v[64];
+
+	if (!s->n) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	metrics[m].fmt(s->median, v, sizeof(v));
+	if (s->spread_pct > 2)
+		snprintf(buf, n, "%s %s%.*f%%", v, pm, s->spread_pct < 9.95 ? 1 : 0, s->spread_pct);
+	else
+		snprintf(buf, n, "%s", v);
+}
+
+/* Tables */
+
+void
+trow_v(struct table *t, int n, const char *const cells[])
+{
+	struct row *r;
+	int i;
+
+	t->rows = realloc(t->rows, (t->nrows + 1) * sizeof(*t->rows));
+	if (!t->rows)
+		ff_die("out of memory");
+	r = &t->rows[t->nrows++];
+	r->n = n;
+	for (i = 0; i < n; i++)
+		r->c[i] = strdup(cells[i] ? cells[i] : "");
+}
+
+void
+trow(struct table *t, int n, ...)
+{
+	const char *cells[MAXCOLS];
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		cells[i] = va_arg(ap, const char *);
+	va_end(ap);
+	trow_v(t, n, cells);
+}
+
+void
+table_free(struct table *t)
+{
+	int i, j;
+
+	for (i = 0; i < t->nrows; i++)
+		for (j = 0; j < t->rows[i].n; j++)
+			free(t->rows[i].c[j]);
+	free(t->rows);
+	t->rows = NULL;
+	t->nrows = 0;
+}
+
+/* The original's layout: three spaces between columns, dashes under the heading. */
+void
+table_print(const struct table *t)
+{
+	int w[MAXCOLS] = { 0 }, i, j, len, last;
+	char *line;
+	size_t size;
+	FILE *f;
+
+	for (i = 0; i < t->nrows; i++)
+		for (j = 0; j < t->rows[i].n; j++)
+			if (t->rows[i].n == t->ncols || j < t->rows[i].n - 1) {
+				len = strlen(t->rows[i].c[j]);
+				w[j] = len > w[j] ? len : w[j];
+			}
+	for (i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[i];
+
+		f = open_memstream(&line, &size);
+		if (!f)
+			ff_die("out of memory");
+		for (j = 0; j < r->n; j++) {
+			last = j == r->n - 1;
+			if (last && (r->n < t->ncols || t->align[j] == 'l'))
+				fprintf(f, "%s", r->c[j]);
+			else if (t->align[j] == 'r')
+				fprintf(f, "%*s", w[j], r->c[j]);
+			else
+				fprintf(f, "%-*s", w[j], r->c[j]);
+			if (!last)
+				fprintf(f, "   ");
+		}
+		fclose(f);
+		while (size && line[size - 1] == ' ')
+			line[--size] = 0;
+		printf("%s\n", line);
+		free(line);
+		if (i == 0) {
+			for (j = 0, len = 0; j < t->ncols; j++)
+				len += w[j] + (j ? 3 : 0);
+			for (j = 0; j < len; j++)
+				putchar('-');
+			printf("\n");
+		}
+	}
+}
+
+static void
+md_cell(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			putchar('\\');
+		putchar(*s);
+	}
+}
+
+void
+table_print_markdown(const struct table *t)
+{
+	int i, j;
+
+	for (i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[i];
+
+		printf("|");
+		for (j = 0; j < t->ncols; j++) {
+			printf(" ");
+			if (j < r->n)
+				md_cell(r->c[j]);
+			printf(" |");
+		}
+		printf("\n");
+		if (i == 0) {
+			printf("|");
+			for (j = 0; j < t->ncols; j++)
+				printf(t->align[j] == 'r' ? " --: |" : " :-- |");
+			printf("\n");
+		}
+	}
+}
+
+/* The environment, as `flimflam check` prints it, kept short */
+
+static const char *
+prog_str(const json_t *env, const char *prog, char *buf, size_t n)
+{
+	json_t *p = json_object_get(env, prog);
+	const char *path = ff_json_str(p, "path"), *ver = ff_json_str(p, "version");
+
+	if (!path)
+		snprintf(buf, n, "missing");
+	else
+		snprintf(buf, n, "%s (%s)", ver ? ver : "version unknown", path);
+	return buf;
+}
+
+void
+print_env(const json_t *env, const char *const progs[])
+{
+	const char *s;
+	char buf[1024];
+	int i;
+
+	ff_print("Environment\n");
+	if (!env) {
+		ff_print("  unknown (the results hold none)\n");
+		return;
+	}
+	ff_env_print_machine(env);
+	ff_print("  %-10s %s\n", "skrouterd", prog_str(env, "skrouterd", buf, sizeof(buf)));
+	if (ff_json_str(json_object_get(env, "skrouterd"), "path")) {
+		if ((s = ff_json_str(env, "proton_library")))
+			ff_print("  %-10s %s (loaded)\n", "proton", s);
+		else
+			ff_print("  %-10s %s\n", "proton", (s = ff_json_str(env, "proton_ldd")) ? s :
+			       "no libqpid-proton in ldd");
+		ff_print("  %-10s %s\n", "hash", (s = ff_json_str(env, "skrouterd_hash_fnv1a64")) ? s :
+		       "unreadable");
+	}
+	for (i = 0; progs[i]; i++)
+		if (strcmp(progs[i], "skrouterd"))
+			ff_print("  %-10s %s\n", progs[i], prog_str(env, progs[i], buf, sizeof(buf)));
+}
+
+/* The programs the cases need, each once, in a NULL-terminated static list. */
+const char *const *
+progs_for(const struct results *r)
+{
+	static const char *list[16];
+	const char *cand[3];
+	int n = 0, i, j, k;
+
+	for (k = 0; k < r->ng; k++) {
+		cand[0] = ff_relay_program(r->g[k].k.relay);
+		cand[1] = ff_workload_server_program(r->g[k].k.workload);
+		cand[2] = ff_workload_client_program(r->g[k].k.workload);
+		for (i = 0; i < 3; i++) {
+			if (!cand[i])
+				continue;
+			for (j = 0; j < n && strcmp(list[j], cand[i]); j++)
+				;
+			if (j == n && n < 15)
+				list[n++] = cand[i];
+		}
+	}
+	list[n] = NULL;
+	return list;
+}
+
+/* The bench table */
+
+static int
+name_index(const char *const names[], const char *s)
+{
+	int i;
+
+	for (i = 0; names[i] && strcmp(names[i], s); i++)
+		;
+	return i;
+}
+
+/* The matrix's order (workload, relay, protocol), whatever order the runs came in. */
+int
+cmp_group(const void *a, const void *b)
+{
+	const struct key *x = &((const struct group *)a)->k, *y = &((const struct group *)b)->k;
+	int d;
+
+	if ((d = name_index(ff_workloads, x->workload) - name_index(ff_workloads, y->workload)))
+		return d;
+	if ((d = name_index(ff_relays, x->relay) - name_index(ff_relays, y->relay)))
+		return d;
+	if ((d = name_index(ff_protocols, x->protocol) - name_index(ff_protocols, y->protocol)))
+		return d;
+	return ((const struct group *)a)->order - ((const struct group *)b)->order;
+}
+
+/* A case none of whose runs succeeded: the reason of its last failed or skipped run. */
+static void
+bad_case_row(struct table *t, const struct group *g, char *cells[])
+{
+	const struct run *last_bad = NULL;
+	char reason[4096];
+	const char *dir, *why;
+	int k;
+
+	for (k = 0; k < g->nruns; k++)
+		if (g->runs[k].status != 'o')
+			last_bad = &g->runs[k];
+	dir = last_bad->run_dir;
+	why = last_bad->reason;
+	if (dir && why && strstr(why, dir))
+		dir = NULL;	/* the reason names it */
+
+	snprintf(reason, sizeof(reason), "%s: %s%s%s%s", status_name(last_bad->status),
+		 why ? why : "no reason given",
+		 dir ? " (run directory " : "", dir ? dir : "", dir ? ")" : "");
+	cells[3] = reason;
+	trow_v(t, 4, (const char *const *)cells);
+}
+
+/*
+ * A case's rows: its figures in t, its relay CPU per unit of work in e.
+ * *nfoot counts the cases with failed runs, footnoted.
+ */
+static void
+case_rows(struct table *t, struct table *e, const struct group *g, int *nfoot)
+{
+	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
+	char cells[MAXCOLS][128], *cp[MAXCOLS];
+	struct stats s;
+	int j;
+
+	for (j = 0; j < MAXCOLS; j++)
+		cp[j] = cells[j];
+	snprintf(cells[0], 128, "%s", g->k.workload);
+	snprintf(cells[1], 128, "%s", g->k.relay);
+	snprintf(cells[2], 128, "%s", g->k.protocol);
+	if (!group_count(g, 'o') && g->nruns) {
+		bad_case_row(t, g, cp);
+		return;
+	}
+	for (j = 0; j < 7; j++) {
+		group_stats(g, cols[j], &s);
+		fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
+	}
+	if (group_count(g, 'f'))
+		snprintf(cells[2] + strlen(cells[2]), 128 - strlen(cells[2]), " [%d]", ++*nfoot);
+	trow_v(t, 10, (const char *const *)cp);
+	group_stats(g, M_RELAYCPU, &s);
+	if (!s.n)
+		return;
+	snprintf(cells[2], 128, "%s", g->k.protocol);
+	fmt_stats(&s, M_RELAYCPU, "+/-", cells[3], 128);
+	group_stats(g, M_CPU_GB, &s);
+	fmt_stats(&s, M_CPU_GB, "+/-", cells[4], 128);
+	group_stats(g, M_CPU_KREQ, &s);
+	fmt_stats(&s, M_CPU_KREQ, "+/-", cells[5], 128);
+	trow_v(e, 6, (const char *const *)cp);
+}
+
+/* The failed runs of the cases that also have successful ones, by footnote. */
+static void
+print_failed_runs(const struct group *g, int ng)
+{
+	const struct run *run;
+	int i, k, ok, failed, nfoot = 0;
+
+	printf("\n");
+	for (i = 0; i < ng; i++) {
+		ok = group_count(&g[i], 'o');
+		failed = group_count(&g[i], 'f');
+		if (!ok || !failed)
+			continue;
+		printf("[%d] %d of %d run%s failed, not counted:\n", ++nfoot, failed, ok + failed,
+		       ok + failed == 1 ? "" : "s");
+		for (k = 0; k < g[i].nruns; k++) {
+			run = &g[i].runs[k];
+			if (run->status == 'f')
+				ff_print("    run %ld: %s (run directory %s)\n", run->repeat,
+				       run->reason ? run->reason : "no reason given",
+				       run->run_dir ? run->run_dir : "unknown");
+		}
+	}
+}
+
+void
+print_results(struct results *res)
+{
+	static const char *const head[] = {
+		"Workload", "Relay", "Protocol", "Bits/s", "Ops/s", "Lat",
+		"R1 CPU", "R1 RSS", "R2 CPU", "R2 RSS"
+	};
+	struct table t = { 10, "lllrrrrrrr", NULL, 0 }, e = { 6, "lllrrr", NULL, 0 };
+	struct group *g = res->g;
+	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0;
+
+	qsort(g, ng, sizeof(*g), cmp_group);
+	trow_v(&t, 10, head);
+	trow(&e, 6, "Workload", "Relay", "Protocol", "Relay CPU", "CPU s/GB", "CPU s/1k req");
+	for (i = 0; i < ng; i++) {
+		ok = group_count(&g[i], 'o');
+		uniform &= g[i].k.jobs == g[0].k.jobs && g[i].k.warmup == g[0].k.warmup &&
+			   g[i].k.duration == g[0].k.duration && g[i].k.cpu_limit == g[0].k.cpu_limit;
+		maxn = ok > maxn ? ok : maxn;
+		case_rows(&t, &e, &g[i], &nfoot);
+	}
+
+	printf("\nBenchmark results");
+	if (ng && uniform)
+		printf(" (jobs %ld, warmup %g s, duration %g s, CPU limit %ld)", g[0].k.jobs,
+		       g[0].k.warmup, g[0].k.duration, g[0].k.cpu_limit);
+	printf("\n");
+	if (maxn > 1)
+		printf("Each figure is the median of the runs of its case, with +/- half their\n"
+		       "range where that exceeds 2%% of the median.\n");
+	printf("\n");
+	table_print(&t);
+	if (!uniform) {
+		printf("\nThe cases were run with different settings:\n");
+		for (i = 0; i < ng; i++)
+			printf("  %s %s %s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
+			       g[i].k.workload, g[i].k.relay, g[i].k.protocol, g[i].k.jobs,
+			       g[i].k.warmup, g[i].k.duration, g[i].k.cpu_limit);
+	}
+	if (nfoot)
+		print_failed_runs(g, ng);
+	if (e.nrows > 1) {
+		printf("\nRelay CPU per unit of work (R1 + R2; lower is better)\n\n");
+		table_print(&e);
+	}
+	table_free(&t);
+	table_free(&e);
+}

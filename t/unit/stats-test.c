@@ -1,0 +1,106 @@
+/*
+ * Unit tests of ff-bench's statistics (bin/ff-bench.d/stats.c), run by
+ * t/unit.bats. Every expected value was computed apart from the code under
+ * test: the Mann-Whitney ones by t/unit/mw-reference.py (python3, standard
+ * library only: U counted pair by pair from its definition, the exact p by
+ * enumerating every split of the pooled values, the normal p from Lehmann's
+ * tie-corrected variance), the others by hand as noted.
+ */
+#include "../../bin/ff-bench.d/ff-bench.h"
+
+#include <math.h>
+
+static int failures;
+
+static void
+near(const char *what, double got, double want)
+{
+	if (fabs(got - want) > 1e-12 * fmax(1, fabs(want))) {
+		printf("not ok: %s: got %.17g, expected %.17g\n", what, got, want);
+		failures++;
+	} else
+		printf("ok: %s = %.17g\n", what, got);
+}
+
+static void
+check_mw(const char *what, const double *x, int n1, const double *y, int n2,
+	 double u, double p, int exact)
+{
+	struct utest t;
+	char buf[128];
+
+	mann_whitney(x, n1, y, n2, &t);
+	snprintf(buf, sizeof(buf), "%s: U", what);
+	near(buf, t.u, u);
+	snprintf(buf, sizeof(buf), "%s: p", what);
+	near(buf, t.p, p);
+	snprintf(buf, sizeof(buf), "%s: exact", what);
+	near(buf, t.exact, exact);
+}
+
+static void
+check_stats(const char *what, double *v, int n, double median, double spread)
+{
+	struct stats s;
+	char buf[128];
+
+	stats_of(v, n, &s);
+	snprintf(buf, sizeof(buf), "%s: n", what);
+	near(buf, s.n, n);
+	snprintf(buf, sizeof(buf), "%s: median", what);
+	near(buf, s.median, median);
+	snprintf(buf, sizeof(buf), "%s: spread", what);
+	near(buf, s.spread_pct, spread);
+}
+
+int
+main(void)
+{
+	/* Exact p, no ties (mw-reference.py: sep3, sep4, sep5x4, inter4, mid5). */
+	static const double sep3x[] = { 1, 2, 3 }, sep3y[] = { 4, 5, 6 };
+	static const double sep4x[] = { 1, 2, 3, 4 }, sep4y[] = { 5, 6, 7, 8 };
+	static const double s54x[] = { 10, 11, 12, 13, 14 }, s54y[] = { 1, 2, 3, 4 };
+	static const double i4x[] = { 1, 3, 5, 7 }, i4y[] = { 2, 4, 6, 8 };
+	static const double m5x[] = { 1, 4, 6, 9, 10 }, m5y[] = { 2, 3, 5, 7, 8 };
+	/* Ties: the normal approximation (ties4, ties6); no ties but n1 + n2 > 60 (big). */
+	static const double t4x[] = { 1, 2, 2, 3 }, t4y[] = { 2, 3, 3, 4 };
+	static const double t6x[] = { 5, 5, 6, 7, 7, 8 }, t6y[] = { 7, 8, 8, 9, 9, 9 };
+	static const double same[] = { 3, 3, 3 };
+	double bigx[31], bigy[31];
+	double odd[] = { 3, 1, 2 }, even[] = { 4, 1, 3, 2 }, zero[] = { -1, 0, 1 };
+	double narrow[] = { 100, 101, 99 }, none[1] = { 0 };
+	int i;
+
+	check_mw("3 below 3", sep3x, 3, sep3y, 3, 0, 0.1, 1);		/* 2 of C(6,3) = 20 */
+	check_mw("4 below 4", sep4x, 4, sep4y, 4, 0, 2.0 / 70, 1);	/* 2 of C(8,4) = 70 */
+	check_mw("5 above 4", s54x, 5, s54y, 4, 0, 2.0 / 126, 1);	/* 2 of C(9,4) = 126 */
+	check_mw("4 interleaved", i4x, 4, i4y, 4, 6, 48.0 / 70, 1);	/* 0.68571428571428572 */
+	check_mw("5 mixed", m5x, 5, m5y, 5, 10, 0.6904761904761905, 1);	/* 174 of 252 */
+	check_mw("4 and 4 with ties", t4x, 4, t4y, 4, 3, 0.17203370892182296, 0);
+	check_mw("6 and 6 with ties", t6x, 6, t6y, 6, 3, 0.017477872056174029, 0);
+	for (i = 0; i < 31; i++) {
+		bigx[i] = i;
+		bigy[i] = i + 10.5;
+	}
+	check_mw("31 and 31, no ties", bigx, 31, bigy, 31, 210, 0.0001439883723027259, 0);
+	/* Every value the same: no evidence of a difference at all (by hand). */
+	check_mw("all tied", same, 3, same, 3, 4.5, 1, 0);
+
+	/* 2 / C(n1+n2, n1), by hand: 2/20; 2/70; and 4 runs a side are needed for 0.05. */
+	near("min_p(3, 3)", min_p(3, 3), 0.1);
+	near("min_p(4, 4)", min_p(4, 4), 2.0 / 70);
+	near("need_runs(0.05)", need_runs(0.05), 4);
+	near("need_runs(0.1)", need_runs(0.1), 3);
+	/* The exact distribution's tail directly: U <= 1 of 4 and 4 is 2 of 70, doubled. */
+	near("exact_p(4, 4, 1)", exact_p(4, 4, 1), 4.0 / 70);
+
+	/* Median and half the range over it, in percent (by hand). */
+	check_stats("odd", odd, 3, 2, 50);		/* (3 - 1) / 2 / 2 */
+	check_stats("even", even, 4, 2.5, 60);		/* (4 - 1) / 2 / 2.5 */
+	check_stats("median 0", zero, 3, 0, 0);		/* no percentage of 0 */
+	check_stats("narrow", narrow, 3, 100, 1);	/* (101 - 99) / 2 / 100 */
+	check_stats("empty", none, 0, 0, 0);
+
+	printf("%d failure%s\n", failures, failures == 1 ? "" : "s");
+	return failures ? 1 : 0;
+}
