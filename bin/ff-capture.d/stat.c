@@ -152,6 +152,8 @@ collect_stat(struct target *t)
 	json_object_update(ev, t->stat);
 	json_object_set_new(ev, "file", ff_json_path(t->stat_file));
 	json_object_set_new(ev, "table", ff_json_text(table));
+	if (!stats)
+		stats = json_array();
 	json_array_append_new(stats, ev);
 	free(table);
 	free(text);
