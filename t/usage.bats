@@ -5,8 +5,10 @@ load helper
 
 programs() {
 	local p
-	for p in "$TOP"/bin/*.c; do
-		p=$(basename "$p" .c)
+	# A program is bin/NAME.c, or several files in bin/NAME.d/.
+	for p in "$TOP"/bin/*.c "$TOP"/bin/*.d; do
+		p=$(basename "$p")
+		p=${p%.[cd]}
 		[ -x "$TOP/bin/$p" ] && echo "$p"
 	done
 }
