@@ -21,7 +21,8 @@
 
 static const char usage[] =
 	"usage: ff-capture [--pid PID[,PID...]] [--duration SECONDS] [--run-dir DIR]\n"
-	"                  [--call-graph fp|dwarf|lbr] [--freq HZ] [--check] [MODE]\n"
+	"                  [--call-graph fp|dwarf|lbr] [--freq HZ] [--check [--json]]\n"
+	"                  [--pipeline-stage] [MODE]\n"
 	"\n"
 	"Modes:\n"
 	"  none    each relay's CPU time and peak memory over the window (default)\n"
@@ -36,19 +37,24 @@ static const char usage[] =
 	"  --call-graph METHOD  record, c2c, mem: fp (default), dwarf or lbr\n"
 	"  --freq HZ            record, c2c, mem: samples per second (default 997)\n"
 	"  --check              only check that this machine can capture in MODE\n"
+	"  --json               with --check: the answer as one `check` event on stdout\n"
+	"  --pipeline-stage     flimflam's stage, after its --check: no notes, no lock,\n"
+	"                       no \"stopped by\" line (flimflam says them)\n"
 	"  --version            print the version and exit\n";
 
-enum { OPT_PID = 256, OPT_DURATION, OPT_RUN_DIR, OPT_CALL_GRAPH, OPT_FREQ, OPT_CHECK };
+enum { OPT_PID = 256, OPT_DURATION, OPT_RUN_DIR, OPT_CALL_GRAPH, OPT_FREQ, OPT_CHECK, OPT_JSON };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	FF_LONGOPT_VERSION,
+	FF_LONGOPT_PIPELINE_STAGE,
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "freq", required_argument, NULL, OPT_FREQ },
 	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -288,11 +294,17 @@ main(int argc, char *argv[])
 		case OPT_CHECK:
 			opt.check = 1;
 			break;
+		case OPT_JSON:
+			opt.json = 1;
+			break;
 		}
 	if (optind < argc)
 		opt.mode = ff_parse_name(usage, "mode", argv[optind++], modes);
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (opt.json && !opt.check)
+		ff_usage_error(usage, "--json is the answer of --check: give it with --check");
+	opt.pipeline_stage = ff_pipeline_stage();
 	alone = opt.n > 0;
 	if (alone && !opt.duration)
 		ff_usage_error(usage, "--pid needs --duration");
