@@ -166,6 +166,7 @@ independent_count() {
 	# ff-capture --check --json as on a machine that hides kernel frames and
 	# cannot record; what flimflam asks it is kept.
 	local exec="$BATS_TEST_TMPDIR/exec"
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
 	mkdir -p "$exec"
 	cat >"$exec/ff-capture" <<-EOF
 	#!/bin/sh
