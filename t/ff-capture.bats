@@ -217,13 +217,14 @@ teardown() {
 	wait_status "$cap"
 	[ "$status" -eq 130 ]
 	[ "$(cat err)" = "ff-capture: stopped by SIGINT" ]
-	ff-capture --pipeline-stage --pid "$BUSY" --duration 60 none >ev 2>err &
+	# Files of its own: the first run's would show its start at once.
+	ff-capture --pipeline-stage --pid "$BUSY" --duration 60 none >ev2 2>err2 &
 	cap=$!
-	wait_for_grep '"event":"start"' ev 10
+	wait_for_grep '"event":"start"' ev2 10
 	kill -TERM "$cap"
 	wait_status "$cap"
 	[ "$status" -eq 143 ]
-	[ ! -s err ]
+	[ -e err2 ] && [ ! -s err2 ]
 }
 
 @test "ff-capture stat --pid: counters of a busy process, table kept" {
