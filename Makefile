@@ -17,12 +17,14 @@ LIBSRC   = $(wildcard lib/*.c)
 LIBOBJ   = $(LIBSRC:.c=.o)
 BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
 
-# Each program and its objects. ff-bench is built from several files, with
-# a private header, in bin/ff-bench.d/.
+# Each program and its objects. ff-bench and ff-capture are built from
+# several files each, with a private header, in bin/NAME.d/.
 PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload
 FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o run.o results.o table.o compare.o stats.o)
-PROGOBJ  = $(filter-out bin/ff-bench.o,$(PROGS:=.o)) $(FF_BENCH_OBJ)
+FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o)
+PROGOBJ  = $(filter-out bin/ff-bench.o bin/ff-capture.o,$(PROGS:=.o)) $(FF_BENCH_OBJ) \
+	   $(FF_CAPTURE_OBJ)
 # Unit tests of pure functions, run by t/unit.bats.
 UNIT     = t/unit/stats-test
 
@@ -30,7 +32,7 @@ all: $(PROGS) $(BUILTIN) $(UNIT)
 
 bin/flimflam:    bin/flimflam.o
 bin/ff-bench:    $(FF_BENCH_OBJ)
-bin/ff-capture:  bin/ff-capture.o
+bin/ff-capture:  $(FF_CAPTURE_OBJ)
 bin/ff-check:    bin/ff-check.o
 bin/ff-flame:    bin/ff-flame.o
 bin/ff-topology: bin/ff-topology.o
@@ -42,6 +44,7 @@ lib/libff.a: $(LIBOBJ)
 
 $(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h
 $(FF_BENCH_OBJ) t/unit/stats-test.o: bin/ff-bench.d/ff-bench.h
+$(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,
 # in lib/ff_run.o): a stamp holding PREFIX, rewritten only when PREFIX

@@ -33,13 +33,15 @@ static const char usage[] =
 	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
 	"default: the router's own). --config-only writes the relays' configurations\n"
 	"into the run directory, emits `config`, and starts nothing.\n"
-	"--version prints the version.\n";
+	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
+	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
 enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	FF_LONGOPT_VERSION,
+	FF_LONGOPT_PIPELINE_STAGE,
 	{ "relay", required_argument, NULL, 'r' },
 	{ "protocol", required_argument, NULL, 'p' },
 	{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },

@@ -29,13 +29,15 @@ static const char usage[] =
 	"Workloads: builtin (default), iperf3, h2load, h2load-h1.\n"
 	"serve starts the workload's server and holds it; drive reads the\n"
 	"topology event on stdin and runs the client through the relays.\n"
-	"--version prints the version.\n";
+	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
+	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
 enum { OPT_RUN_DIR = FF_OPT_OWN };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	FF_LONGOPT_VERSION,
+	FF_LONGOPT_PIPELINE_STAGE,
 	{ "workload", required_argument, NULL, 'w' },
 	FF_RUN_LONGOPTS,
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
@@ -536,6 +538,8 @@ start_client(struct drive *d, int out_fd)
 		argv[i++] = warmup;
 		argv[i++] = "--duration";
 		argv[i++] = duration;
+		if (ff_pipeline_stage())
+			argv[i++] = "--pipeline-stage";
 		argv[i] = NULL;
 		spawn_or_die(&d->client, "client", argv, d->client_log, out_fd);
 		return 0;

@@ -338,6 +338,8 @@ stage(const char *name, ...)
 	while ((arg = va_arg(ap, const char *)))
 		pipecmd_arg(cmd, arg);
 	va_end(ap);
+	/* flimflam says why the run stopped, and made ff-capture's checks itself. */
+	pipecmd_arg(cmd, "--pipeline-stage");
 	free(path);
 	return cmd;
 }
@@ -434,7 +436,6 @@ run_pipeline(const struct cmd *c, const char *rundir)
 	snprintf(duration, sizeof(duration), "%ld", opt.run.duration);
 	snprintf(cpu, sizeof(cpu), "%ld", !strcmp(opt.relay, "none") ? 0 : opt.run.cpu_limit);
 
-	setenv("FLIMFLAM_PIPELINE", "1", 1);
 	p = pipeline_new();
 	pipeline_command(p, stage("ff-workload", "serve", "-w", opt.workload,
 				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
@@ -643,14 +644,17 @@ capture_usage(const struct cmd *c)
 /*
  * What this machine can capture (perf can attach, memory events for c2c and
  * mem, lbr, skstat and its Proton), before anything starts: ff-capture
- * --check knows, the same check it makes itself; its messages are ours.
+ * --check --json knows, the same check it makes itself, and answers with
+ * one `check` event; its notes and its reason are ours to say.
  */
 static void
 capture_check(const struct cmd *c)
 {
 	char *path = program("ff-capture"), *out, *line, *next;
-	char *argv[] = { path, "--check", (char *)c->mode, "--call-graph",
+	char *argv[] = { path, "--check", "--json", (char *)c->mode, "--call-graph",
 			 (char *)perf_opt.call_graph, "--freq", (char *)freq_arg(), NULL };
+	json_t *ev = NULL, *note;
+	size_t i;
 	int status;
 
 	if (!strcmp(c->mode, "none"))
@@ -658,27 +662,32 @@ capture_check(const struct cmd *c)
 	if (!path)
 		ff_die("cannot find ff-capture beside flimflam nor on PATH");
 	if (!samples(c))
-		argv[3] = NULL;
+		argv[4] = NULL;
 	out = ff_env_run(argv, &status);
 	if (!out)
 		ff_die("cannot run '%s'", path);
-	for (line = out; *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		else
-			next = line + strlen(line);
-		if (!strncmp(line, "ff-capture: ", 12))
-			line += 12;
-		if (*line)
-			ff_warn("%s", line);
-	}
-	free(out);
-	free(path);
 	if (status == -1)
 		ff_die("checking what this machine can capture took too long");
-	if (status != 0)
-		exit(WIFEXITED(status) && WEXITSTATUS(status) == 2 ? 2 : 1);
+	/* Its stdout and stderr together: the answer is the line that is a check event. */
+	for (line = out; *line && !ev; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = 0;
+		ev = json_loads(line, 0, NULL);
+		if (!json_is_object(ev) || strcmp(ff_event_name(ev), "check"))
+			ev = (json_decref(ev), NULL);
+	}
+	if (!ev)
+		ff_fail(WIFEXITED(status) && WEXITSTATUS(status) == 2 ? 2 : 1,
+			"'%s --check %s' gave no answer (%s): %s", path, c->mode,
+			ff_status_how(status), out[0] ? out : "it said nothing");
+	free(out);
+	free(path);
+	json_array_foreach(json_object_get(ev, "notes"), i, note)
+		ff_warn("note: %s", json_string_value(note));
+	if (!json_is_true(json_object_get(ev, "ok")))
+		ff_die("%s", ff_json_str(ev, "message"));
+	json_decref(ev);
 }
 
 static char flame_html[PATH_MAX];

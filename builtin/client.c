@@ -48,7 +48,8 @@ static const char usage[] =
 	"Stream to 127.0.0.1:PORT on N connections (default 2) and count the\n"
 	"bytes echoed back during a window of --duration seconds (default 5)\n"
 	"that opens --warmup seconds (default 5) after the start.\n"
-	"--version prints the version.\n";
+	"--version prints the version. --pipeline-stage (ff-workload gives it as\n"
+	"flimflam's stage): a signal stops it without a \"stopped by\" line.\n";
 
 /* Bytes per write and recv: bench/README.md (-DIO_BYTES=n to try). */
 #ifndef IO_BYTES
@@ -428,6 +429,7 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
+		FF_LONGOPT_PIPELINE_STAGE,
 		{ "port", required_argument, NULL, 'p' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "warmup", required_argument, NULL, 'w' },

@@ -164,10 +164,20 @@ int ff_parse_name(const char *usage, const char *what, const char *s,
  * twice (-w a -w b) are usage errors naming the option. FF_LONGOPT_VERSION
  * in `longopts` is --version: "NAME VERSION" on stdout, exit 0. Returns
  * the option's val, or -1 after the last option (optind as getopt's).
+ *
+ * FF_LONGOPT_PIPELINE_STAGE in `longopts` is --pipeline-stage, which
+ * flimflam gives the stages of its pipelines (and ff-workload the builtin
+ * workload it starts): whoever started the program reports why the run
+ * ended, so ff_getopt takes it (it is never returned), a signal then stops
+ * the program without its own "stopped by" line, and ff_pipeline_stage()
+ * is 1.
  */
 struct option;
 #define FF_OPT_VERSION 0x7ffe
 #define FF_LONGOPT_VERSION { "version", no_argument, NULL, FF_OPT_VERSION }
+#define FF_OPT_PIPELINE_STAGE 0x7ffd
+#define FF_LONGOPT_PIPELINE_STAGE { "pipeline-stage", no_argument, NULL, FF_OPT_PIPELINE_STAGE }
+int ff_pipeline_stage(void);
 int ff_getopt(int argc, char *const argv[], const char *optstring,
 	      const struct option *longopts, const char *usage);
 /* The usage error for getopt_long's ':' or '?' (ff_getopt calls it). */
@@ -358,7 +368,7 @@ void ff_log_tail(const char *path, int lines);
  * Signals: SIGINT, SIGTERM and SIGHUP are caught and recorded; the fd
  * becomes readable when one arrives (for poll). SIGPIPE is ignored.
  * ff_signalled() is the signal number or 0. ff_exit_signalled() stops the
- * children, says so in one line and exits 128+n.
+ * children, says so in one line (not with --pipeline-stage) and exits 128+n.
  */
 void ff_signals_init(void);
 int ff_signal_fd(void);

@@ -148,6 +148,14 @@ ff_bad_option(const char *usage, const struct option *longopts, int c, char *con
 	ff_usage_error(usage, "unknown option '%s'", opt_name(NULL, optopt));
 }
 
+static int pipeline_stage;	/* --pipeline-stage was given */
+
+int
+ff_pipeline_stage(void)
+{
+	return pipeline_stage;
+}
+
 int
 ff_getopt(int argc, char *const argv[], const char *optstring,
 	  const struct option *longopts, const char *usage)
@@ -177,6 +185,10 @@ ff_getopt(int argc, char *const argv[], const char *optstring,
 		snprintf(prog, sizeof(prog), "%.*s", sp ? (int)(sp - name) : (int)strlen(name), name);
 		printf("%s %s\n", prog, FF_VERSION);
 		exit(ff_finish());
+	}
+	if (c == FF_OPT_PIPELINE_STAGE) {
+		pipeline_stage = 1;
+		return ff_getopt(argc, argv, optstring, longopts, usage);
 	}
 	if (c == -1)
 		return c;

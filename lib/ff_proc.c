@@ -73,7 +73,7 @@ ff_exit_signalled(void)
 
 	ff_children_stop_all();
 	/* In flimflam's pipelines the dispatcher says it, once. */
-	if (!getenv("FLIMFLAM_PIPELINE"))
+	if (!ff_pipeline_stage())
 		ff_warn("stopped by %s", ff_sig_name(sig));
 	ff_quit(128 + sig);
 }

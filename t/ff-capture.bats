@@ -141,6 +141,60 @@ teardown() {
 	[ -z "$stderr" ]
 }
 
+@test "ff-capture --check --json: one check event, its message the line --check alone prints" {
+	local fake="$BATS_TEST_TMPDIR/fake" m
+	mkdir -p "$fake"
+	PATH="$fake:$(path_without_skrouterd)"
+	hash -r
+	# A failing check: skstat that cannot import proton (on every machine).
+	printf '#!/bin/sh\necho "ModuleNotFoundError: No module named '"'proton'"'" >&2\nexit 1\n' >"$fake/skstat"
+	chmod +x "$fake/skstat"
+	PYTHONPATH=/nowhere run -1 --separate-stderr ff-capture --check skstat
+	m=${stderr#ff-capture: }
+	PYTHONPATH=/nowhere run -1 --separate-stderr ff-capture --check --json skstat
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 1 ]
+	jq -e --arg m "$m" --arg s "$fake/skstat" '.event == "check" and .mode == "skstat" and .ok == false and
+		.reason == "'"'"'\($s)'"'"' cannot import the Python module '"'"'proton'"'"' (ModuleNotFoundError: No module named '"'"'proton'"'"')" and
+		.fix == "set PYTHONPATH to the directory holding Proton'"'"'s Python binding (PYTHONPATH is '"'"'/nowhere'"'"')" and
+		.message == $m and .message == "\(.reason); \(.fix)" and .notes == []' <<<"$output"
+	# A passing one.
+	printf '#!/bin/sh\necho "usage: skstat [-h]"\n' >"$fake/skstat"
+	run -0 --separate-stderr ff-capture --check --json skstat
+	[ -z "$stderr" ]
+	jq -e '.event == "check" and .ok == true and .reason == null and .fix == null and
+		.message == null and .notes == []' <<<"$output"
+	# --json answers --check only.
+	run -2 --separate-stderr ff-capture --json stat
+	[ "${stderr_lines[0]}" = "ff-capture: --json is the answer of --check: give it with --check" ]
+	[ -z "$output" ]
+}
+
+@test "ff-capture --check --json: a check with no fix, and a perf check, likewise" {
+	skip_unless_perf
+	local m max
+	# --freq above the kernel's limit: a reason and a fix.
+	max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+	[ "$max" -lt 1000000 ] || skip "perf_event_max_sample_rate ($max) is above what --freq takes"
+	run -1 --separate-stderr ff-capture --check --freq $((max + 1)) record
+	m=${stderr#ff-capture: }
+	run -1 --separate-stderr ff-capture --check --json --freq $((max + 1)) record
+	[ -z "$stderr" ]
+	jq -e --arg m "$m" '.ok == false and .mode == "record" and .message == $m and
+		(.reason | startswith("--freq ")) and (.fix | startswith("use a lower rate"))' <<<"$output"
+	# A perf.data that is a directory: a reason, no fix.
+	mkdir perf.data
+	run -1 --separate-stderr ff-capture --check record
+	m=${stderr#ff-capture: }
+	run -1 --separate-stderr ff-capture --check --json record
+	[ -z "$stderr" ]
+	jq -e --arg m "$m" '.ok == false and .message == $m and .reason == $m and .fix == null' <<<"$output"
+	rmdir perf.data
+	run -0 --separate-stderr ff-capture --check --json stat
+	[ -z "$stderr" ]
+	jq -e '.ok == true and .mode == "stat" and (.notes | type) == "array"' <<<"$output"
+}
+
 @test "ff-capture: skstat alone (--pid) is a usage error; --pid needs --duration" {
 	run -2 --separate-stderr ff-capture --pid 1 --duration 1 skstat
 	[ "${stderr_lines[0]}" = "ff-capture: skstat takes the routers' management ports from the stream, not --pid" ]
@@ -151,6 +205,27 @@ teardown() {
 }
 
 # --- ff-capture alone --------------------------------------------------------
+
+@test "ff-capture: stopped by a signal it says so, whatever the environment; --pipeline-stage leaves it to flimflam" {
+	local cap
+	start_busy
+	# FLIMFLAM_PIPELINE once silenced it, unseen; it means nothing now.
+	FLIMFLAM_PIPELINE=1 ff-capture --pid "$BUSY" --duration 60 none >ev 2>err &
+	cap=$!
+	wait_for_grep '"event":"start"' ev 10
+	kill -INT "$cap"
+	wait_status "$cap"
+	[ "$status" -eq 130 ]
+	[ "$(cat err)" = "ff-capture: stopped by SIGINT" ]
+	# Files of its own: the first run's would show its start at once.
+	ff-capture --pipeline-stage --pid "$BUSY" --duration 60 none >ev2 2>err2 &
+	cap=$!
+	wait_for_grep '"event":"start"' ev2 10
+	kill -TERM "$cap"
+	wait_status "$cap"
+	[ "$status" -eq 143 ]
+	[ -e err2 ] && [ ! -s err2 ]
+}
 
 @test "ff-capture stat --pid: counters of a busy process, table kept" {
 	skip_unless_perf

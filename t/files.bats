@@ -382,6 +382,9 @@ config_path() {
 	sh -c 'sleep 30' &
 	local sleeper=$!
 	run -1 --separate-stderr ff-capture --pid "$sleeper" --duration 1 record
+	[ "${stderr_lines[-1]}" = "ff-capture: another flimflam is writing perf.data in '$PWD' now; wait for it to finish, or work in another directory" ]
+	# Whatever the environment: FLIMFLAM_PIPELINE once skipped the lock unseen.
+	FLIMFLAM_PIPELINE=1 run -1 --separate-stderr ff-capture --pid "$sleeper" --duration 1 record
 	kill "$sleeper"
 	[ "${stderr_lines[-1]}" = "ff-capture: another flimflam is writing perf.data in '$PWD' now; wait for it to finish, or work in another directory" ]
 	# No run directory more; the first run goes on and ends as asked.

@@ -212,3 +212,30 @@ on_tty() {
 	[ "$status" -eq 130 ]
 	[ -z "$(pids_of_run "$(jq -r 'select(.event == "topology") | .run_dir' "$BATS_TEST_TMPDIR/a")")" ]
 }
+
+@test "flimflam: a capture's check is ff-capture's check event: its notes, then its message, exit 1" {
+	# ff-capture --check --json as on a machine that hides kernel frames and
+	# cannot record; what flimflam asks it is kept.
+	local exec="$BATS_TEST_TMPDIR/exec"
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	mkdir -p "$exec"
+	cat >"$exec/ff-capture" <<-EOF
+	#!/bin/sh
+	echo "\$*" >"$BATS_TEST_TMPDIR/args"
+	echo '{"event":"check","mode":"record","ok":false,"reason":"r (x)","fix":"do y","message":"r (x); do y","notes":["kernel frames will be missing"]}'
+	exit 1
+	EOF
+	chmod +x "$exec/ff-capture"
+	FLIMFLAM_EXEC_PATH="$exec" run -1 --separate-stderr flimflam record -r nginx --freq 99
+	[ "$(cat "$BATS_TEST_TMPDIR/args")" = "--check --json record --call-graph fp --freq 99" ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ "${stderr_lines[0]}" = "flimflam: note: kernel frames will be missing" ]
+	[ "${stderr_lines[1]}" = "flimflam: r (x); do y" ]
+	[ -z "$output" ]
+	nothing_started
+	# An answer that is not a check event is said to be none.
+	printf '#!/bin/sh\necho "something else"\nexit 3\n' >"$exec/ff-capture"
+	FLIMFLAM_EXEC_PATH="$exec" run -1 --separate-stderr flimflam stat -r nginx
+	[ "$stderr" = "flimflam: '$exec/ff-capture --check stat' gave no answer (exited with status 3): something else" ]
+	nothing_started
+}

@@ -1,0 +1,209 @@
+/*
+ * ff-capture --check: what this machine can capture, before anything starts.
+ * Each check that fails says why (its reason) and, when there is one, what
+ * would work (its fix): one line `ff-capture: REASON; FIX` and exit 1, or,
+ * with --json, one `check` event on stdout. Notes (what will be missing)
+ * are lines `ff-capture: note: ...`, or the event's notes.
+ */
+#include "ff-capture.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+static json_t *notes;		/* --check --json: the notes so far */
+
+/* The `check` event; ok, or why not and what would work (NULL: none). */
+noreturn static void
+answer(const char *reason, const char *sep, const char *fix)
+{
+	json_t *ev = ff_event("check");
+	char *message = reason ? ff_asprintf("%s%s%s", reason, fix ? sep : "", fix ? fix : "") : NULL;
+	int st;
+
+	json_object_set_new(ev, "mode", json_string(modes[opt.mode]));
+	json_object_set_new(ev, "ok", json_boolean(!reason));
+	json_object_set_new(ev, "reason", ff_json_text(reason));
+	json_object_set_new(ev, "fix", ff_json_text(fix));
+	json_object_set_new(ev, "message", ff_json_text(message));
+	json_object_set_new(ev, "notes", notes ? notes : json_array());
+	ff_emit(ev);
+	free(message);
+	st = ff_finish();
+	ff_quit(reason ? 1 : st);
+}
+
+/*
+ * This machine cannot capture in the mode: the reason (formatted), then,
+ * after `sep`, the fix (NULL: none). Exits 1.
+ */
+__attribute__((format(printf, 3, 4)))
+noreturn static void
+cannot(const char *sep, const char *fix, const char *fmt, ...)
+{
+	char reason[2 * PATH_MAX + 1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	if (opt.json)
+		answer(reason, sep, fix);
+	ff_die("%s%s%s", reason, fix ? sep : "", fix ? fix : "");
+}
+
+/* What the capture will lack; said by --check, and by ff-capture alone. */
+static void
+note(const char *text)
+{
+	if (opt.json) {
+		if (!notes)
+			notes = json_array();
+		json_array_append_new(notes, ff_json_text(text));
+	} else if (!opt.pipeline_stage) {
+		ff_warn("note: %s", text);
+	}
+}
+
+static long
+read_long_file(const char *path, long dflt)
+{
+	char *s = ff_read_file(path, NULL);
+	long v = dflt;
+
+	if (s)
+		v = strtol(s, NULL, 10);
+	free(s);
+	return v;
+}
+
+static void
+check_skstat(void)
+{
+	char *path = ff_which("skstat"), *out, *last, *nl;
+	char *argv[] = { "skstat", "--help", NULL };
+	const char *pp = getenv("PYTHONPATH");
+	char *pps = ff_asprintf("%s%s%s", pp ? "'" : "", pp ? pp : "unset", pp ? "'" : "");
+	int status;
+
+	if (!path)
+		cannot(": ", "it comes with the router (its bin directory), and needs Proton's "
+		       "Python binding on PYTHONPATH", "skstat is not on PATH");
+	argv[0] = path;
+	out = ff_env_run(argv, &status);
+	if (!out)
+		cannot("", NULL, "cannot run '%s'", path);
+	if (status != 0 || strstr(out, "No module named")) {
+		/* The traceback's last line says what failed. */
+		while ((nl = strrchr(out, '\n')) && nl[1] == 0)
+			*nl = 0;
+		last = strrchr(out, '\n');
+		last = last ? last + 1 : out;
+		if (strstr(out, "proton"))
+			cannot("; ", ff_asprintf("set PYTHONPATH to the directory holding Proton's "
+						 "Python binding (PYTHONPATH is %s)", pps),
+			       "'%s' cannot import the Python module 'proton' (%s)", path, last);
+		cannot("; ", ff_asprintf("check PYTHONPATH (%s)", pps), "'%s --help' fails (%s)",
+		       path, last);
+	}
+	free(pps);
+	free(out);
+	free(path);
+}
+
+/*
+ * perf.data and perf.data.old can be written as ff_out says, and no other
+ * record writes them now: this one holds a lock on the directory for its
+ * run (as a stage of flimflam, --pipeline-stage, flimflam holds it).
+ */
+static void
+check_data(const char *cwd)
+{
+	char why[PATH_MAX + 128];
+
+	snprintf(data, sizeof(data), "%s/perf.data", cwd);
+	if (ff_out_check(&data_out, data, 0, "*.old") < 0)
+		cannot("", NULL, "%s", data_out.err);
+	if (!opt.pipeline_stage && ff_lock_dir(cwd, "perf.data", why, sizeof(why)) < 0)
+		cannot("", NULL, "%s", why);
+}
+
+/* perf can attach to the relays. Returns what ff_perf_probe says perf can do. */
+static int
+check_attach(char *why, size_t n)
+{
+	char *path = ff_which("perf");
+	int bits, paranoid = ff_perf_paranoid();
+
+	if (!path)
+		cannot("; ", "'flimflam check' says how to install it",
+		       "'%s' needs perf, which is not on PATH", modes[opt.mode]);
+	free(path);
+	bits = ff_perf_probe(why, n);
+	if (!(bits & FF_PERF_EVENTS)) {
+		if (paranoid > 1 || paranoid == INT_MIN)
+			cannot("; ", "as root, run 'sysctl -w kernel.perf_event_paranoid=-1' "
+			       "(or: echo -1 > /proc/sys/kernel/perf_event_paranoid)",
+			       "perf cannot attach to the relays (%s)", why);
+		cannot(": ", "in a container, perf_event_open must be allowed (seccomp profile, "
+		       "CAP_PERFMON)", "perf cannot attach to the relays (%s), although "
+		       "perf_event_paranoid is %d", why, paranoid);
+	}
+	if (sampling() && !(bits & FF_PERF_KERNEL)) {
+		char *text = ff_asprintf("kernel frames will be missing (perf_event_paranoid=%d); as "
+					 "root, 'sysctl -w kernel.perf_event_paranoid=-1' includes "
+					 "them", paranoid);
+
+		note(text);
+		free(text);
+	}
+	return bits;
+}
+
+static void
+check_perf(void)
+{
+	char why[1024], cwd[PATH_MAX];
+	int bits = check_attach(why, sizeof(why));
+	long max_rate;
+
+	if ((opt.mode == C2C || opt.mode == MEM) && !(bits & FF_PERF_MEMORY))
+		cannot("; ", "it works on bare metal or in a VM with PMU passthrough; here, 'record' "
+		       "and 'stat' work", "'%s' samples memory accesses, which needs a hardware PMU "
+		       "with load sampling (Intel's mem-loads, AMD's IBS or Arm's SPE), and this "
+		       "machine has none (%s)", modes[opt.mode], why);
+	if (sampling() && !strcmp(opt.call_graph, "lbr") &&
+	    (!(bits & FF_PERF_HARDWARE) ||
+	     access("/sys/bus/event_source/devices/cpu/caps/branches", F_OK) != 0))
+		cannot("; ", "use fp (the default, with a router built with frame pointers) or dwarf",
+		       "--call-graph lbr needs the CPU's last branch records (Intel, or AMD Zen 4 "
+		       "and later, on bare metal or with PMU passthrough), which this machine lacks");
+	max_rate = read_long_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+	if (sampling() && max_rate > 0 && opt.freq > max_rate)
+		cannot("; ", ff_asprintf("use a lower rate, or raise the limit as root: sysctl -w "
+					 "kernel.perf_event_max_sample_rate=%ld", opt.freq),
+		       "--freq %ld is above kernel.perf_event_max_sample_rate (%ld)",
+		       opt.freq, max_rate);
+	/* perf.data of a few seconds takes megabytes; far less is a full disk. */
+	if (sampling() && ff_dir_writable(getcwd(cwd, sizeof(cwd)) ? cwd : ".", 16 << 20,
+					  why, sizeof(why)) < 0)
+		cannot("", NULL, "'%s' writes perf.data in the current directory: %s",
+		       modes[opt.mode], why);
+	if (sampling())
+		check_data(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+	/* Without a PMU, perf's default event (cycles) does not exist. */
+	if (!(bits & FF_PERF_HARDWARE))
+		sample_event = "cpu-clock";
+}
+
+void
+check_mode(void)
+{
+	if (opt.mode == SKSTAT)
+		check_skstat();
+	else if (opt.mode != NONE)
+		check_perf();
+	if (opt.json)
+		answer(NULL, NULL, NULL);
+}

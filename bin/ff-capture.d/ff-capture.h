@@ -1,0 +1,88 @@
+/*
+ * ff-capture's private header: what the files of bin/ff-capture.d share.
+ * The program is one binary, bin/ff-capture, linked from their objects.
+ *
+ *   main.c       options, the stream and the window's stages
+ *   check.c      what this machine can capture (--check, --check --json)
+ *   perf.c       starting perf (control fifos), watching and finishing it,
+ *                perf.data, the pids and the `capture` event
+ *   stat.c       perf stat's output parsed, and its figures per byte and op
+ *   skstat.c     skstat of each router at the window's end
+ *   resources.c  the relays' CPU time and peak memory over the window
+ */
+#ifndef FF_CAPTURE_H
+#define FF_CAPTURE_H
+
+#include "ff.h"
+
+#include <limits.h>
+#include <sys/types.h>
+
+enum mode { NONE, STAT, RECORD, C2C, MEM, SKSTAT };
+
+#define MAX_TARGETS 16
+#define MAX_PIDS 256
+
+struct target {
+	char role[16], program[64];
+	pid_t pid;
+	int mgmt_port;
+	double cpu0;
+	pid_t pids[MAX_PIDS];	/* the process and its descendants at window start */
+	int npids;
+	struct ff_child perf;	/* stat: perf stat of this relay */
+	char *stat_file;
+	json_t *stat;		/* the parsed counters */
+};
+
+struct capture_opt {
+	enum mode mode;
+	const char *run_dir, *call_graph;
+	long duration, freq;
+	int check, json, pipeline_stage;
+	struct target t[MAX_TARGETS];
+	int n;
+};
+
+/* main.c */
+extern struct capture_opt opt;
+extern const char *const modes[];
+extern json_t *result;		/* the workload's result, once seen */
+int sampling(void);
+
+/* check.c: exits (1, or 0 with --check) when the mode cannot capture here */
+void check_mode(void);
+
+/*
+ * perf.c. record, c2c, mem: one perf for all relays, writing data_out.tmp,
+ * which becomes `data` (./perf.data), the previous one kept as
+ * perf.data.old.
+ */
+extern struct ff_child perf;
+extern struct ff_out data_out;
+extern char data[PATH_MAX + 16];
+extern const char *sample_event;	/* NULL: perf's default (cycles) */
+json_t *pids_json(const pid_t *pids, int n);
+void start_stat(struct target *t);
+void start_sampling(void);
+void perfs_enable(void);
+void watch_perfs(void);
+void interrupt(struct ff_child *c);
+void finish_child(struct ff_child *c, double timeout);
+json_t *capture_event(const char *tool, json_t *files);
+void collect_sampling(void);
+
+/* stat.c */
+json_t *parse_stat(const char *text, char **table, const char **missing);
+void collect_stats(void);
+void emit_stats(void);
+
+/* skstat.c */
+void collect_skstat(void);
+
+/* resources.c */
+extern double window_start;
+void resources_begin(void);
+void resources_end(void);
+
+#endif
