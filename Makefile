@@ -15,15 +15,30 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 LIBSRC   = $(wildcard lib/*.c)
 LIBOBJ   = $(LIBSRC:.c=.o)
-PROGS    = $(patsubst %.c,%,$(wildcard bin/*.c))
 BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
 
+# Each program and its objects. ff-flame is built from several files, with
+# a private header, in bin/ff-flame.d/.
+PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
+	   bin/ff-topology bin/ff-workload
+FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
+PROGOBJ  = $(filter-out bin/ff-flame.o,$(PROGS:=.o)) $(FF_FLAME_OBJ)
+
 all: $(PROGS) $(BUILTIN)
+
+bin/flimflam:    bin/flimflam.o
+bin/ff-bench:    bin/ff-bench.o
+bin/ff-capture:  bin/ff-capture.o
+bin/ff-check:    bin/ff-check.o
+bin/ff-flame:    $(FF_FLAME_OBJ)
+bin/ff-topology: bin/ff-topology.o
+bin/ff-workload: bin/ff-workload.o
 
 lib/libff.a: $(LIBOBJ)
 	$(AR) rcs $@ $^
 
-$(LIBOBJ) $(PROGS:=.o) $(BUILTIN:=.o): lib/ff.h
+$(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o): lib/ff.h
+$(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,
 # in lib/ff_run.o): a stamp holding PREFIX, rewritten only when PREFIX
@@ -34,8 +49,8 @@ lib/prefix.stamp: FORCE
 
 lib/ff_run.o: lib/prefix.stamp
 
-bin/%: bin/%.o lib/libff.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS)
+$(PROGS): lib/libff.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) lib/libff.a $(LDLIBS)
 
 builtin/ff-builtin-%: builtin/%.o lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS) -lpthread
@@ -53,7 +68,7 @@ check: deps all
 # and every C source compiled with -Wshadow -Werror. The compile is syntax
 # only and writes nothing, so it leaves the in-place build alone.
 LINT_SH = $(wildcard bench/*.sh mk/*.sh t/*.bash) t/run .ci/run
-LINT_C  = $(LIBSRC) $(wildcard bin/*.c builtin/*.c)
+LINT_C  = $(LIBSRC) $(wildcard bin/*.c bin/*.d/*.c builtin/*.c)
 lint: deps
 	@st=0; shellcheck -x $(LINT_SH) || st=1; \
 	for f in $(LINT_C); do \
@@ -89,7 +104,8 @@ uninstall:
 		'$(DESTDIR)$(PREFIX)'; do [ ! -d "$$d" ] || rmdir "$$d" 2>/dev/null || true; done
 
 clean:
-	rm -f lib/*.o lib/libff.a lib/prefix.stamp bin/*.o builtin/*.o $(PROGS) $(BUILTIN)
+	rm -f lib/*.o lib/libff.a lib/prefix.stamp bin/*.o bin/ff-flame.d/*.o builtin/*.o \
+		$(PROGS) $(BUILTIN)
 
 # flimflam's own performance (bench/README.md): every script, even after one
 # misses its target; the status says whether any did.

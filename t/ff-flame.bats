@@ -330,7 +330,7 @@ need_recording() {
 
 @test "ff-flame: usage" {
 	run -0 ff-flame -h
-	[ "${lines[0]}" = "usage: ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [FILE]" ]
+	[ "${lines[0]}" = "usage: ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [--events FILE]" ]
 	run -2 --separate-stderr ff-flame -Q
 	[ -z "$output" ]
 	[ "${stderr_lines[0]}" = "ff-flame: unknown option '-Q'" ]
