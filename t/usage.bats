@@ -5,8 +5,9 @@ load helper
 
 programs() {
 	local p
-	for p in "$TOP"/bin/*.c; do
-		p=$(basename "$p" .c)
+	# A program is bin/NAME.c, or bin/NAME.d/ for one of several files.
+	for p in "$TOP"/bin/*.c "$TOP"/bin/*.d; do
+		p=$(basename "$p"); p=${p%.[cd]}
 		[ -x "$TOP/bin/$p" ] && echo "$p"
 	done
 }

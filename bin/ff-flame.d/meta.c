@@ -272,19 +272,6 @@ relays_from_meta(const json_t *meta)
 
 /* Events: --events FILE */
 
-/* The first event of this name in the stream, else NULL. */
-static json_t *
-events_find(json_t *events, const char *name)
-{
-	size_t i;
-	json_t *ev;
-
-	json_array_foreach(events, i, ev)
-		if (!strcmp(ff_event_name(ev), name))
-			return ev;
-	return NULL;
-}
-
 /* The events of a file of JSON lines, each an object. */
 static json_t *
 events_load(const char *path)
@@ -339,7 +326,7 @@ json_t *
 meta_from_events(const char *path)
 {
 	json_t *events = events_load(path), *meta = json_object(), *rl = json_array();
-	json_t *topo = events_find(events, "topology"), *cap = events_find(events, "capture");
+	json_t *topo = ff_event_find(events, "topology"), *cap = ff_event_find(events, "capture");
 	const json_t *list = json_object_get(cap ? cap : topo, "relays"), *r, *ev;
 	const char *workload = NULL, *relay = ff_json_str(topo, "relay"),
 		*protocol = ff_json_str(topo, "protocol"), *role;
