@@ -17,14 +17,15 @@ LIBSRC   = $(wildcard lib/*.c)
 LIBOBJ   = $(LIBSRC:.c=.o)
 BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
 
-# Each program and its objects. ff-bench and ff-capture are built from
-# several files each, with a private header, in bin/NAME.d/.
+# Each program and its objects. ff-bench, ff-capture and ff-flame are built
+# from several files each, with a private header, in bin/NAME.d/.
 PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload
 FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o run.o results.o table.o compare.o stats.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o)
-PROGOBJ  = $(filter-out bin/ff-bench.o bin/ff-capture.o,$(PROGS:=.o)) $(FF_BENCH_OBJ) \
-	   $(FF_CAPTURE_OBJ)
+FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
+PROGOBJ  = $(filter-out bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o,$(PROGS:=.o)) \
+	   $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ)
 # Unit tests of pure functions, run by t/unit.bats.
 UNIT     = t/unit/stats-test
 
@@ -34,7 +35,7 @@ bin/flimflam:    bin/flimflam.o
 bin/ff-bench:    $(FF_BENCH_OBJ)
 bin/ff-capture:  $(FF_CAPTURE_OBJ)
 bin/ff-check:    bin/ff-check.o
-bin/ff-flame:    bin/ff-flame.o
+bin/ff-flame:    $(FF_FLAME_OBJ)
 bin/ff-topology: bin/ff-topology.o
 bin/ff-workload: bin/ff-workload.o
 t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
@@ -45,6 +46,7 @@ lib/libff.a: $(LIBOBJ)
 $(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h
 $(FF_BENCH_OBJ) t/unit/stats-test.o: bin/ff-bench.d/ff-bench.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
+$(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,
 # in lib/ff_run.o): a stamp holding PREFIX, rewritten only when PREFIX

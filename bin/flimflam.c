@@ -716,45 +716,55 @@ outputs_check(const struct cmd *c)
 }
 
 /*
+ * The run's events into `file`, one a line as --json prints them: ff-flame
+ * takes the relays' towers and the page's title from them (--events).
+ */
+static void
+write_events(json_t *events, const char *file)
+{
+	struct ff_out out;
+	json_t *ev;
+	char *line;
+	size_t i;
+
+	if (ff_out_open(&out, file, 0, NULL, 0644) < 0)
+		ff_die("%s", out.err);
+	json_array_foreach(events, i, ev) {
+		line = json_dumps(ev, JSON_COMPACT | JSON_REAL_PRECISION(10));
+		if (!line) {
+			ff_out_abort(&out);
+			ff_die("cannot encode an event: out of memory");
+		}
+		if (ff_out_write(&out, line, strlen(line)) < 0 || ff_out_write(&out, "\n", 1) < 0) {
+			ff_out_abort(&out);
+			ff_die("%s", out.err);
+		}
+		free(line);
+	}
+	if (ff_out_commit(&out) < 0)
+		ff_die("%s", out.err);
+}
+
+/*
  * flamegraph: ff-flame renders the recording as flamegraph.html in the
  * current directory, one tower per relay (roles, pids and program from the
- * capture and topology events); an existing one becomes old.flamegraph.html.
+ * capture and topology events, which it reads from the run's events.jsonl);
+ * an existing one becomes old.flamegraph.html.
  */
 static void
 render_flamegraph(json_t *events, const char *rundir)
 {
-	json_t *cap = find_event(events, "capture"), *topo = find_event(events, "topology");
-	json_t *meta, *relays = json_array(), *cr, *tr;
+	json_t *cap = find_event(events, "capture");
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
-	char title[256], metafile[PATH_MAX + 32], metaarg[PATH_MAX + 40];
-	char *path = program("ff-flame"), *argv[7];
+	char evfile[PATH_MAX + 32], *path = program("ff-flame"), *argv[7];
 	static struct ff_child flame;
-	size_t i, j;
 
 	if (!data)
 		ff_die("the recording named no perf.data; the run's files are in '%s'", rundir);
 	if (!path)
 		ff_die("cannot find ff-flame beside flimflam nor on PATH");
-	json_array_foreach(json_object_get(cap, "relays"), i, cr) {
-		const char *program = NULL;
-
-		json_array_foreach(json_object_get(topo, "relays"), j, tr)
-			if (ff_json_str(tr, "role") && ff_json_str(cr, "role") &&
-			    !strcmp(ff_json_str(tr, "role"), ff_json_str(cr, "role")))
-				program = ff_json_str(tr, "program");
-		json_array_append_new(relays, json_pack("{s:s?, s:O?, s:O?, s:s?}",
-			"role", ff_json_str(cr, "role"), "pid", json_object_get(cr, "pid"),
-			"pids", json_object_get(cr, "pids"), "program", program));
-	}
-	snprintf(title, sizeof(title), "flimflam: %s over %s (%s)", opt.workload, opt.relay,
-		 opt.protocol);
-	meta = json_pack("{s:s, s:s, s:s, s:s, s:o}", "title", title, "workload", opt.workload,
-			 "relay", opt.relay, "protocol", opt.protocol, "relays", relays);
-	snprintf(metafile, sizeof(metafile), "%s/flamegraph-meta.json", rundir);
-	if (!meta || json_dump_file(meta, metafile, JSON_COMPACT) < 0)
-		ff_die("cannot write '%s'", metafile);
-	json_decref(meta);
-	snprintf(metaarg, sizeof(metaarg), "@%s", metafile);
+	snprintf(evfile, sizeof(evfile), "%s/events.jsonl", rundir);
+	write_events(events, evfile);
 	/* ff-flame writes the temporary file; the old page stays until it is done. */
 	if (ff_out_open(&flame_out, flame_html, FF_OUT_DEFER, "old.*", 0644) < 0)
 		ff_die("%s", flame_out.err);
@@ -767,8 +777,8 @@ render_flamegraph(json_t *events, const char *rundir)
 	argv[0] = path;
 	argv[1] = "-o";
 	argv[2] = flame_out.tmp;
-	argv[3] = "--meta";
-	argv[4] = metaarg;
+	argv[3] = "--events";
+	argv[4] = evfile;
 	argv[5] = data;
 	argv[6] = NULL;
 	if (ff_spawn(&flame, "ff-flame", argv, NULL) < 0) {

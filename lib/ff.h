@@ -249,6 +249,8 @@ char *ff_json_path_value(const json_t *v);
 size_t ff_utf8_len(const unsigned char *s);
 /* The "event" member, or "" (static). */
 const char *ff_event_name(const json_t *ev);
+/* The first event of this name in an array of events, or NULL (borrowed). */
+json_t *ff_event_find(const json_t *events, const char *name);
 /* Number members: the value, or `dflt` when absent, null or not a number. */
 double ff_json_num(const json_t *obj, const char *key, double dflt);
 /* String member or NULL (borrowed). */

@@ -264,6 +264,18 @@ ff_event_name(const json_t *ev)
 	return s ? s : "";
 }
 
+json_t *
+ff_event_find(const json_t *events, const char *name)
+{
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(events, i, ev)
+		if (!strcmp(ff_event_name(ev), name))
+			return ev;
+	return NULL;
+}
+
 double
 ff_json_num(const json_t *obj, const char *key, double dflt)
 {

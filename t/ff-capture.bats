@@ -465,6 +465,14 @@ sampled_over_nginx() {
 		([.meta.relays[].role] == ["r1", "r2"]) and
 		all(.meta.relays[]; .program == "nginx" and (.pids | length) >= 2)' data
 	grep -q nginx flamegraph.html
+	# ff-flame read them from the run's events, which the run directory keeps.
+	jq -e '.meta.title == "flimflam: builtin over nginx (tcp)" and
+		(.names | map(select(test("^R[12] nginx \\(pid [0-9]+\\)$"))) | length) == 2' data
+	rundir=$(printf '%s\n' "${lines[@]}" | sed -n 's/^Run directory: //p')
+	[ -n "$rundir" ]
+	jq -se '(map(.event) | index("topology") and index("capture")) and
+		(map(select(.event == "capture"))[0].relays | map(.role)) == ["r1", "r2"]' "$rundir/events.jsonl"
+	[ ! -e "$rundir/flamegraph-meta.json" ]
 }
 
 # --- skstat over skrouterd ---------------------------------------------------

@@ -144,6 +144,37 @@ need_recording() {
 	golden ff-flame-meta-by-comm.folded "$BATS_TEST_TMPDIR/out"
 }
 
+@test "ff-flame: --events takes the relays and the title from a run's topology and capture events" {
+	# The events name the same relays as meta.json: the same towers.
+	run -0 ff-flame --folded --events "$FIX/events.jsonl" "$FIX/script.txt"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/out"
+	golden ff-flame-meta.folded "$BATS_TEST_TMPDIR/out"
+	ff-flame -o "$BATS_TEST_TMPDIR/p.html" --events "$FIX/events.jsonl" "$FIX/script.txt"
+	page_data "$BATS_TEST_TMPDIR/p.html" >"$BATS_TEST_TMPDIR/data"
+	run -0 jq -c '.meta | del(.date, .source)' "$BATS_TEST_TMPDIR/data"
+	assert_output '{"title":"flimflam: h2load-h1 over mixed (http1)","workload":"h2load-h1","relay":"mixed","protocol":"http1","relays":[{"role":"r1","pid":100,"pids":[100,101],"program":"nginx"},{"role":"r2","pid":200,"pids":null,"program":"skrouterd"}]}'
+	# --meta given too: its members win.
+	ff-flame -o "$BATS_TEST_TMPDIR/q.html" --events "$FIX/events.jsonl" --meta '{"title":"mine"}' "$FIX/script.txt"
+	page_data "$BATS_TEST_TMPDIR/q.html" >"$BATS_TEST_TMPDIR/data"
+	run -0 jq -r '.meta.title, .meta.relay, (.names | map(select(startswith("R"))) | join(","))' "$BATS_TEST_TMPDIR/data"
+	assert_output $'mine\nmixed\nR1 nginx (pid 100),R2 skrouterd (pid 200)'
+}
+
+@test "ff-flame: --events refuses what is not a run's events, in one line, and writes no page" {
+	run -1 --separate-stderr ff-flame -o "$BATS_TEST_TMPDIR/p.html" --events "$BATS_TEST_TMPDIR/nope" "$FIX/script.txt"
+	[ "$stderr" = "ff-flame: --events: cannot read '$BATS_TEST_TMPDIR/nope': No such file or directory" ]
+	run -1 --separate-stderr ff-flame -o "$BATS_TEST_TMPDIR/p.html" --events "$FIX/base.folded" "$FIX/script.txt"
+	[ "$stderr" = "ff-flame: $FIX/base.folded:1: not an event (one JSON object a line, as flimflam --json prints them)" ]
+	run -1 --separate-stderr timeout 20 ff-flame -o "$BATS_TEST_TMPDIR/p.html" --events /dev/zero "$FIX/script.txt"
+	[ "$stderr" = "ff-flame: /dev/zero:1: not an event (one JSON object a line, as flimflam --json prints them)" ]
+	grep '"event":"start"' "$FIX/events.jsonl" >"$BATS_TEST_TMPDIR/start.jsonl"
+	run -1 --separate-stderr ff-flame -o "$BATS_TEST_TMPDIR/p.html" --events "$BATS_TEST_TMPDIR/start.jsonl" "$FIX/script.txt"
+	[ "$stderr" = "ff-flame: --events: '$BATS_TEST_TMPDIR/start.jsonl' has no topology or capture event (the events of a run, as \`flimflam record --json\` prints them)" ]
+	[ -z "$output" ]
+	[ ! -e "$BATS_TEST_TMPDIR/p.html" ]
+	[ -z "$(ls "$BATS_TEST_TMPDIR" | grep 'p.html')" ]
+}
+
 @test "ff-flame: the page's data holds each frame's module and kind" {
 	ff-flame -o "$BATS_TEST_TMPDIR/p.html" "$FIX/script.txt"
 	page_data "$BATS_TEST_TMPDIR/p.html" >"$BATS_TEST_TMPDIR/d.json"
@@ -330,7 +361,7 @@ need_recording() {
 
 @test "ff-flame: usage" {
 	run -0 ff-flame -h
-	[ "${lines[0]}" = "usage: ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [FILE]" ]
+	[ "${lines[0]}" = "usage: ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [--events FILE]" ]
 	run -2 --separate-stderr ff-flame -Q
 	[ -z "$output" ]
 	[ "${stderr_lines[0]}" = "ff-flame: unknown option '-Q'" ]
@@ -383,6 +414,26 @@ need_recording() {
 	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/f"
 	run -0 sh -c "cut -d';' -f1 '$BATS_TEST_TMPDIR/f' | sed 's/ (pid [0-9]*)\$//' | sort -u"
 	assert_output $'R1 nginx\nR2 nginx'
+}
+
+@test "ff-flame: nginx recording: R1 and R2 towers from the run's own events (--events)" {
+	need_recording
+	local r1 r2
+	r1=$(jq -r 'select(.event == "capture") | .relays[] | select(.role == "r1") | .pid' "$NGX/events.json")
+	r2=$(jq -r 'select(.event == "capture") | .relays[] | select(.role == "r2") | .pid' "$NGX/events.json")
+	[ -n "$r1" ] && [ -n "$r2" ] && [ "$r1" != "$r2" ]
+	run -0 ff-flame --folded --events "$NGX/events.json" "$NGX/nginx.data"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/f"
+	run -0 sh -c "cut -d';' -f1 '$BATS_TEST_TMPDIR/f' | sort -u"
+	assert_output "R1 nginx (pid $r1)"$'\n'"R2 nginx (pid $r2)"
+	# The same stacks as the meta built from those events by hand.
+	ff-flame --folded --meta @"$NGX/meta.json" "$NGX/nginx.data" | cmp - "$BATS_TEST_TMPDIR/f"
+	ff-flame -o "$BATS_TEST_TMPDIR/p.html" --events "$NGX/events.json" "$NGX/nginx.data"
+	page_data "$BATS_TEST_TMPDIR/p.html" >"$BATS_TEST_TMPDIR/data"
+	jq -e --arg r1 "R1 nginx (pid $r1)" --arg r2 "R2 nginx (pid $r2)" '
+		.meta.title == "flimflam: h2load-h1 over nginx (http1)" and
+		.meta.workload == "h2load-h1" and .meta.relay == "nginx" and .meta.protocol == "http1" and
+		(.names | index($r1)) and (.names | index($r2))' "$BATS_TEST_TMPDIR/data"
 }
 
 @test "ff-flame: nginx recording renders in Chromium with nginx frames and the right search share" {

@@ -1,0 +1,205 @@
+/*
+ * ff-flame's output: folded stacks, or the page: our template in
+ * share/flamegraph with its CSS, script and the graph's JSON data inlined.
+ */
+#include "ff-flame.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+const char *const kind_names[] = {
+	"root", "process", "kernel", "exe", "proton", "lib", "libc", "unknown",
+	"user", NULL
+};
+
+static void
+buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->s = ff_realloc(b->s, b->cap);
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = 0;
+}
+
+static void
+buf_str(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+static void
+buf_u64(struct buf *b, uint64_t v)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+
+	buf_add(b, tmp, n);
+}
+
+void
+folded_out(struct buf *b, const uint32_t *order, int diff)
+{
+	const struct stack *s;
+	uint32_t i, k;
+
+	for (i = 0; i < nstacks; i++) {
+		s = &stacks[order[i]];
+		for (k = 0; k < s->len; k++) {
+			if (k)
+				buf_add(b, ";", 1);
+			buf_str(b, frames[stack_ids[s->off + k]].name);
+		}
+		buf_add(b, " ", 1);
+		if (diff) {
+			buf_u64(b, s->count[1]);
+			buf_add(b, " ", 1);
+		}
+		buf_u64(b, s->count[0]);
+		buf_add(b, "\n", 1);
+	}
+}
+
+/*
+ * JSON text inside <script>: a '<' only occurs within strings, where
+ * "\u003c" means the same, and then no frame name can close the element.
+ */
+static void
+buf_json_for_script(struct buf *b, const char *json, size_t n)
+{
+	const char *p = json, *lt;
+
+	while ((lt = memchr(p, '<', json + n - p))) {
+		buf_add(b, p, lt - p);
+		buf_str(b, "\\u003c");
+		p = lt + 1;
+	}
+	buf_add(b, p, json + n - p);
+}
+
+const char *
+file_date(const char *path)
+{
+	static char buf[32];
+	struct stat st;
+	struct tm tm;
+
+	if (!path || !strcmp(path, "-") || stat(path, &st) < 0)
+		return ff_iso_time();
+	gmtime_r(&st.st_mtime, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
+static void
+data_out(struct buf *b, json_t *meta, int diff, uint64_t total,
+	 uint64_t base_total)
+{
+	json_t *d = json_object(), *names = json_array(), *mods = json_array(),
+		*fmod = json_array(), *fkind = json_array(), *kinds = json_array();
+	char *text;
+	size_t i;
+	uint32_t f;
+
+	for (i = 0; kind_names[i]; i++)
+		json_array_append_new(kinds, json_string(kind_names[i]));
+	for (i = 0; i < nmodules; i++)
+		json_array_append_new(mods, ff_json_text(modules[i]));
+	for (f = 0; f < nframes; f++) {
+		json_array_append_new(names, ff_json_text(frames[f].name));
+		json_array_append_new(fmod, json_integer(frames[f].module));
+		json_array_append_new(fkind, json_integer(frames[f].kind));
+	}
+	json_object_set(d, "meta", meta);
+	json_object_set_new(d, "diff", json_boolean(diff));
+	json_object_set_new(d, "total", json_integer(total));
+	json_object_set_new(d, "base_total",
+			    diff ? json_integer(base_total) : json_null());
+	json_object_set_new(d, "kinds", kinds);
+	json_object_set_new(d, "modules", mods);
+	json_object_set_new(d, "names", names);
+	json_object_set_new(d, "fmod", fmod);
+	json_object_set_new(d, "fkind", fkind);
+	text = json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(d);
+	if (!text)
+		ff_die("out of memory");
+	/*
+	 * The node arrays are plain integers, written directly: as jansson
+	 * values a million nodes would cost hundreds of megabytes.
+	 */
+	buf_json_for_script(b, text, strlen(text) - 1);
+	free(text);
+	buf_str(b, ",\"nodes\":[");
+	for (i = 0; i < nnodes; i++) {
+		if (i)
+			buf_add(b, ",", 1);
+		buf_u64(b, nodes[i].frame);
+		buf_add(b, ",", 1);
+		buf_u64(b, nodes[i].depth);
+		buf_add(b, ",", 1);
+		buf_u64(b, nodes[i].count[0]);
+	}
+	buf_add(b, "]", 1);
+	if (diff) {
+		buf_str(b, ",\"base\":[");
+		for (i = 0; i < nnodes; i++) {
+			if (i)
+				buf_add(b, ",", 1);
+			buf_u64(b, nodes[i].count[1]);
+		}
+		buf_add(b, "]", 1);
+	}
+	buf_add(b, "}", 1);
+}
+
+static char *
+asset(const char *name)
+{
+	char rel[256], *path, *text;
+
+	snprintf(rel, sizeof(rel), "share/flamegraph/%s", name);
+	path = ff_datapath(rel);
+	if (!path)
+		ff_die("cannot find '%s' beside the program or under the install prefix",
+		       rel);
+	text = ff_read_file(path, NULL);
+	if (!text)
+		ff_die("cannot read '%s': %s", path, strerror(errno));
+	free(path);
+	return text;
+}
+
+/* The template with @FLAME_CSS@, @FLAME_JS@ and @FLAME_DATA@ filled in. */
+void
+html_out(struct buf *b, json_t *meta, int diff, uint64_t total,
+	 uint64_t base_total)
+{
+	static const char *const marks[] = { "@FLAME_CSS@", "@FLAME_DATA@", "@FLAME_JS@" };
+	char *html = asset("flamegraph.html"), *css = asset("flamegraph.css"),
+		*js = asset("flamegraph.js"), *p = html, *q;
+	size_t i;
+
+	for (i = 0; i < FF_ARRAY_SIZE(marks); i++) {
+		q = strstr(p, marks[i]);
+		if (!q)
+			ff_die("share/flamegraph/flamegraph.html: no %s in the template",
+			       marks[i]);
+		buf_add(b, p, q - p);
+		if (i == 0)
+			buf_str(b, css);
+		else if (i == 1)
+			data_out(b, meta, diff, total, base_total);
+		else
+			buf_str(b, js);
+		p = q + strlen(marks[i]);
+	}
+	buf_str(b, p);
+	free(html);
+	free(css);
+	free(js);
+}

@@ -1,0 +1,220 @@
+/*
+ * ff-flame - fold perf call stacks and render them as a flame graph.
+ *
+ * Input is a perf.data (read through `perf script`, run with libpipeline),
+ * the text `perf script` prints, or folded stacks ("frame;frame;frame
+ * count", the format of the FlameGraph scripts, inferno and speedscope).
+ * Samples are folded as they stream past into a hash table of distinct
+ * stacks, so memory grows with distinct stacks, not with samples. Output
+ * is folded stacks (--folded) or one self-contained HTML page built from
+ * our template in share/flamegraph. With --diff, the page is sized by NEW
+ * and coloured by how each frame's share of samples changed from BASE.
+ *
+ * This file: the options, the output file, and the order of the work.
+ */
+#include "ff-flame.h"
+
+#include <getopt.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char usage[] =
+	"usage: ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [--events FILE]\n"
+	"                [FILE]\n"
+	"       ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [--events FILE]\n"
+	"                --diff BASE NEW\n"
+	"\n"
+	"FILE is a perf.data (default ./perf.data), perf script output, or folded\n"
+	"stacks; '-' reads text from standard input.\n"
+	"  -o, --output FILE  write to FILE (atomically) instead of standard output\n"
+	"  -t, --title TITLE  the page's title\n"
+	"  --folded           print folded stacks instead of HTML (with --diff:\n"
+	"                     'stack base_count new_count')\n"
+	"  --script           the text input is perf script output\n"
+	"  --meta JSON        a JSON object (or @FILE holding one) with title,\n"
+	"                     workload, relay, protocol and relays:\n"
+	"                     [{\"role\":\"r1\",\"pid\":1,\"pids\":[..],\"program\":\"nginx\"},..]\n"
+	"  --events FILE      the run's events, as `flimflam record --json` prints\n"
+	"                     them: the meta from its topology and capture events\n"
+	"                     (--meta's members, when given too, win)\n"
+	"  --diff BASE NEW    a differential graph of NEW against BASE\n"
+	"  -h, --help         show this help\n"
+	"  --version          print the version and exit\n";
+
+struct opts {
+	const char *out, *title, *meta, *events;
+	int folded, diff;
+	int nin;		/* input files named: 0 (./perf.data), 1, 2 with --diff */
+	char **in;		/* them: BASE NEW with --diff */
+};
+
+static void
+parse_options(struct opts *o, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+		{ "output", required_argument, NULL, 'o' },
+		{ "title", required_argument, NULL, 't' },
+		{ "folded", no_argument, NULL, 'F' },
+		{ "script", no_argument, NULL, 'S' },
+		{ "meta", required_argument, NULL, 'M' },
+		{ "events", required_argument, NULL, 'E' },
+		{ "diff", no_argument, NULL, 'D' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = ff_getopt(argc, argv, "+:ho:t:", longopts, usage)) != -1)
+		switch (c) {
+		case 'h': ff_usage(usage, 0);
+		case 'o': o->out = optarg; break;
+		case 't': o->title = optarg; break;
+		case 'F': o->folded = 1; break;
+		case 'S': force_script = 1; break;
+		case 'M': o->meta = optarg; break;
+		case 'E': o->events = optarg; break;
+		case 'D': o->diff = 1; break;
+		}
+	o->nin = argc - optind;
+	o->in = argv + optind;
+	if (o->diff && o->nin != 2)
+		ff_usage_error(usage, "--diff needs two files, BASE and NEW");
+	if (!o->diff && o->nin > 1)
+		ff_usage_error(usage, "one input file at most (or --diff BASE NEW)");
+	if (o->diff && !strcmp(o->in[0], "-") && !strcmp(o->in[1], "-"))
+		ff_usage_error(usage, "--diff: only one input can be standard input");
+}
+
+/* The input the page is of: NEW with --diff, else the one input. */
+static const char *
+main_input(const struct opts *o)
+{
+	return o->diff ? o->in[1] : o->nin ? o->in[0] : "perf.data";
+}
+
+/*
+ * Before the (long) read: a directory in the way fails now, and so does
+ * -o perf.data perf.data, which would replace the recording with its page.
+ */
+static void
+check_output(const struct opts *o)
+{
+	struct ff_out checked;
+	struct stat so, si;
+	const char *in;
+	int k;
+
+	if (!o->out)
+		return;
+	if (ff_out_check(&checked, o->out, 0, NULL) < 0)
+		ff_die("%s", checked.err);
+	for (k = 0; checked.exists && k < (o->nin ? o->nin : 1); k++) {
+		in = o->nin ? o->in[k] : "perf.data";
+		if (stat(checked.path, &so) == 0 && stat(in, &si) == 0 &&
+		    so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+			ff_die("cannot write '%s': it is the input '%s'", o->out, in);
+	}
+}
+
+/* The meta of --events, then --meta's members over it. */
+static json_t *
+load_meta(const struct opts *o)
+{
+	json_t *meta = o->events ? meta_from_events(o->events) : json_object();
+	json_t *given;
+
+	if (o->meta) {
+		given = meta_load(o->meta);
+		json_object_update(meta, given);
+		json_decref(given);
+	}
+	return meta;
+}
+
+/* Read the input (BASE, then NEW, with --diff) and say what was not understood. */
+static void
+read_inputs(const struct opts *o, struct input in[2])
+{
+	int k;
+
+	memset(in, 0, 2 * sizeof(*in));
+	if (o->diff) {
+		in[1].which = 1;
+		read_input(&in[1], o->in[0]);
+		in[0].which = 0;
+		read_input(&in[0], o->in[1]);
+	} else {
+		read_input(&in[0], main_input(o));
+	}
+	for (k = 0; k <= o->diff; k++)
+		if (in[k].bad)
+			ff_info("%s: %ld line%s not understood", in[k].name, in[k].bad,
+				in[k].bad == 1 ? "" : "s");
+	if (!in[0].samples)
+		ff_warn("no samples in '%s'", in[0].name);
+}
+
+/* The page's header: title, date, and the files it is of. */
+static void
+page_meta(json_t *meta, const struct opts *o)
+{
+	const char *path = main_input(o);
+
+	if (o->title)
+		json_object_set_new(meta, "title", json_string(o->title));
+	else if (!ff_json_str(meta, "title"))
+		json_object_set_new(meta, "title", json_string(
+			o->diff ? "Differential flame graph" : "Flame graph"));
+	if (!ff_json_str(meta, "date"))
+		json_object_set_new(meta, "date", json_string(
+			ff_json_str(meta, "time") ? ff_json_str(meta, "time")
+			: file_date(path)));
+	json_object_set_new(meta, "source", ff_json_text(path));
+	if (o->diff)
+		json_object_set_new(meta, "base_source", ff_json_text(o->in[0]));
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o = { 0 };
+	struct input in[2];
+	struct buf b = { NULL, 0, 0 };
+	uint32_t *order;
+	json_t *meta;
+
+	ff_setprog(argv[0]);
+	parse_options(&o, argc, argv);
+	check_output(&o);
+	meta = load_meta(&o);
+	root_frame = frame_intern("all", 3, 0, K_ROOT);
+	module_intern("", 0);
+	relays_from_meta(meta);
+
+	read_inputs(&o, in);
+	merge_towers();
+	name_towers();
+	rank_frames();
+	order = sorted_stacks();
+	if (o.folded) {
+		folded_out(&b, order, o.diff);
+	} else {
+		page_meta(meta, &o);
+		build_tree(order);
+		if (o.diff)
+			prune_empty();
+		html_out(&b, meta, o.diff, in[0].samples, in[1].samples);
+	}
+	free(order);
+	json_decref(meta);
+	if (o.out) {
+		if (ff_write_file(o.out, b.s ? b.s : "", 0644) < 0)
+			return 1;
+	} else if (b.len) {
+		fwrite(b.s, 1, b.len, stdout);
+	}
+	free(b.s);
+	return ff_finish();
+}

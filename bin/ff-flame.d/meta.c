@@ -1,0 +1,362 @@
+/*
+ * ff-flame's relays: what --meta (or --events) says about them, and the
+ * tower each process's samples go in: its relay's (matched by pid, else
+ * by comm), or one of its own.
+ */
+#include "ff-flame.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct proc {
+	long pid;
+	uint32_t frame;
+	char comm[64];
+	int main_seen;		/* comm comes from the thread whose tid is the pid */
+};
+
+struct relay *relays;
+size_t nrelays;
+
+static struct proc *procs;
+static uint32_t nprocs, capprocs;
+static struct slots proc_slots;
+
+static uint64_t proc_hash_of(uint32_t i) { return mix((uint64_t)procs[i].pid); }
+
+static int
+relay_has_pid(const struct relay *r, long pid)
+{
+	size_t i;
+
+	if (r->pid == pid)
+		return 1;
+	for (i = 0; i < r->npids; i++)
+		if (r->pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * The relay a process belongs to: by pid (its own or one in its pids
+ * list), else by comm when exactly one relay runs a program of that name
+ * (perf keeps 15 characters of a comm). -1 for none.
+ */
+static int
+relay_of(long pid, const char *comm)
+{
+	size_t i;
+	int found = -1;
+
+	for (i = 0; i < nrelays; i++)
+		if (pid >= 0 && relay_has_pid(&relays[i], pid))
+			return i;
+	if (!comm)
+		return -1;
+	for (i = 0; i < nrelays; i++) {
+		if (!relays[i].program ||
+		    strncmp(basename_of(relays[i].program), comm, 15) ||
+		    strlen(comm) > 15)
+			continue;
+		if (found >= 0)
+			return -1;	/* two relays run it: ambiguous */
+		found = i;
+	}
+	return found;
+}
+
+/* The tower of a perf sample's process. */
+uint32_t
+tower_for_pid(long pid, long tid, const char *comm, size_t commlen)
+{
+	uint64_t h = mix((uint64_t)pid);
+	struct proc *p;
+	char name[64];
+	size_t j;
+	int r;
+
+	if (commlen >= sizeof(name))
+		commlen = sizeof(name) - 1;
+	memcpy(name, comm, commlen);
+	name[commlen] = 0;
+	slots_grow(&proc_slots, nprocs, proc_hash_of);
+	for (j = h & proc_slots.mask; proc_slots.v[j];
+	     j = (j + 1) & proc_slots.mask) {
+		p = &procs[proc_slots.v[j] - 1];
+		if (p->pid != pid)
+			continue;
+		if (tid == pid && !p->main_seen) {
+			snprintf(p->comm, sizeof(p->comm), "%s", name);
+			p->main_seen = 1;
+		}
+		return p->frame;
+	}
+	GROW(procs, nprocs, capprocs);
+	p = &procs[nprocs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	snprintf(p->comm, sizeof(p->comm), "%s", name);
+	p->main_seen = tid == pid;
+	r = relay_of(pid, NULL);	/* by comm at the end: see merge_towers() */
+	if (r >= 0)
+		p->frame = relays[r].frame;
+	else
+		p->frame = frame_new(NULL, 0, K_PROCESS, 0);
+	proc_slots.v[j] = ++nprocs;
+	return p->frame;
+}
+
+/*
+ * The tower of a folded stack's first frame: a relay's own label, a
+ * "comm (pid N)" whose pid or comm belongs to a relay, or the name itself.
+ */
+uint32_t
+tower_for_name(const char *name, size_t len)
+{
+	const char *p;
+	char comm[64];
+	long pid = -1;
+	size_t i, clen = len;
+	int r;
+
+	for (i = 0; i < nrelays; i++)
+		if (strlen(relays[i].label) == len &&
+		    !strncmp(relays[i].label, name, len))
+			return relays[i].frame;
+	if (nrelays) {
+		if (len > 7 && name[len - 1] == ')') {
+			for (p = name + len - 2; p > name && *p >= '0' && *p <= '9'; p--)
+				;
+			if (p - name >= 5 && p < name + len - 2 &&
+			    !strncmp(p - 5, " (pid ", 6)) {
+				pid = strtol(p + 1, NULL, 10);
+				clen = p - 5 - name;
+			}
+		}
+		if (clen < sizeof(comm)) {
+			memcpy(comm, name, clen);
+			comm[clen] = 0;
+			if ((r = relay_of(pid, comm)) >= 0)
+				return relays[r].frame;
+		}
+	}
+	return frame_intern(name, len, 0, K_PROCESS);
+}
+
+/*
+ * A process no relay lists by pid joins the relay that runs a program of
+ * its comm. This waits for the end, when the process's own comm is known
+ * (its threads may have names of their own, and sample first): the
+ * process's stacks are then moved to the relay's tower, merging with the
+ * stacks already there.
+ */
+void
+merge_towers(void)
+{
+	uint32_t *alias = NULL, i, k;
+	int r;
+
+	for (i = 0; i < nprocs; i++) {
+		if (frames[procs[i].frame].relay >= 0 ||
+		    (r = relay_of(-1, procs[i].comm)) < 0)
+			continue;
+		if (!alias) {
+			alias = ff_realloc(NULL, nframes * sizeof(*alias));
+			for (k = 0; k < nframes; k++)
+				alias[k] = k;
+		}
+		alias[procs[i].frame] = relays[r].frame;
+	}
+	if (!alias)
+		return;
+	stacks_alias(alias);
+	free(alias);
+}
+
+/* Name the per-pid towers, now that every process's comm is known. */
+void
+name_towers(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < nprocs; i++) {
+		struct frame *f = &frames[procs[i].frame];
+
+		if (f->name)
+			continue;
+		if (asprintf(&f->name, "%s (pid %ld)", procs[i].comm,
+			     procs[i].pid) < 0)
+			ff_die("out of memory");
+	}
+}
+
+/* Meta: --meta JSON */
+
+json_t *
+meta_load(const char *arg)
+{
+	json_error_t err;
+	json_t *meta;
+
+	if (arg[0] == '@') {
+		meta = json_load_file(arg + 1, 0, &err);
+		if (!meta)
+			ff_die("--meta: cannot read '%s': %s", arg + 1, err.text);
+	} else {
+		meta = json_loads(arg, 0, &err);
+		if (!meta)
+			ff_usage_error(usage, "--meta: not JSON: %s", err.text);
+	}
+	if (!json_is_object(meta))
+		ff_usage_error(usage, "--meta: expected a JSON object");
+	return meta;
+}
+
+static long
+json_pid(const json_t *v)
+{
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (json_is_real(v))
+		return (long)json_real_value(v);
+	return -1;
+}
+
+void
+relays_from_meta(const json_t *meta)
+{
+	const json_t *arr = json_object_get(meta, "relays"), *r, *v;
+	const char *role, *prog;
+	struct relay *rl;
+	char roleup[32], label[320];
+	size_t i, k;
+	int n;
+
+	if (!json_is_array(arr))
+		return;
+	relays = ff_realloc(NULL, (json_array_size(arr) + 1) * sizeof(*relays));
+	json_array_foreach(arr, i, r) {
+		if (!json_is_object(r))
+			continue;
+		rl = &relays[nrelays];
+		memset(rl, 0, sizeof(*rl));
+		role = ff_json_str(r, "role");
+		prog = ff_json_str(r, "program");
+		rl->role = ff_strdup(role ? role : "relay");
+		rl->program = ff_strdup(prog);
+		rl->pid = json_pid(json_object_get(r, "pid"));
+		v = json_object_get(r, "pids");
+		if (json_is_array(v)) {
+			rl->pids = ff_realloc(NULL, (json_array_size(v) + 1) *
+					    sizeof(*rl->pids));
+			for (k = 0; k < json_array_size(v); k++)
+				rl->pids[rl->npids++] = json_pid(json_array_get(v, k));
+		}
+		snprintf(roleup, sizeof(roleup), "%s", rl->role);
+		for (k = 0; roleup[k]; k++)
+			if (roleup[k] >= 'a' && roleup[k] <= 'z')
+				roleup[k] -= 'a' - 'A';
+		/* "R1 nginx (pid 123)", as much of it as the meta tells. */
+		n = snprintf(label, sizeof(label), "%s", roleup);
+		if (prog)
+			n += snprintf(label + n, sizeof(label) - n, " %.200s",
+				      basename_of(prog));
+		if (rl->pid >= 0)
+			snprintf(label + n, sizeof(label) - n, " (pid %ld)", rl->pid);
+		rl->label = ff_strdup(label);
+		rl->frame = frame_new(ff_strdup(rl->label), 0, K_PROCESS, 0);
+		frames[rl->frame].relay = nrelays;
+		nrelays++;
+	}
+}
+
+/* Events: --events FILE */
+
+/* The events of a file of JSON lines, each an object. */
+static json_t *
+events_load(const char *path)
+{
+	struct input in = { .name = path };
+	json_t *events = json_array(), *ev;
+	json_error_t err;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *fp = fopen(path, "r");
+
+	if (!fp)
+		ff_die("--events: cannot read '%s': %s", path, strerror(errno));
+	while ((n = get_line(&in, &line, &cap, fp)) >= 0) {
+		in.line++;
+		if (!rtrim(line, n))
+			continue;
+		ev = memchr(line, 0, n) ? NULL : json_loadb(line, n, 0, &err);
+		if (!json_is_object(ev))
+			ff_die("%s:%ld: not an event (one JSON object a line, as flimflam --json prints them)",
+			       path, in.line);
+		json_array_append_new(events, ev);
+	}
+	if (ferror(fp))
+		ff_die("cannot read '%s': %s", path, strerror(errno));
+	fclose(fp);
+	free(line);
+	return events;
+}
+
+/* The program a topology event's relay of this role runs, or NULL. */
+static const char *
+topology_program(const json_t *topo, const char *role)
+{
+	const json_t *tr;
+	size_t i;
+
+	json_array_foreach(json_object_get(topo, "relays"), i, tr)
+		if (role && ff_json_str(tr, "role") && !strcmp(ff_json_str(tr, "role"), role))
+			return ff_json_str(tr, "program");
+	return NULL;
+}
+
+/*
+ * The meta of a run, from its events as `flimflam record --json` prints
+ * them: the relays' roles and pids from `capture` (else `topology`), their
+ * programs from `topology`, the workload from the first event naming one,
+ * and a title of the three.
+ */
+json_t *
+meta_from_events(const char *path)
+{
+	json_t *events = events_load(path), *meta = json_object(), *rl = json_array();
+	json_t *topo = ff_event_find(events, "topology"), *cap = ff_event_find(events, "capture");
+	const json_t *list = json_object_get(cap ? cap : topo, "relays"), *r, *ev;
+	const char *workload = NULL, *relay = ff_json_str(topo, "relay"),
+		*protocol = ff_json_str(topo, "protocol"), *role;
+	size_t i;
+
+	if (!topo && !cap)
+		ff_die("--events: '%s' has no topology or capture event (the events of a run, as `flimflam record --json` prints them)",
+		       path);
+	json_array_foreach(events, i, ev)
+		if (!workload)
+			workload = ff_json_str(ev, "workload");
+	json_array_foreach(list, i, r) {
+		role = ff_json_str(r, "role");
+		json_array_append_new(rl, json_pack("{s:s?, s:O?, s:O?, s:s?}",
+			"role", role, "pid", json_object_get(r, "pid"),
+			"pids", json_object_get(r, "pids"), "program", topology_program(topo, role)));
+	}
+	if (workload && relay && protocol) {
+		char *title = ff_asprintf("flimflam: %s over %s (%s)", workload, relay, protocol);
+
+		json_object_set_new(meta, "title", ff_json_text(title));
+		free(title);
+	}
+	if (workload)
+		json_object_set_new(meta, "workload", ff_json_text(workload));
+	if (relay)
+		json_object_set_new(meta, "relay", ff_json_text(relay));
+	if (protocol)
+		json_object_set_new(meta, "protocol", ff_json_text(protocol));
+	json_object_set_new(meta, "relays", rl);
+	json_decref(events);
+	return meta;
+}
