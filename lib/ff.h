@@ -3,6 +3,7 @@
  *
  * Sections follow the implementing files:
  *   ff_err.c    program name, messages, usage, exit
+ *   ff_mem.c    memory: allocation, growing arrays, buffers, argument vectors
  *   ff_num.c    option values: numbers, lists; quantities for people
  *   ff_json.c   JSON-lines events (jansson): emit, read
  *   ff_time.c   clocks and timestamps
@@ -85,12 +86,6 @@ void ff_set_cleanup(void (*fn)(void));
 /* Run the cleanup hook and exit(status), saying nothing. */
 noreturn void ff_quit(int status);
 
-/* A formatted string (malloc'd); dies when out of memory. */
-char *ff_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* realloc(3) (n 0 is 1 byte) and strdup(3) (NULL gives NULL) that die when out of memory. */
-void *ff_realloc(void *p, size_t n);
-char *ff_strdup(const char *s);
-
 /*
  * The name a program's usage texts give it ("ff-bench compare"). When
  * flimflam runs the program as one of its commands, it names it so in
@@ -105,6 +100,51 @@ noreturn void ff_usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Flush stdout; a write error other than EPIPE is reported. Returns 0 or 1. */
 int ff_finish(void);
+
+/* ff_mem.c */
+
+/* Each of these dies ("out of memory") rather than return NULL. */
+/* A formatted string (malloc'd). */
+char *ff_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* realloc(3) (n 0 is 1 byte) and strdup(3) (NULL gives NULL). */
+void *ff_realloc(void *p, size_t n);
+char *ff_strdup(const char *s);
+/*
+ * An array that grows: room for at least `need` elements of `size` bytes,
+ * `*cap` counting what there is room for (0 at first: `first` elements,
+ * or 16 when 0, then doubling). FF_GROW(arr, need, cap) for an array
+ * variable and its capacity (a size_t).
+ */
+void *ff_grow(void *p, size_t need, size_t *cap, size_t size, size_t first);
+#define FF_GROW(arr, need, cap) \
+	((arr) = ff_grow((arr), (need), &(cap), sizeof(*(arr)), 0))
+/* A byte buffer, always NUL-terminated once anything was added. */
+struct ff_buf {
+	char *s;
+	size_t len, cap;
+};
+#define FF_BUF_INIT { NULL, 0, 0 }
+void ff_buf_add(struct ff_buf *b, const char *s, size_t n);
+void ff_buf_addstr(struct ff_buf *b, const char *s);
+void ff_buf_printf(struct ff_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The text (malloc'd; "" when empty); the buffer is empty again. */
+char *ff_buf_take(struct ff_buf *b);
+void ff_buf_free(struct ff_buf *b);
+/* An argument vector, NULL-terminated, of copies it owns. */
+struct ff_argv {
+	char **v;
+	size_t n, cap;
+};
+#define FF_ARGV_INIT { NULL, 0, 0 }
+void ff_argv_add(struct ff_argv *a, const char *s);
+void ff_argv_addf(struct ff_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * The run options as the programs take them: "--jobs" N "--warmup" N
+ * "--duration" N, and "--cpu-limit" N when `with_cpu_limit`.
+ */
+struct ff_run_opts;
+void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_limit);
+void ff_argv_free(struct ff_argv *a);
 
 /* ff_num.c */
 

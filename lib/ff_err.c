@@ -305,37 +305,3 @@ ff_finish(void)
 	}
 	return 0;
 }
-
-void *
-ff_realloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		ff_die("out of memory");
-	return p;
-}
-
-char *
-ff_strdup(const char *s)
-{
-	char *d = s ? strdup(s) : NULL;
-
-	if (s && !d)
-		ff_die("out of memory");
-	return d;
-}
-
-char *
-ff_asprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		ff_die("out of memory");
-	return s;
-}

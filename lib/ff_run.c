@@ -116,13 +116,12 @@ prune_runs(const char *base)
 		if (strlen(de->d_name) != 22 || de->d_name[8] != '-' || de->d_name[15] != '-' ||
 		    strspn(de->d_name, "0123456789") != 8)
 			continue;
-		if (n == cap && !(names = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*names))))
-			break;
-		names[n++] = strdup(de->d_name);
+		FF_GROW(names, n + 1, cap);
+		names[n++] = ff_strdup(de->d_name);
 	}
 	closedir(d);
 	/* Room for the one about to be made. */
-	if (names && n > (size_t)keep - 1) {
+	if (n > (size_t)keep - 1) {
 		qsort(names, n, sizeof(*names), cmp_names);
 		for (i = 0; i < n - (keep - 1); i++) {
 			snprintf(path, sizeof(path), "%s/%s", base, names[i]);
