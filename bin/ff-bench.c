@@ -332,7 +332,8 @@ struct run {
 struct group {
 	struct key k;		/* its names are the group's own */
 	struct run *runs;	/* in order */
-	int nruns, cap;
+	int nruns;
+	size_t cap;
 	int order;		/* of first appearance */
 };
 
@@ -346,7 +347,8 @@ _Static_assert(FF_ARRAY_SIZE(env_fields) == N_ENV_FIELDS, "env_fields");
 struct results {
 	int with_warmup;	/* cases differ by warmup too (compare's do not) */
 	struct group *g;	/* in order of first appearance */
-	int ng, cap;
+	int ng;
+	size_t cap;
 	int *slot;		/* hash of the keys: index into g + 1, or 0 */
 	size_t nslot;
 	json_t *env;		/* the first environment */
@@ -404,10 +406,7 @@ results_group(struct results *r, const struct key *k)
 	for (i = key_hash(k, r->with_warmup) & mask; r->slot[i]; i = (i + 1) & mask)
 		if (key_eq(&r->g[r->slot[i] - 1].k, k, r->with_warmup))
 			return &r->g[r->slot[i] - 1];
-	if (r->ng == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 16;
-		r->g = ff_realloc(r->g, r->cap * sizeof(*r->g));
-	}
+	FF_GROW(r->g, (size_t)r->ng + 1, r->cap);
 	g = &r->g[r->ng];
 	memset(g, 0, sizeof(*g));
 	g->k = *k;
@@ -443,10 +442,7 @@ results_add(struct results *r, const json_t *rec)
 
 	rec_key(rec, &k);
 	g = results_group(r, &k);
-	if (g->nruns == g->cap) {
-		g->cap = g->cap ? g->cap * 2 : 4;
-		g->runs = ff_realloc(g->runs, g->cap * sizeof(*g->runs));
-	}
+	g->runs = ff_grow(g->runs, (size_t)g->nruns + 1, &g->cap, sizeof(*g->runs), 4);
 	run = &g->runs[g->nruns++];
 	memset(run, 0, sizeof(*run));
 	run->status = !strcmp(st, "ok") ? 'o' : !strcmp(st, "failed") ? 'f' : 's';
@@ -765,15 +761,13 @@ static void
 load_results(const char *path, int with_warmup, struct results *r)
 {
 	const char *name = strcmp(path, "-") ? path : "standard input";
-	char *line = malloc(MAX_LINE), *chunk = malloc(65536), *p, *end, *nl;
+	char *line = ff_realloc(NULL, MAX_LINE), *chunk = ff_realloc(NULL, 65536), *p, *end, *nl;
 	size_t len = 0, seg;
 	unsigned long long total = 0;
 	long lineno = 0;
 	ssize_t n;
 	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
 
-	if (!line || !chunk)
-		ff_die("out of memory");
 	if (fd < 0)
 		ff_die("cannot read '%s': %s", name, strerror(errno));
 	memset(r, 0, sizeof(*r));
@@ -829,6 +823,7 @@ struct table {
 	const char *align;	/* 'l' or 'r' per column */
 	struct row *rows;	/* rows[0] is the heading */
 	int nrows;
+	size_t cap;
 };
 
 static void
@@ -837,13 +832,11 @@ trow_v(struct table *t, int n, const char *const cells[])
 	struct row *r;
 	int i;
 
-	t->rows = realloc(t->rows, (t->nrows + 1) * sizeof(*t->rows));
-	if (!t->rows)
-		ff_die("out of memory");
+	FF_GROW(t->rows, (size_t)t->nrows + 1, t->cap);
 	r = &t->rows[t->nrows++];
 	r->n = n;
 	for (i = 0; i < n; i++)
-		r->c[i] = strdup(cells[i] ? cells[i] : "");
+		r->c[i] = ff_strdup(cells[i] ? cells[i] : "");
 }
 
 static void
@@ -1059,7 +1052,7 @@ print_results(struct results *res)
 		"R1 CPU", "R1 RSS", "R2 CPU", "R2 RSS"
 	};
 	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
-	struct table t = { 10, "lllrrrrrrr", NULL, 0 }, e = { 6, "lllrrr", NULL, 0 };
+	struct table t = { 10, "lllrrrrrrr", NULL, 0, 0 }, e = { 6, "lllrrr", NULL, 0, 0 };
 	struct group *g = res->g;
 	struct stats s;
 	char cells[MAXCOLS][128], reason[4096], *cp[MAXCOLS];
@@ -1271,11 +1264,9 @@ static void
 mann_whitney(const double *x, int n1, const double *y, int n2, struct utest *t)
 {
 	int n = n1 + n2, i, j, k;
-	struct obs *o = malloc(n * sizeof(*o));
+	struct obs *o = ff_realloc(NULL, n * sizeof(*o));
 	double r1 = 0, ties = 0, rank, u1, mu, var, z;
 
-	if (!o)
-		ff_die("out of memory");
 	for (i = 0; i < n1; i++)
 		o[i] = (struct obs){ x[i], 0 };
 	for (i = 0; i < n2; i++)
@@ -1527,7 +1518,7 @@ emit_row_json(const struct cmp_row *r)
 static void
 compare_metric(int m, struct cmp_row *rows, int nrows, int *foot_few)
 {
-	struct table t = { 7, "lllrrrl", NULL, 0 };
+	struct table t = { 7, "lllrrrl", NULL, 0, 0 };
 	char base[128], new[128], delta[64], verdict[256];
 	double lb = 0, ln = 0;
 	int i, ngeo = 0, md = !strcmp(cmpopt.format, "markdown");
@@ -1792,11 +1783,9 @@ static int overhead_n;
 static int
 parse_list(const char *what, const char *arg, const char *const names[], const char *out[])
 {
-	char *copy = strdup(arg), *tok, *save = NULL;
+	char *copy = ff_strdup(arg), *tok, *save = NULL;
 	int n = 0, i, j;
 
-	if (!copy)
-		ff_die("out of memory");
 	if (!*arg || arg[0] == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
 		ff_usage_error(usage, "empty %s name in '%s'", what, arg);
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -1915,43 +1904,36 @@ static size_t streamed;		/* records written into it */
 static void
 save_results(void)
 {
-	size_t i, len = 0, cap = 4096;
-	char *text = malloc(cap), *line, *nt;
+	struct ff_buf text = FF_BUF_INIT;
 	struct ff_out o;
 	json_t *rec;
+	char *line;
+	size_t i;
 
-	if (!text)
-		ff_die("out of memory");
-	text[0] = 0;
+	ff_buf_addstr(&text, "");
 	json_array_foreach(bench_records, i, rec) {
 		if (stream.direct && i < streamed)
 			continue;
 		line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(10));
 		if (!line)
 			ff_die("out of memory");
-		while (len + strlen(line) + 2 > cap) {
-			nt = realloc(text, cap *= 2);
-			if (!nt)
-				ff_die("out of memory");
-			text = nt;
-		}
-		len += sprintf(text + len, "%s\n", line);
+		ff_buf_printf(&text, "%s\n", line);
 		free(line);
 	}
 	if (!stream.direct) {
 		/* Temp and rename: the file always holds whole lines of whole runs. */
 		if (ff_out_open(&o, opt.output, 0, NULL, 0644) < 0 ||
 		    (appended && ff_out_write(&o, appended, strlen(appended)) < 0) ||
-		    ff_out_write(&o, text, len) < 0 || ff_out_commit(&o) < 0) {
+		    ff_out_write(&o, text.s, text.len) < 0 || ff_out_commit(&o) < 0) {
 			ff_out_abort(&o);
 			ff_die("%s; the results so far could not be kept", o.err);
 		}
 	} else if ((stream.fd < 0 && ff_out_open(&stream, opt.output, 0, NULL, 0644) < 0) ||
-		   ff_out_write(&stream, text, len) < 0) {
+		   ff_out_write(&stream, text.s, text.len) < 0) {
 		ff_die("%s; the results so far could not be kept", stream.err);
 	}
 	streamed = json_array_size(bench_records);
-	free(text);
+	ff_buf_free(&text);
 }
 
 static json_t *
@@ -2047,10 +2029,8 @@ run_estimate(void)
 static char *
 reason_from_log(const char *err, char *run_dir, size_t n)
 {
-	char *text = strdup(err), *line, *save = NULL, *stage = NULL, *top = NULL, *p, *q;
+	char *text = ff_strdup(err), *line, *save = NULL, *stage = NULL, *top = NULL, *p, *q;
 
-	if (!text)
-		ff_die("out of memory");
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "ff-", 3) && !strstr(line, "retrying"))
 			stage = line;
@@ -2061,7 +2041,7 @@ reason_from_log(const char *err, char *run_dir, size_t n)
 				top = line;
 		}
 	}
-	p = stage ? strdup(stage) : top ? strdup(top) : NULL;
+	p = stage ? ff_strdup(stage) : top ? ff_strdup(top) : NULL;
 	free(text);
 	return p;
 }
@@ -2086,11 +2066,9 @@ errbuf_read(struct errbuf *e, int fd)
 		e->eof = 1;
 	if (r <= 0)
 		return;
-	while (e->len + r + 1 > e->cap && e->cap < ERR_MAX) {
-		e->cap = e->cap ? 2 * e->cap : 8192;
-		if (!(e->text = realloc(e->text, e->cap)))
-			ff_die("out of memory");
-	}
+	if (e->cap < ERR_MAX)
+		e->text = ff_grow(e->text, e->len + r + 1 < ERR_MAX ? e->len + r + 1 : ERR_MAX,
+				  &e->cap, 1, 8192);
 	if (e->len + r + 1 > e->cap) {
 		keep = e->cap / 2 - r - 1;
 		memmove(e->text + e->cap / 2, e->text + e->len - keep, keep);
@@ -2389,9 +2367,7 @@ check_output(void)
 		results_free(&old);
 	}
 	if (len && appended[len - 1] != '\n') {
-		appended = realloc(appended, len + 2);
-		if (!appended)
-			ff_die("out of memory");
+		appended = ff_realloc(appended, len + 2);
 		strcpy(appended + len, "\n");
 	}
 }

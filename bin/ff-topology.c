@@ -252,7 +252,7 @@ start_relays(int server_port)
 			load_module = ff_asprintf("load_module %s;", q);
 			free(q);
 		} else
-			load_module = strdup("");
+			load_module = ff_strdup("");
 		free(module);
 	}
 	for (int attempt = 0;; attempt++) {

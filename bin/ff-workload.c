@@ -113,9 +113,7 @@ nginx_script_literal(const char *s)
 
 	for (p = s; *p; p++)
 		n += *p == '$' ? sizeof("${flimflam_dollar}") - 1 : 1;
-	q = out = malloc(n + 1);
-	if (!out)
-		ff_die("out of memory");
+	q = out = ff_realloc(NULL, n + 1);
 	for (p = s; *p; p++)
 		q = *p == '$' ? stpcpy(q, "${flimflam_dollar}") : (*q = *p, q + 1);
 	*q = 0;
@@ -281,8 +279,7 @@ forward_upstream(struct drive *d)
 			d->host = ff_json_str(ev, "host");
 		}
 		if (!strcmp(name, "server") && !d->path)
-			d->path = ff_json_str(ev, "path") ?
-				strdup(ff_json_str(ev, "path")) : NULL;
+			d->path = ff_strdup(ff_json_str(ev, "path"));
 		ff_emit(ev);
 	}
 }
@@ -388,7 +385,7 @@ client_said(const struct drive *d)
 		if (!strncmp(line, "Usage:", 6))
 			break;	/* iperf3's help text: its error came before */
 		if (line[strspn(line, " \t")] && !strstr(line, "warning"))
-			r = strdup(line);
+			r = ff_strdup(line);
 	}
 	free(text);
 	if (!r && d->out_file && !strcmp(opt.workload, "iperf3") &&
@@ -434,7 +431,7 @@ drive(void)
 	}
 	if (d.port <= 0 || !d.host)
 		ff_die_event("the topology event has no host and port");
-	d.host = strdup(d.host);
+	d.host = ff_strdup(d.host);
 	/*
 	 * With no warmup the window opens as the client starts: first the
 	 * environment, whose probes (ff-topology's, 30 to 80 ms of CPU) would
@@ -749,12 +746,7 @@ finish_h2load(struct drive *d)
 		*next++ = 0;
 		if (status < 200 || status >= 300)
 			continue;
-		if (nlat == cap) {
-			cap = cap ? cap * 2 : 65536;
-			lat = realloc(lat, cap * sizeof(*lat));
-			if (!lat)
-				ff_die("out of memory");
-		}
+		lat = ff_grow(lat, nlat + 1, &cap, sizeof(*lat), 65536);
 		lat[nlat++] = us;
 		sum += us;
 	}

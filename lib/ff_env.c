@@ -52,7 +52,7 @@ probe_start(struct probe *p)
 	p->status = -1;
 	p->fd = -1;
 	p->len = 0;
-	p->cap = 4096;
+	p->cap = 0;
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -1;
 	o.out_fd = fds[1];
@@ -61,7 +61,8 @@ probe_start(struct probe *p)
 	 * opens that pipe again: stderr joins it (nginx -v writes there).
 	 */
 	o.log = "/dev/stdout";
-	if (!(p->out = malloc(p->cap)) || ff_spawn(&p->c, "probe", p->argv, &o) < 0) {
+	p->out = ff_grow(NULL, 1, &p->cap, 1, 4096);
+	if (ff_spawn(&p->c, "probe", p->argv, &o) < 0) {
 		free(p->out);
 		p->out = NULL;
 		close(fds[0]);
@@ -78,14 +79,9 @@ static void
 probe_read(struct probe *p)
 {
 	ssize_t n;
-	char *nb;
 
-	if (p->cap - p->len < 1024 && p->cap < RUN_MAX_BYTES + 1) {
-		if ((nb = realloc(p->out, 2 * p->cap))) {
-			p->out = nb;
-			p->cap *= 2;
-		}
-	}
+	if (p->cap - p->len < 1024 && p->cap < RUN_MAX_BYTES + 1)
+		p->out = ff_grow(p->out, p->cap + 1, &p->cap, 1, 0);
 	n = read(p->fd, p->out + p->len, p->cap - p->len - 1);
 	if (n < 0 && errno == EINTR)
 		return;
@@ -389,21 +385,21 @@ ff_env_nginx_stream_module(const char *nginx)
 		snprintf(path, sizeof(path), "%.*s/ngx_stream_module.so", (int)(e - p), p);
 		if (access(path, R_OK) == 0) {
 			free(out);
-			return strdup(path);
+			return ff_strdup(path);
 		}
 	}
 	for (i = 0; dirs[i]; i++) {
 		snprintf(path, sizeof(path), "%s/ngx_stream_module.so", dirs[i]);
 		if (access(path, R_OK) == 0) {
 			free(out);
-			return strdup(path);
+			return ff_strdup(path);
 		}
 	}
 	for (p = out; p && (p = strstr(p, "--with-stream")); p++)
 		if (p[strlen("--with-stream")] == ' ' || p[strlen("--with-stream")] == '\n' ||
 		    !p[strlen("--with-stream")]) {
 			free(out);
-			return strdup("builtin");
+			return ff_strdup("builtin");
 		}
 	free(out);
 	return NULL;
@@ -473,7 +469,7 @@ ff_skrouterd_schema_path(const char *skrouterd)
 	char *argv[] = { (char *)skrouterd, "--help", NULL }, *out, *p, *e, *r;
 
 	if (v && *v)
-		return strdup(v);
+		return ff_strdup(v);
 	if (!skrouterd)
 		return NULL;
 	/*
@@ -546,7 +542,7 @@ ff_skrouterd_check(const char *path, char *why, size_t n)
 		snprintf(why, n, "'%s --version' printed '%.60s%s', not a version: not a router flimflam can use",
 			 path, version ? version : "", version && strlen(version) > 60 ? "..." : "");
 	} else if (env_schema && *env_schema)
-		schema = strdup(env_schema);
+		schema = ff_strdup(env_schema);
 	else if (!p[1].out || p[1].status != 0)
 		snprintf(why, n, "'%s --help' %s: its management schema cannot be found", path,
 			 p[1].out ? probe_failure(&p[1]) : "cannot run");

@@ -81,9 +81,7 @@ ff_printable(const char *s)
 
 	if (!s)
 		return NULL;
-	out = malloc(4 * strlen(s) + 1);
-	if (!out)
-		ff_die("out of memory");
+	out = ff_realloc(NULL, 4 * strlen(s) + 1);
 	ff_printable_n(out, s, strlen(s));
 	return out;
 }

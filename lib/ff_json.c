@@ -177,9 +177,7 @@ ff_json_text(const char *s)
 		return json_null();
 	if (utf8_valid(s))
 		return json_string(s);
-	q = buf = malloc(3 * strlen(s) + 1);
-	if (!buf)
-		ff_die("out of memory");
+	q = buf = ff_realloc(NULL, 3 * strlen(s) + 1);
 	for (; *s; s += n ? n : 1)
 		if ((n = ff_utf8_len((const unsigned char *)s)))
 			q = mempcpy(q, s, n);
@@ -201,9 +199,7 @@ ff_file_url(const char *path)
 		full = ff_asprintf("%s/%s", cwd, path);
 	else
 		full = ff_asprintf("%s", path);
-	q = buf = malloc(sizeof("file://") + 3 * strlen(full));
-	if (!buf)
-		ff_die("out of memory");
+	q = buf = ff_realloc(NULL, sizeof("file://") + 3 * strlen(full));
 	q = stpcpy(q, "file://");
 	for (p = (const unsigned char *)full; *p; p++)
 		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -242,10 +238,8 @@ ff_json_path_value(const json_t *v)
 	if (!s)
 		return NULL;
 	if (strncmp(s, "file://", 7))
-		return strdup(s);
-	q = out = malloc(strlen(s) + 1);
-	if (!out)
-		ff_die("out of memory");
+		return ff_strdup(s);
+	q = out = ff_realloc(NULL, strlen(s) + 1);
 	for (p = s + 7; *p; p++)
 		if (*p == '%' && sscanf(p + 1, "%2x", &x) == 1) {
 			*q++ = (char)x;
@@ -289,15 +283,8 @@ ff_reader_fill(struct ff_reader *r)
 	if (r->len >= FF_READER_MAX_LINE && !memchr(r->buf, '\n', r->len))
 		ff_die("%s:%ld: a line of more than %d MiB: not an event stream (one JSON object per line)",
 		       r->name, r->line + 1, FF_READER_MAX_LINE >> 20);
-	if (r->cap - r->len < 65536) {
-		size_t cap = r->cap ? r->cap * 2 : 131072;
-		char *b = realloc(r->buf, cap);
-
-		if (!b)
-			ff_die("out of memory");
-		r->buf = b;
-		r->cap = cap;
-	}
+	if (r->cap - r->len < 65536)
+		r->buf = ff_grow(r->buf, r->cap + 1, &r->cap, 1, 131072);
 	do
 		n = read(r->fd, r->buf + r->len, r->cap - r->len - 1);
 	while (n < 0 && errno == EINTR && !ff_signalled());

@@ -278,7 +278,7 @@ ff_helper_path(const char *name)
 
 		absolute(p, full, sizeof(full));
 		free(p);
-		return strdup(full);
+		return ff_strdup(full);
 	}
 	if ((p = existing(ff_exedir(), name)))
 		return p;
@@ -290,7 +290,7 @@ ff_helper_path(const char *name)
 		return p;
 	if ((p = existing(FF_PREFIX "/libexec/flimflam", name)))
 		return p;
-	return strdup(name);
+	return ff_strdup(name);
 }
 
 char *
@@ -301,7 +301,7 @@ ff_which(const char *prog)
 	struct stat st;
 
 	if (strchr(prog, '/'))
-		return access(prog, X_OK) == 0 ? strdup(prog) : NULL;
+		return access(prog, X_OK) == 0 ? ff_strdup(prog) : NULL;
 	for (p = path ? path : "/usr/bin:/bin"; p; p = colon ? colon + 1 : NULL) {
 		int len;
 
@@ -315,7 +315,7 @@ ff_which(const char *prog)
 			char full[PATH_MAX];
 
 			absolute(buf, full, sizeof(full));
-			return strdup(full);
+			return ff_strdup(full);
 		}
 	}
 	return NULL;
@@ -324,7 +324,7 @@ ff_which(const char *prog)
 char *
 ff_read_file(const char *path, size_t *lenp)
 {
-	char *buf = NULL, *nb;
+	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), saved;
@@ -332,15 +332,8 @@ ff_read_file(const char *path, size_t *lenp)
 	if (fd < 0)
 		return NULL;
 	for (;;) {
-		if (cap - len < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				saved = ENOMEM;
-				goto fail;
-			}
-			buf = nb;
-		}
+		if (cap - len < 4096)
+			buf = ff_grow(buf, cap + 1, &cap, 1, 8192);
 		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -414,9 +407,7 @@ ff_nginx_quote(const char *s)
 
 	for (p = s; *p; p++)
 		n += 1 + (*p == '"' || *p == '\\');
-	q = out = malloc(n + 1);
-	if (!out)
-		ff_die("out of memory");
+	q = out = ff_realloc(NULL, n + 1);
 	*q++ = '"';
 	for (p = s; *p; p++) {
 		if (*p == '"' || *p == '\\')
@@ -458,18 +449,16 @@ refused(enum ff_conf_syntax syntax, const char *name, const char *val, int quote
 char *
 ff_template_fill(const char *tmpl_path, enum ff_conf_syntax syntax, const char *const vars[])
 {
-	char *tmpl = ff_read_file(tmpl_path, NULL), *out, *p, *q, *esc;
+	char *tmpl = ff_read_file(tmpl_path, NULL), *p, *q, *esc;
+	struct ff_buf out = FF_BUF_INIT;
 	const char *why;
-	size_t cap, len = 0;
 	int i, quoted = 0, comment = 0;
 
 	if (!tmpl) {
 		ff_warn("cannot read '%s': %s", tmpl_path, strerror(errno));
 		return NULL;
 	}
-	cap = strlen(tmpl) + 1;
-	out = malloc(cap);
-	for (p = tmpl; out && *p; ) {
+	for (p = tmpl; *p; ) {
 		const char *val = NULL;
 		size_t vlen;
 
@@ -516,24 +505,14 @@ ff_template_fill(const char *tmpl_path, enum ff_conf_syntax syntax, const char *
 			}
 			vlen = strlen(val);
 		}
-		if (len + vlen + 1 > cap) {
-			cap = (len + vlen + 1) * 2;
-			out = realloc(out, cap);
-			if (!out)
-				break;
-		}
-		memcpy(out + len, val, vlen);
-		len += vlen;
+		ff_buf_add(&out, val, vlen);
 		free(esc);
 		p = q + 1;
 	}
 	free(tmpl);
-	if (!out)
-		ff_die("out of memory");
-	out[len] = 0;
-	return out;
+	return ff_buf_take(&out);
 fail:
-	free(out);
+	ff_buf_free(&out);
 	free(tmpl);
 	return NULL;
 }
