@@ -2102,13 +2102,9 @@ static const char *const phase_names[] = { "starting", "warming up", "measuring"
 static json_t *
 run_case(const struct bcase *c, int repeat, int k, int n)
 {
-	char jobs[24], warmup[24], duration[24], cpu[24], errpath[64], logpath[PATH_MAX + 32] = "";
+	char errpath[64], logpath[PATH_MAX + 32] = "";
 	char started[32], run_dir[PATH_MAX] = "", reasonbuf[512], *reason = NULL, caseid[128];
-	char *argv[] = {
-		flimflam, "run", "--json", "-w", (char *)c->workload, "-r", (char *)c->relay,
-		"-p", (char *)c->protocol, "--jobs", jobs, "--warmup", warmup,
-		"--duration", duration, "--cpu-limit", cpu, NULL
-	};
+	struct ff_argv argv = FF_ARGV_INIT;
 	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
 	struct ff_child child;
 	struct ff_reader rd;
@@ -2119,10 +2115,6 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	double t0, t_phase, now, deadline, elapsed, left, v;
 	int fds[2], efds[2], sig = 0, timed_out = 0, ok;
 
-	snprintf(jobs, sizeof(jobs), "%ld", opt.run.jobs);
-	snprintf(warmup, sizeof(warmup), "%ld", opt.run.warmup);
-	snprintf(duration, sizeof(duration), "%ld", opt.run.duration);
-	snprintf(cpu, sizeof(cpu), "%ld", opt.run.cpu_limit);
 	snprintf(caseid, sizeof(caseid), "%s: [%d/%d] %s %s %s", ff_prog(), k, n, c->workload,
 		 c->relay, c->protocol);
 	if (opt.repeat > 1)
@@ -2139,8 +2131,13 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	snprintf(errpath, sizeof(errpath), "/proc/self/fd/%d", efds[1]);
 	o.out_fd = fds[1];
 	o.log = errpath;
+	ff_argv_addl(&argv, flimflam, "run", "--json", "-w", c->workload, "-r", c->relay,
+		     "-p", c->protocol, NULL);
+	ff_argv_run_opts(&argv, &opt.run, 1);
 	t0 = t_phase = ff_now();
-	if (ff_spawn(&child, "flimflam run", argv, &o) < 0) {
+	ok = ff_spawn(&child, "flimflam run", argv.v, &o);
+	ff_argv_free(&argv);
+	if (ok < 0) {
 		close(fds[0]);
 		close(fds[1]);
 		close(efds[0]);

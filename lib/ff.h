@@ -137,6 +137,8 @@ struct ff_argv {
 };
 #define FF_ARGV_INIT { NULL, 0, 0 }
 void ff_argv_add(struct ff_argv *a, const char *s);
+/* Each argument up to a NULL. */
+void ff_argv_addl(struct ff_argv *a, ...) __attribute__((sentinel));
 void ff_argv_addf(struct ff_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
  * The run options as the programs take them: "--jobs" N "--warmup" N

@@ -120,6 +120,18 @@ ff_argv_add(struct ff_argv *a, const char *s)
 }
 
 void
+ff_argv_addl(struct ff_argv *a, ...)
+{
+	const char *s;
+	va_list ap;
+
+	va_start(ap, a);
+	while ((s = va_arg(ap, const char *)))
+		ff_argv_add(a, s);
+	va_end(ap);
+}
+
+void
 ff_argv_addf(struct ff_argv *a, const char *fmt, ...)
 {
 	va_list ap;
