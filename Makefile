@@ -21,18 +21,20 @@ BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
 all: $(PROGS) $(BUILTIN)
 
 lib/libff.a: $(LIBOBJ)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(LIBOBJ) $(PROGS:=.o) $(BUILTIN:=.o): lib/ff.h
+$(LIBOBJ): lib/ff_int.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,
-# in lib/ff_run.o): a stamp holding PREFIX, rewritten only when PREFIX
+# in lib/ff_data.o): a stamp holding PREFIX, rewritten only when PREFIX
 # changes, rebuilds that object, so `make install PREFIX=...` after a plain
 # `make` installs programs that know where they are.
 lib/prefix.stamp: FORCE
 	@if [ "$$(cat $@ 2>/dev/null)" != '$(PREFIX)' ]; then echo '$(PREFIX)' >$@; fi
 
-lib/ff_run.o: lib/prefix.stamp
+lib/ff_data.o: lib/prefix.stamp
 
 bin/%: bin/%.o lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS)

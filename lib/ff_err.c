@@ -5,6 +5,7 @@
  * stages of a pipeline sharing a terminal do not interleave mid-line.
  */
 #include "ff.h"
+#include "ff_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +75,8 @@ ff_printable_n(char *dst, const char *src, size_t len)
 	return d - dst;
 }
 
-char *
+/* A printable copy of `s` (malloc'd; NULL for NULL), as ff_printable_n. */
+static char *
 ff_printable(const char *s)
 {
 	char *out;

@@ -5,6 +5,7 @@
  * order), flushed per line because stdio buffers pipes fully.
  */
 #include "ff.h"
+#include "ff_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +58,8 @@ ff_write_failed(void)
 	ff_die("cannot write to standard output: %s", strerror(err));
 }
 
-int
+/* 1 when stdout is a pipe whose reader has closed it (checked without writing). */
+static int
 ff_stdout_gone(void)
 {
 	struct pollfd pfd = { 1, 0, 0 };
@@ -78,6 +80,17 @@ ff_check_stdout(void)
 	}
 }
 
+/* An `error` event with the message. */
+static void
+emit_error(const char *msg)
+{
+	json_t *ev = ff_event("error");
+
+	json_object_set_new(ev, "program", json_string(ff_prog()));
+	json_object_set_new(ev, "message", ff_json_text(msg));
+	ff_emit(ev);
+}
+
 void
 ff_die_event(const char *fmt, ...)
 {
@@ -87,7 +100,7 @@ ff_die_event(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	ff_emit_error("%s", msg);
+	emit_error(msg);
 	ff_die("%s", msg);
 }
 
@@ -111,22 +124,6 @@ ff_emit_end(int status)
 
 	json_object_set_new(ev, "program", json_string(ff_prog()));
 	json_object_set_new(ev, "status", json_integer(status));
-	ff_emit(ev);
-}
-
-void
-ff_emit_error(const char *fmt, ...)
-{
-	char msg[2048];
-	json_t *ev;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ev = ff_event("error");
-	json_object_set_new(ev, "program", json_string(ff_prog()));
-	json_object_set_new(ev, "message", ff_json_text(msg));
 	ff_emit(ev);
 }
 
@@ -334,23 +331,6 @@ ff_reader_next(struct ff_reader *r)
 			return ev;
 	}
 	return NULL;
-}
-
-json_t *
-ff_reader_get(struct ff_reader *r)
-{
-	json_t *ev;
-
-	for (;;) {
-		ev = ff_reader_next(r);
-		if (ev || r->eof)
-			return ev;
-		if (ff_reader_fill(r) < 0) {
-			if (ff_signalled())
-				return NULL;
-			ff_die("cannot read %s: %s", r->name, strerror(errno));
-		}
-	}
 }
 
 void

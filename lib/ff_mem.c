@@ -3,6 +3,7 @@
  * grow, byte buffers, argument vectors.
  */
 #include "ff.h"
+#include "ff_int.h"
 
 #include <stdint.h>
 #include <string.h>

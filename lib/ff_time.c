@@ -2,6 +2,7 @@
  * ff_time.c - clocks and timestamps.
  */
 #include "ff.h"
+#include "ff_int.h"
 
 #include <time.h>
 
