@@ -3,7 +3,6 @@
  * and their names ("0-1,3").
  */
 #include "ff.h"
-#include "ff_int.h"
 
 #include <errno.h>
 #include <string.h>

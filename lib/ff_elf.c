@@ -3,7 +3,6 @@
  * DW_AT_producer strings GCC leaves in its debug sections.
  */
 #include "ff.h"
-#include "ff_int.h"
 
 #include <elf.h>
 #include <fcntl.h>

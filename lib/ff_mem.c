@@ -3,7 +3,6 @@
  * grow, byte buffers, argument vectors.
  */
 #include "ff.h"
-#include "ff_int.h"
 
 #include <stdint.h>
 #include <string.h>

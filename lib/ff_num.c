@@ -3,7 +3,6 @@
  * quantities written for people.
  */
 #include "ff.h"
-#include "ff_int.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -5,7 +5,6 @@
  * a FIFO is written into; a symlink is followed; anything else is refused.
  */
 #include "ff.h"
-#include "ff_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,6 @@
  * memory-sampling events, tried on a child process.
  */
 #include "ff.h"
-#include "ff_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

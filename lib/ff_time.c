@@ -2,7 +2,6 @@
  * ff_time.c - clocks and timestamps.
  */
 #include "ff.h"
-#include "ff_int.h"
 
 #include <time.h>
 
