@@ -41,21 +41,23 @@ bin/ff-workload: bin/ff-workload.o
 t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
 
 lib/libff.a: $(LIBOBJ)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h
 $(FF_BENCH_OBJ) t/unit/stats-test.o: bin/ff-bench.d/ff-bench.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
 $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
+$(LIBOBJ): lib/ff_int.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,
-# in lib/ff_run.o): a stamp holding PREFIX, rewritten only when PREFIX
+# in lib/ff_data.o): a stamp holding PREFIX, rewritten only when PREFIX
 # changes, rebuilds that object, so `make install PREFIX=...` after a plain
 # `make` installs programs that know where they are.
 lib/prefix.stamp: FORCE
 	@if [ "$$(cat $@ 2>/dev/null)" != '$(PREFIX)' ]; then echo '$(PREFIX)' >$@; fi
 
-lib/ff_run.o: lib/prefix.stamp
+lib/ff_data.o: lib/prefix.stamp
 
 $(PROGS) $(UNIT): lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) lib/libff.a $(LDLIBS)

@@ -313,7 +313,7 @@ start_relays(int server_port)
 			load_module = ff_asprintf("load_module %s;", q);
 			free(q);
 		} else
-			load_module = strdup("");
+			load_module = ff_strdup("");
 		free(module);
 	}
 	for (int attempt = 0;; attempt++) {
@@ -469,16 +469,12 @@ take_server(struct ff_stage *s)
 	return port;
 }
 
-int
-main(int argc, char *argv[])
+/* The options into `opt`; a usage error for what cannot be. */
+static void
+parse_args(int argc, char *argv[])
 {
-	static struct ff_stage stage;
-	struct ff_child *kids[2] = { &r1.child, &r2.child };
-	json_t *ev, *relays, *env;
-	int c, server_port = 0, port;
-	char why[512];
+	int c;
 
-	ff_setprog(argv[0]);
 	opterr = 0;
 	while ((c = ff_getopt(argc, argv, ":hr:p:", longopts, usage)) != -1)
 		switch (c) {
@@ -508,6 +504,18 @@ main(int argc, char *argv[])
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+}
+
+/*
+ * Before anything starts: the relay carries the protocol, the CPUs are
+ * there, the relay's program is on PATH (program_path), usable, and its
+ * build can take what was asked.
+ */
+static void
+check_relay(void)
+{
+	char why[512];
+
 	if (!ff_combo_ok(strcmp(opt.protocol, "tcp") ? "h2load" : "builtin", opt.relay, opt.protocol) &&
 	    !ff_combo_ok("h2load-h1", opt.relay, opt.protocol))
 		ff_usage_error(usage, "relay '%s' does not carry protocol '%s' (it works with: %s)",
@@ -539,6 +547,73 @@ main(int argc, char *argv[])
 		if (!can)
 			ff_usage_error(usage, "%s", why);
 	}
+}
+
+/* --config-only: the `config` event naming each relay's configuration. */
+static void
+emit_config(void)
+{
+	json_t *ev = ff_event("config"), *relays = json_array();
+
+	json_object_set_new(ev, "relay", json_string(opt.relay));
+	json_object_set_new(ev, "protocol", json_string(opt.protocol));
+	if (strcmp(opt.relay, "none")) {
+		json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r1", "config", ff_json_path(r1.conf)));
+		json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r2", "config", ff_json_path(r2.conf)));
+	}
+	json_object_set_new(ev, "relays", relays);
+	ff_emit(ev);
+}
+
+/* The `topology` event: where the workload connects, and the relays. */
+static void
+emit_topology(int port, int server_port)
+{
+	json_t *ev = ff_event("topology"), *relays = json_array();
+
+	json_object_set_new(ev, "relay", json_string(opt.relay));
+	json_object_set_new(ev, "protocol", json_string(opt.protocol));
+	json_object_set_new(ev, "cpu_limit", json_integer(opt.cpu_limit));
+	json_object_set_new(ev, "host", json_string("127.0.0.1"));
+	json_object_set_new(ev, "port", json_integer(port));
+	json_object_set_new(ev, "server_port", json_integer(server_port));
+	if (strcmp(opt.relay, "none")) {
+		json_array_append_new(relays, relay_json(&r1));
+		json_array_append_new(relays, relay_json(&r2));
+	}
+	json_object_set_new(ev, "relays", relays);
+	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
+	json_object_set_new(ev, "cpus_other_runs", cpus_others ? json_incref(cpus_others) : json_null());
+	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
+	ff_emit(ev);
+}
+
+/* The rest of the upstream, if there is one, up to its end; then ours. */
+static void
+forward_upstream(struct ff_stage *s)
+{
+	json_t *ev;
+
+	for (;;) {
+		while ((ev = ff_stage_next(s)))
+			ff_emit(ev);
+		if (opt.server_port || s->ended)
+			break;
+		ff_stage_wait(s, NULL, 0, -1);
+	}
+	ff_stage_end(s, 0);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static struct ff_stage stage;
+	struct ff_child *kids[2] = { &r1.child, &r2.child };
+	int server_port, port;
+
+	ff_setprog(argv[0]);
+	parse_args(argc, argv);
+	check_relay();
 
 	/* A connection per job: what we start inherits the limit, raised. */
 	ff_raise_nofile(LONG_MAX);
@@ -553,54 +628,13 @@ main(int argc, char *argv[])
 	server_port = opt.server_port ? opt.server_port : take_server(&stage);
 	port = start_relays(server_port);
 	if (opt.config_only) {
-		ev = ff_event("config");
-		json_object_set_new(ev, "relay", json_string(opt.relay));
-		json_object_set_new(ev, "protocol", json_string(opt.protocol));
-		relays = json_array();
-		if (strcmp(opt.relay, "none")) {
-			json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r1", "config", ff_json_path(r1.conf)));
-			json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r2", "config", ff_json_path(r2.conf)));
-		}
-		json_object_set_new(ev, "relays", relays);
-		ff_emit(ev);
-		while (!opt.server_port && !stage.ended) {
-			while ((ev = ff_stage_next(&stage)))
-				ff_emit(ev);
-			if (!stage.ended)
-				ff_stage_wait(&stage, NULL, 0, -1);
-		}
-		ff_stage_end(&stage, 0);
+		emit_config();
+		forward_upstream(&stage);
 		return ff_finish();
 	}
-
-	ev = ff_event("topology");
-	json_object_set_new(ev, "relay", json_string(opt.relay));
-	json_object_set_new(ev, "protocol", json_string(opt.protocol));
-	json_object_set_new(ev, "cpu_limit", json_integer(opt.cpu_limit));
-	json_object_set_new(ev, "host", json_string("127.0.0.1"));
-	json_object_set_new(ev, "port", json_integer(port));
-	json_object_set_new(ev, "server_port", json_integer(server_port));
-	relays = json_array();
-	if (strcmp(opt.relay, "none")) {
-		json_array_append_new(relays, relay_json(&r1));
-		json_array_append_new(relays, relay_json(&r2));
-	}
-	json_object_set_new(ev, "relays", relays);
-	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
-	json_object_set_new(ev, "cpus_other_runs", cpus_others ? json_incref(cpus_others) : json_null());
-	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
-	ff_emit(ev);
-	env = env_finish();
-	emit_environment(env);
-
-	/* Forward the rest of the upstream, then our end; hold the relays. */
-	for (;;) {
-		while ((ev = ff_stage_next(&stage)))
-			ff_emit(ev);
-		if (opt.server_port || stage.ended)
-			break;
-		ff_stage_wait(&stage, NULL, 0, -1);
-	}
-	ff_stage_end(&stage, 0);
+	emit_topology(port, server_port);
+	emit_environment(env_finish());
+	/* Hold the relays until the reader is done. */
+	forward_upstream(&stage);
 	return ff_stage_hold(&stage, kids, strcmp(opt.relay, "none") ? 2 : 0);
 }

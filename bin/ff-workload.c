@@ -115,9 +115,7 @@ nginx_script_literal(const char *s)
 
 	for (p = s; *p; p++)
 		n += *p == '$' ? sizeof("${flimflam_dollar}") - 1 : 1;
-	q = out = malloc(n + 1);
-	if (!out)
-		ff_die("out of memory");
+	q = out = ff_realloc(NULL, n + 1);
 	for (p = s; *p; p++)
 		q = *p == '$' ? stpcpy(q, "${flimflam_dollar}") : (*q = *p, q + 1);
 	*q = 0;
@@ -283,8 +281,7 @@ forward_upstream(struct drive *d)
 			d->host = ff_json_str(ev, "host");
 		}
 		if (!strcmp(name, "server") && !d->path)
-			d->path = ff_json_str(ev, "path") ?
-				strdup(ff_json_str(ev, "path")) : NULL;
+			d->path = ff_strdup(ff_json_str(ev, "path"));
 		ff_emit(ev);
 	}
 }
@@ -390,7 +387,7 @@ client_said(const struct drive *d)
 		if (!strncmp(line, "Usage:", 6))
 			break;	/* iperf3's help text: its error came before */
 		if (line[strspn(line, " \t")] && !strstr(line, "warning"))
-			r = strdup(line);
+			r = ff_strdup(line);
 	}
 	free(text);
 	if (!r && d->out_file && !strcmp(opt.workload, "iperf3") &&
@@ -436,7 +433,7 @@ drive(void)
 	}
 	if (d.port <= 0 || !d.host)
 		ff_die_event("the topology event has no host and port");
-	d.host = strdup(d.host);
+	d.host = ff_strdup(d.host);
 	/*
 	 * With no warmup the window opens as the client starts: first the
 	 * environment, whose probes (ff-topology's, 30 to 80 ms of CPU) would
@@ -518,88 +515,64 @@ drive(void)
 	return ff_stage_hold(&stage, NULL, 0);
 }
 
+/* `name` and the number as its value, two arguments. */
+static void
+arg_num(struct ff_argv *a, const char *name, long v)
+{
+	ff_argv_add(a, name);
+	ff_argv_addf(a, "%ld", v);
+}
+
 static int
 start_client(struct drive *d, int out_fd)
 {
-	char jobs[16], warmup[16], duration[16], port[16], url[512], *argv[24];
-	int i = 0;
+	struct ff_argv a = FF_ARGV_INIT;
+	char *helper;
+	int fd;
 
-	snprintf(jobs, sizeof(jobs), "%ld", opt.run.jobs);
-	snprintf(warmup, sizeof(warmup), "%ld", opt.run.warmup);
-	snprintf(duration, sizeof(duration), "%ld", opt.run.duration);
-	snprintf(port, sizeof(port), "%d", d->port);
 	if (!strcmp(opt.workload, "builtin")) {
-		argv[i++] = ff_helper_path("ff-builtin-client");
-		argv[i++] = "--port";
-		argv[i++] = port;
-		argv[i++] = "--jobs";
-		argv[i++] = jobs;
-		argv[i++] = "--warmup";
-		argv[i++] = warmup;
-		argv[i++] = "--duration";
-		argv[i++] = duration;
+		helper = ff_helper_path("ff-builtin-client");
+		ff_argv_add(&a, helper);
+		arg_num(&a, "--port", d->port);
+		ff_argv_run_opts(&a, &opt.run, 0);
 		if (ff_pipeline_stage())
-			argv[i++] = "--pipeline-stage";
-		argv[i] = NULL;
-		spawn_or_die(&d->client, "client", argv, d->client_log, out_fd);
+			ff_argv_add(&a, "--pipeline-stage");
+		spawn_or_die(&d->client, "client", a.v, d->client_log, out_fd);
+		ff_argv_free(&a);
+		free(helper);
 		return 0;
 	}
 	if (!strcmp(opt.workload, "iperf3")) {
 		/* --time excludes --omit: the measured period is exactly --duration. */
 		d->out_file = run_path("iperf3-client.json");
-		argv[i++] = "iperf3";
-		argv[i++] = "--client";
-		argv[i++] = (char *)d->host;
-		argv[i++] = "--port";
-		argv[i++] = port;
-		argv[i++] = "--parallel";
-		argv[i++] = jobs;
-		argv[i++] = "--time";
-		argv[i++] = duration;
-		argv[i++] = "--omit";
-		argv[i++] = warmup;
-		argv[i++] = "--json";
-		argv[i++] = "--logfile";
-		argv[i++] = d->out_file;
-		argv[i] = NULL;
-		spawn_or_die(&d->client, "client", argv, d->client_log, -1);
+		ff_argv_addl(&a, "iperf3", "--client", d->host, NULL);
+		arg_num(&a, "--port", d->port);
+		arg_num(&a, "--parallel", opt.run.jobs);
+		arg_num(&a, "--time", opt.run.duration);
+		arg_num(&a, "--omit", opt.run.warmup);
+		ff_argv_addl(&a, "--json", "--logfile", d->out_file, NULL);
+		spawn_or_die(&d->client, "client", a.v, d->client_log, -1);
+		ff_argv_free(&a);
 		return 0;
 	}
 	/* h2load and h2load-h1 */
 	d->out_file = run_path("h2load.out");
 	d->log_file = run_path("h2load-requests.log");
-	snprintf(url, sizeof(url), "http://%s:%s%s", d->host, port,
-		 d->path ? d->path : "/flimflam.txt");
+	ff_argv_add(&a, "h2load");
 	if (!strcmp(opt.workload, "h2load-h1"))
-		argv[i++] = "--h1";
-	{
-		char *args[24];
-		int j = 0, k;
-
-		args[j++] = "h2load";
-		for (k = 0; k < i; k++)
-			args[j++] = argv[k];
-		args[j++] = "--clients";
-		args[j++] = jobs;
-		args[j++] = "--threads";
-		args[j++] = jobs;
-		args[j++] = "--warm-up-time";
-		args[j++] = warmup;
-		args[j++] = "--duration";
-		args[j++] = duration;
-		args[j++] = "--log-file";
-		args[j++] = d->log_file;
-		args[j++] = url;
-		args[j] = NULL;
-		{
-			int fd = open(d->out_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-			if (fd < 0)
-				ff_die("cannot create '%s': %s", d->out_file, strerror(errno));
-			spawn_or_die(&d->client, "client", args, d->client_log, fd);
-			close(fd);
-		}
-	}
+		ff_argv_add(&a, "--h1");
+	arg_num(&a, "--clients", opt.run.jobs);
+	arg_num(&a, "--threads", opt.run.jobs);
+	arg_num(&a, "--warm-up-time", opt.run.warmup);
+	arg_num(&a, "--duration", opt.run.duration);
+	ff_argv_addl(&a, "--log-file", d->log_file, NULL);
+	ff_argv_addf(&a, "http://%s:%d%s", d->host, d->port, d->path ? d->path : "/flimflam.txt");
+	fd = open(d->out_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		ff_die("cannot create '%s': %s", d->out_file, strerror(errno));
+	spawn_or_die(&d->client, "client", a.v, d->client_log, fd);
+	close(fd);
+	ff_argv_free(&a);
 	return 0;
 }
 
@@ -753,12 +726,7 @@ finish_h2load(struct drive *d)
 		*next++ = 0;
 		if (status < 200 || status >= 300)
 			continue;
-		if (nlat == cap) {
-			cap = cap ? cap * 2 : 65536;
-			lat = realloc(lat, cap * sizeof(*lat));
-			if (!lat)
-				ff_die("out of memory");
-		}
+		lat = ff_grow(lat, nlat + 1, &cap, sizeof(*lat), 65536);
 		lat[nlat++] = us;
 		sum += us;
 	}

@@ -425,25 +425,30 @@ run_pipeline(const struct cmd *c, const char *rundir)
 {
 	double started = ff_now(), warm_end = 0, win_end = 0;
 	int wait_ms;
-	char jobs[16], warmup[16], duration[16], cpu[16];
+	struct ff_run_opts drive = opt.run;
+	struct ff_argv args = FF_ARGV_INIT;
 	struct ff_reader out;
+	char cpu[16];
+	pipecmd *cmd;
 	json_t *events = json_array(), *ev;
 	pipeline *p;
 	int *statuses, nstatuses, i, sig = 0, failed = 0;
 
-	snprintf(jobs, sizeof(jobs), "%ld", opt.run.jobs);
-	snprintf(warmup, sizeof(warmup), "%ld", opt.run.warmup);
-	snprintf(duration, sizeof(duration), "%ld", opt.run.duration);
-	snprintf(cpu, sizeof(cpu), "%ld", !strcmp(opt.relay, "none") ? 0 : opt.run.cpu_limit);
+	drive.cpu_limit = !strcmp(opt.relay, "none") ? 0 : opt.run.cpu_limit;
+	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
 
 	p = pipeline_new();
 	pipeline_command(p, stage("ff-workload", "serve", "-w", opt.workload,
 				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
 	pipeline_command(p, stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
 				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
-	pipeline_command(p, stage("ff-workload", "drive", "-w", opt.workload,
-				  "--jobs", jobs, "--warmup", warmup, "--duration", duration,
-				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	cmd = stage("ff-workload", "drive", "-w", opt.workload, NULL);
+	ff_argv_run_opts(&args, &drive, 1);
+	ff_argv_addl(&args, "--run-dir", rundir, NULL);
+	for (i = 0; i < (int)args.n; i++)
+		pipecmd_arg(cmd, args.v[i]);
+	ff_argv_free(&args);
+	pipeline_command(p, cmd);
 	pipeline_command(p, samples(c) ?
 			 stage("ff-capture", c->mode, "--run-dir", rundir, "--call-graph",
 			       perf_opt.call_graph, "--freq", freq_arg(), NULL) :

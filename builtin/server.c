@@ -65,15 +65,7 @@ conn_close(struct conn *c)
 static void
 queue(struct worker *w, struct conn *c)
 {
-	if (w->nready == w->readycap) {
-		size_t cap = w->readycap ? 2 * w->readycap : 64;
-		struct conn **r = realloc(w->ready, cap * sizeof(*r));
-
-		if (!r)
-			ff_die("out of memory");
-		w->ready = r;
-		w->readycap = cap;
-	}
+	w->ready = ff_grow(w->ready, w->nready + 1, &w->readycap, sizeof(*w->ready), 64);
 	w->ready[w->nready++] = c;
 	c->queued = 1;
 }
@@ -130,7 +122,7 @@ worker_main(void *arg)
 	struct worker *w = arg;
 	struct epoll_event evs[64];
 	struct conn **batch = NULL;
-	size_t nbatch, i;
+	size_t nbatch, batchcap = 0, i;
 	int n, k;
 
 	for (;;) {
@@ -148,9 +140,7 @@ worker_main(void *arg)
 		nbatch = w->nready;
 		if (!nbatch)
 			continue;
-		batch = realloc(batch, nbatch * sizeof(*batch));
-		if (!batch)
-			ff_die("out of memory");
+		FF_GROW(batch, nbatch, batchcap);
 		memcpy(batch, w->ready, nbatch * sizeof(*batch));
 		w->nready = 0;
 		for (i = 0; i < nbatch; i++) {
@@ -231,9 +221,7 @@ serve(int lfd)
 		if (workers[i].epfd < 0)
 			ff_die("cannot create an event queue: %s",
 			       strerror(errno));
-		workers[i].buf = malloc(IO_BYTES);
-		if (!workers[i].buf)
-			ff_die("out of memory");
+		workers[i].buf = ff_realloc(NULL, IO_BYTES);
 		errno = pthread_create(&workers[i].tid, NULL, worker_main,
 				       &workers[i]);
 		if (errno)

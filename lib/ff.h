@@ -3,15 +3,24 @@
  *
  * Sections follow the implementing files:
  *   ff_err.c    program name, messages, usage, exit
+ *   ff_mem.c    memory: allocation, growing arrays, buffers, argument vectors
  *   ff_num.c    option values: numbers, lists; quantities for people
  *   ff_json.c   JSON-lines events (jansson): emit, read
  *   ff_time.c   clocks and timestamps
  *   ff_proc.c   children: spawn, watch, stop; signals
  *   ff_net.c    free ports, LISTEN readiness from /proc/net/tcp
- *   ff_run.c    run directories, data files, templates, CPU sets
+ *   ff_dir.c    run directories
+ *   ff_data.c   data files, helper programs, whole files, templates
+ *   ff_cpu.c    CPU sets
  *   ff_out.c    output files: atomic replacement, devices, FIFOs, symlinks
  *   ff_stage.c  pipeline stages: holding children, the relay/workload matrix
- *   ff_env.c    environment: versions, Proton, skrouterd schema, perf, frame pointers
+ *   ff_env.c    the environment: versions, OS, CPU, host; integer variables
+ *   ff_probe.c  programs run for their output, with a deadline
+ *   ff_skrouterd.c  the router: usable?, its schema's features, Proton
+ *   ff_elf.c    frame pointers, from a program's debug sections
+ *   ff_perf.c   what perf can open
+ *
+ * lib/ff_int.h declares what only the library's files share.
  *
  * Memory: a function returning char * or json_t * hands the caller a
  * reference it must free (free() or json_decref()), unless its comment
@@ -60,15 +69,11 @@ void ff_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ff_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ff_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
- * What reaches the terminal is printable: these messages, ff_say and
- * ff_log_tail show C0 controls but newline and tab, DEL, C1 controls and
- * bytes that are not UTF-8 as \xHH (the files keep their bytes).
- * ff_printable_n writes `len` bytes of src so into dst (room for 4 * len
- * + 1) and returns the length; ff_printable returns a malloc'd copy (NULL
- * for NULL).
+ * What reaches the terminal is printable: these messages, ff_say, ff_print
+ * and the log tails of ff_child_report show C0 controls but newline and
+ * tab, DEL, C1 controls and bytes that are not UTF-8 as \xHH (the files
+ * keep their bytes).
  */
-size_t ff_printable_n(char *dst, const char *src, size_t len);
-char *ff_printable(const char *s);
 /* printf to stdout, made printable likewise: human text quoting other programs. */
 void ff_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Plain text to stderr unless quiet (progress, human notes). */
@@ -93,12 +98,6 @@ void ff_set_cleanup(void (*fn)(void));
 /* Run the cleanup hook and exit(status), saying nothing. */
 noreturn void ff_quit(int status);
 
-/* A formatted string (malloc'd); dies when out of memory. */
-char *ff_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* realloc(3) (n 0 is 1 byte) and strdup(3) (NULL gives NULL) that die when out of memory. */
-void *ff_realloc(void *p, size_t n);
-char *ff_strdup(const char *s);
-
 /*
  * The name a program's usage texts give it ("ff-bench compare"). When
  * flimflam runs the program as one of its commands, it names it so in
@@ -113,6 +112,53 @@ noreturn void ff_usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Flush stdout; a write error other than EPIPE is reported. Returns 0 or 1. */
 int ff_finish(void);
+
+/* ff_mem.c */
+
+/* Each of these dies ("out of memory") rather than return NULL. */
+/* A formatted string (malloc'd). */
+char *ff_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* realloc(3) (n 0 is 1 byte) and strdup(3) (NULL gives NULL). */
+void *ff_realloc(void *p, size_t n);
+char *ff_strdup(const char *s);
+/*
+ * An array that grows: room for at least `need` elements of `size` bytes,
+ * `*cap` counting what there is room for (0 at first: `first` elements,
+ * or 16 when 0, then doubling). FF_GROW(arr, need, cap) for an array
+ * variable and its capacity (a size_t).
+ */
+void *ff_grow(void *p, size_t need, size_t *cap, size_t size, size_t first);
+#define FF_GROW(arr, need, cap) \
+	((arr) = ff_grow((arr), (need), &(cap), sizeof(*(arr)), 0))
+/* A byte buffer, always NUL-terminated once anything was added. */
+struct ff_buf {
+	char *s;
+	size_t len, cap;
+};
+#define FF_BUF_INIT { NULL, 0, 0 }
+void ff_buf_add(struct ff_buf *b, const char *s, size_t n);
+void ff_buf_addstr(struct ff_buf *b, const char *s);
+void ff_buf_printf(struct ff_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The text (malloc'd; "" when empty); the buffer is empty again. */
+char *ff_buf_take(struct ff_buf *b);
+void ff_buf_free(struct ff_buf *b);
+/* An argument vector, NULL-terminated, of copies it owns. */
+struct ff_argv {
+	char **v;
+	size_t n, cap;
+};
+#define FF_ARGV_INIT { NULL, 0, 0 }
+void ff_argv_add(struct ff_argv *a, const char *s);
+/* Each argument up to a NULL. */
+void ff_argv_addl(struct ff_argv *a, ...) __attribute__((sentinel));
+void ff_argv_addf(struct ff_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * The run options as the programs take them: "--jobs" N "--warmup" N
+ * "--duration" N, and "--cpu-limit" N when `with_cpu_limit`.
+ */
+struct ff_run_opts;
+void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_limit);
+void ff_argv_free(struct ff_argv *a);
 
 /* ff_num.c */
 
@@ -185,8 +231,6 @@ noreturn void ff_bad_option(const char *usage, const struct option *longopts, in
 			    char *const argv[]);
 /* qsort's comparison of two doubles, ascending. */
 int ff_cmp_double(const void *a, const void *b);
-/* "a, b, c" from a NULL-terminated list (static buffer). */
-const char *ff_join_names(const char *const names[]);
 /*
  * Quantities for people: `v` to three significant digits, then `unit`
  * ("2.84", "16.4", "512"; into buf, which is returned).
@@ -215,8 +259,6 @@ void ff_emit(json_t *ev);
  * is ff_die's "cannot write to standard output: why".
  */
 noreturn void ff_write_failed(void);
-/* 1 when stdout is a pipe whose reader has closed it (checked without writing). */
-int ff_stdout_gone(void);
 /*
  * Before long work whose output comes at its end: ff_write_failed now if
  * stdout is closed (or read-only) or its reader is already gone.
@@ -227,7 +269,6 @@ noreturn void ff_die_event(const char *fmt, ...) __attribute__((format(printf, 1
 /* The standard events. */
 void ff_emit_start(void);
 void ff_emit_end(int status);
-void ff_emit_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
  * Strings that come from elsewhere: jansson refuses text that is not
  * UTF-8, so these always make a string (NULL makes null).
@@ -245,8 +286,6 @@ json_t *ff_json_path(const char *s);
 /* The file: URI of a path, as ff_json_path writes it (malloc'd). */
 char *ff_file_url(const char *path);
 char *ff_json_path_value(const json_t *v);
-/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 if it is not one. */
-size_t ff_utf8_len(const unsigned char *s);
 /* The "event" member, or "" (static). */
 const char *ff_event_name(const json_t *ev);
 /* The first event of this name in an array of events, or NULL (borrowed). */
@@ -278,8 +317,6 @@ struct ff_reader {
 #define FF_READER_INIT(fd, name) { (fd), (name), NULL, 0, 0, 0, 0, 0 }
 ssize_t ff_reader_fill(struct ff_reader *r);
 json_t *ff_reader_next(struct ff_reader *r);
-/* Blocking: the next event, or NULL at EOF. */
-json_t *ff_reader_get(struct ff_reader *r);
 void ff_reader_free(struct ff_reader *r);
 
 /* ff_time.c */
@@ -357,14 +394,11 @@ const char *ff_child_how(const struct ff_child *c);
 const char *ff_status_how(int status);
 /* "SIGINT", "SIGTERM", ... (static). */
 const char *ff_sig_name(int sig);
-/* Warn that the child ended unexpectedly, with the tail of its log. */
-void ff_child_report(const struct ff_child *c);
 /*
- * The last `lines` lines of a file, to stderr, indented; of a log that
- * ends with a tool's help text ("Usage: ..." after its error), the lines
- * before the help.
+ * Warn that the child ended unexpectedly, with the tail of its log (of a
+ * log that ends with a tool's help text, the lines before the help).
  */
-void ff_log_tail(const char *path, int lines);
+void ff_child_report(const struct ff_child *c);
 
 /*
  * Signals: SIGINT, SIGTERM and SIGHUP are caught and recorded; the fd
@@ -396,13 +430,6 @@ int ff_proc_alive(pid_t pid);
 /* A TCP port on 127.0.0.1 that was free a moment ago; dies if none. */
 int ff_free_port(void);
 /*
- * 1 if a socket bound to `port` on loopback or any address is in LISTEN
- * state and belongs to `pid` or one of its descendants; 0 if not.
- */
-int ff_port_listening(int port, pid_t pid);
-/* 1 if anything listens on the port (any owner). */
-int ff_port_in_use(int port);
-/*
  * Wait until the child listens on `port`. Returns 0 when it does; -1 if the
  * child exited (not reported: see ff_child_lost_port, ff_child_report);
  * -2 if the timeout passed (reported with its log tail) or a signal
@@ -415,12 +442,16 @@ int ff_wait_listen(struct ff_child *c, int port, double timeout);
  */
 int ff_child_lost_port(const struct ff_child *c);
 
-/* ff_run.c */
+/* ff_dir.c */
 
 /*
  * The run directory, always absolute: `given` if not NULL (its last
  * component made if missing, never its parents; it must be ours), else a
- * new one (mode 0700) under ff_runs_base(). Static result.
+ * new one (mode 0700) under the runs directory: $FLIMFLAM_RUNS (only its
+ * last component is made), else $XDG_STATE_HOME/flimflam/runs when
+ * XDG_STATE_HOME is absolute, else HOME/.local/state/flimflam/runs with
+ * HOME from the environment or, unset or empty, the passwd entry (the home
+ * must exist; what is below it is made). Static result.
  */
 const char *ff_rundir(const char *given);
 /*
@@ -430,18 +461,16 @@ const char *ff_rundir(const char *given);
  * FF_KEEP_RUNS_MAX is refused).
  */
 #define FF_KEEP_RUNS_MAX 100000000L
-/* Remove a directory tree (no symlinks followed). 0 or -1. */
-int ff_remove_tree(const char *path);
-/*
- * $FLIMFLAM_RUNS (only its last component is made), else
- * $XDG_STATE_HOME/flimflam/runs when XDG_STATE_HOME is absolute, else
- * HOME/.local/state/flimflam/runs with HOME from the environment or, unset
- * or empty, the passwd entry (the home must exist; what is below it is
- * made). Static.
- */
-const char *ff_runs_base(void);
 /* mkdir -p with mode; 0 or -1 (errno). */
 int ff_mkdirs(const char *path, mode_t mode);
+/*
+ * Can files be written in `dir`, with at least `need` bytes free? Tried by
+ * creating (and removing) a file, since root passes access(2) everywhere.
+ * 0, or -1 with the reason in `why`.
+ */
+int ff_dir_writable(const char *dir, unsigned long long need, char *why, size_t n);
+
+/* ff_data.c */
 
 /*
  * Data files: relay-conf/, share/ and the builtin programs, found beside the
@@ -449,12 +478,12 @@ int ff_mkdirs(const char *path, mode_t mode);
  * ff_datapath("relay-conf/nginx-tcp.conf") -> malloc'd path, or NULL.
  */
 char *ff_datapath(const char *rel);
-/* The directory of this program's executable (static). */
-const char *ff_exedir(void);
 /* Path of a helper program: beside us, in libexec, or bare name for PATH. */
 char *ff_helper_path(const char *name);
 /* Full path of `prog` on PATH, or NULL (malloc'd). */
 char *ff_which(const char *prog);
+/* Read a whole file (malloc'd, NUL-terminated) or NULL with errno. */
+char *ff_read_file(const char *path, size_t *len);
 
 /*
  * Fill a template: each @NAME@ is replaced by the value of NAME in the
@@ -476,14 +505,8 @@ char *ff_template_fill(const char *tmpl_path, enum ff_conf_syntax syntax,
 char *ff_nginx_quote(const char *s);
 /* This process's user name, for the relays' configs ("nobody" if unknown; static). */
 const char *ff_user_name(void);
-/* Read a whole file (malloc'd, NUL-terminated) or NULL with errno. */
-char *ff_read_file(const char *path, size_t *len);
-/*
- * Can files be written in `dir`, with at least `need` bytes free? Tried by
- * creating (and removing) a file, since root passes access(2) everywhere.
- * 0, or -1 with the reason in `why`.
- */
-int ff_dir_writable(const char *dir, unsigned long long need, char *why, size_t n);
+
+/* ff_cpu.c */
 
 /* CPUs this process may run on. Returns how many. */
 int ff_cpus_available(cpu_set_t *set);
@@ -660,8 +683,9 @@ long ff_env_long(const char *name, long dflt, long min, long max);
  * os_id, os_id_like, cpu_model, cpus_online, cpus_available, cpu_list,
  * hostname; for each of skrouterd, h2load, nghttpd, nghttpx, iperf3, nginx,
  * perf, gcc: {path, version} or null; skrouterd_hash_fnv1a64 (16 hex
- * digits), proton_ldd, skrouterd_schema, skrouterd_features (see
- * ff_skr_features_json), skrouterd_frame_pointers (bool or null),
+ * digits), proton_ldd, skrouterd_schema, skrouterd_features ({http,
+ * tcp_encapsulation, encapsulation_default, worker_threads}),
+ * skrouterd_frame_pointers (bool or null),
  * nginx_stream_module (path, "builtin" or null), perf_event_paranoid and
  * perf_hardware_counters. FLIMFLAM_OS_RELEASE names another os-release file.
  * Programs run without a shell, each within 5 s.
@@ -670,34 +694,24 @@ json_t *ff_env_collect(void);
 /* The machine's lines of an environment (os, kernel, cpu, host), to stdout. */
 void ff_env_print_machine(const json_t *env);
 /*
+ * The ngx_stream_module.so the nginx at `nginx` would load (from its
+ * --modules-path, or where Debian and Fedora put it), "builtin" when nginx
+ * was built with --with-stream, else NULL.
+ */
+char *ff_env_nginx_stream_module(const char *nginx);
+
+/* ff_probe.c */
+
+/*
  * Run argv (no shell; argv[0] a path or a name on PATH) and return its
  * stdout and stderr together (at most 1 MiB), or NULL if it cannot start.
  * *status (if not NULL) gets the wait status, or -1 when it was stopped
  * after 5 s.
  */
 char *ff_env_run(char *const argv[], int *status);
-/* First line of `path arg` (stdout and stderr), or NULL if it fails. */
-char *ff_env_version(const char *path, const char *arg);
-/* FNV-1a 64 of a file's bytes as 16 hex digits, or NULL. */
-char *ff_env_fnv1a64(const char *path);
-/*
- * The ngx_stream_module.so the nginx at `nginx` would load (from its
- * --modules-path, or where Debian and Fedora put it), "builtin" when nginx
- * was built with --with-stream, else NULL.
- */
-char *ff_env_nginx_stream_module(const char *nginx);
-/* The libqpid-proton*.so ldd resolves for the binary (core preferred), or NULL. */
-char *ff_env_proton_ldd(const char *skrouterd_path);
-/* The libqpid-proton*.so mapped in a running process (core preferred), or NULL. */
-char *ff_env_proton_maps(pid_t pid);
 
-/*
- * The router's management schema: $FLIMFLAM_SKROUTERD_SCHEMA if set, else
- * PYDIR/skupper_router/management/skrouter.json where PYDIR is the -I
- * default `skrouterd --help` prints (the file may not exist); NULL if
- * neither (skrouterd NULL, or no -I line).
- */
-char *ff_skrouterd_schema_path(const char *skrouterd);
+/* ff_skrouterd.c */
+
 /*
  * Can flimflam use the skrouterd at `path`? Its --version and --help run
  * together, within 5 s: --version must succeed and print a version, and
@@ -707,16 +721,10 @@ char *ff_skrouterd_schema_path(const char *skrouterd);
 int ff_skrouterd_check(const char *path, char *why, size_t n);
 /* Is this what skrouterd --version prints ("2.7.6", "0.0.0+1a2b3c-main")? */
 int ff_skrouterd_version_ok(const char *line);
-struct ff_skr_features {
-	int has_http;			/* httpListener exists (2.x, 3.0) */
-	int tcp_encapsulation;		/* tcpListener has `encapsulation` (2.5 .. 3.0) */
-	char encapsulation_default[32];	/* its default in the schema, or "" */
-	int worker_threads;		/* router has workerThreads */
-};
-/* Read entityTypes (attributes follow "extends"). 0, or -1 with a warning. */
-int ff_skrouterd_features(const char *schema_json_path, struct ff_skr_features *out);
-/* {"http":b,"tcp_encapsulation":b,"encapsulation_default":s|null,"worker_threads":b} */
-json_t *ff_skr_features_json(const struct ff_skr_features *f);
+/* The libqpid-proton*.so mapped in a running process (core preferred), or NULL. */
+char *ff_env_proton_maps(pid_t pid);
+
+/* ff_elf.c */
 
 /*
  * Frame pointers from the DW_AT_producer strings GCC leaves in .debug_str
@@ -730,6 +738,8 @@ struct ff_fp_info {
 	char example[512];
 };
 int ff_env_frame_pointers(const char *elf_path, struct ff_fp_info *fp);
+
+/* ff_perf.c */
 
 /*
  * perf: open events on a child process. Returns FF_PERF_* bits; `why`

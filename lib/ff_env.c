@@ -1,182 +1,20 @@
 /*
- * ff_env.c - the environment a result was measured in, and what this
- * machine can do: program paths and versions, the distribution, the CPU,
- * the Proton library skrouterd loads, the features its installed schema
- * offers, whether perf can open events, and whether the router was built
- * with frame pointers.
- *
- * Programs are run without a shell through ff_spawn, with their output on
- * a pipe and a deadline. Not through libpipeline: its pipeline_wait reaps
- * with waitpid(-1), which would take the status of a relay that
- * ff-topology holds while it collects the environment.
+ * ff_env.c - the environment a result was measured in: program paths and
+ * versions, the distribution, the CPU, the host, the nginx stream module,
+ * with the router's facts (ff_skrouterd.c), its frame pointers (ff_elf.c)
+ * and what perf can open (ff_perf.c); integer environment variables.
  */
 #include "ff.h"
+#include "ff_int.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/perf_event.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#define RUN_TIMEOUT_S 5.0
-#define RUN_MAX_BYTES (1 << 20)
-
-/* One program run for its output; see probes_run. */
-struct probe {
-	char *const *argv;
-	char *out;		/* stdout and stderr, or NULL: did not start */
-	int status;		/* wait status, -1: unknown */
-	struct ff_child c;
-	int fd;			/* the read end of its pipe, -1 once at EOF */
-	size_t len, cap;
-};
-
-static int
-probe_start(struct probe *p)
-{
-	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
-	int fds[2];
-
-	p->out = NULL;
-	p->status = -1;
-	p->fd = -1;
-	p->len = 0;
-	p->cap = 4096;
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return -1;
-	o.out_fd = fds[1];
-	/*
-	 * In the child, after stdout became the pipe, opening /dev/stdout
-	 * opens that pipe again: stderr joins it (nginx -v writes there).
-	 */
-	o.log = "/dev/stdout";
-	if (!(p->out = malloc(p->cap)) || ff_spawn(&p->c, "probe", p->argv, &o) < 0) {
-		free(p->out);
-		p->out = NULL;
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	close(fds[1]);
-	p->fd = fds[0];
-	return 0;
-}
-
-/* Take what the pipe has; at EOF, an error or the size limit, close it. */
-static void
-probe_read(struct probe *p)
-{
-	ssize_t n;
-	char *nb;
-
-	if (p->cap - p->len < 1024 && p->cap < RUN_MAX_BYTES + 1) {
-		if ((nb = realloc(p->out, 2 * p->cap))) {
-			p->out = nb;
-			p->cap *= 2;
-		}
-	}
-	n = read(p->fd, p->out + p->len, p->cap - p->len - 1);
-	if (n < 0 && errno == EINTR)
-		return;
-	if (n > 0)
-		p->len += n;
-	if (n <= 0 || p->len >= RUN_MAX_BYTES || p->cap - p->len <= 1) {
-		close(p->fd);
-		p->fd = -1;
-	}
-}
-
-/*
- * Run the programs all at once, each with stdout and stderr into its `out`
- * (at most RUN_MAX_BYTES), all within RUN_TIMEOUT_S; a program still
- * running then is stopped, and its status stays -1. A signal ends the wait
- * (the caller is being stopped).
- */
-static void
-probes_run(struct probe *p, size_t n)
-{
-	struct pollfd *pfd = calloc(n + 1, sizeof(*pfd));
-	double until = ff_now() + RUN_TIMEOUT_S, left;
-	size_t i, k, open = 0;
-
-	for (i = 0; i < n; i++)
-		if (probe_start(&p[i]) == 0)
-			open++;
-	while (pfd && open) {
-		left = until - ff_now();
-		if (left <= 0 || ff_signalled())
-			break;
-		for (i = k = 0; i < n; i++)
-			if (p[i].fd >= 0)
-				pfd[k++] = (struct pollfd){ p[i].fd, POLLIN, 0 };
-		pfd[k] = (struct pollfd){ ff_signal_fd(), POLLIN, 0 };
-		if (poll(pfd, k + 1, (int)(left * 1000) + 1) <= 0)
-			continue;
-		for (i = k = 0; i < n; i++) {
-			if (p[i].fd < 0)
-				continue;
-			if (pfd[k++].revents) {
-				probe_read(&p[i]);
-				open -= p[i].fd < 0;
-			}
-		}
-	}
-	free(pfd);
-	for (i = 0; i < n; i++) {
-		if (!p[i].out)
-			continue;
-		if (p[i].fd >= 0)
-			close(p[i].fd);
-		p[i].out[p[i].len] = 0;
-		left = ff_signalled() ? 0 : until - ff_now();
-		if (ff_child_wait(&p[i].c, left > 0 ? left : 0)) {
-			p[i].status = p[i].c.status;
-		} else {
-			ff_debug("'%s' did not finish within %.0f s", p[i].argv[0], RUN_TIMEOUT_S);
-			ff_child_stop(&p[i].c, 0.2);
-		}
-	}
-}
-
-char *
-ff_env_run(char *const argv[], int *status)
-{
-	struct probe p = { .argv = argv };
-
-	probes_run(&p, 1);
-	if (status)
-		*status = p.status;
-	return p.out;
-}
-
-/* The first non-empty line of `s`, trimmed (malloc'd), or NULL. */
-static char *
-first_line(const char *s)
-{
-	const char *e;
-
-	if (!s)
-		return NULL;
-	while (*s == '\n' || *s == '\r' || *s == ' ' || *s == '\t')
-		s++;
-	if (!*s)
-		return NULL;
-	e = s + strcspn(s, "\r\n");
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	return strndup(s, e - s);
-}
 
 /* Program name, and the argument that prints its version. */
 static const struct prog {
@@ -192,26 +30,6 @@ static const struct prog {
 	{ "gcc", "--version" },
 };
 
-/* What a version probe printed: its first line, if the program succeeded. */
-static char *
-version_of(const struct probe *p)
-{
-	/* A program that fails (a missing library) has no version to show. */
-	return p->status == 0 ? first_line(p->out) : NULL;
-}
-
-char *
-ff_env_version(const char *path, const char *arg)
-{
-	char *argv[] = { (char *)path, (char *)arg, NULL }, *line;
-	struct probe p = { .argv = argv };
-
-	probes_run(&p, 1);
-	line = version_of(&p);
-	free(p.out);
-	return line;
-}
-
 /*
  * {"path", "version"} (or null, when not on PATH) of every program in
  * progs, into env under its name; their version probes run at once.
@@ -221,7 +39,7 @@ progs_info(json_t *env)
 {
 	enum { N = FF_ARRAY_SIZE(progs) };
 	char *paths[N], *argvs[N][3], *version;
-	struct probe p[N];
+	struct ff_probe p[N];
 	size_t i, n = 0, at[N];
 	json_t *o;
 
@@ -233,15 +51,15 @@ progs_info(json_t *env)
 		argvs[i][1] = (char *)progs[i].version_arg;
 		argvs[i][2] = NULL;
 		at[i] = n;
-		p[n++] = (struct probe){ .argv = argvs[i] };
+		p[n++] = (struct ff_probe){ .argv = argvs[i] };
 	}
-	probes_run(p, n);
+	ff_probes_run(p, n);
 	for (i = 0; i < N; i++) {
 		if (!paths[i]) {
 			json_object_set_new(env, progs[i].name, json_null());
 			continue;
 		}
-		version = version_of(&p[at[i]]);
+		version = ff_probe_version(&p[at[i]]);
 		o = json_object();
 		json_object_set_new(o, "path", ff_json_path(paths[i]));
 		json_object_set_new(o, "version", ff_json_text(version));
@@ -389,528 +207,25 @@ ff_env_nginx_stream_module(const char *nginx)
 		snprintf(path, sizeof(path), "%.*s/ngx_stream_module.so", (int)(e - p), p);
 		if (access(path, R_OK) == 0) {
 			free(out);
-			return strdup(path);
+			return ff_strdup(path);
 		}
 	}
 	for (i = 0; dirs[i]; i++) {
 		snprintf(path, sizeof(path), "%s/ngx_stream_module.so", dirs[i]);
 		if (access(path, R_OK) == 0) {
 			free(out);
-			return strdup(path);
+			return ff_strdup(path);
 		}
 	}
 	for (p = out; p && (p = strstr(p, "--with-stream")); p++)
 		if (p[strlen("--with-stream")] == ' ' || p[strlen("--with-stream")] == '\n' ||
 		    !p[strlen("--with-stream")]) {
 			free(out);
-			return strdup("builtin");
+			return ff_strdup("builtin");
 		}
 	free(out);
 	return NULL;
 }
-
-/*
- * Keep in *best the better of it and `cand` (malloc'd, taken), preferring
- * libqpid-proton-core, the library the router links for AMQP.
- */
-static void
-proton_keep_better(char **best, char *cand)
-{
-	if (cand && (!*best || (strstr(cand, "proton-core") && !strstr(*best, "proton-core")))) {
-		free(*best);
-		*best = cand;
-	} else
-		free(cand);
-}
-
-char *
-ff_env_proton_ldd(const char *skrouterd_path)
-{
-	char *argv[] = { "ldd", (char *)skrouterd_path, NULL }, *out, *line, *p, *e;
-	char *best = NULL;
-
-	if (!skrouterd_path || !(out = ff_env_run(argv, NULL)))
-		return NULL;
-	/* "\tlibqpid-proton-core.so.10 => /opt/proton/lib64/libqpid-proton-core.so.10 (0x...)" */
-	for (line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-		e = line + strcspn(line, "\n");
-		p = strstr(line, "=> ");
-		if (!p || p > e || !memmem(line, p - line, "libqpid-proton", 14))
-			continue;
-		p += 3;
-		if (*p != '/')
-			continue;	/* "=> not found" */
-		proton_keep_better(&best, strndup(p, strcspn(p, " \n")));
-	}
-	free(out);
-	return best;
-}
-
-char *
-ff_env_proton_maps(pid_t pid)
-{
-	char path[64], *text, *line, *p, *e, *best = NULL;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (!(text = ff_read_file(path, NULL)))
-		return NULL;
-	for (line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-		e = line + strcspn(line, "\n");
-		p = memchr(line, '/', e - line);
-		if (!p || !memmem(p, e - p, "/libqpid-proton", 15) ||
-		    !memmem(p, e - p, ".so", 3))
-			continue;
-		proton_keep_better(&best, strndup(p, e - p));
-	}
-	free(text);
-	return best;
-}
-
-char *
-ff_skrouterd_schema_path(const char *skrouterd)
-{
-	const char *v = getenv("FLIMFLAM_SKROUTERD_SCHEMA");
-	char *argv[] = { (char *)skrouterd, "--help", NULL }, *out, *p, *e, *r;
-
-	if (v && *v)
-		return strdup(v);
-	if (!skrouterd)
-		return NULL;
-	/*
-	 * "  -I, --include=PATH (/usr/lib/skupper-router/python)": the python
-	 * directory the router was installed with. (-h wants an argument in
-	 * skrouterd's getopt string; --help does not.)
-	 */
-	out = ff_env_run(argv, NULL);
-	if (!out || !(p = strstr(out, "--include=PATH ("))) {
-		free(out);
-		return NULL;
-	}
-	p += strlen("--include=PATH (");
-	e = p + strcspn(p, ")\n");
-	if (*e != ')' || asprintf(&r, "%.*s/skupper_router/management/skrouter.json",
-				  (int)(e - p), p) < 0)
-		r = NULL;
-	free(out);
-	return r;
-}
-
-int
-ff_skrouterd_version_ok(const char *s)
-{
-	size_t n = s ? strspn(s, "0123456789abcdefghijklmnopqrstuvwxyz"
-			       "ABCDEFGHIJKLMNOPQRSTUVWXYZ.+-_~") : 0;
-
-	return n && n < 128 && !s[n] && s[0] >= '0' && s[0] <= '9' && strchr(s, '.');
-}
-
-/* "did not finish within 5 s", "exited with status 1: LINE" (static). */
-static const char *
-probe_failure(const struct probe *p)
-{
-	static char buf[512];
-	char *line = first_line(p->out);
-
-	if (p->status == -1)
-		snprintf(buf, sizeof(buf), "did not finish within %.0f s", RUN_TIMEOUT_S);
-	else if (WIFSIGNALED(p->status))
-		snprintf(buf, sizeof(buf), "was killed by signal %d", WTERMSIG(p->status));
-	else
-		snprintf(buf, sizeof(buf), "exited with status %d%s%.300s", WEXITSTATUS(p->status),
-			 line ? ": " : "", line ? line : "");
-	free(line);
-	return buf;
-}
-
-int
-ff_skrouterd_check(const char *path, char *why, size_t n)
-{
-	char *vargv[] = { (char *)path, "--version", NULL };
-	char *hargv[] = { (char *)path, "--help", NULL };
-	struct probe p[2] = { { .argv = vargv }, { .argv = hargv } };
-	const char *env_schema = getenv("FLIMFLAM_SKROUTERD_SCHEMA");
-	char *version = NULL, *schema = NULL, *s, *e;
-	int r = -1;
-
-	/* With a schema named, the router need not name one. */
-	probes_run(p, env_schema && *env_schema ? 1 : 2);
-	if (!p[0].out)
-		snprintf(why, n, "cannot run '%s'", path);
-	else if (p[0].status != 0)
-		snprintf(why, n, "'%s --version' %s: not a router flimflam can use", path,
-			 probe_failure(&p[0]));
-	else if (!ff_skrouterd_version_ok(version = first_line(p[0].out))) {
-		for (s = version; s && *s; s++)
-			if ((unsigned char)*s < ' ' || *s == 0x7f)
-				*s = '?';	/* the line is for a terminal */
-		snprintf(why, n, "'%s --version' printed '%.60s%s', not a version: not a router flimflam can use",
-			 path, version ? version : "", version && strlen(version) > 60 ? "..." : "");
-	} else if (env_schema && *env_schema)
-		schema = strdup(env_schema);
-	else if (!p[1].out || p[1].status != 0)
-		snprintf(why, n, "'%s --help' %s: its management schema cannot be found", path,
-			 p[1].out ? probe_failure(&p[1]) : "cannot run");
-	else {
-		s = strstr(p[1].out, "--include=PATH (");
-		s = s ? s + strlen("--include=PATH (") : NULL;
-		e = s ? s + strcspn(s, ")\n") : NULL;
-		if (s && *e == ')')
-			schema = ff_asprintf("%.*s/skupper_router/management/skrouter.json",
-					     (int)(e - s), s);
-		else
-			snprintf(why, n, "'%s --help' names no Python directory (-I, --include=PATH): its management schema cannot be found",
-				 path);
-	}
-	if (schema) {
-		json_error_t err;
-		json_t *root = json_load_file(schema, 0, &err);
-
-		if (json_is_object(json_object_get(root, "entityTypes")))
-			r = 0;
-		else
-			snprintf(why, n, "cannot read the management schema '%s' of '%s': %s", schema,
-				 path, root ? "no entityTypes" : err.text);
-		json_decref(root);
-	}
-	free(version);
-	free(schema);
-	free(p[0].out);
-	free(p[1].out);
-	return r;
-}
-
-/* The attribute `attr` of entity type `type`, following "extends". */
-static json_t *
-schema_attr(json_t *types, const char *type, const char *attr, int depth)
-{
-	json_t *t = json_object_get(types, type), *a;
-	const char *ext;
-
-	if (!json_is_object(t) || depth > 8)
-		return NULL;
-	a = json_object_get(json_object_get(t, "attributes"), attr);
-	if (a)
-		return a;
-	ext = json_string_value(json_object_get(t, "extends"));
-	return ext ? schema_attr(types, ext, attr, depth + 1) : NULL;
-}
-
-int
-ff_skrouterd_features(const char *schema_json_path, struct ff_skr_features *out)
-{
-	json_error_t err;
-	json_t *root, *types, *enc, *dflt;
-
-	memset(out, 0, sizeof(*out));
-	root = json_load_file(schema_json_path, 0, &err);
-	if (!root) {
-		if (err.line > 0)
-			ff_warn("%s:%d: %s", schema_json_path, err.line, err.text);
-		else
-			ff_warn("cannot read '%s': %s", schema_json_path, err.text);
-		return -1;
-	}
-	types = json_object_get(root, "entityTypes");
-	if (!json_is_object(types)) {
-		ff_warn("%s: no entityTypes: not a skrouterd schema", schema_json_path);
-		json_decref(root);
-		return -1;
-	}
-	out->has_http = json_object_get(types, "httpListener") != NULL;
-	enc = schema_attr(types, "tcpListener", "encapsulation", 0);
-	out->tcp_encapsulation = enc != NULL;
-	dflt = json_object_get(enc, "default");
-	if (json_is_string(dflt))
-		snprintf(out->encapsulation_default, sizeof(out->encapsulation_default),
-			 "%s", json_string_value(dflt));
-	out->worker_threads = schema_attr(types, "router", "workerThreads", 0) != NULL;
-	json_decref(root);
-	return 0;
-}
-
-json_t *
-ff_skr_features_json(const struct ff_skr_features *f)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "http", json_boolean(f->has_http));
-	json_object_set_new(o, "tcp_encapsulation", json_boolean(f->tcp_encapsulation));
-	json_object_set_new(o, "encapsulation_default", f->encapsulation_default[0] ?
-			    json_string(f->encapsulation_default) : json_null());
-	json_object_set_new(o, "worker_threads", json_boolean(f->worker_threads));
-	return o;
-}
-
-/* Frame pointers ---------------------------------------------------------- */
-
-/*
- * Does this GCC producer string ("GNU C17 12.2.0 -mtune=generic -O2 -g
- * -fno-omit-frame-pointer") mean the unit keeps frame pointers? The last of
- * -fomit/-fno-omit wins; without either, GCC omits them from -O1 up.
- */
-static int
-producer_keeps_fp(const char *s)
-{
-	const char *p, *no = NULL, *yes = NULL, *opt = NULL;
-
-	for (p = s; (p = strstr(p, "-fno-omit-frame-pointer")); p++)
-		no = p;
-	for (p = s; (p = strstr(p, "-fomit-frame-pointer")); p++)
-		yes = p;
-	if (no || yes)
-		return no > yes;
-	for (p = s; (p = strstr(p, " -O")); p++)
-		opt = p + 3;
-	return !opt || *opt == '0';
-}
-
-static void
-scan_producers(const char *data, size_t len, struct ff_fp_info *fp)
-{
-	const char *p = data, *end = data + len, *nul;
-
-	while (p < end && (p = memmem(p, end - p, "GNU C", 5))) {
-		nul = memchr(p, 0, end - p);
-		if (!nul)
-			break;
-		/* "GNU C17 ...", "GNU C++17 ...", "GNU C11 ..." but not "GNU CC" */
-		if (p[5] == '+' || (p[5] >= '0' && p[5] <= '9') || p[5] == ' ') {
-			if (producer_keeps_fp(p))
-				fp->units_with++;
-			else {
-				if (!fp->units_without)
-					snprintf(fp->example, sizeof(fp->example), "%s", p);
-				fp->units_without++;
-			}
-		}
-		p = nul + 1;
-	}
-}
-
-int
-ff_env_frame_pointers(const char *path, struct ff_fp_info *fp)
-{
-	const unsigned char *m;
-	const Elf64_Ehdr *eh;
-	const Elf64_Shdr *sh, *strtab;
-	struct stat st;
-	size_t size;
-	int fd, i, compressed = 0, debug_info = 0;
-
-	memset(fp, 0, sizeof(*fp));
-	snprintf(fp->example, sizeof(fp->example), "not a readable 64-bit ELF file");
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return -1;
-	}
-	size = st.st_size;
-	m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return -1;
-	eh = (const Elf64_Ehdr *)m;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
-	    eh->e_shoff > size || eh->e_shnum > (size - eh->e_shoff) / sizeof(Elf64_Shdr) ||
-	    eh->e_shstrndx >= eh->e_shnum) {
-		munmap((void *)m, size);
-		return -1;
-	}
-	fp->example[0] = 0;
-	sh = (const Elf64_Shdr *)(m + eh->e_shoff);
-	strtab = &sh[eh->e_shstrndx];
-	for (i = 0; i < eh->e_shnum; i++) {
-		const char *name;
-
-		if (strtab->sh_offset + sh[i].sh_name >= size ||
-		    sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset ||
-		    sh[i].sh_type == SHT_NOBITS)
-			continue;
-		name = (const char *)m + strtab->sh_offset + sh[i].sh_name;
-		if (strcmp(name, ".debug_str") && strcmp(name, ".debug_info"))
-			continue;
-		debug_info |= !strcmp(name, ".debug_info");
-		if (sh[i].sh_flags & SHF_COMPRESSED) {
-			compressed = 1;
-			continue;
-		}
-		scan_producers((const char *)m + sh[i].sh_offset, sh[i].sh_size, fp);
-	}
-	munmap((void *)m, size);
-	if (!fp->units_with && !fp->units_without) {
-		snprintf(fp->example, sizeof(fp->example), "%s", compressed ? "compressed debug info" :
-			 !debug_info ? "no debug information: stripped, or built without -g" :
-			 "no GCC producer strings in its debug information");
-		return -1;
-	}
-	return fp->units_without ? 0 : 1;
-}
-
-/* perf --------------------------------------------------------------------- */
-
-int
-ff_perf_paranoid(void)
-{
-	char *s = ff_read_file("/proc/sys/kernel/perf_event_paranoid", NULL);
-	int v = INT_MIN;
-
-	if (s)
-		v = atoi(s);
-	free(s);
-	return v;
-}
-
-static int
-perf_open(struct perf_event_attr *a, pid_t pid)
-{
-	return syscall(SYS_perf_event_open, a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-static int
-sysfs_exists(const char *path)
-{
-	return access(path, F_OK) == 0;
-}
-
-static void
-append(char *why, size_t n, const char *fmt, ...)
-{
-	size_t len = strlen(why);
-	va_list ap;
-
-	if (len && len + 2 < n) {
-		strcpy(why + len, "; ");
-		len += 2;
-	}
-	va_start(ap, fmt);
-	if (len < n)
-		vsnprintf(why + len, n - len, fmt, ap);
-	va_end(ap);
-}
-
-/*
- * FLIMFLAM_TEST_PERF=events,kernel,hardware,memory (any of them, or none):
- * what the probe reports instead of opening events, so that the suite sees
- * both sides of a PMU on a machine that has only one. -1 when unset.
- */
-static int
-perf_test_bits(char *why, size_t n)
-{
-	static const struct { const char *name; int bit; } names[] = {
-		{ "events", FF_PERF_EVENTS }, { "kernel", FF_PERF_KERNEL },
-		{ "hardware", FF_PERF_HARDWARE }, { "memory", FF_PERF_MEMORY },
-	};
-	const char *v = getenv("FLIMFLAM_TEST_PERF"), *p;
-	int bits = 0;
-	size_t i;
-
-	if (!v)
-		return -1;
-	for (p = v; *p; p += strcspn(p, ","), p += *p == ',')
-		for (i = 0; i < FF_ARRAY_SIZE(names); i++)
-			if (strcspn(p, ",") == strlen(names[i].name) &&
-			    !strncmp(p, names[i].name, strlen(names[i].name)))
-				bits |= names[i].bit;
-	append(why, n, "FLIMFLAM_TEST_PERF='%s'", v);
-	return bits;
-}
-
-int
-ff_perf_probe(char *why, size_t n)
-{
-	struct perf_event_attr a;
-	int pipefd[2], fd, bits = 0, err, paranoid = ff_perf_paranoid();
-	pid_t child;
-	char c;
-
-	if (n)
-		why[0] = 0;
-	if ((bits = perf_test_bits(why, n)) >= 0)
-		return bits;
-	bits = 0;
-	/* A child that waits for the pipe to close, as a relay would run. */
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		append(why, n, "cannot create a pipe: %s", strerror(errno));
-		return 0;
-	}
-	fflush(NULL);
-	child = fork();
-	if (child < 0) {
-		append(why, n, "cannot fork: %s", strerror(errno));
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return 0;
-	}
-	if (child == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(pipefd[1]);
-		while (read(pipefd[0], &c, 1) < 0 && errno == EINTR)
-			;
-		_exit(0);
-	}
-	close(pipefd[0]);
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.disabled = 1;
-	a.exclude_hv = 1;
-	if ((fd = perf_open(&a, child)) >= 0) {
-		bits |= FF_PERF_EVENTS | FF_PERF_KERNEL;
-		close(fd);
-	} else {
-		a.exclude_kernel = 1;
-		if ((fd = perf_open(&a, child)) >= 0) {
-			bits |= FF_PERF_EVENTS;
-			close(fd);
-		} else {
-			err = errno;
-			append(why, n, "task-clock on a child process: %s (perf_event_paranoid=%d)",
-			       strerror(err), paranoid);
-		}
-	}
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = PERF_COUNT_HW_CPU_CYCLES;
-	a.disabled = 1;
-	a.exclude_hv = 1;
-	a.exclude_kernel = 1;
-	if ((fd = perf_open(&a, child)) >= 0) {
-		bits |= FF_PERF_HARDWARE;
-		close(fd);
-	} else {
-		err = errno;
-		append(why, n, "cycles: %s%s", strerror(err),
-		       err == ENOENT || err == EOPNOTSUPP || err == ENODEV ?
-		       " (no hardware PMU: a virtual machine without PMU passthrough?)" : "");
-	}
-	close(pipefd[1]);
-	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-		;
-
-	/*
-	 * perf mem and perf c2c sample loads and stores: Intel's mem-loads
-	 * event (cpu_core on hybrid parts), AMD's IBS, Arm's SPE.
-	 */
-	if ((bits & FF_PERF_HARDWARE) &&
-	    (sysfs_exists("/sys/bus/event_source/devices/cpu/events/mem-loads") ||
-	     sysfs_exists("/sys/bus/event_source/devices/cpu_core/events/mem-loads") ||
-	     sysfs_exists("/sys/bus/event_source/devices/ibs_op") ||
-	     sysfs_exists("/sys/bus/event_source/devices/arm_spe_0")))
-		bits |= FF_PERF_MEMORY;
-	else
-		append(why, n, "memory sampling: %s", bits & FF_PERF_HARDWARE ?
-		       "no mem-loads event, IBS or SPE in /sys/bus/event_source/devices" :
-		       "needs hardware counters");
-	return bits;
-}
-
-/* The whole environment ----------------------------------------------------- */
 
 json_t *
 ff_env_collect(void)

@@ -5,6 +5,7 @@
  * stages of a pipeline sharing a terminal do not interleave mid-line.
  */
 #include "ff.h"
+#include "ff_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,16 +76,15 @@ ff_printable_n(char *dst, const char *src, size_t len)
 	return d - dst;
 }
 
-char *
+/* A printable copy of `s` (malloc'd; NULL for NULL), as ff_printable_n. */
+static char *
 ff_printable(const char *s)
 {
 	char *out;
 
 	if (!s)
 		return NULL;
-	out = malloc(4 * strlen(s) + 1);
-	if (!out)
-		ff_die("out of memory");
+	out = ff_realloc(NULL, 4 * strlen(s) + 1);
 	ff_printable_n(out, s, strlen(s));
 	return out;
 }
@@ -359,38 +359,4 @@ ff_finish(void)
 		return 1;
 	}
 	return 0;
-}
-
-void *
-ff_realloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		ff_die("out of memory");
-	return p;
-}
-
-char *
-ff_strdup(const char *s)
-{
-	char *d = s ? strdup(s) : NULL;
-
-	if (s && !d)
-		ff_die("out of memory");
-	return d;
-}
-
-char *
-ff_asprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		ff_die("out of memory");
-	return s;
 }

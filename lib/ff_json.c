@@ -5,6 +5,7 @@
  * order), flushed per line because stdio buffers pipes fully.
  */
 #include "ff.h"
+#include "ff_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +58,8 @@ ff_write_failed(void)
 	ff_die("cannot write to standard output: %s", strerror(err));
 }
 
-int
+/* 1 when stdout is a pipe whose reader has closed it (checked without writing). */
+static int
 ff_stdout_gone(void)
 {
 	struct pollfd pfd = { 1, 0, 0 };
@@ -78,6 +80,17 @@ ff_check_stdout(void)
 	}
 }
 
+/* An `error` event with the message. */
+static void
+emit_error(const char *msg)
+{
+	json_t *ev = ff_event("error");
+
+	json_object_set_new(ev, "program", json_string(ff_prog()));
+	json_object_set_new(ev, "message", ff_json_text(msg));
+	ff_emit(ev);
+}
+
 void
 ff_die_event(const char *fmt, ...)
 {
@@ -87,7 +100,7 @@ ff_die_event(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	ff_emit_error("%s", msg);
+	emit_error(msg);
 	ff_die("%s", msg);
 }
 
@@ -111,22 +124,6 @@ ff_emit_end(int status)
 
 	json_object_set_new(ev, "program", json_string(ff_prog()));
 	json_object_set_new(ev, "status", json_integer(status));
-	ff_emit(ev);
-}
-
-void
-ff_emit_error(const char *fmt, ...)
-{
-	char msg[2048];
-	json_t *ev;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ev = ff_event("error");
-	json_object_set_new(ev, "program", json_string(ff_prog()));
-	json_object_set_new(ev, "message", ff_json_text(msg));
 	ff_emit(ev);
 }
 
@@ -177,9 +174,7 @@ ff_json_text(const char *s)
 		return json_null();
 	if (utf8_valid(s))
 		return json_string(s);
-	q = buf = malloc(3 * strlen(s) + 1);
-	if (!buf)
-		ff_die("out of memory");
+	q = buf = ff_realloc(NULL, 3 * strlen(s) + 1);
 	for (; *s; s += n ? n : 1)
 		if ((n = ff_utf8_len((const unsigned char *)s)))
 			q = mempcpy(q, s, n);
@@ -201,9 +196,7 @@ ff_file_url(const char *path)
 		full = ff_asprintf("%s/%s", cwd, path);
 	else
 		full = ff_asprintf("%s", path);
-	q = buf = malloc(sizeof("file://") + 3 * strlen(full));
-	if (!buf)
-		ff_die("out of memory");
+	q = buf = ff_realloc(NULL, sizeof("file://") + 3 * strlen(full));
 	q = stpcpy(q, "file://");
 	for (p = (const unsigned char *)full; *p; p++)
 		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -242,10 +235,8 @@ ff_json_path_value(const json_t *v)
 	if (!s)
 		return NULL;
 	if (strncmp(s, "file://", 7))
-		return strdup(s);
-	q = out = malloc(strlen(s) + 1);
-	if (!out)
-		ff_die("out of memory");
+		return ff_strdup(s);
+	q = out = ff_realloc(NULL, strlen(s) + 1);
 	for (p = s + 7; *p; p++)
 		if (*p == '%' && sscanf(p + 1, "%2x", &x) == 1) {
 			*q++ = (char)x;
@@ -301,15 +292,8 @@ ff_reader_fill(struct ff_reader *r)
 	if (r->len >= FF_READER_MAX_LINE && !memchr(r->buf, '\n', r->len))
 		ff_die("%s:%ld: a line of more than %d MiB: not an event stream (one JSON object per line)",
 		       r->name, r->line + 1, FF_READER_MAX_LINE >> 20);
-	if (r->cap - r->len < 65536) {
-		size_t cap = r->cap ? r->cap * 2 : 131072;
-		char *b = realloc(r->buf, cap);
-
-		if (!b)
-			ff_die("out of memory");
-		r->buf = b;
-		r->cap = cap;
-	}
+	if (r->cap - r->len < 65536)
+		r->buf = ff_grow(r->buf, r->cap + 1, &r->cap, 1, 131072);
 	do
 		n = read(r->fd, r->buf + r->len, r->cap - r->len - 1);
 	while (n < 0 && errno == EINTR && !ff_signalled());
@@ -359,23 +343,6 @@ ff_reader_next(struct ff_reader *r)
 			return ev;
 	}
 	return NULL;
-}
-
-json_t *
-ff_reader_get(struct ff_reader *r)
-{
-	json_t *ev;
-
-	for (;;) {
-		ev = ff_reader_next(r);
-		if (ev || r->eof)
-			return ev;
-		if (ff_reader_fill(r) < 0) {
-			if (ff_signalled())
-				return NULL;
-			ff_die("cannot read %s: %s", r->name, strerror(errno));
-		}
-	}
 }
 
 void

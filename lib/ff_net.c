@@ -8,6 +8,7 @@
  * no AMQP header, and a probe through a relay would disturb the workload.
  */
 #include "ff.h"
+#include "ff_int.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -197,15 +198,11 @@ port_inodes(int port, unsigned long *inodes, int max)
 	return n + listen_inodes("/proc/net/tcp6", port, inodes + n, max - n);
 }
 
-int
-ff_port_in_use(int port)
-{
-	unsigned long inodes[16];
-
-	return port_inodes(port, inodes, 16) > 0;
-}
-
-int
+/*
+ * 1 if a socket bound to `port` on loopback or any address is in LISTEN
+ * state and belongs to `pid` or one of its descendants; 0 if not.
+ */
+static int
 ff_port_listening(int port, pid_t pid)
 {
 	unsigned long inodes[16];

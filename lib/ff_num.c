@@ -50,7 +50,8 @@ ff_parse_double(const char *usage, const char *opt, const char *s,
 	return v;
 }
 
-const char *
+/* "a, b, c" from a NULL-terminated list (static buffer). */
+static const char *
 ff_join_names(const char *const names[])
 {
 	static char buf[512];

@@ -3,6 +3,7 @@
  * pidfds, stop in reverse order of start; and the signals that end a run.
  */
 #include "ff.h"
+#include "ff_int.h"
 
 #include <dirent.h>
 #include <errno.h>

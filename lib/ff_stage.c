@@ -3,6 +3,7 @@
  * until the reader is done, and the relay/protocol/workload matrix.
  */
 #include "ff.h"
+#include "ff_int.h"
 
 #include <errno.h>
 #include <poll.h>

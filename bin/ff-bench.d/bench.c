@@ -197,43 +197,37 @@ static size_t streamed;		/* records written into it */
 static void
 save_results(void)
 {
-	size_t i, len = 0, cap = 4096;
-	char *text = malloc(cap), *line, *nt;
+	struct ff_buf text = FF_BUF_INIT;
 	struct ff_out o;
+	char *line;
 	json_t *rec;
+	size_t i;
 
-	if (!text)
-		ff_die("out of memory");
-	text[0] = 0;
+	ff_buf_add(&text, "", 0);
 	json_array_foreach(records, i, rec) {
 		if (stream.direct && i < streamed)
 			continue;
 		line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(10));
 		if (!line)
 			ff_die("out of memory");
-		while (len + strlen(line) + 2 > cap) {
-			nt = realloc(text, cap *= 2);
-			if (!nt)
-				ff_die("out of memory");
-			text = nt;
-		}
-		len += sprintf(text + len, "%s\n", line);
+		ff_buf_addstr(&text, line);
+		ff_buf_add(&text, "\n", 1);
 		free(line);
 	}
 	if (!stream.direct) {
 		/* Temp and rename: the file always holds whole lines of whole runs. */
 		if (ff_out_open(&o, opt.output, 0, NULL, 0644) < 0 ||
 		    (appended && ff_out_write(&o, appended, strlen(appended)) < 0) ||
-		    ff_out_write(&o, text, len) < 0 || ff_out_commit(&o) < 0) {
+		    ff_out_write(&o, text.s, text.len) < 0 || ff_out_commit(&o) < 0) {
 			ff_out_abort(&o);
 			ff_die("%s; the results so far could not be kept", o.err);
 		}
 	} else if ((stream.fd < 0 && ff_out_open(&stream, opt.output, 0, NULL, 0644) < 0) ||
-		   ff_out_write(&stream, text, len) < 0) {
+		   ff_out_write(&stream, text.s, text.len) < 0) {
 		ff_die("%s; the results so far could not be kept", stream.err);
 	}
 	streamed = json_array_size(records);
-	free(text);
+	ff_buf_free(&text);
 }
 
 /*
@@ -273,9 +267,7 @@ check_output(void)
 		results_free(&old);
 	}
 	if (len && appended[len - 1] != '\n') {
-		appended = realloc(appended, len + 2);
-		if (!appended)
-			ff_die("out of memory");
+		appended = ff_realloc(appended, len + 2);
 		strcpy(appended + len, "\n");
 	}
 }

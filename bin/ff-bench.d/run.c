@@ -150,8 +150,7 @@ errbuf_read(struct errbuf *e, int fd)
 		return;
 	while (e->len + r + 1 > e->cap && e->cap < ERR_MAX) {
 		e->cap = e->cap ? 2 * e->cap : 8192;
-		if (!(e->text = realloc(e->text, e->cap)))
-			ff_die("out of memory");
+		e->text = ff_realloc(e->text, e->cap);
 	}
 	if (e->len + r + 1 > e->cap) {
 		keep = e->cap / 2 - r - 1;
@@ -212,18 +211,11 @@ static int
 crun_start(struct crun *cr)
 {
 	const struct bcase *c = cr->c;
-	char jobs[24], warmup[24], duration[24], cpu[24], errpath[64];
-	char *argv[] = {
-		flimflam, "run", "--json", "-w", (char *)c->workload, "-r", (char *)c->relay,
-		"-p", (char *)c->protocol, "--jobs", jobs, "--warmup", warmup,
-		"--duration", duration, "--cpu-limit", cpu, NULL
-	};
+	struct ff_argv argv = FF_ARGV_INIT;
+	char errpath[64];
 	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
+	int st;
 
-	snprintf(jobs, sizeof(jobs), "%ld", opt.run.jobs);
-	snprintf(warmup, sizeof(warmup), "%ld", opt.run.warmup);
-	snprintf(duration, sizeof(duration), "%ld", opt.run.duration);
-	snprintf(cpu, sizeof(cpu), "%ld", opt.run.cpu_limit);
 	if (pipe2(cr->fds, O_CLOEXEC) < 0 || pipe2(cr->efds, O_CLOEXEC) < 0)
 		ff_die("cannot create a pipe: %s", strerror(errno));
 	/*
@@ -234,8 +226,13 @@ crun_start(struct crun *cr)
 	snprintf(errpath, sizeof(errpath), "/proc/self/fd/%d", cr->efds[1]);
 	o.out_fd = cr->fds[1];
 	o.log = errpath;
+	ff_argv_addl(&argv, flimflam, "run", "--json", "-w", c->workload, "-r", c->relay,
+		     "-p", c->protocol, NULL);
+	ff_argv_run_opts(&argv, &opt.run, 1);
 	cr->t0 = cr->t_phase = ff_now();
-	if (ff_spawn(&cr->child, "flimflam run", argv, &o) < 0) {
+	st = ff_spawn(&cr->child, "flimflam run", argv.v, &o);
+	ff_argv_free(&argv);
+	if (st < 0) {
 		close(cr->fds[0]);
 		close(cr->fds[1]);
 		close(cr->efds[0]);

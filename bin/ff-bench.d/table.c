@@ -82,9 +82,7 @@ trow_v(struct table *t, int n, const char *const cells[])
 	struct row *r;
 	int i;
 
-	t->rows = realloc(t->rows, (t->nrows + 1) * sizeof(*t->rows));
-	if (!t->rows)
-		ff_die("out of memory");
+	t->rows = ff_realloc(t->rows, (t->nrows + 1) * sizeof(*t->rows));
 	r = &t->rows[t->nrows++];
 	r->n = n;
 	for (i = 0; i < n; i++)

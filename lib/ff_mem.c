@@ -1,0 +1,173 @@
+/*
+ * ff_mem.c - memory that dies when it runs out: allocation, arrays that
+ * grow, byte buffers, argument vectors.
+ */
+#include "ff.h"
+
+#include <stdint.h>
+#include <string.h>
+
+void *
+ff_realloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		ff_die("out of memory");
+	return p;
+}
+
+char *
+ff_strdup(const char *s)
+{
+	char *d = s ? strdup(s) : NULL;
+
+	if (s && !d)
+		ff_die("out of memory");
+	return d;
+}
+
+char *
+ff_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		ff_die("out of memory");
+	return s;
+}
+
+void *
+ff_grow(void *p, size_t need, size_t *cap, size_t size, size_t first)
+{
+	size_t n = *cap;
+
+	if (need <= n)
+		return p;
+	if (!n)
+		n = first ? first : 16;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			ff_die("out of memory");
+		n *= 2;
+	}
+	if (n > SIZE_MAX / size)
+		ff_die("out of memory");
+	p = ff_realloc(p, n * size);
+	*cap = n;
+	return p;
+}
+
+void
+ff_buf_add(struct ff_buf *b, const char *s, size_t n)
+{
+	if (n > SIZE_MAX - b->len - 1)
+		ff_die("out of memory");
+	FF_GROW(b->s, b->len + n + 1, b->cap);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void
+ff_buf_addstr(struct ff_buf *b, const char *s)
+{
+	ff_buf_add(b, s, strlen(s));
+}
+
+void
+ff_buf_printf(struct ff_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		ff_die("out of memory");
+	ff_buf_add(b, s, (size_t)r);
+	free(s);
+}
+
+char *
+ff_buf_take(struct ff_buf *b)
+{
+	char *s = b->s ? b->s : ff_strdup("");
+
+	*b = (struct ff_buf)FF_BUF_INIT;
+	return s;
+}
+
+void
+ff_buf_free(struct ff_buf *b)
+{
+	free(b->s);
+	*b = (struct ff_buf)FF_BUF_INIT;
+}
+
+void
+ff_argv_add(struct ff_argv *a, const char *s)
+{
+	FF_GROW(a->v, a->n + 2, a->cap);
+	a->v[a->n++] = ff_strdup(s);
+	a->v[a->n] = NULL;
+}
+
+void
+ff_argv_addl(struct ff_argv *a, ...)
+{
+	const char *s;
+	va_list ap;
+
+	va_start(ap, a);
+	while ((s = va_arg(ap, const char *)))
+		ff_argv_add(a, s);
+	va_end(ap);
+}
+
+void
+ff_argv_addf(struct ff_argv *a, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		ff_die("out of memory");
+	va_end(ap);
+	FF_GROW(a->v, a->n + 2, a->cap);
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+}
+
+void
+ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_limit)
+{
+	ff_argv_add(a, "--jobs");
+	ff_argv_addf(a, "%ld", o->jobs);
+	ff_argv_add(a, "--warmup");
+	ff_argv_addf(a, "%ld", o->warmup);
+	ff_argv_add(a, "--duration");
+	ff_argv_addf(a, "%ld", o->duration);
+	if (with_cpu_limit) {
+		ff_argv_add(a, "--cpu-limit");
+		ff_argv_addf(a, "%ld", o->cpu_limit);
+	}
+}
+
+void
+ff_argv_free(struct ff_argv *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	*a = (struct ff_argv)FF_ARGV_INIT;
+}

@@ -1,0 +1,173 @@
+/*
+ * ff_perf.c - what perf can open here: software, kernel, hardware and
+ * memory-sampling events, tried on a child process.
+ */
+#include "ff.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+int
+ff_perf_paranoid(void)
+{
+	char *s = ff_read_file("/proc/sys/kernel/perf_event_paranoid", NULL);
+	int v = INT_MIN;
+
+	if (s)
+		v = atoi(s);
+	free(s);
+	return v;
+}
+
+static int
+perf_open(struct perf_event_attr *a, pid_t pid)
+{
+	return syscall(SYS_perf_event_open, a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int
+sysfs_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+static void
+append(char *why, size_t n, const char *fmt, ...)
+{
+	size_t len = strlen(why);
+	va_list ap;
+
+	if (len && len + 2 < n) {
+		strcpy(why + len, "; ");
+		len += 2;
+	}
+	va_start(ap, fmt);
+	if (len < n)
+		vsnprintf(why + len, n - len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * FLIMFLAM_TEST_PERF=events,kernel,hardware,memory (any of them, or none):
+ * what the probe reports instead of opening events, so that the suite sees
+ * both sides of a PMU on a machine that has only one. -1 when unset.
+ */
+static int
+perf_test_bits(char *why, size_t n)
+{
+	static const struct { const char *name; int bit; } names[] = {
+		{ "events", FF_PERF_EVENTS }, { "kernel", FF_PERF_KERNEL },
+		{ "hardware", FF_PERF_HARDWARE }, { "memory", FF_PERF_MEMORY },
+	};
+	const char *v = getenv("FLIMFLAM_TEST_PERF"), *p;
+	int bits = 0;
+	size_t i;
+
+	if (!v)
+		return -1;
+	for (p = v; *p; p += strcspn(p, ","), p += *p == ',')
+		for (i = 0; i < FF_ARRAY_SIZE(names); i++)
+			if (strcspn(p, ",") == strlen(names[i].name) &&
+			    !strncmp(p, names[i].name, strlen(names[i].name)))
+				bits |= names[i].bit;
+	append(why, n, "FLIMFLAM_TEST_PERF='%s'", v);
+	return bits;
+}
+
+int
+ff_perf_probe(char *why, size_t n)
+{
+	struct perf_event_attr a;
+	int pipefd[2], fd, bits = 0, err, paranoid = ff_perf_paranoid();
+	pid_t child;
+	char c;
+
+	if (n)
+		why[0] = 0;
+	if ((bits = perf_test_bits(why, n)) >= 0)
+		return bits;
+	bits = 0;
+	/* A child that waits for the pipe to close, as a relay would run. */
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		append(why, n, "cannot create a pipe: %s", strerror(errno));
+		return 0;
+	}
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		append(why, n, "cannot fork: %s", strerror(errno));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return 0;
+	}
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pipefd[1]);
+		while (read(pipefd[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(pipefd[0]);
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.disabled = 1;
+	a.exclude_hv = 1;
+	if ((fd = perf_open(&a, child)) >= 0) {
+		bits |= FF_PERF_EVENTS | FF_PERF_KERNEL;
+		close(fd);
+	} else {
+		a.exclude_kernel = 1;
+		if ((fd = perf_open(&a, child)) >= 0) {
+			bits |= FF_PERF_EVENTS;
+			close(fd);
+		} else {
+			err = errno;
+			append(why, n, "task-clock on a child process: %s (perf_event_paranoid=%d)",
+			       strerror(err), paranoid);
+		}
+	}
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_CPU_CYCLES;
+	a.disabled = 1;
+	a.exclude_hv = 1;
+	a.exclude_kernel = 1;
+	if ((fd = perf_open(&a, child)) >= 0) {
+		bits |= FF_PERF_HARDWARE;
+		close(fd);
+	} else {
+		err = errno;
+		append(why, n, "cycles: %s%s", strerror(err),
+		       err == ENOENT || err == EOPNOTSUPP || err == ENODEV ?
+		       " (no hardware PMU: a virtual machine without PMU passthrough?)" : "");
+	}
+	close(pipefd[1]);
+	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+		;
+
+	/*
+	 * perf mem and perf c2c sample loads and stores: Intel's mem-loads
+	 * event (cpu_core on hybrid parts), AMD's IBS, Arm's SPE.
+	 */
+	if ((bits & FF_PERF_HARDWARE) &&
+	    (sysfs_exists("/sys/bus/event_source/devices/cpu/events/mem-loads") ||
+	     sysfs_exists("/sys/bus/event_source/devices/cpu_core/events/mem-loads") ||
+	     sysfs_exists("/sys/bus/event_source/devices/ibs_op") ||
+	     sysfs_exists("/sys/bus/event_source/devices/arm_spe_0")))
+		bits |= FF_PERF_MEMORY;
+	else
+		append(why, n, "memory sampling: %s", bits & FF_PERF_HARDWARE ?
+		       "no mem-loads event, IBS or SPE in /sys/bus/event_source/devices" :
+		       "needs hardware counters");
+	return bits;
+}

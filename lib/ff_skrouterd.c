@@ -1,0 +1,223 @@
+/*
+ * ff_skrouterd.c - the router: whether flimflam can use it (its --version
+ * and --help), the features its installed management schema offers, and
+ * the Proton library it loads.
+ */
+#include "ff.h"
+#include "ff_int.h"
+
+#include <string.h>
+
+char *
+ff_skrouterd_schema_path(const char *skrouterd)
+{
+	const char *v = getenv("FLIMFLAM_SKROUTERD_SCHEMA");
+	char *argv[] = { (char *)skrouterd, "--help", NULL }, *out, *p, *e, *r;
+
+	if (v && *v)
+		return ff_strdup(v);
+	if (!skrouterd)
+		return NULL;
+	/*
+	 * "  -I, --include=PATH (/usr/lib/skupper-router/python)": the python
+	 * directory the router was installed with. (-h wants an argument in
+	 * skrouterd's getopt string; --help does not.)
+	 */
+	out = ff_env_run(argv, NULL);
+	if (!out || !(p = strstr(out, "--include=PATH ("))) {
+		free(out);
+		return NULL;
+	}
+	p += strlen("--include=PATH (");
+	e = p + strcspn(p, ")\n");
+	if (*e != ')' || asprintf(&r, "%.*s/skupper_router/management/skrouter.json",
+				  (int)(e - p), p) < 0)
+		r = NULL;
+	free(out);
+	return r;
+}
+
+int
+ff_skrouterd_version_ok(const char *s)
+{
+	size_t n = s ? strspn(s, "0123456789abcdefghijklmnopqrstuvwxyz"
+			       "ABCDEFGHIJKLMNOPQRSTUVWXYZ.+-_~") : 0;
+
+	return n && n < 128 && !s[n] && s[0] >= '0' && s[0] <= '9' && strchr(s, '.');
+}
+
+int
+ff_skrouterd_check(const char *path, char *why, size_t n)
+{
+	char *vargv[] = { (char *)path, "--version", NULL };
+	char *hargv[] = { (char *)path, "--help", NULL };
+	struct ff_probe p[2] = { { .argv = vargv }, { .argv = hargv } };
+	const char *env_schema = getenv("FLIMFLAM_SKROUTERD_SCHEMA");
+	char *version = NULL, *schema = NULL, *s, *e;
+	int r = -1;
+
+	/* With a schema named, the router need not name one. */
+	ff_probes_run(p, env_schema && *env_schema ? 1 : 2);
+	if (!p[0].out)
+		snprintf(why, n, "cannot run '%s'", path);
+	else if (p[0].status != 0)
+		snprintf(why, n, "'%s --version' %s: not a router flimflam can use", path,
+			 ff_probe_failure(&p[0]));
+	else if (!ff_skrouterd_version_ok(version = ff_first_line(p[0].out))) {
+		for (s = version; s && *s; s++)
+			if ((unsigned char)*s < ' ' || *s == 0x7f)
+				*s = '?';	/* the line is for a terminal */
+		snprintf(why, n, "'%s --version' printed '%.60s%s', not a version: not a router flimflam can use",
+			 path, version ? version : "", version && strlen(version) > 60 ? "..." : "");
+	} else if (env_schema && *env_schema)
+		schema = ff_strdup(env_schema);
+	else if (!p[1].out || p[1].status != 0)
+		snprintf(why, n, "'%s --help' %s: its management schema cannot be found", path,
+			 p[1].out ? ff_probe_failure(&p[1]) : "cannot run");
+	else {
+		s = strstr(p[1].out, "--include=PATH (");
+		s = s ? s + strlen("--include=PATH (") : NULL;
+		e = s ? s + strcspn(s, ")\n") : NULL;
+		if (s && *e == ')')
+			schema = ff_asprintf("%.*s/skupper_router/management/skrouter.json",
+					     (int)(e - s), s);
+		else
+			snprintf(why, n, "'%s --help' names no Python directory (-I, --include=PATH): its management schema cannot be found",
+				 path);
+	}
+	if (schema) {
+		json_error_t err;
+		json_t *root = json_load_file(schema, 0, &err);
+
+		if (json_is_object(json_object_get(root, "entityTypes")))
+			r = 0;
+		else
+			snprintf(why, n, "cannot read the management schema '%s' of '%s': %s", schema,
+				 path, root ? "no entityTypes" : err.text);
+		json_decref(root);
+	}
+	free(version);
+	free(schema);
+	free(p[0].out);
+	free(p[1].out);
+	return r;
+}
+
+/* The attribute `attr` of entity type `type`, following "extends". */
+static json_t *
+schema_attr(json_t *types, const char *type, const char *attr, int depth)
+{
+	json_t *t = json_object_get(types, type), *a;
+	const char *ext;
+
+	if (!json_is_object(t) || depth > 8)
+		return NULL;
+	a = json_object_get(json_object_get(t, "attributes"), attr);
+	if (a)
+		return a;
+	ext = json_string_value(json_object_get(t, "extends"));
+	return ext ? schema_attr(types, ext, attr, depth + 1) : NULL;
+}
+
+int
+ff_skrouterd_features(const char *schema_json_path, struct ff_skr_features *out)
+{
+	json_error_t err;
+	json_t *root, *types, *enc, *dflt;
+
+	memset(out, 0, sizeof(*out));
+	root = json_load_file(schema_json_path, 0, &err);
+	if (!root) {
+		if (err.line > 0)
+			ff_warn("%s:%d: %s", schema_json_path, err.line, err.text);
+		else
+			ff_warn("cannot read '%s': %s", schema_json_path, err.text);
+		return -1;
+	}
+	types = json_object_get(root, "entityTypes");
+	if (!json_is_object(types)) {
+		ff_warn("%s: no entityTypes: not a skrouterd schema", schema_json_path);
+		json_decref(root);
+		return -1;
+	}
+	out->has_http = json_object_get(types, "httpListener") != NULL;
+	enc = schema_attr(types, "tcpListener", "encapsulation", 0);
+	out->tcp_encapsulation = enc != NULL;
+	dflt = json_object_get(enc, "default");
+	if (json_is_string(dflt))
+		snprintf(out->encapsulation_default, sizeof(out->encapsulation_default),
+			 "%s", json_string_value(dflt));
+	out->worker_threads = schema_attr(types, "router", "workerThreads", 0) != NULL;
+	json_decref(root);
+	return 0;
+}
+
+json_t *
+ff_skr_features_json(const struct ff_skr_features *f)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "http", json_boolean(f->has_http));
+	json_object_set_new(o, "tcp_encapsulation", json_boolean(f->tcp_encapsulation));
+	json_object_set_new(o, "encapsulation_default", f->encapsulation_default[0] ?
+			    json_string(f->encapsulation_default) : json_null());
+	json_object_set_new(o, "worker_threads", json_boolean(f->worker_threads));
+	return o;
+}
+
+/*
+ * Keep in *best the better of it and `cand` (malloc'd, taken), preferring
+ * libqpid-proton-core, the library the router links for AMQP.
+ */
+static void
+proton_keep_better(char **best, char *cand)
+{
+	if (cand && (!*best || (strstr(cand, "proton-core") && !strstr(*best, "proton-core")))) {
+		free(*best);
+		*best = cand;
+	} else
+		free(cand);
+}
+
+char *
+ff_env_proton_ldd(const char *skrouterd_path)
+{
+	char *argv[] = { "ldd", (char *)skrouterd_path, NULL }, *out, *line, *p, *e;
+	char *best = NULL;
+
+	if (!skrouterd_path || !(out = ff_env_run(argv, NULL)))
+		return NULL;
+	/* "\tlibqpid-proton-core.so.10 => /opt/proton/lib64/libqpid-proton-core.so.10 (0x...)" */
+	for (line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		e = line + strcspn(line, "\n");
+		p = strstr(line, "=> ");
+		if (!p || p > e || !memmem(line, p - line, "libqpid-proton", 14))
+			continue;
+		p += 3;
+		if (*p != '/')
+			continue;	/* "=> not found" */
+		proton_keep_better(&best, strndup(p, strcspn(p, " \n")));
+	}
+	free(out);
+	return best;
+}
+
+char *
+ff_env_proton_maps(pid_t pid)
+{
+	char path[64], *text, *line, *p, *e, *best = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(text = ff_read_file(path, NULL)))
+		return NULL;
+	for (line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		e = line + strcspn(line, "\n");
+		p = memchr(line, '/', e - line);
+		if (!p || !memmem(p, e - p, "/libqpid-proton", 15) ||
+		    !memmem(p, e - p, ".so", 3))
+			continue;
+		proton_keep_better(&best, strndup(p, e - p));
+	}
+	free(text);
+	return best;
+}
