@@ -23,7 +23,7 @@ all: $(PROGS) $(BUILTIN)
 lib/libff.a: $(LIBOBJ)
 	$(AR) rcs $@ $^
 
-$(LIBOBJ) $(PROGS:=.o) $(BUILTIN:=.o): lib/ff.h
+$(LIBOBJ) $(PROGS:=.o) $(BUILTIN:=.o): lib/ff.h lib/ff_matrix.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,
 # in lib/ff_run.o): a stamp holding PREFIX, rewritten only when PREFIX

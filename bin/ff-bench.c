@@ -2485,7 +2485,8 @@ bench_main(int argc, char *argv[])
 				bc->relay = opt.relays[r];
 				bc->protocol = opt.protocols[pr];
 				bc->skip[0] = 0;
-				if (!ff_combo_ok(bc->workload, bc->relay, bc->protocol)) {
+				if (!ff_carries(bc->workload, bc->relay, bc->protocol, NULL, NULL,
+						limit, sizeof(limit))) {
 					notrun[nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;
 				}
