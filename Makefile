@@ -17,13 +17,15 @@ LIBSRC   = $(wildcard lib/*.c)
 LIBOBJ   = $(LIBSRC:.c=.o)
 PROGS    = $(patsubst %.c,%,$(wildcard bin/*.c))
 BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
+# Unit tests' programs (t/unit/*.c), run by t/unit.bats; never installed.
+UNIT     = $(patsubst %.c,%,$(wildcard t/unit/*.c))
 
-all: $(PROGS) $(BUILTIN)
+all: $(PROGS) $(BUILTIN) $(UNIT)
 
 lib/libff.a: $(LIBOBJ)
 	$(AR) rcs $@ $^
 
-$(LIBOBJ) $(PROGS:=.o) $(BUILTIN:=.o): lib/ff.h lib/ff_matrix.h
+$(LIBOBJ) $(PROGS:=.o) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_matrix.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,
 # in lib/ff_run.o): a stamp holding PREFIX, rewritten only when PREFIX
@@ -35,6 +37,9 @@ lib/prefix.stamp: FORCE
 lib/ff_run.o: lib/prefix.stamp
 
 bin/%: bin/%.o lib/libff.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS)
+
+t/unit/%: t/unit/%.o lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS)
 
 builtin/ff-builtin-%: builtin/%.o lib/libff.a
@@ -53,7 +58,7 @@ check: deps all
 # and every C source compiled with -Wshadow -Werror. The compile is syntax
 # only and writes nothing, so it leaves the in-place build alone.
 LINT_SH = $(wildcard bench/*.sh mk/*.sh t/*.bash) t/run .ci/run
-LINT_C  = $(LIBSRC) $(wildcard bin/*.c builtin/*.c)
+LINT_C  = $(LIBSRC) $(wildcard bin/*.c builtin/*.c t/unit/*.c)
 lint: deps
 	@st=0; shellcheck -x $(LINT_SH) || st=1; \
 	for f in $(LINT_C); do \
@@ -89,7 +94,7 @@ uninstall:
 		'$(DESTDIR)$(PREFIX)'; do [ ! -d "$$d" ] || rmdir "$$d" 2>/dev/null || true; done
 
 clean:
-	rm -f lib/*.o lib/libff.a lib/prefix.stamp bin/*.o builtin/*.o $(PROGS) $(BUILTIN)
+	rm -f lib/*.o lib/libff.a lib/prefix.stamp bin/*.o builtin/*.o t/unit/*.o $(PROGS) $(BUILTIN) $(UNIT)
 
 # flimflam's own performance (bench/README.md): every script, even after one
 # misses its target; the status says whether any did.
