@@ -2,8 +2,18 @@
  * flimflam - the matrix of workloads, relays and protocols: one row per
  * workload and per relay, and the one function that says whether a relay
  * carries a workload over a protocol (README: "Relays, workloads,
- * protocols"). A new workload or relay is a row here plus its own code
- * (ff-workload's server and client, ff-topology's configuration).
+ * protocols"). The names, the options' lists, bench's plan and order, the
+ * combinations and their errors all come from these rows.
+ *
+ * A new workload is a row in workloads[] plus its own code: with own = 1
+ * (programs in builtin/, added to BUILTIN in the Makefile) ff-workload
+ * starts them as it starts builtin's (--port; --jobs, --warmup, --duration)
+ * and takes the client's events, `result` among them, from a pipe; a tool
+ * on PATH needs its command lines in ff-workload's start_server and
+ * start_client, and its result read in drive's finish. A new relay is a row
+ * in relays[] plus its entry in ff-topology's relay_codes (configuration
+ * from relay-conf/, command line). Either needs its row in README's tables
+ * (t/unit.bats holds the two together).
  */
 #include "ff.h"
 
