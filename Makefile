@@ -16,6 +16,8 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 LIBSRC   = $(wildcard lib/*.c)
 LIBOBJ   = $(LIBSRC:.c=.o)
 BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
+# Unit tests' programs (t/unit/*.c), run by t/unit.bats; never installed.
+UNIT     = $(patsubst %.c,%,$(wildcard t/unit/*.c))
 
 # Each program and its objects. ff-bench, ff-capture and ff-flame are built
 # from several files each, with a private header, in bin/NAME.d/.
@@ -27,7 +29,7 @@ FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
 PROGOBJ  = $(filter-out bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o,$(PROGS:=.o)) \
 	   $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ)
 # Unit tests of pure functions, run by t/unit.bats.
-UNIT     = t/unit/stats-test
+UNIT     = t/unit/stats-test t/unit/matrix
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
 
@@ -39,12 +41,13 @@ bin/ff-flame:    $(FF_FLAME_OBJ)
 bin/ff-topology: bin/ff-topology.o
 bin/ff-workload: bin/ff-workload.o
 t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
+t/unit/matrix:   t/unit/matrix.o
 
 lib/libff.a: $(LIBOBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h
+$(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_matrix.h
 $(FF_BENCH_OBJ) t/unit/stats-test.o: bin/ff-bench.d/ff-bench.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
 $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
@@ -61,6 +64,9 @@ lib/ff_data.o: lib/prefix.stamp
 
 $(PROGS) $(UNIT): lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) lib/libff.a $(LDLIBS)
+
+t/unit/%: t/unit/%.o lib/libff.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS)
 
 builtin/ff-builtin-%: builtin/%.o lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS) -lpthread

@@ -76,6 +76,14 @@ static struct relay r1 = { .role = "r1" }, r2 = { .role = "r2" };
 static int cpus_shared;
 static json_t *cpus_others;	/* other runs' relays on our CPUs, or NULL */
 static char *program_path;
+static const struct ff_relay *row;	/* opt.relay's row of the matrix */
+
+/* The threads (workers) each relay runs: one per CPU it has, else its row's. */
+static long
+workers(void)
+{
+	return opt.cpu_limit ? opt.cpu_limit : row->threads;
+}
 
 static void
 cleanup(void)
@@ -152,19 +160,44 @@ write_conf(struct relay *r, const char *tmpl_name, enum ff_conf_syntax syntax,
 	free(text);
 }
 
-static void
-configure_nginx(struct relay *r, const char *load_module)
+/*
+ * nginx's stream module, for tcp: the load_module line its configuration
+ * needs ("" when nginx has it built in), found once.
+ */
+static const char *
+nginx_load_module(void)
 {
-	char port[16], target[16], workers[16];
+	static char *line;
+	char *module, *q;
+
+	if (line || strcmp(opt.protocol, "tcp"))
+		return line ? line : "";
+	module = ff_env_nginx_stream_module(program_path);
+	if (!module)
+		ff_die("nginx's stream module is missing: install libnginx-mod-stream (Debian) or nginx-mod-stream (Fedora)");
+	if (strcmp(module, "builtin")) {
+		q = ff_nginx_quote(module);
+		line = ff_asprintf("load_module %s;", q);
+		free(q);
+	} else
+		line = strdup("");
+	free(module);
+	return line;
+}
+
+static void
+configure_nginx(struct relay *r)
+{
+	char port[16], target[16], nworkers[16];
 	const char *const vars[] = {
 		"DIR", r->dir, "PORT", port, "TARGET_PORT", target,
-		"WORKERS", workers, "USER", ff_user_name(),
-		"LOAD_MODULE_LINES", load_module ? load_module : "", NULL
+		"WORKERS", nworkers, "USER", ff_user_name(),
+		"LOAD_MODULE_LINES", nginx_load_module(), NULL
 	};
 
 	snprintf(port, sizeof(port), "%d", r->port);
 	snprintf(target, sizeof(target), "%d", r->target_port);
-	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 1);
+	snprintf(nworkers, sizeof(nworkers), "%ld", workers());
 	r->conf = ff_asprintf("%s/nginx.conf", r->dir);
 	write_conf(r, !strcmp(opt.protocol, "tcp") ? "relay-conf/nginx-tcp.conf" :
 		   "relay-conf/nginx-http1.conf", FF_CONF_NGINX, vars);
@@ -174,17 +207,17 @@ configure_nginx(struct relay *r, const char *load_module)
 static void
 configure_nghttpx(struct relay *r)
 {
-	char port[16], target[16], workers[16];
+	char port[16], target[16], nworkers[16];
 	const char *const vars[] = {
 		"DIR", r->dir, "PORT", port, "TARGET_PORT", target,
-		"WORKERS", workers,
+		"WORKERS", nworkers,
 		"BACKEND_PROTO", !strcmp(opt.protocol, "http2") ? "h2" : "http/1.1",
 		NULL
 	};
 
 	snprintf(port, sizeof(port), "%d", r->port);
 	snprintf(target, sizeof(target), "%d", r->target_port);
-	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 1);
+	snprintf(nworkers, sizeof(nworkers), "%ld", workers());
 	r->conf = ff_asprintf("%s/nghttpx.conf", r->dir);
 	write_conf(r, "relay-conf/nghttpx.conf", FF_CONF_NGHTTPX, vars);
 	r->ready_port = r->port;
@@ -193,14 +226,14 @@ configure_nghttpx(struct relay *r)
 static void
 configure_skrouterd(struct relay *r)
 {
-	char port[16], target[16], workers[16], mgmt[16], inter[16];
+	char port[16], target[16], nworkers[16], mgmt[16], inter[16];
 	int http = strcmp(opt.protocol, "tcp") != 0;
 	char encap[64] = "";
 	const char *adaptor = !http ? encap :
 		!strcmp(opt.protocol, "http1") ? "    protocolVersion: HTTP1\n" :
 		"    protocolVersion: HTTP2\n";
 	const char *const vars[] = {
-		"PORT", port, "TARGET_PORT", target, "WORKERS", workers,
+		"PORT", port, "TARGET_PORT", target, "WORKERS", nworkers,
 		"MANAGEMENT_PORT", mgmt, "INTER_ROUTER_PORT", inter,
 		"PROTOCOL", opt.protocol,
 		"LISTENER", http ? "httpListener" : "tcpListener",
@@ -212,7 +245,7 @@ configure_skrouterd(struct relay *r)
 		snprintf(encap, sizeof(encap), "    encapsulation: %s\n", opt.encapsulation);
 	snprintf(port, sizeof(port), "%d", r->port);
 	snprintf(target, sizeof(target), "%d", r->target_port);
-	snprintf(workers, sizeof(workers), "%ld", opt.cpu_limit ? opt.cpu_limit : 4);
+	snprintf(nworkers, sizeof(nworkers), "%ld", workers());
 	snprintf(mgmt, sizeof(mgmt), "%d", r->mgmt_port);
 	snprintf(inter, sizeof(inter), "%d", r->inter_router_port);
 	r->conf = ff_asprintf("%s/skrouterd.conf", r->dir);
@@ -220,6 +253,73 @@ configure_skrouterd(struct relay *r)
 		   "relay-conf/skrouterd-r2.conf", FF_CONF_SKROUTERD, vars);
 	/* R2 is ready when R1 can reach it; R1 when its adaptor listens. */
 	r->ready_port = r == &r2 ? r->inter_router_port : r->port;
+}
+
+/* The routers' own ports: R1 and R2 link, each has management, R2 no data listener. */
+static void
+ports_skrouterd(void)
+{
+	r2.inter_router_port = r1.inter_router_port = ff_free_port();
+	r1.mgmt_port = ff_free_port();
+	r2.mgmt_port = ff_free_port();
+	r2.port = 0;
+	r1.target_port = 0;
+}
+
+static int
+args_nginx(struct relay *r, char *argv[])
+{
+	argv[0] = "-p";
+	argv[1] = r->dir;
+	argv[2] = "-c";
+	argv[3] = r->conf;
+	argv[4] = "-e";
+	argv[5] = ff_asprintf("%s/error.log", r->dir);
+	return 6;
+}
+
+static int
+args_nghttpx(struct relay *r, char *argv[])
+{
+	argv[0] = ff_asprintf("--conf=%s", r->conf);
+	return 1;
+}
+
+static int
+args_skrouterd(struct relay *r, char *argv[])
+{
+	argv[0] = "--config";
+	argv[1] = r->conf;
+	return 2;
+}
+
+/*
+ * Each relay's own code, beside its row of the matrix (ff_matrix.c): its
+ * ports beyond the data path, its configuration, its command line after the
+ * program, and whether the Proton library it loaded belongs in the
+ * environment. A relay with processes has an entry here.
+ */
+static const struct relay_code {
+	const char *relay;
+	void (*ports)(void);		/* NULL: the data ports only */
+	void (*configure)(struct relay *r);
+	int (*args)(struct relay *r, char *argv[]);
+	int proton;
+} relay_codes[] = {
+	{ "skrouterd", ports_skrouterd, configure_skrouterd, args_skrouterd, 1 },
+	{ "nghttpx", NULL, configure_nghttpx, args_nghttpx, 0 },
+	{ "nginx", NULL, configure_nginx, args_nginx, 0 },
+};
+
+static const struct relay_code *
+relay_code(void)
+{
+	size_t i;
+
+	for (i = 0; i < FF_ARRAY_SIZE(relay_codes); i++)
+		if (!strcmp(relay_codes[i].relay, opt.relay))
+			return &relay_codes[i];
+	ff_die("relay '%s' has no code in ff-topology to configure and start it", opt.relay);
 }
 
 static int
@@ -235,19 +335,7 @@ start_relay(struct relay *r)
 	int i = 0;
 
 	argv[i++] = program_path;
-	if (!strcmp(opt.relay, "nginx")) {
-		argv[i++] = "-p";
-		argv[i++] = r->dir;
-		argv[i++] = "-c";
-		argv[i++] = r->conf;
-		argv[i++] = "-e";
-		argv[i++] = ff_asprintf("%s/error.log", r->dir);
-	} else if (!strcmp(opt.relay, "nghttpx")) {
-		argv[i++] = ff_asprintf("--conf=%s", r->conf);
-	} else {
-		argv[i++] = "--config";
-		argv[i++] = r->conf;
-	}
+	i += relay_code()->args(r, argv + i);
 	argv[i] = NULL;
 	o.log = log;
 	o.cpus = r->pinned ? &r->cpus : NULL;
@@ -256,8 +344,7 @@ start_relay(struct relay *r)
 	if (ff_spawn(&r->child, role, argv, &o) < 0)
 		ff_die("cannot start %s", r->role);
 	free(log);
-	return ff_wait_listen(&r->child, r->ready_port,
-			      !strcmp(opt.relay, "skrouterd") ? 60 : 15);
+	return ff_wait_listen(&r->child, r->ready_port, row->start_seconds);
 }
 
 static json_t *
@@ -283,11 +370,12 @@ relay_json(struct relay *r)
 static int
 start_relays(int server_port)
 {
+	const struct relay_code *code;
 	cpu_set_t avail;
-	char *load_module = NULL;
 
-	if (!strcmp(opt.relay, "none"))
+	if (!row->processes)
 		return server_port;
+	code = relay_code();
 
 	ff_cpus_available(&avail);
 	if (opt.cpu_limit > 0) {
@@ -302,20 +390,6 @@ start_relays(int server_port)
 		/* The topology event says so; flimflam's summary words it. */
 		cpus_others = opt.config_only ? NULL : others_on(&ours);
 	}
-	if (!strcmp(opt.relay, "nginx") && !strcmp(opt.protocol, "tcp")) {
-		char *module = ff_env_nginx_stream_module(program_path);
-
-		if (!module)
-			ff_die("nginx's stream module is missing: install libnginx-mod-stream (Debian) or nginx-mod-stream (Fedora)");
-		if (strcmp(module, "builtin")) {
-			char *q = ff_nginx_quote(module);
-
-			load_module = ff_asprintf("load_module %s;", q);
-			free(q);
-		} else
-			load_module = ff_strdup("");
-		free(module);
-	}
 	for (int attempt = 0;; attempt++) {
 		struct relay *failed;
 		int st, lost;
@@ -324,23 +398,13 @@ start_relays(int server_port)
 		r2.port = ff_free_port();
 		r1.target_port = r2.port;
 		r1.port = ff_free_port();
-		if (!strcmp(opt.relay, "skrouterd")) {
-			r2.inter_router_port = r1.inter_router_port = ff_free_port();
-			r1.mgmt_port = ff_free_port();
-			r2.mgmt_port = ff_free_port();
-			r2.port = 0;	/* R2 has no data listener */
-			r1.target_port = 0;
-		}
+		if (code->ports)
+			code->ports();
 		for (struct relay *r = &r2; r; r = r == &r2 ? &r1 : NULL) {
 			r->dir = ff_asprintf("%s/%s", ff_rundir(NULL), r->role);
 			if (ff_mkdirs(r->dir, 0700) < 0)
 				ff_die("cannot create '%s': %s", r->dir, strerror(errno));
-			if (!strcmp(opt.relay, "nginx"))
-				configure_nginx(r, load_module);
-			else if (!strcmp(opt.relay, "nghttpx"))
-				configure_nghttpx(r);
-			else
-				configure_skrouterd(r);
+			code->configure(r);
 		}
 		if (opt.config_only)
 			break;
@@ -359,7 +423,6 @@ start_relays(int server_port)
 			       opt.relay, ff_rundir(NULL));
 		ff_info("%s lost its port to another program; trying other ports", failed->role);
 	}
-	free(load_module);
 	return r1.port;
 }
 
@@ -430,7 +493,7 @@ emit_environment(json_t *env)
 	json_t *ev = ff_event("environment");
 	char *proton = NULL;
 
-	if (!strcmp(opt.relay, "skrouterd"))
+	if (row->processes && relay_code()->proton)
 		proton = ff_env_proton_maps(r1.child.pid);
 	json_object_update(ev, env);
 	json_decref(env);
@@ -444,6 +507,7 @@ static int
 take_server(struct ff_stage *s)
 {
 	const char *workload;
+	char why[512];
 	int port = 0;
 	json_t *ev;
 
@@ -452,9 +516,9 @@ take_server(struct ff_stage *s)
 			if (!strcmp(ff_event_name(ev), "server")) {
 				port = (int)ff_json_num(ev, "port", 0);
 				workload = ff_json_str(ev, "workload");
-				if (workload && !ff_combo_ok(workload, opt.relay, opt.protocol))
-					ff_die_event("workload '%s' over relay '%s' with protocol '%s' is not supported (these work: %s)",
-						     workload, opt.relay, opt.protocol,
+				if (workload && !ff_carries(workload, opt.relay, opt.protocol,
+							    NULL, NULL, why, sizeof(why)))
+					ff_die_event("%s (these work: %s)", why,
 						     ff_combos_for(workload, NULL));
 				if (port <= 0)
 					ff_die_event("the server event has no port");
@@ -516,10 +580,9 @@ check_relay(void)
 {
 	char why[512];
 
-	if (!ff_combo_ok(strcmp(opt.protocol, "tcp") ? "h2load" : "builtin", opt.relay, opt.protocol) &&
-	    !ff_combo_ok("h2load-h1", opt.relay, opt.protocol))
-		ff_usage_error(usage, "relay '%s' does not carry protocol '%s' (it works with: %s)",
-			       opt.relay, opt.protocol, ff_combos_for(NULL, opt.relay));
+	row = ff_relay_find(opt.relay);
+	if (!ff_carries(NULL, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
+		ff_usage_error(usage, "%s (it works with: %s)", why, ff_combos_for(NULL, opt.relay));
 	if (opt.cpu_limit > 0) {
 		cpu_set_t avail;
 		int n = ff_cpus_available(&avail);
@@ -528,19 +591,19 @@ check_relay(void)
 			ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 				       opt.cpu_limit, n, n == 1 ? "" : "s");
 	}
-	if (strcmp(opt.relay, "none")) {
-		program_path = ff_which(opt.relay);
+	if (row->program) {
+		program_path = ff_which(row->program);
 		if (!program_path)
-			ff_die("relay '%s' needs %s, which is not on PATH", opt.relay, opt.relay);
+			ff_die("relay '%s' needs %s, which is not on PATH", opt.relay, row->program);
 	}
-	if (opt.encapsulation && strcmp(opt.relay, "skrouterd"))
+	if (opt.encapsulation && !row->encapsulation)
 		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
-	if (program_path && !opt.config_only && !strcmp(opt.relay, "skrouterd") &&
-	    ff_skrouterd_check(program_path, why, sizeof(why)) < 0)
+	if (program_path && !opt.config_only && row->check &&
+	    row->check(program_path, why, sizeof(why)) < 0)
 		ff_die("%s", why);
 	if (program_path) {
-		int can = ff_relay_can(opt.relay, program_path, opt.protocol,
-				       opt.encapsulation, why, sizeof(why));
+		int can = ff_carries(NULL, opt.relay, opt.protocol, program_path,
+				     opt.encapsulation, why, sizeof(why));
 
 		if (can < 0)
 			ff_die("%s", why);
@@ -557,7 +620,7 @@ emit_config(void)
 
 	json_object_set_new(ev, "relay", json_string(opt.relay));
 	json_object_set_new(ev, "protocol", json_string(opt.protocol));
-	if (strcmp(opt.relay, "none")) {
+	if (row->processes) {
 		json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r1", "config", ff_json_path(r1.conf)));
 		json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r2", "config", ff_json_path(r2.conf)));
 	}
@@ -577,7 +640,7 @@ emit_topology(int port, int server_port)
 	json_object_set_new(ev, "host", json_string("127.0.0.1"));
 	json_object_set_new(ev, "port", json_integer(port));
 	json_object_set_new(ev, "server_port", json_integer(server_port));
-	if (strcmp(opt.relay, "none")) {
+	if (row->processes) {
 		json_array_append_new(relays, relay_json(&r1));
 		json_array_append_new(relays, relay_json(&r2));
 	}
@@ -636,5 +699,5 @@ main(int argc, char *argv[])
 	emit_environment(env_finish());
 	/* Hold the relays until the reader is done. */
 	forward_upstream(&stage);
-	return ff_stage_hold(&stage, kids, strcmp(opt.relay, "none") ? 2 : 0);
+	return ff_stage_hold(&stage, kids, row->processes);
 }

@@ -53,6 +53,7 @@ static struct {
 	const char *run_dir;
 } opt = { "builtin", FF_RUN_OPTS_DEFAULTS, NULL };
 
+static const struct ff_workload *wl;	/* opt.workload's row of the matrix */
 static cpu_set_t workload_cpus;
 static int have_workload_cpus;
 static struct ff_stage stage;
@@ -171,18 +172,19 @@ start_server(struct ff_child *c, int port, char *log)
 	int i = 0;
 
 	snprintf(portstr, sizeof(portstr), "%d", port);
-	if (!strcmp(opt.workload, "builtin")) {
-		argv[i++] = ff_helper_path("ff-builtin-server");
+	/* The server program's own command line. */
+	if (wl->own) {
+		argv[i++] = ff_helper_path(wl->server);
 		argv[i++] = "--port";
 		argv[i++] = portstr;
-	} else if (!strcmp(opt.workload, "iperf3")) {
+	} else if (!strcmp(wl->server, "iperf3")) {
 		argv[i++] = "iperf3";
 		argv[i++] = "--server";
 		argv[i++] = "--bind";
 		argv[i++] = "127.0.0.1";
 		argv[i++] = "--port";
 		argv[i++] = portstr;
-	} else if (!strcmp(opt.workload, "h2load")) {
+	} else if (!strcmp(wl->server, "nghttpd")) {
 		docroot = run_path("docroot");
 		write_docroot(docroot);
 		argv[i++] = "nghttpd";
@@ -191,10 +193,12 @@ start_server(struct ff_child *c, int port, char *log)
 		argv[i++] = "--htdocs";
 		argv[i++] = docroot;
 		argv[i++] = portstr;
-	} else {
+	} else if (!strcmp(wl->server, "nginx")) {
 		nginx_server_argv(port, argv, storage);
 		i = 7;
-	}
+	} else
+		ff_die("workload '%s' has no code in ff-workload to start its server %s",
+		       opt.workload, wl->server);
 	argv[i] = NULL;
 	spawn_or_die(c, "server", argv, log, -1);
 	free(docroot);
@@ -240,8 +244,8 @@ serve(void)
 	json_object_set_new(ev, "log", ff_json_path(log));
 	json_object_set_new(ev, "cpus", have_workload_cpus ?
 			    json_string(ff_cpus_str(&workload_cpus)) : json_null());
-	if (strncmp(opt.workload, "h2load", 6) == 0)
-		json_object_set_new(ev, "path", json_string("/flimflam.txt"));
+	if (wl->url_path)
+		json_object_set_new(ev, "path", json_string(wl->url_path));
 	ff_emit(ev);
 	ff_stage_end(&stage, 0);
 	free(log);
@@ -354,8 +358,7 @@ client_allowance(void)
 static const char *
 client_program(void)
 {
-	return ff_workload_client_program(opt.workload) ?
-		ff_workload_client_program(opt.workload) : "ff-builtin-client";
+	return wl->client;
 }
 
 /* A client that outlives its allowance hangs: stop it, and fail the run. */
@@ -390,7 +393,7 @@ client_said(const struct drive *d)
 			r = ff_strdup(line);
 	}
 	free(text);
-	if (!r && d->out_file && !strcmp(opt.workload, "iperf3") &&
+	if (!r && d->out_file && !strcmp(wl->client, "iperf3") &&
 	    (doc = json_load_file(d->out_file, 0, NULL))) {
 		if (ff_json_str(doc, "error"))
 			r = ff_asprintf("iperf3: error - %s", ff_json_str(doc, "error"));
@@ -444,7 +447,7 @@ drive(void)
 		forward_upstream(&d);
 	}
 
-	if (!strcmp(opt.workload, "builtin")) {
+	if (wl->own) {
 		if (pipe2(pipefd, O_CLOEXEC) < 0)
 			ff_die("cannot create a pipe: %s", strerror(errno));
 		d.client_out = (struct ff_reader)FF_READER_INIT(pipefd[0], "the builtin client");
@@ -494,12 +497,12 @@ drive(void)
 		forward_client(&d);
 	if (!WIFEXITED(d.client.status) || WEXITSTATUS(d.client.status) != 0)
 		client_failed(&d);
-	if (!strcmp(opt.workload, "iperf3"))
+	if (wl->own)
+		r = d.have_result ? 0 : -1;	/* its result came on the pipe */
+	else if (!strcmp(wl->client, "iperf3"))
 		r = finish_iperf3(&d);
-	else if (!strncmp(opt.workload, "h2load", 6))
-		r = finish_h2load(&d);
 	else
-		r = d.have_result ? 0 : -1;
+		r = finish_h2load(&d);
 	if (r < 0)
 		ff_die_event("the %s client reported no result; see '%s'", opt.workload,
 			     d.client_log);
@@ -530,8 +533,9 @@ start_client(struct drive *d, int out_fd)
 	char *helper;
 	int fd;
 
-	if (!strcmp(opt.workload, "builtin")) {
-		helper = ff_helper_path("ff-builtin-client");
+	/* The client program's own command line. */
+	if (wl->own) {
+		helper = ff_helper_path(wl->client);
 		ff_argv_add(&a, helper);
 		arg_num(&a, "--port", d->port);
 		ff_argv_run_opts(&a, &opt.run, 0);
@@ -542,7 +546,7 @@ start_client(struct drive *d, int out_fd)
 		free(helper);
 		return 0;
 	}
-	if (!strcmp(opt.workload, "iperf3")) {
+	if (!strcmp(wl->client, "iperf3")) {
 		/* --time excludes --omit: the measured period is exactly --duration. */
 		d->out_file = run_path("iperf3-client.json");
 		ff_argv_addl(&a, "iperf3", "--client", d->host, NULL);
@@ -555,18 +559,20 @@ start_client(struct drive *d, int out_fd)
 		ff_argv_free(&a);
 		return 0;
 	}
-	/* h2load and h2load-h1 */
+	if (strcmp(wl->client, "h2load"))
+		ff_die("workload '%s' has no code in ff-workload to run its client %s",
+		       opt.workload, wl->client);
 	d->out_file = run_path("h2load.out");
 	d->log_file = run_path("h2load-requests.log");
 	ff_argv_add(&a, "h2load");
-	if (!strcmp(opt.workload, "h2load-h1"))
-		ff_argv_add(&a, "--h1");
+	if (wl->client_option)
+		ff_argv_add(&a, wl->client_option);
 	arg_num(&a, "--clients", opt.run.jobs);
 	arg_num(&a, "--threads", opt.run.jobs);
 	arg_num(&a, "--warm-up-time", opt.run.warmup);
 	arg_num(&a, "--duration", opt.run.duration);
 	ff_argv_addl(&a, "--log-file", d->log_file, NULL);
-	ff_argv_addf(&a, "http://%s:%d%s", d->host, d->port, d->path ? d->path : "/flimflam.txt");
+	ff_argv_addf(&a, "http://%s:%d%s", d->host, d->port, d->path ? d->path : wl->url_path);
 	fd = open(d->out_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		ff_die("cannot create '%s': %s", d->out_file, strerror(errno));
@@ -814,6 +820,7 @@ main(int argc, char *argv[])
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(usage, "%s", why);
+	wl = ff_workload_find(opt.workload);
 
 	/* A connection per job: what we start inherits the limit, raised. */
 	ff_raise_nofile(LONG_MAX);

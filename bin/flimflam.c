@@ -248,18 +248,18 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 static void
 validate_run(const struct cmd *c)
 {
+	const struct ff_relay *rl = ff_relay_find(opt.relay);
 	const char *need[3];
 	cpu_set_t avail;
 	char why[512];
-	int n = 0, i, ncpus;
+	int n = 0, i, ncpus, relay_at = -1;
 
-	if (!ff_combo_ok(opt.workload, opt.relay, opt.protocol))
-		ff_usage_error(run_usage,
-			       "workload '%s' over relay '%s' with protocol '%s' is not supported; these work for %s: %s",
-			       opt.workload, opt.relay, opt.protocol, opt.workload,
+	if (!ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
+		ff_usage_error(run_usage, "%s; these work for %s: %s", why, opt.workload,
 			       ff_combos_for(opt.workload, NULL));
-	if (strcmp(c->mode, "none") && !strcmp(opt.relay, "none"))
-		ff_usage_error(run_usage, "'%s' captures in the relays, and relay 'none' has none", c->name);
+	if (strcmp(c->mode, "none") && !rl->processes)
+		ff_usage_error(run_usage, "'%s' captures in the relays, and relay '%s' has none",
+			       c->name, opt.relay);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(run_usage, "%s", why);
 	/* The stages and what they start inherit our limit, raised to the hard one. */
@@ -270,8 +270,10 @@ validate_run(const struct cmd *c)
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
-	if (ff_relay_program(opt.relay))
-		need[n++] = ff_relay_program(opt.relay);
+	if (rl->program) {
+		relay_at = n;
+		need[n++] = rl->program;
+	}
 	if (ff_workload_server_program(opt.workload))
 		need[n++] = ff_workload_server_program(opt.workload);
 	if (ff_workload_client_program(opt.workload))
@@ -283,10 +285,10 @@ validate_run(const struct cmd *c)
 			int can;
 
 			/* A router that does not answer, or not as a router, before anything starts. */
-			if (!strcmp(need[i], "skrouterd") && ff_skrouterd_check(p, why, sizeof(why)) < 0)
+			if (i == relay_at && rl->check && rl->check(p, why, sizeof(why)) < 0)
 				ff_die("%s", why);
-			can = !strcmp(need[i], opt.relay) ?
-				ff_relay_can(opt.relay, p, opt.protocol, NULL, why, sizeof(why)) : 1;
+			can = i == relay_at ?
+				ff_carries(opt.workload, opt.relay, opt.protocol, p, NULL, why, sizeof(why)) : 1;
 			free(p);
 			if (can < 0)
 				ff_die("%s", why);
@@ -294,12 +296,9 @@ validate_run(const struct cmd *c)
 				ff_usage_error(run_usage, "%s", why);
 			continue;
 		}
-		if (!strcmp(need[i], opt.relay))
+		if (i == relay_at)
 			ff_die("relay '%s' needs %s, which is not on PATH (the other relays: %s)",
-			       opt.relay, need[i],
-			       !strcmp(opt.relay, "skrouterd") ? "nghttpx, nginx, none" :
-			       !strcmp(opt.relay, "nginx") ? "skrouterd, nghttpx, none" :
-			       "skrouterd, nginx, none");
+			       opt.relay, need[i], ff_other_relays(opt.relay));
 		ff_die("workload '%s' needs %s, which is not on PATH; 'flimflam check' says how to install it",
 		       opt.workload, need[i]);
 	}
@@ -434,7 +433,7 @@ run_pipeline(const struct cmd *c, const char *rundir)
 	pipeline *p;
 	int *statuses, nstatuses, i, sig = 0, failed = 0;
 
-	drive.cpu_limit = !strcmp(opt.relay, "none") ? 0 : opt.run.cpu_limit;
+	drive.cpu_limit = ff_relay_find(opt.relay)->processes ? opt.run.cpu_limit : 0;
 	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
 
 	p = pipeline_new();
@@ -579,7 +578,7 @@ summarize(json_t *events, const char *rundir)
 	ff_print("  Jobs:        %ld\n", opt.run.jobs);
 	ff_print("  Warmup:      %ld s\n", opt.run.warmup);
 	ff_print("  Duration:    %ld s\n", opt.run.duration);
-	if (strcmp(opt.relay, "none")) {
+	if (ff_relay_find(opt.relay)->processes) {
 		ff_print("  CPU limit:   %ld", opt.run.cpu_limit);
 		if (opt.run.cpu_limit > 0) {
 			json_array_foreach(json_object_get(topo, "relays"), i, r)
@@ -629,14 +628,14 @@ summarize(json_t *events, const char *rundir)
 static void
 capture_usage(const struct cmd *c)
 {
-	char *p;
+	char *p, why[512];
 
-	if (strcmp(c->mode, "skstat") || !strcmp(opt.relay, "none"))
+	if (strcmp(c->mode, "skstat") || !ff_relay_find(opt.relay)->processes)
 		return;		/* relay none: validate_run says it */
 	if (strcmp(opt.relay, "skrouterd"))
 		ff_usage_error(run_usage, "'skstat' reads the routers' statistics, so it needs relay "
 			       "'skrouterd', not '%s'", opt.relay);
-	if (!ff_combo_ok(opt.workload, opt.relay, opt.protocol))
+	if (!ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
 		return;		/* a usage error first */
 	p = ff_which("skrouterd");
 	if (!p)

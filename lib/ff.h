@@ -41,6 +41,8 @@
 #include <jansson.h>
 #include <poll.h>
 
+#include "ff_matrix.h"	/* the workloads, relays and protocols */
+
 #define FF_VERSION "0.1.0"
 #define FF_SCHEMA 1
 
@@ -628,40 +630,17 @@ void ff_stage_end(struct ff_stage *s, int status);
  */
 int ff_stage_hold(struct ff_stage *s, struct ff_child *const kids[], int n);
 
-/* The matrix of DESIGN.md: workloads, relays, protocols. */
-extern const char *const ff_workloads[];	/* builtin, iperf3, h2load, h2load-h1 */
-extern const char *const ff_relays[];		/* skrouterd, nghttpx, nginx, none */
-extern const char *const ff_protocols[];	/* tcp, http1, http2 */
-/* 1 if the workload can use the protocol and the relay can carry it. */
-int ff_combo_ok(const char *workload, const char *relay, const char *protocol);
-/* "builtin/none/tcp, ..." the combinations that work for a workload or relay (static). */
-const char *ff_combos_for(const char *workload, const char *relay);
 /*
- * Can the relay program at `path` carry `protocol`, and take the tcp
- * `encapsulation` (NULL: the router's default)? For skrouterd the installed
- * schema decides (the HTTP adaptor is gone from 3.1 on; `encapsulation`
- * exists from 2.5 to 3.0). 1 yes; 0 no, with the reason in `why`; -1 when
- * the schema cannot be found or read (reason in `why`).
- */
-int ff_relay_can(const char *relay, const char *path, const char *protocol,
-		 const char *encapsulation, char *why, size_t n);
-/*
- * The same for the skrouterd at `path`, with what it lacks in a few words
- * ("no HTTP adaptor", "no tcp encapsulation setting") in *lacks when it
- * cannot: 1 yes, 0 no, -1 no readable schema (reason in `why`).
+ * Can the skrouterd at `path` carry `protocol`, and take the tcp
+ * `encapsulation` (NULL: the router's default)? Its schema decides (the
+ * HTTP adaptor is gone from 3.1 on; `encapsulation` exists from 2.5 to
+ * 3.0). What it lacks, in a few words ("no HTTP adaptor", "no tcp
+ * encapsulation setting"), in *lacks when it cannot: 1 yes, 0 no, -1 no
+ * readable schema (reason in `why`). ff_skrouterd_carries (ff_matrix.h,
+ * the skrouterd row's `can`) says it in a sentence.
  */
 int ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulation,
 		     const char **lacks, char *why, size_t n);
-/*
- * The limits a workload's own tool sets on the run options (iperf3: --jobs
- * at most 128, --warmup at most 60): 0 when `o` fits them, else -1 with a
- * usage-error message naming the option and the limit in `why`.
- */
-int ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why, size_t n);
-/* The program a relay or workload server/client needs on PATH. */
-const char *ff_relay_program(const char *relay);
-const char *ff_workload_server_program(const char *workload);
-const char *ff_workload_client_program(const char *workload);
 /*
  * CPUs for the workload: those left after `nrelays` relays of `limit` CPUs
  * each, if any are left (returns 1), else all available (returns 0).

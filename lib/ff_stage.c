@@ -146,125 +146,6 @@ ff_stage_hold(struct ff_stage *s, struct ff_child *const kids[], int n)
 	}
 }
 
-const char *const ff_workloads[] = { "builtin", "iperf3", "h2load", "h2load-h1", NULL };
-const char *const ff_relays[] = { "skrouterd", "nghttpx", "nginx", "none", NULL };
-const char *const ff_protocols[] = { "tcp", "http1", "http2", NULL };
-
-/* Which protocols each can use: bit 0 tcp, 1 http1, 2 http2. */
-static const int workload_protos[] = { 1, 1, 1 | 4, 1 | 2 };
-static const int relay_protos[] = { 1 | 2 | 4, 2 | 4, 1 | 2, 1 | 2 | 4 };
-
-static int
-find(const char *const names[], const char *s)
-{
-	int i;
-
-	for (i = 0; names[i]; i++)
-		if (!strcmp(names[i], s))
-			return i;
-	return -1;
-}
-
-int
-ff_combo_ok(const char *workload, const char *relay, const char *protocol)
-{
-	int w = find(ff_workloads, workload), r = find(ff_relays, relay),
-	    p = find(ff_protocols, protocol);
-
-	if (w < 0 || r < 0 || p < 0)
-		return 0;
-	return (workload_protos[w] & relay_protos[r] & (1 << p)) != 0;
-}
-
-const char *
-ff_combos_for(const char *workload, const char *relay)
-{
-	static char buf[1024];
-	size_t n = 0;
-	int w, r, p;
-
-	buf[0] = 0;
-	for (w = 0; ff_workloads[w]; w++) {
-		if (workload && strcmp(workload, ff_workloads[w]))
-			continue;
-		for (r = 0; ff_relays[r]; r++) {
-			if (relay && strcmp(relay, ff_relays[r]))
-				continue;
-			for (p = 0; ff_protocols[p]; p++)
-				if (ff_combo_ok(ff_workloads[w], ff_relays[r], ff_protocols[p]) &&
-				    n < sizeof(buf))
-					n += snprintf(buf + n, sizeof(buf) - n, "%s%s/%s/%s",
-						      n ? ", " : "", ff_workloads[w],
-						      ff_relays[r], ff_protocols[p]);
-		}
-	}
-	return buf;
-}
-
-/*
- * The workloads' own limits, beyond the ranges every run option has: what
- * the tool itself refuses (iperf3 3.x: MAX_STREAMS 128 for --parallel,
- * 60 s for --omit). h2load has none of its own (--clients and --threads
- * are any count, --threads at most --clients, which flimflam keeps equal);
- * builtin's are the common ranges.
- */
-static const struct workload_limit {
-	const char *workload, *option;
-	long max;
-	const char *what;
-} workload_limits[] = {
-	{ "iperf3", "--jobs", 128, "iperf3's limit on --parallel streams" },
-	{ "iperf3", "--warmup", 60, "iperf3's limit on --omit seconds" },
-};
-
-int
-ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < FF_ARRAY_SIZE(workload_limits); i++) {
-		const struct workload_limit *l = &workload_limits[i];
-		long v = !strcmp(l->option, "--jobs") ? o->jobs : o->warmup;
-
-		if (strcmp(l->workload, workload) || v <= l->max)
-			continue;
-		snprintf(why, n, "%s: workload '%s' allows at most %ld (%s), not %ld",
-			 l->option, workload, l->max, l->what, v);
-		return -1;
-	}
-	return 0;
-}
-
-const char *
-ff_relay_program(const char *relay)
-{
-	if (!strcmp(relay, "none"))
-		return NULL;
-	return relay;
-}
-
-const char *
-ff_workload_server_program(const char *workload)
-{
-	if (!strcmp(workload, "iperf3"))
-		return "iperf3";
-	if (!strcmp(workload, "h2load"))
-		return "nghttpd";
-	if (!strcmp(workload, "h2load-h1"))
-		return "nginx";
-	return NULL;	/* builtin: our own */
-}
-
-const char *
-ff_workload_client_program(const char *workload)
-{
-	if (!strcmp(workload, "iperf3"))
-		return "iperf3";
-	if (!strncmp(workload, "h2load", 6))
-		return "h2load";
-	return NULL;
-}
-
 int
 ff_cpus_workload(const cpu_set_t *avail, int limit, int nrelays, cpu_set_t *out)
 {
@@ -316,14 +197,12 @@ ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulati
 }
 
 int
-ff_relay_can(const char *relay, const char *path, const char *protocol,
-	     const char *encapsulation, char *why, size_t n)
+ff_skrouterd_carries(const char *path, const char *protocol, const char *encapsulation,
+		     char *why, size_t n)
 {
 	const char *lacks;
 	int r;
 
-	if (strcmp(relay, "skrouterd"))
-		return 1;
 	r = ff_skrouterd_can(path, protocol, encapsulation, &lacks, why, n);
 	if (r < 0)
 		return -1;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Unit tests of pure functions, as C programs `make` builds in t/unit/:
 # ff-bench's statistics (t/unit/stats-test.c, against values computed
-# independently by t/unit/mw-reference.py and by hand).
+# independently by t/unit/mw-reference.py and by hand), and the matrix of
+# lib/ff_matrix.c held against README's tables (t/unit/matrix.c).
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -23,4 +24,111 @@ load helper
 	assert_line "ties4 normal 3 0.17203370892182296"
 	assert_line "ties6 normal 3 0.017477872056174029"
 	assert_line "big normal 210 0.0001439883723027259"
+}
+
+# readme_table HEADER: the rows of README's table whose header line starts
+# with HEADER, one per line, cells separated by '|' and trimmed.
+readme_table() {
+	awk -v h="$1" '
+		index($0, h) == 1 { on = 1; next }
+		on && /^\| ---/ { next }
+		on && /^\|/ {
+			n = split($0, c, "|"); line = ""
+			for (i = 2; i < n; i++) { gsub(/^ +| +$/, "", c[i]); line = line (i > 2 ? "|" : "") c[i] }
+			print line; next
+		}
+		on { exit }' "$TOP/README.md"
+}
+
+@test "matrix table: the workloads and relays are README's, with its protocols and programs, in the options' order" {
+	run -0 "$TOP/t/unit/matrix"
+	local table=$output
+	run -0 readme_table '| workload '
+	[ "${#lines[@]}" -ge 4 ]
+	local want=() w server client protos row
+	for row in "${lines[@]}"; do
+		IFS='|' read -r w server client protos <<<"$row"
+		want+=("$w")
+		got=$(awk -v w="$w" '$1 == "workload" && $2 == w' <<<"$table")
+		[ -n "$got" ] || { echo "README's workload $w is not in the table"; return 1; }
+		read -r _ _ gprotos gserver gclient <<<"$got"
+		[ "$gprotos" = "${protos//, /,}" ] || { echo "$w: table $gprotos, README $protos"; return 1; }
+		if [ "$gserver" = own ]; then
+			[[ "$server" == "flimflam's own"* && "$client" == "flimflam's own"* ]]
+		else
+			[[ "$server" == *"$gserver"* ]] || { echo "$w: server $gserver not in '$server'"; return 1; }
+			[[ "$client" == *"$gclient"* || "$client" == "the same"* ]] ||
+				{ echo "$w: client $gclient not in '$client'"; return 1; }
+		fi
+	done
+	[ "$(awk '$1 == "workload" { print $2 }' <<<"$table" | paste -sd' ')" = "${want[*]}" ]
+	run -0 readme_table '| relay '
+	want=()
+	for row in "${lines[@]}"; do
+		want+=("${row%%|*}")
+	done
+	# The same relays (README's table has its own order; the table's is the options').
+	[ "$(awk '$1 == "relay" && $3 == "tcp" { print $2 }' <<<"$table" | sort | paste -sd' ')" = \
+	  "$(printf '%s\n' "${want[@]}" | sort | paste -sd' ')" ]
+	# README's option tables name them in the table's order.
+	workloads=$(awk '$1 == "workload" { print $2 }' <<<"$table" | paste -sd,)
+	relays=$(awk '$1 == "relay" && $3 == "tcp" { print $2 }' <<<"$table" | paste -sd,)
+	grep -qF "| \`-w\`, \`--workloads\` | \`$workloads\` |" "$TOP/README.md"
+	grep -qF "| \`-r\`, \`--relays\` | \`$relays\` |" "$TOP/README.md"
+}
+
+@test "matrix table: every workload/relay/protocol combination is README's, and says why not" {
+	run -0 "$TOP/t/unit/matrix"
+	local table=$output row w server client protos r cells p yes n=0 ncarried=0
+	local -A wprotos carries
+	run -0 readme_table '| workload '
+	for row in "${lines[@]}"; do
+		IFS='|' read -r w server client protos <<<"$row"
+		wprotos[$w]=",${protos//, /,},"
+	done
+	run -0 readme_table '| relay '
+	for row in "${lines[@]}"; do
+		IFS='|' read -r r cells <<<"$row"
+		IFS='|' read -r tcp http1 http2 <<<"$cells"
+		carries[$r:tcp]=$tcp carries[$r:http1]=$http1 carries[$r:http2]=$http2
+	done
+	for w in "${!wprotos[@]}"; do
+		for key in "${!carries[@]}"; do
+			r=${key%%:*} p=${key#*:}
+			yes=no
+			[[ ${wprotos[$w]} == *",$p,"* && ${carries[$key]} != no ]] && yes=yes
+			got=$(awk -v w="$w" -v r="$r" -v p="$p" '$1 == "carries" && $2 == w && $3 == r && $4 == p' <<<"$table")
+			if [ $yes = yes ]; then
+				[ "$got" = "carries $w $r $p yes " ] || { echo "want yes: $got"; return 1; }
+				ncarried=$((ncarried + 1))
+			else
+				[ "$got" = "carries $w $r $p no workload '$w' over relay '$r' with protocol '$p' is not supported" ] ||
+					{ echo "want no: $got"; return 1; }
+			fi
+			n=$((n + 1))
+		done
+	done
+	[ "$n" -eq "$(grep -c '^carries ' <<<"$table")" ]
+	# README: "flimflam bench  # the whole matrix, 19 cases".
+	grep -qE "^flimflam bench +# the whole matrix, $ncarried cases$" "$TOP/README.md"
+	# Without a workload: does the relay carry the protocol at all.
+	for key in "${!carries[@]}"; do
+		r=${key%%:*} p=${key#*:}
+		got=$(awk -v r="$r" -v p="$p" '$1 == "relay" && $2 == r && $3 == p' <<<"$table")
+		if [ "${carries[$key]}" = no ]; then
+			[ "$got" = "relay $r $p no relay '$r' does not carry protocol '$p'" ] || { echo "$got"; return 1; }
+		else
+			[ "$got" = "relay $r $p yes " ] || { echo "$got"; return 1; }
+		fi
+	done
+}
+
+@test "matrix table: the other relays, for a relay missing from PATH, are every other row" {
+	run -0 "$TOP/t/unit/matrix"
+	local table=$output r all
+	all=$(awk '$1 == "relay" && $3 == "tcp" { print $2 }' <<<"$table")
+	for r in $all; do
+		[ "$(awk -v r="$r" '$1 == "others" && $2 == r { $1 = $2 = ""; sub(/^ +/, ""); print }' <<<"$table")" = \
+		  "$(grep -vx "$r" <<<"$all" | paste -sd, | sed 's/,/, /g')" ]
+	done
 }

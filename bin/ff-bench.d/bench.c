@@ -358,7 +358,7 @@ struct plan {
 static void
 plan_cases(struct plan *pl)
 {
-	char *skrouterd = NULL;
+	char *skrouterd = NULL, why[512];
 	const char *miss, *lacks;
 	int w, r, pr;
 
@@ -371,7 +371,8 @@ plan_cases(struct plan *pl)
 				bc->relay = opt.relays[r];
 				bc->protocol = opt.protocols[pr];
 				bc->skip[0] = 0;
-				if (!ff_combo_ok(bc->workload, bc->relay, bc->protocol)) {
+				if (!ff_carries(bc->workload, bc->relay, bc->protocol, NULL, NULL,
+						why, sizeof(why))) {
 					pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;
 				}

@@ -1,0 +1,213 @@
+/*
+ * flimflam - the matrix of workloads, relays and protocols: one row per
+ * workload and per relay, and the one function that says whether a relay
+ * carries a workload over a protocol (README: "Relays, workloads,
+ * protocols"). The names, the options' lists, bench's plan and order, the
+ * combinations and their errors all come from these rows.
+ *
+ * A new workload is a row in workloads[] plus its own code: with own = 1
+ * (programs in builtin/, added to BUILTIN in the Makefile) ff-workload
+ * starts them as it starts builtin's (--port; --jobs, --warmup, --duration)
+ * and takes the client's events, `result` among them, from a pipe; a tool
+ * on PATH needs its command lines in ff-workload's start_server and
+ * start_client, and its result read in drive's finish. A new relay is a row
+ * in relays[] plus its entry in ff-topology's relay_codes (configuration
+ * from relay-conf/, command line). Either needs its row in README's tables
+ * (t/unit.bats holds the two together).
+ */
+#include "ff.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * The workloads' own limits are the tools': iperf3 3.x has MAX_STREAMS
+ * 128 for --parallel and 60 s for --omit. h2load has none of its own
+ * (--clients and --threads are any count, --threads at most --clients,
+ * which flimflam keeps equal); builtin's are the common ranges.
+ */
+static const struct ff_workload workloads[] = {
+	{ .name = "builtin", .protocols = FF_TCP, .own = 1,
+	  .server = "ff-builtin-server", .client = "ff-builtin-client",
+	  .measures = FF_BYTES },
+	{ .name = "iperf3", .protocols = FF_TCP,
+	  .server = "iperf3", .client = "iperf3",
+	  .measures = FF_BYTES,
+	  .limits = { { "--jobs", 128, "iperf3's limit on --parallel streams" },
+		      { "--warmup", 60, "iperf3's limit on --omit seconds" } } },
+	{ .name = "h2load", .protocols = FF_TCP | FF_HTTP2,
+	  .server = "nghttpd", .client = "h2load", .url_path = "/flimflam.txt",
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY },
+	{ .name = "h2load-h1", .protocols = FF_TCP | FF_HTTP1,
+	  .server = "nginx", .client = "h2load", .client_option = "--h1",
+	  .url_path = "/flimflam.txt",
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY },
+};
+
+static const struct ff_relay relays[] = {
+	{ .name = "skrouterd", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,
+	  .program = "skrouterd", .processes = 2, .threads = 4, .start_seconds = 60,
+	  .encapsulation = 1, .check = ff_skrouterd_check, .can = ff_skrouterd_carries },
+	{ .name = "nghttpx", .protocols = FF_HTTP1 | FF_HTTP2,
+	  .program = "nghttpx", .processes = 2, .threads = 1, .start_seconds = 15 },
+	{ .name = "nginx", .protocols = FF_TCP | FF_HTTP1,
+	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15 },
+	{ .name = "none", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2 },
+};
+
+/* The names, from the rows, before main (see names_from_rows). */
+const char *ff_workloads[FF_ARRAY_SIZE(workloads) + 1];
+const char *ff_relays[FF_ARRAY_SIZE(relays) + 1];
+const char *const ff_protocols[] = { "tcp", "http1", "http2", NULL };
+
+/* Every program that uses the matrix links this file for the names: fill them then. */
+__attribute__((constructor)) static void
+names_from_rows(void)
+{
+	size_t i;
+
+	for (i = 0; i < FF_ARRAY_SIZE(workloads); i++)
+		ff_workloads[i] = workloads[i].name;
+	for (i = 0; i < FF_ARRAY_SIZE(relays); i++)
+		ff_relays[i] = relays[i].name;
+}
+
+const struct ff_workload *
+ff_workload_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < FF_ARRAY_SIZE(workloads); i++)
+		if (!strcmp(workloads[i].name, name))
+			return &workloads[i];
+	return NULL;
+}
+
+const struct ff_relay *
+ff_relay_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < FF_ARRAY_SIZE(relays); i++)
+		if (!strcmp(relays[i].name, name))
+			return &relays[i];
+	return NULL;
+}
+
+int
+ff_protocol_bit(const char *name)
+{
+	int i;
+
+	for (i = 0; name && ff_protocols[i]; i++)
+		if (!strcmp(ff_protocols[i], name))
+			return 1 << i;
+	return 0;
+}
+
+int
+ff_carries(const char *workload, const char *relay, const char *protocol,
+	   const char *path, const char *encapsulation, char *why, size_t n)
+{
+	const struct ff_relay *r = ff_relay_find(relay);
+	int p = ff_protocol_bit(protocol), speaks = 0;
+	size_t i;
+
+	for (i = 0; i < FF_ARRAY_SIZE(workloads); i++)
+		if (!workload || !strcmp(workloads[i].name, workload))
+			speaks |= workloads[i].protocols;
+	if (!r || !(r->protocols & speaks & p)) {
+		if (workload)
+			snprintf(why, n, "workload '%s' over relay '%s' with protocol '%s' is not supported",
+				 workload, relay, protocol);
+		else
+			snprintf(why, n, "relay '%s' does not carry protocol '%s'", relay, protocol);
+		return 0;
+	}
+	if (!path || !r->can)
+		return 1;
+	return r->can(path, protocol, encapsulation, why, n);
+}
+
+const char *
+ff_combos_for(const char *workload, const char *relay)
+{
+	static char buf[1024];
+	char why[256];
+	size_t n = 0;
+	int w, r, p;
+
+	buf[0] = 0;
+	for (w = 0; ff_workloads[w]; w++) {
+		if (workload && strcmp(workload, ff_workloads[w]))
+			continue;
+		for (r = 0; ff_relays[r]; r++) {
+			if (relay && strcmp(relay, ff_relays[r]))
+				continue;
+			for (p = 0; ff_protocols[p]; p++)
+				if (ff_carries(ff_workloads[w], ff_relays[r], ff_protocols[p],
+					       NULL, NULL, why, sizeof(why)) && n < sizeof(buf))
+					n += snprintf(buf + n, sizeof(buf) - n, "%s%s/%s/%s",
+						      n ? ", " : "", ff_workloads[w],
+						      ff_relays[r], ff_protocols[p]);
+		}
+	}
+	return buf;
+}
+
+const char *
+ff_other_relays(const char *relay)
+{
+	static char buf[256];
+	size_t n = 0, i;
+
+	buf[0] = 0;
+	for (i = 0; i < FF_ARRAY_SIZE(relays); i++)
+		if (strcmp(relays[i].name, relay) && n < sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? ", " : "",
+				      relays[i].name);
+	return buf;
+}
+
+int
+ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why, size_t n)
+{
+	const struct ff_workload *w = ff_workload_find(workload);
+	size_t i;
+
+	for (i = 0; w && i < FF_ARRAY_SIZE(w->limits) && w->limits[i].option; i++) {
+		const struct ff_limit *l = &w->limits[i];
+		long v = !strcmp(l->option, "--jobs") ? o->jobs : o->warmup;
+
+		if (v <= l->max)
+			continue;
+		snprintf(why, n, "%s: workload '%s' allows at most %ld (%s), not %ld",
+			 l->option, workload, l->max, l->what, v);
+		return -1;
+	}
+	return 0;
+}
+
+const char *
+ff_relay_program(const char *relay)
+{
+	const struct ff_relay *r = ff_relay_find(relay);
+
+	return r ? r->program : NULL;
+}
+
+const char *
+ff_workload_server_program(const char *workload)
+{
+	const struct ff_workload *w = ff_workload_find(workload);
+
+	return w && !w->own ? w->server : NULL;
+}
+
+const char *
+ff_workload_client_program(const char *workload)
+{
+	const struct ff_workload *w = ff_workload_find(workload);
+
+	return w && !w->own ? w->client : NULL;
+}

@@ -1,0 +1,108 @@
+/*
+ * flimflam - the matrix: workloads, relays, protocols (lib/ff_matrix.c).
+ * One row per workload and per relay; everything that asks "which one is
+ * this and what does it do" reads a row. Included by ff.h.
+ */
+#ifndef FF_MATRIX_H
+#define FF_MATRIX_H
+
+#include <stddef.h>
+
+struct ff_run_opts;
+
+/* The protocols, a bit each, in the order of ff_protocols[]. */
+enum { FF_TCP = 1 << 0, FF_HTTP1 = 1 << 1, FF_HTTP2 = 1 << 2 };
+/* What a workload's result measures. */
+enum { FF_BYTES = 1 << 0, FF_OPERATIONS = 1 << 1, FF_LATENCY = 1 << 2 };
+
+/* A run option's ceiling set by the workload's own tool. */
+struct ff_limit {
+	const char *option;	/* "--jobs" or "--warmup"; NULL: no more */
+	long max;
+	const char *what;	/* the tool's name for it, for the message */
+};
+
+struct ff_workload {
+	const char *name;
+	int protocols;		/* FF_TCP | ...: what its client can speak */
+	/*
+	 * The server and client programs. own: both are flimflam's own, in
+	 * builtin/ (ff_helper_path finds them; the client writes events on a
+	 * pipe); else the programs on PATH.
+	 */
+	int own;
+	const char *server, *client;
+	const char *client_option;	/* one more client option ("--h1"), or NULL */
+	const char *url_path;	/* the object an HTTP client fetches, or NULL */
+	int measures;		/* FF_BYTES | ... */
+	struct ff_limit limits[2];
+};
+
+struct ff_relay {
+	const char *name;
+	int protocols;		/* what it carries */
+	const char *program;	/* on PATH; NULL: no relay runs */
+	int processes;		/* relays started (R1, R2): 2, or 0 */
+	long threads;		/* threads/workers per relay when --cpu-limit is 0 */
+	int start_seconds;	/* how long a relay may take to listen */
+	int encapsulation;	/* takes --encapsulation */
+	/* Does the program at `path` answer as this relay (-1: no, why in `why`); NULL: not asked. */
+	int (*check)(const char *path, char *why, size_t n);
+	/*
+	 * What the program installed at `path` carries beyond the table (the
+	 * skrouterd schema: ff_skrouterd_carries); NULL: all of `protocols`.
+	 */
+	int (*can)(const char *path, const char *protocol, const char *encapsulation,
+		   char *why, size_t n);
+};
+
+/*
+ * The names, in the table's order, NULL-terminated, for ff_parse_name and
+ * the matrix's order in listings.
+ */
+extern const char *ff_workloads[];	/* builtin, iperf3, h2load, h2load-h1 */
+extern const char *ff_relays[];		/* skrouterd, nghttpx, nginx, none */
+extern const char *const ff_protocols[];	/* tcp, http1, http2 */
+
+/* The row of that name, or NULL. */
+const struct ff_workload *ff_workload_find(const char *name);
+const struct ff_relay *ff_relay_find(const char *name);
+/* The protocol's bit (FF_TCP...), or 0 for an unknown name. */
+int ff_protocol_bit(const char *name);
+
+/*
+ * THE question of the matrix: does `relay` carry `workload` over
+ * `protocol`? workload NULL: some workload (does the relay carry the
+ * protocol at all). `path` NULL: the table only; else also the relay
+ * program installed there, with the tcp `encapsulation` (NULL: the
+ * default), through the row's `can` (skrouterd: its schema).
+ * 1 yes; 0 no, with why in `why` ("workload 'W' over relay 'R' with
+ * protocol 'P' is not supported", "relay 'R' does not carry protocol 'P'",
+ * or what the installed program lacks); -1 when the installed program
+ * cannot be asked (why in `why`).
+ */
+int ff_carries(const char *workload, const char *relay, const char *protocol,
+	       const char *path, const char *encapsulation, char *why, size_t n);
+/* "builtin/none/tcp, ..." the combinations that work for a workload or relay (static). */
+const char *ff_combos_for(const char *workload, const char *relay);
+/* The relays other than `relay`, "a, b, c", in the table's order (static). */
+const char *ff_other_relays(const char *relay);
+/*
+ * The limits a workload's own tool sets on the run options (iperf3: --jobs
+ * at most 128, --warmup at most 60): 0 when `o` fits them, else -1 with a
+ * usage-error message naming the option and the limit in `why`.
+ */
+int ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why, size_t n);
+/* The program a relay or workload server/client needs on PATH (NULL: none, or our own). */
+const char *ff_relay_program(const char *relay);
+const char *ff_workload_server_program(const char *workload);
+const char *ff_workload_client_program(const char *workload);
+
+/*
+ * The skrouterd at `path` (lib/ff_stage.c, from its schema): the skrouterd
+ * row's `can`. 1 yes; 0 no, why in `why`; -1 no readable schema.
+ */
+int ff_skrouterd_carries(const char *path, const char *protocol, const char *encapsulation,
+			 char *why, size_t n);
+
+#endif
