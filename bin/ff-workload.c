@@ -418,11 +418,54 @@ static int start_client(struct drive *d, int out_fd);
 static int finish_iperf3(struct drive *d);
 static int finish_h2load(struct drive *d);
 
+/*
+ * Until the client is done and its pipe (builtin) empty: the window
+ * opened on time for the tools that do not say when, the client stopped
+ * at its deadline, the upstream and the client's events forwarded.
+ */
+static void
+watch_client(struct drive *d, int outfd)
+{
+	struct pollfd pfd[2];
+
+	while (!d->client_done || (outfd >= 0 && !d->client_out.eof)) {
+		int timeout = -1;
+
+		pfd[0] = (struct pollfd){ d->client_done ? -1 : d->client.pidfd, POLLIN, 0 };
+		pfd[1] = (struct pollfd){ d->client_out.eof ? -1 : outfd, POLLIN, 0 };
+		if (outfd < 0 && !d->window_sent) {
+			double left = d->window_at - ff_now();
+
+			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
+		}
+		if (!d->client_done) {
+			double left = d->deadline - ff_now();
+			int t = left > 0 ? (int)(left * 1000) + 1 : 0;
+
+			timeout = timeout < 0 || t < timeout ? t : timeout;
+		}
+		ff_stage_wait(&stage, pfd, 2, timeout);
+		if (!d->client_done && ff_now() >= d->deadline) {
+			if (!ff_child_check(&d->client))
+				client_overran(d);
+			d->client_done = 1;
+		}
+		if (outfd < 0 && !d->window_sent && ff_now() >= d->window_at)
+			emit_window(d);
+		forward_upstream(d);
+		if (pfd[1].revents) {
+			ff_reader_fill(&d->client_out);
+			forward_client(d);
+		}
+		if (pfd[0].revents && ff_child_check(&d->client))
+			d->client_done = 1;
+	}
+}
+
 static int
 drive(void)
 {
 	static struct drive d;
-	struct pollfd pfd[2];
 	int pipefd[2] = { -1, -1 }, r;
 
 	/* Up to the topology: where the client connects. */
@@ -461,38 +504,7 @@ drive(void)
 	d.window_at = d.started + opt.run.warmup;
 	d.deadline = d.started + client_allowance();
 
-	while (!d.client_done || (pipefd[0] >= 0 && !d.client_out.eof)) {
-		int timeout = -1;
-
-		pfd[0] = (struct pollfd){ d.client_done ? -1 : d.client.pidfd, POLLIN, 0 };
-		pfd[1] = (struct pollfd){ d.client_out.eof ? -1 : pipefd[0], POLLIN, 0 };
-		if (pipefd[0] < 0 && !d.window_sent) {
-			double left = d.window_at - ff_now();
-
-			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
-		}
-		if (!d.client_done) {
-			double left = d.deadline - ff_now();
-			int t = left > 0 ? (int)(left * 1000) + 1 : 0;
-
-			timeout = timeout < 0 || t < timeout ? t : timeout;
-		}
-		ff_stage_wait(&stage, pfd, 2, timeout);
-		if (!d.client_done && ff_now() >= d.deadline) {
-			if (!ff_child_check(&d.client))
-				client_overran(&d);
-			d.client_done = 1;
-		}
-		if (pipefd[0] < 0 && !d.window_sent && ff_now() >= d.window_at)
-			emit_window(&d);
-		forward_upstream(&d);
-		if (pfd[1].revents) {
-			ff_reader_fill(&d.client_out);
-			forward_client(&d);
-		}
-		if (pfd[0].revents && ff_child_check(&d.client))
-			d.client_done = 1;
-	}
+	watch_client(&d, pipefd[0]);
 	if (pipefd[0] >= 0)
 		forward_client(&d);
 	if (!WIFEXITED(d.client.status) || WEXITSTATUS(d.client.status) != 0)
@@ -659,6 +671,47 @@ quantile(const double *v, size_t n, double q)
 }
 
 /*
+ * The latencies of the successful requests, sorted, from h2load's request
+ * log, and their sum. The log holds a line per request of the main
+ * duration: whole lines, as many 2xx as h2load counted, or it was cut short.
+ */
+static double *
+h2load_latencies(const struct drive *d, double s2xx, size_t *n, double *sum)
+{
+	char *logtext, *line, *next;
+	double *lat = NULL;
+	size_t nlat = 0, cap = 0;
+	int bad = 0;
+
+	if (!(logtext = ff_read_file(d->log_file, NULL)))
+		ff_die_event("cannot read h2load's request log '%s': %s", d->log_file, strerror(errno));
+	for (line = logtext; *line; line = next) {
+		double start, status, us;
+
+		next = line + strcspn(line, "\n");
+		if (!*next || sscanf(line, "%lf %lf %lf", &start, &status, &us) != 3) {
+			bad = 1;
+			break;
+		}
+		*next++ = 0;
+		if (status < 200 || status >= 300)
+			continue;
+		lat = ff_grow(lat, nlat + 1, &cap, sizeof(*lat), 65536);
+		lat[nlat++] = us;
+		*sum += us;
+	}
+	free(logtext);
+	if (bad || nlat != (size_t)s2xx) {
+		free(lat);
+		ff_die_event("h2load's request log '%s' is incomplete (%zu of the %.0f successful requests h2load counted%s: a full disk?); no latency from it",
+			     d->log_file, nlat, s2xx, bad ? ", and a line cut short" : "");
+	}
+	qsort(lat, nlat, sizeof(*lat), ff_cmp_double);
+	*n = nlat;
+	return lat;
+}
+
+/*
  * h2load: counts from its summary; latency from the per-request log, whose
  * lines are "start-time-us<TAB>status<TAB>latency-us" for the requests of
  * the main duration.
@@ -666,12 +719,11 @@ quantile(const double *v, size_t n, double q)
 static int
 finish_h2load(struct drive *d)
 {
-	char *text = ff_read_file(d->out_file, NULL), *p, *logtext, *line, *next;
+	char *text = ff_read_file(d->out_file, NULL), *p;
 	double seconds = -1, rps = -1, total = 0, done = 0, succeeded = 0, failed = 0,
 	       errored = 0, timeout = 0, s2xx = 0, s3xx = 0, s4xx = 0, s5xx = 0,
-	       bytes = 0, *lat = NULL, sum = 0;
-	size_t nlat = 0, cap = 0;
-	int bad = 0;
+	       bytes = 0, *lat, sum = 0;
+	size_t nlat = 0;
 	json_t *ev;
 
 	if (!text) {
@@ -715,34 +767,7 @@ finish_h2load(struct drive *d)
 	if (s2xx <= 0)
 		ff_die_event("h2load: no request succeeded (%.0f total, %.0f failed, %.0f errored, %.0f 4xx, %.0f 5xx); see '%s'",
 			     total, failed, errored, s4xx, s5xx, d->out_file);
-	/*
-	 * The log holds a line per request of the main duration: whole lines,
-	 * as many 2xx as h2load counted, or it was cut short.
-	 */
-	if (!(logtext = ff_read_file(d->log_file, NULL)))
-		ff_die_event("cannot read h2load's request log '%s': %s", d->log_file, strerror(errno));
-	for (line = logtext; *line; line = next) {
-		double start, status, us;
-
-		next = line + strcspn(line, "\n");
-		if (!*next || sscanf(line, "%lf %lf %lf", &start, &status, &us) != 3) {
-			bad = 1;
-			break;
-		}
-		*next++ = 0;
-		if (status < 200 || status >= 300)
-			continue;
-		lat = ff_grow(lat, nlat + 1, &cap, sizeof(*lat), 65536);
-		lat[nlat++] = us;
-		sum += us;
-	}
-	free(logtext);
-	if (bad || nlat != (size_t)s2xx) {
-		free(lat);
-		ff_die_event("h2load's request log '%s' is incomplete (%zu of the %.0f successful requests h2load counted%s: a full disk?); no latency from it",
-			     d->log_file, nlat, s2xx, bad ? ", and a line cut short" : "");
-	}
-	qsort(lat, nlat, sizeof(*lat), ff_cmp_double);
+	lat = h2load_latencies(d, s2xx, &nlat, &sum);
 
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string(opt.workload));

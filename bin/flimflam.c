@@ -419,19 +419,16 @@ warn_other_runs(const json_t *topo)
 			ff_json_str(o, "cpus") ? ff_json_str(o, "cpus") : "?");
 }
 
-static json_t *
-run_pipeline(const struct cmd *c, const char *rundir)
+/* The four stages of a run, started: serve | topology | drive | capture. */
+static pipeline *
+start_pipeline(const struct cmd *c, const char *rundir)
 {
-	double started = ff_now(), warm_end = 0, win_end = 0;
-	int wait_ms;
 	struct ff_run_opts drive = opt.run;
 	struct ff_argv args = FF_ARGV_INIT;
-	struct ff_reader out;
 	char cpu[16];
 	pipecmd *cmd;
-	json_t *events = json_array(), *ev;
 	pipeline *p;
-	int *statuses, nstatuses, i, sig = 0, failed = 0;
+	size_t i;
 
 	drive.cpu_limit = ff_relay_find(opt.relay)->processes ? opt.run.cpu_limit : 0;
 	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
@@ -444,7 +441,7 @@ run_pipeline(const struct cmd *c, const char *rundir)
 	cmd = stage("ff-workload", "drive", "-w", opt.workload, NULL);
 	ff_argv_run_opts(&args, &drive, 1);
 	ff_argv_addl(&args, "--run-dir", rundir, NULL);
-	for (i = 0; i < (int)args.n; i++)
+	for (i = 0; i < args.n; i++)
 		pipecmd_arg(cmd, args.v[i]);
 	ff_argv_free(&args);
 	pipeline_command(p, cmd);
@@ -459,8 +456,45 @@ run_pipeline(const struct cmd *c, const char *rundir)
 	pipeline_start(p);
 	running = p;
 	ff_set_cleanup(stop_pipeline);
+	return p;
+}
 
-	out = (struct ff_reader)FF_READER_INIT(fileno(pipeline_get_outfile(p)), "the pipeline");
+/* The phases as the events come: the warmup from topology, the window. */
+struct phases {
+	double started, warm_end, win_end;
+};
+
+/* One event of the pipeline: kept, passed on with --json, and its phase noted. */
+static void
+take_event(json_t *events, json_t *ev, struct phases *ph, int sig)
+{
+	if (opt.json)
+		ff_emit(json_incref(ev));
+	if (!strcmp(ff_event_name(ev), "topology")) {
+		ph->warm_end = ff_now() + opt.run.warmup;
+		warn_other_runs(ev);
+		if (!opt.json && ff_verbosity >= 0 && !sig)
+			ff_say("flimflam: relays up; warming up for %ld s, then measuring for %ld s\n",
+			       opt.run.warmup, opt.run.duration);
+	}
+	if (!strcmp(ff_event_name(ev), "window"))
+		ph->win_end = ff_now() + opt.run.duration;
+	json_array_append_new(events, ev);
+}
+
+/*
+ * The pipeline's events until it ends, into `events`; a signal is passed
+ * to every stage, each stopping what it started, in order. Returns the
+ * signal that stopped the run, or 0.
+ */
+static int
+read_pipeline(pipeline *p, json_t *events)
+{
+	struct ff_reader out = FF_READER_INIT(fileno(pipeline_get_outfile(p)), "the pipeline");
+	struct phases ph = { ff_now(), 0, 0 };
+	json_t *ev;
+	int sig = 0;
+
 	for (;;) {
 		/* events 0 on stdout: POLLERR when its reader is gone. */
 		struct pollfd pfd[3] = {
@@ -468,44 +502,42 @@ run_pipeline(const struct cmd *c, const char *rundir)
 		};
 
 		if (!sig && ff_signalled()) {
-			/* Each stage stops what it started, in order. */
 			sig = ff_signalled();
 			signal_stages(sig);
 		}
-		wait_ms = sig ? -1 : show_phase(started, warm_end, win_end);
-		if (poll(pfd, 3, wait_ms) < 0 && errno != EINTR)
+		if (poll(pfd, 3, sig ? -1 : show_phase(ph.started, ph.warm_end, ph.win_end)) < 0 &&
+		    errno != EINTR)
 			ff_die("poll: %s", strerror(errno));
 		if ((pfd[2].revents & (POLLERR | POLLHUP)) && !sig)
 			ff_quit(128 + SIGPIPE);	/* no one reads us: stop, as for Ctrl-C */
 		if (pfd[1].revents) {
 			ssize_t r = ff_reader_fill(&out);
 
-			while ((ev = ff_reader_next(&out))) {
-				if (opt.json)
-					ff_emit(json_incref(ev));
-				if (!strcmp(ff_event_name(ev), "topology")) {
-					warm_end = ff_now() + opt.run.warmup;
-					warn_other_runs(ev);
-				}
-				if (!strcmp(ff_event_name(ev), "window"))
-					win_end = ff_now() + opt.run.duration;
-				if (!strcmp(ff_event_name(ev), "topology") && !opt.json &&
-				    ff_verbosity >= 0 && !sig)
-					ff_say("flimflam: relays up; warming up for %ld s, then measuring for %ld s\n",
-					       opt.run.warmup, opt.run.duration);
-				json_array_append_new(events, ev);
-			}
+			while ((ev = ff_reader_next(&out)))
+				take_event(events, ev, &ph, sig);
 			if (r == 0)
 				break;
 		}
 	}
 	ff_live_clear();
 	ff_reader_free(&out);
+	return sig;
+}
+
+/*
+ * The stages reaped: 1 if any failed (those that did not say why, worded
+ * unless a signal stopped the run; *sig gets one that came meanwhile).
+ */
+static int
+reap_pipeline(pipeline *p, int *sig)
+{
+	int *statuses, nstatuses, i, failed = 0;
+
 	pipeline_wait_all(p, &statuses, &nstatuses);
 	running = NULL;
 	ff_set_cleanup(NULL);
-	if (!sig && ff_signalled())
-		sig = ff_signalled();
+	if (!*sig && ff_signalled())
+		*sig = ff_signalled();
 	for (i = 0; i < nstatuses; i++) {
 		int st = statuses[i];
 
@@ -516,11 +548,21 @@ run_pipeline(const struct cmd *c, const char *rundir)
 		 * A stage that failed said why; one that did not, we word. One
 		 * whose reader went away (141) stopped for the stage after it.
 		 */
-		if (!sig && (WIFSIGNALED(st) || (WEXITSTATUS(st) >= 126 &&
+		if (!*sig && (WIFSIGNALED(st) || (WEXITSTATUS(st) >= 126 &&
 						 WEXITSTATUS(st) != 128 + SIGPIPE)))
 			ff_warn("%s %s", stage_name(p, i), ff_status_how(st));
 	}
 	free(statuses);
+	return failed;
+}
+
+static json_t *
+run_pipeline(const struct cmd *c, const char *rundir)
+{
+	pipeline *p = start_pipeline(c, rundir);
+	json_t *events = json_array();
+	int sig = read_pipeline(p, events), failed = reap_pipeline(p, &sig);
+
 	pipeline_free(p);
 	if (sig)
 		stopped_by(sig, rundir);
