@@ -456,6 +456,8 @@ int ff_child_lost_port(const struct ff_child *c);
  * must exist; what is below it is made). Static result.
  */
 const char *ff_rundir(const char *given);
+/* The run directory if ff_rundir has made or taken one, else NULL (makes none). */
+const char *ff_rundir_known(void);
 /*
  * A new run directory is named by its start time (20261129-223426-XXXXXX);
  * making one removes the oldest beyond the newest $FLIMFLAM_KEEP_RUNS

@@ -165,10 +165,17 @@ mkdir_last(const char *what, const char *path)
 	ff_die("cannot create %s '%s': %s", what, path, strerror(errno));
 }
 
+static char buf[PATH_MAX];	/* the run directory, once made or given */
+
+const char *
+ff_rundir_known(void)
+{
+	return buf[0] ? buf : NULL;
+}
+
 const char *
 ff_rundir(const char *given)
 {
-	static char buf[PATH_MAX];
 	const char *base, *users;
 	struct stat st;
 	struct tm tm;

@@ -114,6 +114,9 @@ ff_emit_start(void)
 	json_object_set_new(ev, "version", json_string(FF_VERSION));
 	json_object_set_new(ev, "time", json_string(ff_iso_time()));
 	json_object_set_new(ev, "pid", json_integer(getpid()));
+	/* Data, not a sentence: where a stage given one keeps the run's files. */
+	if (ff_rundir_known())
+		json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir_known()));
 	ff_emit(ev);
 }
 

@@ -667,3 +667,19 @@ fake_router() {
 	run -0 flimflam compare "$FIX/base.jsonl" "$FIX/new.jsonl"
 	has_line '^Comparing .*/base\.jsonl \(base\) with .*/new\.jsonl \(new\)'
 }
+
+@test "ff-bench: a run that fails before its server is up still has its run directory (from the start events)" {
+	local fake="$BATS_TEST_TMPDIR/fake" f="$BATS_TEST_TMPDIR/r.jsonl"
+	mkdir -p "$fake"
+	printf '#!/bin/sh\ncase "$*" in *--version*) echo "iperf 3.12";; *) echo "fake iperf3: cannot serve" >&2; exit 1;; esac\n' >"$fake/iperf3"
+	chmod +x "$fake/iperf3"
+	PATH="$fake:$PATH" run -1 --separate-stderr ff-bench -w iperf3 -r none --warmup 0 --duration 1 --output "$f"
+	jq -e -s 'length == 1 and .[0].status == "failed"' "$f"
+	dir=$(jq -r -s '.[0].run_dir' "$f")
+	[[ "$dir" == "$FLIMFLAM_RUNS/"* ]]
+	[ -d "$dir" ]
+	grep -q "fake iperf3: cannot serve" "$dir/server.log"
+	# The first stage's start event names it, before anything can fail.
+	run -0 --separate-stderr bash -c 'ff-workload serve -w builtin --run-dir "$1" </dev/null | head -n 1' _ "$BATS_TEST_TMPDIR/d"
+	jq -e --arg d "$BATS_TEST_TMPDIR/d" '.event == "start" and .run_dir == $d' <<<"$output"
+}

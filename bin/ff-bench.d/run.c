@@ -105,23 +105,23 @@ run_estimate(void)
 	return opt.run.warmup + opt.run.duration + overhead_s;
 }
 
-/* Why a run failed, from its stderr: the last word of a stage, else of flimflam. */
+/*
+ * Why a run failed, from its stderr: the last word of a stage, else of
+ * flimflam. (Its run directory comes from its events: every stage's start
+ * names it.)
+ */
 static char *
-reason_from_log(const char *err, char *run_dir, size_t n)
+reason_from_log(const char *err)
 {
-	char *text = strdup(err), *line, *save = NULL, *stage = NULL, *top = NULL, *p, *q;
+	char *text = strdup(err), *line, *save = NULL, *stage = NULL, *top = NULL, *p;
 
 	if (!text)
 		ff_die("out of memory");
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "ff-", 3) && !strstr(line, "retrying"))
 			stage = line;
-		else if (!strncmp(line, "flimflam: ", 10)) {
-			if ((p = strstr(line, "its files are in '")) && (q = strrchr(p + 18, '\'')) && !run_dir[0])
-				snprintf(run_dir, n, "%.*s", (int)(q - (p + 18)), p + 18);
-			if (!strstr(line, "the run failed"))
-				top = line;
-		}
+		else if (!strncmp(line, "flimflam: ", 10) && !strstr(line, "the run failed"))
+			top = line;
 	}
 	p = stage ? strdup(stage) : top ? strdup(top) : NULL;
 	free(text);
@@ -389,8 +389,7 @@ static char *
 crun_reason(struct crun *cr)
 {
 	const struct ff_child *child = &cr->child;
-	char *why = reason_from_log(cr->err.text ? cr->err.text : "", cr->run_dir,
-				    sizeof(cr->run_dir));
+	char *why = reason_from_log(cr->err.text ? cr->err.text : "");
 
 	if (cr->timed_out)
 		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "no end after %.0f s; stopped", cr->elapsed);
