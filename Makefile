@@ -19,21 +19,22 @@ BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
 # Unit tests' programs (t/unit/*.c), run by t/unit.bats; never installed.
 UNIT     = $(patsubst %.c,%,$(wildcard t/unit/*.c))
 
-# Each program and its objects. ff-bench, ff-capture and ff-flame are built
-# from several files each, with a private header, in bin/NAME.d/.
+# Each program and its objects. flimflam, ff-bench, ff-capture and ff-flame
+# are built from several files each, with a private header, in bin/NAME.d/.
 PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload
+FLIMFLAM_OBJ = $(addprefix bin/flimflam.d/,main.o run.o summary.o)
 FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o run.o results.o table.o compare.o stats.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
-PROGOBJ  = $(filter-out bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o,$(PROGS:=.o)) \
-	   $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ)
+PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o,$(PROGS:=.o)) \
+	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ)
 # Unit tests of pure functions, run by t/unit.bats.
 UNIT     = t/unit/stats-test t/unit/matrix
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
 
-bin/flimflam:    bin/flimflam.o
+bin/flimflam:    $(FLIMFLAM_OBJ)
 bin/ff-bench:    $(FF_BENCH_OBJ)
 bin/ff-capture:  $(FF_CAPTURE_OBJ)
 bin/ff-check:    bin/ff-check.o
@@ -51,6 +52,7 @@ $(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_matrix.h
 $(FF_BENCH_OBJ) t/unit/stats-test.o: bin/ff-bench.d/ff-bench.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
 $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
+$(FLIMFLAM_OBJ): bin/flimflam.d/flimflam.h
 $(LIBOBJ): lib/ff_int.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,

@@ -1,0 +1,56 @@
+/*
+ * flimflam.h - what the dispatcher's files share: main.c (the commands,
+ * their options and checks), run.c (the pipeline of a run, flamegraph's
+ * page) and summary.c (the human summaries).
+ */
+#ifndef FLIMFLAM_H
+#define FLIMFLAM_H
+
+#include "ff.h"
+
+#include <limits.h>
+
+enum kind { EXEC, PIPELINE };
+
+/* A command: its program (EXEC) or its capture mode (PIPELINE). */
+struct cmd {
+	const char *name, *prog, *mode;
+	enum kind kind;
+	const char *help;
+};
+
+/* The run options, as parsed; the perf options of the sampling commands. */
+struct run_opt {
+	const char *workload, *relay, *protocol;
+	struct ff_run_opts run;
+	int json;
+};
+struct perf_opt {
+	const char *call_graph;
+	long freq;
+};
+extern struct run_opt opt;
+extern struct perf_opt perf_opt;
+
+/* flamegraph.html in the current directory, and its writer. */
+extern char flame_html[PATH_MAX];
+extern struct ff_out flame_out;
+
+/* main.c */
+const char *freq_arg(void);
+int samples(const struct cmd *c);
+char *program(const char *name);
+
+/* run.c */
+noreturn void stopped_by(int sig, const char *rundir);
+json_t *run_pipeline(const struct cmd *c, const char *rundir);
+void outputs_check(const struct cmd *c);
+void render_flamegraph(json_t *events, const char *rundir);
+
+/* summary.c */
+json_t *find_event(json_t *events, const char *name);
+const char *role_name(const char *role);
+void summarize(json_t *events, const char *rundir);
+void summarize_capture(const struct cmd *c, json_t *events);
+
+#endif

@@ -1,0 +1,448 @@
+/*
+ * flimflam - the dispatcher: maps the documented subcommands onto the
+ * ff-* programs.
+ *
+ * check, bench and compare exec their program. run and the capture
+ * commands build the pipeline
+ *
+ *   ff-workload serve | ff-topology | ff-workload drive | ff-capture MODE
+ *
+ * with libpipeline, read its events, and print a human summary (or, with
+ * --json, the events themselves).
+ */
+#include "flimflam.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <pipeline.h>
+
+static const char usage[] =
+	"usage: flimflam [--verbose] [--quiet] [--debug] [-h] {command} ...\n"
+	"\n"
+	"A tool for examining Skupper router performance\n"
+	"\n"
+	"options:\n"
+	"  --verbose   Print detailed logging to the console\n"
+	"  --quiet     Print no logging to the console\n"
+	"  --debug     Print debugging output to the console\n"
+	"  -h, --help  Show this help message and exit\n"
+	"  --version   Show the version and exit\n"
+	"\n"
+	"commands:\n"
+	"  {command}\n";
+
+static const struct cmd cmds[] = {
+	{ "check", "ff-check", NULL, EXEC,
+	  "Check for required programs and system configuration" },
+	{ "run", NULL, "none", PIPELINE,
+	  "Run a workload without capturing any data" },
+	{ "stat", NULL, "stat", PIPELINE, "Capture 'perf stat' output" },
+	{ "skstat", NULL, "skstat", PIPELINE, "Capture 'skstat' output" },
+	{ "record", NULL, "record", PIPELINE,
+	  "Capture perf events using 'perf record'" },
+	{ "c2c", NULL, "c2c", PIPELINE, "Capture perf events using 'perf c2c'" },
+	{ "mem", NULL, "mem", PIPELINE, "Capture perf events using 'perf mem'" },
+	{ "flamegraph", NULL, "record", PIPELINE, "Generate a flamegraph" },
+	{ "bench", "ff-bench", NULL, EXEC,
+	  "Run each workload on each relay and summarize the results" },
+	{ "compare", "ff-bench", "compare", EXEC,
+	  "Compare two results files from bench" },
+};
+
+static const char run_usage_fmt[] =
+	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
+	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]%s\n"
+	"\n"
+	"%s\n"
+	"\n"
+	"options:\n"
+	"  -h, --help            Show this help message and exit\n"
+	"  --version             Show the version and exit\n"
+	"  -w WORKLOAD, --workload WORKLOAD\n"
+	"                        The selected workload (default 'builtin')\n"
+	"  -r RELAY, --relay RELAY\n"
+	"                        The intermediary standing between the workload client and\n"
+	"                        server (default 'skrouterd')\n"
+	"  -p PROTOCOL, --protocol PROTOCOL\n"
+	"                        The selected protocol (default 'tcp')\n"
+	"  --jobs JOBS           The number of concurrent workload jobs (default 2)\n"
+	"  --warmup SECONDS      The warmup time in seconds (default 5)\n"
+	"  --duration SECONDS    The execution time (excluding warmup) in seconds (default 5)\n"
+	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
+	"                        (default 1)\n"
+	"  --json                Print the event stream (JSON lines) instead of the summary\n"
+	"%s"
+	"\n"
+	"Workloads: builtin, iperf3, h2load, h2load-h1. Relays: skrouterd, nghttpx,\n"
+	"nginx, none. Protocols: tcp, http1, http2.\n";
+
+static char run_usage[4096];
+
+enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ };
+
+static const struct option run_longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	FF_LONGOPT_VERSION,
+	{ "workload", required_argument, NULL, 'w' },
+	{ "relay", required_argument, NULL, 'r' },
+	{ "protocol", required_argument, NULL, 'p' },
+	FF_RUN_LONGOPTS,
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "freq", required_argument, NULL, OPT_FREQ },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct run_opt opt = { "builtin", "skrouterd", "tcp", FF_RUN_OPTS_DEFAULTS, 0 };
+
+/* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
+static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
+static const char perf_options[] =
+	"  --call-graph METHOD   How perf records call stacks: fp, dwarf or lbr (default 'fp')\n"
+	"  --freq HZ             perf's sampling frequency per second (default 997)\n";
+static const char *const call_graphs[] = { "fp", "dwarf", "lbr", NULL };
+
+struct perf_opt perf_opt = { "fp", 997 };
+
+/* --freq as an argument (static). */
+const char *
+freq_arg(void)
+{
+	static char buf[24];
+
+	snprintf(buf, sizeof(buf), "%ld", perf_opt.freq);
+	return buf;
+}
+
+int
+samples(const struct cmd *c)
+{
+	return c->mode && (!strcmp(c->mode, "record") || !strcmp(c->mode, "c2c") ||
+			   !strcmp(c->mode, "mem"));
+}
+static void
+print_commands(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < FF_ARRAY_SIZE(cmds); i++)
+		fprintf(f, "    %-10s%s%s\n", cmds[i].name,
+			strlen(cmds[i].name) >= 10 ? "\n              " : "",
+			cmds[i].help);
+}
+
+noreturn static void
+top_usage(int code)
+{
+	FILE *f = code ? stderr : stdout;
+
+	fputs(usage, f);
+	print_commands(f);
+	exit(ff_finish() ? 1 : code);
+}
+
+/* Find a program beside us, in $FLIMFLAM_EXEC_PATH, or on PATH. */
+char *
+program(const char *name)
+{
+	char *p = ff_helper_path(name), *w;
+
+	if (strchr(p, '/'))
+		return p;
+	w = ff_which(p);
+	free(p);
+	return w;
+}
+
+noreturn static void
+exec_cmd(const struct cmd *c, int argc, char *argv[])
+{
+	char **args = calloc(argc + 3, sizeof(*args)), *path = program(c->prog);
+	int i, n = 0;
+
+	if (!path) {
+		ff_warn("'%s' needs %s, which is not installed beside flimflam nor on PATH",
+			c->name, c->prog);
+		exit(127);
+	}
+	/* Named as the user called it: its messages and usage say so. */
+	args[n++] = ff_asprintf("flimflam %s", c->name);
+	if (c->mode)
+		args[n++] = (char *)c->mode;
+	for (i = 1; i < argc; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	execv(path, args);
+	ff_warn("cannot run '%s': %s", path, strerror(errno));
+	exit(errno == ENOENT ? 127 : 126);
+}
+
+/* The run options */
+
+static void
+parse_run(const struct cmd *c, int argc, char *argv[])
+{
+	int ch;
+
+	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, c->name,
+		 samples(c) ? perf_synopsis : "", c->help, samples(c) ? perf_options : "");
+	optind = 1;
+	while ((ch = ff_getopt(argc, argv, ":hw:r:p:", run_longopts, run_usage)) != -1)
+		switch (ch) {
+		case 'h':
+			ff_usage(run_usage, 0);
+		case 'w':
+			opt.workload = ff_workloads[ff_parse_name(run_usage, "workload", optarg, ff_workloads)];
+			break;
+		case 'r':
+			opt.relay = ff_relays[ff_parse_name(run_usage, "relay", optarg, ff_relays)];
+			break;
+		case 'p':
+			opt.protocol = ff_protocols[ff_parse_name(run_usage, "protocol", optarg, ff_protocols)];
+			break;
+		case OPT_JSON:
+			opt.json = 1;
+			break;
+		case OPT_CALL_GRAPH:
+		case OPT_FREQ:
+			if (!samples(c))
+				ff_usage_error(run_usage, "%s is for record, c2c, mem and flamegraph, not '%s'",
+					       ch == OPT_FREQ ? "--freq" : "--call-graph", c->name);
+			if (ch == OPT_FREQ)
+				perf_opt.freq = ff_parse_run_opt(run_usage, "--freq", optarg);
+			else
+				perf_opt.call_graph = call_graphs[ff_parse_name(run_usage, "call graph method",
+										optarg, call_graphs)];
+			break;
+		default:
+			ff_take_run_opt(run_usage, ch, optarg, &opt.run);
+		}
+	if (optind < argc)
+		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
+}
+
+/* Everything that can be known before starting anything. */
+static void
+validate_run(const struct cmd *c)
+{
+	const struct ff_relay *rl = ff_relay_find(opt.relay);
+	const char *need[3];
+	cpu_set_t avail;
+	char why[512];
+	int n = 0, i, ncpus, relay_at = -1;
+
+	if (!ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
+		ff_usage_error(run_usage, "%s; these work for %s: %s", why, opt.workload,
+			       ff_combos_for(opt.workload, NULL));
+	if (strcmp(c->mode, "none") && !rl->processes)
+		ff_usage_error(run_usage, "'%s' captures in the relays, and relay '%s' has none",
+			       c->name, opt.relay);
+	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
+		ff_usage_error(run_usage, "%s", why);
+	/* The stages and what they start inherit our limit, raised to the hard one. */
+	if (ff_nofile_for_jobs(opt.run.jobs, why, sizeof(why)) < 0)
+		ff_die("%s", why);
+	ff_raise_nofile(LONG_MAX);
+	ncpus = ff_cpus_available(&avail);
+	if (opt.run.cpu_limit > ncpus)
+		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
+			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
+	if (rl->program) {
+		relay_at = n;
+		need[n++] = rl->program;
+	}
+	if (ff_workload_server_program(opt.workload))
+		need[n++] = ff_workload_server_program(opt.workload);
+	if (ff_workload_client_program(opt.workload))
+		need[n++] = ff_workload_client_program(opt.workload);
+	for (i = 0; i < n; i++) {
+		char *p = ff_which(need[i]);
+
+		if (p) {
+			int can;
+
+			/* A router that does not answer, or not as a router, before anything starts. */
+			if (i == relay_at && rl->check && rl->check(p, why, sizeof(why)) < 0)
+				ff_die("%s", why);
+			can = i == relay_at ?
+				ff_carries(opt.workload, opt.relay, opt.protocol, p, NULL, why, sizeof(why)) : 1;
+			free(p);
+			if (can < 0)
+				ff_die("%s", why);
+			if (!can)
+				ff_usage_error(run_usage, "%s", why);
+			continue;
+		}
+		if (i == relay_at)
+			ff_die("relay '%s' needs %s, which is not on PATH (the other relays: %s)",
+			       opt.relay, need[i], ff_other_relays(opt.relay));
+		ff_die("workload '%s' needs %s, which is not on PATH; 'flimflam check' says how to install it",
+		       opt.workload, need[i]);
+	}
+}
+
+/* Running the pipeline */
+
+/* What is wrong with the request itself, before anything else is checked. */
+static void
+capture_usage(const struct cmd *c)
+{
+	char *p, why[512];
+
+	if (strcmp(c->mode, "skstat") || !ff_relay_find(opt.relay)->processes)
+		return;		/* relay none: validate_run says it */
+	if (strcmp(opt.relay, "skrouterd"))
+		ff_usage_error(run_usage, "'skstat' reads the routers' statistics, so it needs relay "
+			       "'skrouterd', not '%s'", opt.relay);
+	if (!ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
+		return;		/* a usage error first */
+	p = ff_which("skrouterd");
+	if (!p)
+		ff_die("'skstat' reads the statistics of two skrouterd routers, and skrouterd is not "
+		       "on PATH: put the router under test on PATH (skstat beside it, Proton's Python "
+		       "binding on PYTHONPATH)");
+	free(p);
+}
+
+/*
+ * What this machine can capture (perf can attach, memory events for c2c and
+ * mem, lbr, skstat and its Proton), before anything starts: ff-capture
+ * --check --json knows, the same check it makes itself, and answers with
+ * one `check` event; its notes and its reason are ours to say.
+ */
+static void
+capture_check(const struct cmd *c)
+{
+	char *path = program("ff-capture"), *out, *line, *next;
+	char *argv[] = { path, "--check", "--json", (char *)c->mode, "--call-graph",
+			 (char *)perf_opt.call_graph, "--freq", (char *)freq_arg(), NULL };
+	json_t *ev = NULL, *note;
+	size_t i;
+	int status;
+
+	if (!strcmp(c->mode, "none"))
+		return;
+	if (!path)
+		ff_die("cannot find ff-capture beside flimflam nor on PATH");
+	if (!samples(c))
+		argv[4] = NULL;
+	out = ff_env_run(argv, &status);
+	if (!out)
+		ff_die("cannot run '%s'", path);
+	if (status == -1)
+		ff_die("checking what this machine can capture took too long");
+	/* Its stdout and stderr together: the answer is the line that is a check event. */
+	for (line = out; *line && !ev; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = 0;
+		ev = json_loads(line, 0, NULL);
+		if (!json_is_object(ev) || strcmp(ff_event_name(ev), "check"))
+			ev = (json_decref(ev), NULL);
+	}
+	if (!ev)
+		ff_fail(WIFEXITED(status) && WEXITSTATUS(status) == 2 ? 2 : 1,
+			"'%s --check %s' gave no answer (%s): %s", path, c->mode,
+			ff_status_how(status), out[0] ? out : "it said nothing");
+	free(out);
+	free(path);
+	json_array_foreach(json_object_get(ev, "notes"), i, note)
+		ff_warn("note: %s", json_string_value(note));
+	if (!json_is_true(json_object_get(ev, "ok")))
+		ff_die("%s", ff_json_str(ev, "message"));
+	json_decref(ev);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct cmd *c = NULL;
+	const char *rundir;
+	json_t *events;
+	char level[8];
+	size_t i;
+	int ch;
+
+	ff_setprog(argv[0]);
+	opterr = 0;
+	while ((ch = ff_getopt(argc, argv, "+:h", longopts, usage)) != -1)
+		switch (ch) {
+		case 'h':
+			top_usage(0);
+		case 'v':
+			ff_verbosity = ff_verbosity > 1 ? ff_verbosity : 1;
+			break;
+		case 'q':
+			ff_verbosity = -1;
+			break;
+		case 'd':
+			ff_verbosity = 2;
+			break;
+		}
+	if (optind >= argc) {
+		ff_warn("expected a command");
+		top_usage(2);
+	}
+	if (!strcmp(argv[optind], "help")) {
+		/* help CMD is CMD -h */
+		static char h[] = "-h";
+
+		if (optind + 1 >= argc)
+			top_usage(0);
+		if (optind + 2 < argc) {
+			ff_warn("unexpected argument '%s'; 'help' takes one command", argv[optind + 2]);
+			exit(2);
+		}
+		optind++;
+		argv[optind + 1] = h;
+		argc = optind + 2;
+	}
+	for (i = 0; i < FF_ARRAY_SIZE(cmds); i++)
+		if (!strcmp(argv[optind], cmds[i].name))
+			c = &cmds[i];
+	if (!c) {
+		ff_warn("'%s' is not a flimflam command; see 'flimflam --help'", argv[optind]);
+		exit(2);
+	}
+	snprintf(level, sizeof(level), "%d", ff_verbosity);
+	setenv("FLIMFLAM_VERBOSITY", level, 1);
+	argc -= optind;
+	argv += optind;
+	if (c->kind == EXEC)
+		exec_cmd(c, argc, argv);
+
+	parse_run(c, argc, argv);
+	capture_usage(c);
+	validate_run(c);
+	capture_check(c);
+	outputs_check(c);
+	ff_check_stdout();	/* not a whole run for a summary that cannot be printed */
+	ff_signals_init();
+	rundir = ff_rundir(NULL);
+	events = run_pipeline(c, rundir);
+	if (!strcmp(c->name, "flamegraph"))
+		render_flamegraph(events, rundir);
+	if (!opt.json) {
+		summarize(events, rundir);
+		summarize_capture(c, events);
+	}
+	json_decref(events);
+	return ff_finish();
+}

@@ -1,0 +1,411 @@
+/*
+ * run.c - flimflam's pipeline of a run: the four stages started, their
+ * events read (the phase on a terminal), their ends worded; and
+ * flamegraph's page rendered from the recording.
+ */
+#include "flimflam.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <pipeline.h>
+
+/* A signal stopped the run (or the rendering): say so, exit 128+n. */
+noreturn void
+stopped_by(int sig, const char *rundir)
+{
+	ff_warn("stopped by %s; nothing is left running; the run's files are in '%s'",
+		ff_sig_name(sig), rundir);
+	exit(128 + sig);
+}
+
+static void
+post_fork(void)
+{
+	/* Nothing outlives flimflam, even when it is SIGKILLed. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
+static pipecmd *
+stage(const char *name, ...)
+{
+	char *path = program(name);
+	pipecmd *cmd;
+	const char *arg;
+	va_list ap;
+
+	if (!path)
+		ff_die("cannot find %s beside flimflam nor on PATH", name);
+	cmd = pipecmd_new(path);
+	va_start(ap, name);
+	while ((arg = va_arg(ap, const char *)))
+		pipecmd_arg(cmd, arg);
+	va_end(ap);
+	/* flimflam says why the run stopped, and made ff-capture's checks itself. */
+	pipecmd_arg(cmd, "--pipeline-stage");
+	free(path);
+	return cmd;
+}
+
+static const char *
+stage_name(pipeline *p, int i)
+{
+	static const char *const names[] = {
+		"ff-workload serve", "ff-topology", "ff-workload drive", "ff-capture"
+	};
+
+	(void)p;
+	return i < (int)FF_ARRAY_SIZE(names) ? names[i] : "a stage";
+}
+
+static pipeline *running;
+
+/* Send every stage `sig`: each stops what it started, in order. */
+static void
+signal_stages(int sig)
+{
+	int i;
+
+	for (i = 0; running && i < pipeline_get_ncommands(running); i++)
+		kill(pipeline_get_pid(running, i), sig);
+}
+
+/*
+ * The cleanup hook while the pipeline runs: our output closed or failed
+ * (ff_emit), or we failed; the stages stop as for Ctrl-C, and are waited for.
+ */
+static void
+stop_pipeline(void)
+{
+	if (!running)
+		return;
+	signal_stages(SIGTERM);
+	pipeline_wait(running);
+	running = NULL;
+}
+
+/*
+ * On a terminal, the run's phase and the seconds left, once a second:
+ * starting (skrouterd: waiting for the route), warming up, measuring.
+ * Returns how long poll may wait before the next update (-1: no need).
+ */
+static int
+show_phase(double started, double warm_end, double win_end)
+{
+	double now = ff_now(), left;
+
+	if (!ff_live_on())
+		return -1;
+	if (!warm_end)
+		ff_live(!strcmp(opt.relay, "skrouterd") ?
+			"flimflam: starting the routers; R1 listens once it has the route to R2 (%.0f s)" :
+			"flimflam: starting the server and relays (%.0f s)", floor(now - started));
+	else if (!win_end)
+		ff_live("flimflam: warming up: %.0f s left", ceil(fmax(0, warm_end - now)));
+	else if (now < win_end)
+		ff_live("flimflam: measuring: %.0f s left", ceil(win_end - now));
+	else
+		ff_live("flimflam: measured; collecting the results");
+	left = (!warm_end ? now - started : !win_end ? warm_end - now : win_end - now);
+	return 1 + (int)(1000 * (left - floor(left)));
+}
+
+/* Another run's relays on our CPUs: said at once, and in the summary. */
+static void
+warn_other_runs(const json_t *topo)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(json_object_get(topo, "cpus_other_runs"), i, o)
+		ff_warn("another flimflam run (ff-topology pid %lld) has its relays on CPU %s too: the two runs disturb each other's figures",
+			(long long)json_integer_value(json_object_get(o, "pid")),
+			ff_json_str(o, "cpus") ? ff_json_str(o, "cpus") : "?");
+}
+
+/* The four stages of a run, started: serve | topology | drive | capture. */
+static pipeline *
+start_pipeline(const struct cmd *c, const char *rundir)
+{
+	struct ff_run_opts drive = opt.run;
+	struct ff_argv args = FF_ARGV_INIT;
+	char cpu[16];
+	pipecmd *cmd;
+	pipeline *p;
+	size_t i;
+
+	drive.cpu_limit = ff_relay_find(opt.relay)->processes ? opt.run.cpu_limit : 0;
+	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
+
+	p = pipeline_new();
+	pipeline_command(p, stage("ff-workload", "serve", "-w", opt.workload,
+				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	pipeline_command(p, stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
+				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	cmd = stage("ff-workload", "drive", "-w", opt.workload, NULL);
+	ff_argv_run_opts(&args, &drive, 1);
+	ff_argv_addl(&args, "--run-dir", rundir, NULL);
+	for (i = 0; i < args.n; i++)
+		pipecmd_arg(cmd, args.v[i]);
+	ff_argv_free(&args);
+	pipeline_command(p, cmd);
+	pipeline_command(p, samples(c) ?
+			 stage("ff-capture", c->mode, "--run-dir", rundir, "--call-graph",
+			       perf_opt.call_graph, "--freq", freq_arg(), NULL) :
+			 stage("ff-capture", c->mode, "--run-dir", rundir, NULL));
+	pipeline_want_infile(p, "/dev/null");	/* the first stage reads nothing */
+	pipeline_want_out(p, -1);
+	pipeline_ignore_signals(p, 0);
+	pipeline_install_post_fork(post_fork);
+	pipeline_start(p);
+	running = p;
+	ff_set_cleanup(stop_pipeline);
+	return p;
+}
+
+/* The phases as the events come: the warmup from topology, the window. */
+struct phases {
+	double started, warm_end, win_end;
+};
+
+/* One event of the pipeline: kept, passed on with --json, and its phase noted. */
+static void
+take_event(json_t *events, json_t *ev, struct phases *ph, int sig)
+{
+	if (opt.json)
+		ff_emit(json_incref(ev));
+	if (!strcmp(ff_event_name(ev), "topology")) {
+		ph->warm_end = ff_now() + opt.run.warmup;
+		warn_other_runs(ev);
+		if (!opt.json && ff_verbosity >= 0 && !sig)
+			ff_say("flimflam: relays up; warming up for %ld s, then measuring for %ld s\n",
+			       opt.run.warmup, opt.run.duration);
+	}
+	if (!strcmp(ff_event_name(ev), "window"))
+		ph->win_end = ff_now() + opt.run.duration;
+	json_array_append_new(events, ev);
+}
+
+/*
+ * The pipeline's events until it ends, into `events`; a signal is passed
+ * to every stage, each stopping what it started, in order. Returns the
+ * signal that stopped the run, or 0.
+ */
+static int
+read_pipeline(pipeline *p, json_t *events)
+{
+	struct ff_reader out = FF_READER_INIT(fileno(pipeline_get_outfile(p)), "the pipeline");
+	struct phases ph = { ff_now(), 0, 0 };
+	json_t *ev;
+	int sig = 0;
+
+	for (;;) {
+		/* events 0 on stdout: POLLERR when its reader is gone. */
+		struct pollfd pfd[3] = {
+			{ ff_signal_fd(), POLLIN, 0 }, { out.fd, POLLIN, 0 }, { 1, 0, 0 }
+		};
+
+		if (!sig && ff_signalled()) {
+			sig = ff_signalled();
+			signal_stages(sig);
+		}
+		if (poll(pfd, 3, sig ? -1 : show_phase(ph.started, ph.warm_end, ph.win_end)) < 0 &&
+		    errno != EINTR)
+			ff_die("poll: %s", strerror(errno));
+		if ((pfd[2].revents & (POLLERR | POLLHUP)) && !sig)
+			ff_quit(128 + SIGPIPE);	/* no one reads us: stop, as for Ctrl-C */
+		if (pfd[1].revents) {
+			ssize_t r = ff_reader_fill(&out);
+
+			while ((ev = ff_reader_next(&out)))
+				take_event(events, ev, &ph, sig);
+			if (r == 0)
+				break;
+		}
+	}
+	ff_live_clear();
+	ff_reader_free(&out);
+	return sig;
+}
+
+/*
+ * The stages reaped: 1 if any failed (those that did not say why, worded
+ * unless a signal stopped the run; *sig gets one that came meanwhile).
+ */
+static int
+reap_pipeline(pipeline *p, int *sig)
+{
+	int *statuses, nstatuses, i, failed = 0;
+
+	pipeline_wait_all(p, &statuses, &nstatuses);
+	running = NULL;
+	ff_set_cleanup(NULL);
+	if (!*sig && ff_signalled())
+		*sig = ff_signalled();
+	for (i = 0; i < nstatuses; i++) {
+		int st = statuses[i];
+
+		if (st == 0)
+			continue;
+		failed = 1;
+		/*
+		 * A stage that failed said why; one that did not, we word. One
+		 * whose reader went away (141) stopped for the stage after it.
+		 */
+		if (!*sig && (WIFSIGNALED(st) || (WEXITSTATUS(st) >= 126 &&
+						 WEXITSTATUS(st) != 128 + SIGPIPE)))
+			ff_warn("%s %s", stage_name(p, i), ff_status_how(st));
+	}
+	free(statuses);
+	return failed;
+}
+
+json_t *
+run_pipeline(const struct cmd *c, const char *rundir)
+{
+	pipeline *p = start_pipeline(c, rundir);
+	json_t *events = json_array();
+	int sig = read_pipeline(p, events), failed = reap_pipeline(p, &sig);
+
+	pipeline_free(p);
+	if (sig)
+		stopped_by(sig, rundir);
+	if (failed) {
+		ff_warn("the run failed; its files are in '%s'", rundir);
+		exit(1);
+	}
+	return events;
+}
+
+/* The summary */
+
+char flame_html[PATH_MAX];
+struct ff_out flame_out;
+
+/*
+ * record, c2c, mem, flamegraph: flamegraph.html (and old.flamegraph.html)
+ * can be written, before anything starts (ff-capture --check said so of
+ * perf.data); then this run holds the lock on the directory that says
+ * another record is writing there, for its whole run.
+ */
+void
+outputs_check(const struct cmd *c)
+{
+	char cwd[PATH_MAX - 32], why[PATH_MAX + 128];
+
+	if (!samples(c))
+		return;
+	if (!getcwd(cwd, sizeof(cwd)))
+		ff_die("cannot find the current directory: %s", strerror(errno));
+	snprintf(flame_html, sizeof(flame_html), "%s/flamegraph.html", cwd);
+	if (!strcmp(c->name, "flamegraph") && ff_out_check(&flame_out, flame_html, 0, "old.*") < 0)
+		ff_die("%s", flame_out.err);
+	if (ff_lock_dir(cwd, "perf.data", why, sizeof(why)) < 0)
+		ff_die("%s", why);
+}
+
+/*
+ * The run's events into `file`, one a line as --json prints them: ff-flame
+ * takes the relays' towers and the page's title from them (--events).
+ */
+static void
+write_events(json_t *events, const char *file)
+{
+	struct ff_out out;
+	json_t *ev;
+	char *line;
+	size_t i;
+
+	if (ff_out_open(&out, file, 0, NULL, 0644) < 0)
+		ff_die("%s", out.err);
+	json_array_foreach(events, i, ev) {
+		line = json_dumps(ev, JSON_COMPACT | JSON_REAL_PRECISION(10));
+		if (!line) {
+			ff_out_abort(&out);
+			ff_die("cannot encode an event: out of memory");
+		}
+		if (ff_out_write(&out, line, strlen(line)) < 0 || ff_out_write(&out, "\n", 1) < 0) {
+			ff_out_abort(&out);
+			ff_die("%s", out.err);
+		}
+		free(line);
+	}
+	if (ff_out_commit(&out) < 0)
+		ff_die("%s", out.err);
+}
+
+/*
+ * flamegraph: ff-flame renders the recording as flamegraph.html in the
+ * current directory, one tower per relay (roles, pids and program from the
+ * capture and topology events, which it reads from the run's events.jsonl);
+ * an existing one becomes old.flamegraph.html.
+ */
+void
+render_flamegraph(json_t *events, const char *rundir)
+{
+	json_t *cap = find_event(events, "capture");
+	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
+	char evfile[PATH_MAX + 32], *path = program("ff-flame"), *argv[7];
+	static struct ff_child flame;
+
+	if (!data)
+		ff_die("the recording named no perf.data; the run's files are in '%s'", rundir);
+	if (!path)
+		ff_die("cannot find ff-flame beside flimflam nor on PATH");
+	snprintf(evfile, sizeof(evfile), "%s/events.jsonl", rundir);
+	write_events(events, evfile);
+	/* ff-flame writes the temporary file; the old page stays until it is done. */
+	if (ff_out_open(&flame_out, flame_html, FF_OUT_DEFER, "old.*", 0644) < 0)
+		ff_die("%s", flame_out.err);
+	if (!opt.json)
+		ff_say("flimflam: rendering %s\n", flame_html);
+	/*
+	 * Its own process group, as every child: Ctrl-C comes to us, and we
+	 * stop it; its end is then ours to word, not a failure of its own.
+	 */
+	argv[0] = path;
+	argv[1] = "-o";
+	argv[2] = flame_out.tmp;
+	argv[3] = "--events";
+	argv[4] = evfile;
+	argv[5] = data;
+	argv[6] = NULL;
+	if (ff_spawn(&flame, "ff-flame", argv, NULL) < 0) {
+		ff_out_abort(&flame_out);
+		ff_die("cannot render '%s'; the recording is kept", data);
+	}
+	ff_set_cleanup(ff_children_stop_all);
+	while (!ff_child_check(&flame)) {
+		struct pollfd pfd[2] = { { ff_signal_fd(), POLLIN, 0 }, { flame.pidfd, POLLIN, 0 } };
+
+		if (ff_signalled()) {
+			ff_child_stop(&flame, 1.0);
+			ff_out_abort(&flame_out);
+			stopped_by(ff_signalled(), rundir);
+		}
+		poll(pfd, 2, -1);
+	}
+	ff_set_cleanup(NULL);
+	if (flame.status != 0) {
+		ff_out_abort(&flame_out);
+		ff_die("ff-flame %s rendering '%s'; the recording is kept", ff_child_how(&flame), data);
+	}
+	if (ff_out_commit(&flame_out) < 0)
+		ff_die("%s; the recording is kept", flame_out.err);
+	free(data);
+	free(path);
+	if (opt.json) {
+		char *url = ff_file_url(flame_html);
+
+		ff_say("flimflam: open %s in a browser\n", url);
+		free(url);
+	}
+}

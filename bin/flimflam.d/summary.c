@@ -1,0 +1,177 @@
+/*
+ * summary.c - flimflam's human summaries of a run and of its capture,
+ * from the run's events.
+ */
+#include "flimflam.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+json_t *
+find_event(json_t *events, const char *name)
+{
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(events, i, ev)
+		if (!strcmp(ff_event_name(ev), name))
+			return ev;
+	return NULL;
+}
+
+/* A rate for the summary, "25.4 Gbit/s"; "-" when the event had none. */
+/* "R1", "R2": a relay's role as the summaries print it. */
+const char *
+role_name(const char *role)
+{
+	return !role ? "?" : !strcmp(role, "r1") ? "R1" : !strcmp(role, "r2") ? "R2" : role;
+}
+
+static const char *
+human(double v, const char *unit, char *buf, size_t n)
+{
+	if (v < 0 || isnan(v)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	return ff_fmt_prefixed(v, 1000, " ", unit, buf, n);
+}
+
+void
+summarize(json_t *events, const char *rundir)
+{
+	json_t *topo = find_event(events, "topology"), *res = find_event(events, "result"),
+	       *rsc = find_event(events, "resources"), *r;
+	char a[64];
+	size_t i;
+
+	ff_print("Configuration\n");
+	ff_print("  Workload:    %s\n", opt.workload);
+	ff_print("  Relay:       %s\n", opt.relay);
+	ff_print("  Protocol:    %s\n", opt.protocol);
+	ff_print("  Jobs:        %ld\n", opt.run.jobs);
+	ff_print("  Warmup:      %ld s\n", opt.run.warmup);
+	ff_print("  Duration:    %ld s\n", opt.run.duration);
+	if (ff_relay_find(opt.relay)->processes) {
+		ff_print("  CPU limit:   %ld", opt.run.cpu_limit);
+		if (opt.run.cpu_limit > 0) {
+			json_array_foreach(json_object_get(topo, "relays"), i, r)
+				ff_print("%s%s on CPU %s", i ? ", " : " (", ff_json_str(r, "role"),
+				       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "any");
+			ff_print(")");
+		}
+		ff_print("\n");
+		json_array_foreach(json_object_get(topo, "cpus_other_runs"), i, r)
+			printf("  Note:        another flimflam run (pid %lld) has its relays on CPU %s too: the two runs disturb each other's figures\n",
+			       (long long)json_integer_value(json_object_get(r, "pid")),
+			       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "?");
+		if (json_is_true(json_object_get(topo, "cpus_shared")))
+			ff_print("  Note:        too few CPUs for each relay to have its own: the relays share CPUs\n");
+		/* with too few for the relays, none are left for the workload either */
+		if (opt.run.cpu_limit > 0 && !ff_json_str(find_event(events, "server"), "cpus"))
+			ff_print("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
+	}
+	ff_print("\nResults\n");
+	ff_print("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
+	if (json_is_number(json_object_get(res, "ops_per_s")))
+		ff_print("  Operations:  %s\n", human(ff_json_num(res, "ops_per_s", -1), "op/s", a, sizeof(a)));
+	if (json_is_number(json_object_get(res, "latency_avg_us")))
+		ff_print("  Latency:     %.3f ms average, %.3f ms p99\n",
+		       ff_json_num(res, "latency_avg_us", 0) / 1000,
+		       ff_json_num(res, "latency_p99_us", 0) / 1000);
+	ff_print("  Window:      %.3f s\n", ff_json_num(res, "duration_s", 0));
+	if (ff_json_num(res, "failed", 0) > 0)
+		ff_print("  Failed:      %.0f of %.0f request%s\n", ff_json_num(res, "failed", 0),
+		       ff_json_num(res, "requests", 0), ff_json_num(res, "requests", 0) == 1 ? "" : "s");
+	if (json_array_size(json_object_get(rsc, "relays"))) {
+		ff_print("\nResources\n");
+		json_array_foreach(json_object_get(rsc, "relays"), i, r) {
+			const char *role = role_name(ff_json_str(r, "role"));
+
+			ff_print("  %s CPU:      %.1f%%\n", role, 100 * ff_json_num(r, "cpu_fraction", 0));
+			ff_print("  %s RSS:      %.1f MiB\n", role,
+			       ff_json_num(r, "max_rss_bytes", 0) / 1048576.0);
+		}
+	}
+	ff_print("\nRun directory: %s\n", rundir);
+}
+
+/* The capture commands: stat, skstat, record, c2c, mem, flamegraph */
+
+/*
+ * A figure of a stat event, if it has one; fmt NULL: a figure in
+ * milliseconds, shown in seconds to three significant digits as bench does.
+ */
+static void
+print_figure(const json_t *ev, const char *key, const char *label, const char *fmt)
+{
+	const json_t *v = json_object_get(ev, key);
+	char buf[64];
+
+	if (!json_is_number(v))
+		return;
+	printf("  %-26s", label);
+	if (fmt)
+		printf(fmt, json_number_value(v));
+	else
+		printf("%s", ff_fmt_sig3(json_number_value(v) / 1000, "", buf, sizeof(buf)));
+	printf("\n");
+}
+
+void
+summarize_capture(const struct cmd *c, json_t *events)
+{
+	json_t *cap = find_event(events, "capture"), *ev, *r, *pid;
+	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
+	char old[PATH_MAX + 8];
+	size_t i, j;
+
+	json_array_foreach(events, i, ev) {
+		const char *name = ff_event_name(ev), *role = ff_json_str(ev, "role");
+
+		role = role ? role : "?";
+		if (!strcmp(name, "stat")) {
+			ff_print("\nperf stat: %s\n\n", role_name(role));
+			ff_print("%s\n\n", ff_json_str(ev, "table") ? ff_json_str(ev, "table") : "");
+			/* in bench's unit and words: CPU-seconds per GB, per 1,000 requests */
+			print_figure(ev, "cpu_ms_per_gb", "CPU s/GB:", NULL);
+			print_figure(ev, "cpu_ms_per_kop", "CPU s/1k req:", NULL);
+			print_figure(ev, "instructions_per_byte", "Instructions per byte:", "%.2f");
+			print_figure(ev, "cycles_per_byte", "Cycles per byte:", "%.2f");
+		} else if (!strcmp(name, "skstat")) {
+			ff_print("\n%s\n\n", !strcmp(role, "r1") ? "Router 1" :
+			       !strcmp(role, "r2") ? "Router 2" : role);
+			ff_print("%s\n", ff_json_str(ev, "general") ? ff_json_str(ev, "general") : "");
+			ff_print("%s", ff_json_str(ev, "memory") ? ff_json_str(ev, "memory") : "");
+		}
+	}
+	if (!samples(c) || !data)
+		return;
+	ff_print("\nCaptured\n");
+	ff_print("  Data:        %s (%s: %s at %s Hz, call graph %s)\n", data,
+	       ff_json_str(cap, "tool"), ff_json_str(cap, "perf_event") ?
+	       ff_json_str(cap, "perf_event") : "cycles", freq_arg(), perf_opt.call_graph);
+	ff_print("  Processes:  ");
+	json_array_foreach(json_object_get(cap, "relays"), i, r) {
+		ff_print("%s %s", i ? ";" : "", role_name(ff_json_str(r, "role")));
+		json_array_foreach(json_object_get(r, "pids"), j, pid)
+			ff_print("%s%lld", j ? ", " : " pid ", (long long)json_integer_value(pid));
+	}
+	ff_print("\n");
+	snprintf(old, sizeof(old), "%s.old", data);
+	if (access(old, F_OK) == 0)
+		ff_print("  Previous:    %s\n", old);
+	if (!strcmp(c->name, "flamegraph")) {
+		ff_print("  Flamegraph:  %s\n", flame_html);
+		if (flame_out.old[0])
+			ff_print("  Previous:    %s\n", flame_out.old);
+		char *url = ff_file_url(flame_html);
+
+		ff_print("\nOpen it in a browser: %s\n", url);
+		free(url);
+	} else {
+		ff_print("\nNext step: %s\n", !strcmp(c->mode, "c2c") ? "perf c2c report" :
+		       !strcmp(c->mode, "mem") ? "perf mem report" : "perf report --no-children");
+	}
+}
