@@ -102,7 +102,7 @@ stop_serve() {
 # they start inherits it.
 @test "flimflam run: h2load with more clients than the soft open-files limit" {
 	skip_unless_program h2load nghttpd
-	run -0 --separate-stderr prlimit --nofile=256:20000 flimflam run --json -w h2load -r none --jobs 400 --warmup 0 --duration 1
+	run_steady prlimit --nofile=256:20000 flimflam run --json -w h2load -r none --jobs 400 --warmup 0 --duration 1
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	event_ok "$BATS_TEST_TMPDIR/ev" result '.operations > 0 and .errors == 0'
 }

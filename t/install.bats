@@ -35,7 +35,7 @@ load helper
 	mkdir -p "$pfx" "$tmp/elsewhere"
 	mv "$dest$pfx/share" "$dest$pfx/libexec" "$pfx/"
 	cp "$dest$pfx"/bin/* "$tmp/elsewhere/"
-	PATH="$tmp/elsewhere:/usr/bin:/bin:/usr/sbin:/sbin" run -0 --separate-stderr \
+	PATH="$tmp/elsewhere:/usr/bin:/bin:/usr/sbin:/sbin" run_steady \
 		"$tmp/elsewhere/flimflam" run --json -r nginx --warmup 0 --duration 1
 	echo "$output" >"$tmp/ev"
 	event_ok "$tmp/ev" result '.bits_per_s > 0'

@@ -83,9 +83,10 @@ listeners_of_run() {
 	# nginx as the server and as the http1 relay; nghttpx (http1).
 	for c in builtin:nginx:tcp iperf3:none:tcp h2load:nghttpx:http2 h2load-h1:nginx:http1 h2load-h1:nghttpx:http1; do
 		IFS=: read -r w r p <<<"$c"
-		HOME="$home" FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/$weird" run --separate-stderr \
-			flimflam run --json -w "$w" -r "$r" -p "$p" --warmup 0 --duration 1
-		[ "$status" -eq 0 ] || { echo "$c: $stderr"; false; }
+		# A window refused on a busy machine is tried once more (run_steady).
+		HOME="$home" FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/$weird" run_steady \
+			flimflam run --json -w "$w" -r "$r" -p "$p" --warmup 0 --duration 1 ||
+			{ echo "$c: $stderr"; false; }
 		echo "$output" >"$BATS_TEST_TMPDIR/ev"
 		event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 0' || { echo "$c: $stderr"; false; }
 		WEIRD="$BATS_TEST_TMPDIR/$weird/" event_ok "$BATS_TEST_TMPDIR/ev" server '.run_dir | startswith($ENV.WEIRD)' ||
@@ -96,12 +97,12 @@ listeners_of_run() {
 		[ "$w" != h2load-h1 ] || [ "$r" != nginx ] || [ -f "$d/server-nginx-error.log" ]
 	done
 	# And by way of HOME, XDG_STATE_HOME (the default places).
-	HOME="$home" FLIMFLAM_RUNS= XDG_STATE_HOME= run -0 --separate-stderr \
+	HOME="$home" FLIMFLAM_RUNS= XDG_STATE_HOME= run_steady \
 		flimflam run --json -r nginx --warmup 0 --duration 1
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	event_ok "$BATS_TEST_TMPDIR/ev" server '.run_dir | startswith($ENV.BATS_TEST_TMPDIR + "/x home/.local/state/flimflam/runs/")'
 	mkdir -p "$home/st ate"
-	HOME="$home" FLIMFLAM_RUNS= XDG_STATE_HOME="$home/st ate" run -0 --separate-stderr \
+	HOME="$home" FLIMFLAM_RUNS= XDG_STATE_HOME="$home/st ate" run_steady \
 		flimflam run --json -r nginx -w h2load-h1 -p http1 --warmup 0 --duration 1
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	event_ok "$BATS_TEST_TMPDIR/ev" server '.run_dir | startswith($ENV.BATS_TEST_TMPDIR + "/x home/st ate/flimflam/runs/")'
@@ -109,7 +110,7 @@ listeners_of_run() {
 
 @test "security: skrouterd runs in a run directory with spaces and a tab" {
 	skip_unless_program skrouterd
-	HOME="$BATS_TEST_TMPDIR" FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/a b	c\"d" run -0 --separate-stderr \
+	HOME="$BATS_TEST_TMPDIR" FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/a b	c\"d" run_steady \
 		flimflam run --json -r skrouterd --warmup 0 --duration 1
 	echo "$output" >"$BATS_TEST_TMPDIR/ev"
 	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 0'
