@@ -12,6 +12,7 @@
  *   ff_stage.c  pipeline stages: holding children, the relay/workload matrix
  *   ff_env.c    environment: versions, Proton, skrouterd schema, perf, frame pointers
  *   ff_hist.c   latency histograms: record, merge, percentiles, files
+ *   ff_load.c   the builtin workload clients: window event, waits on the clock
  *
  * Memory: a function returning char * or json_t * hands the caller a
  * reference it must free (free() or json_decref()), unless its comment
@@ -95,7 +96,8 @@ long ff_parse_long(const char *usage, const char *opt, const char *s,
 /*
  * The run options every program shares, each with its one range:
  * "--jobs" 1..4096, "--warmup" 0..86400, "--duration" 1..86400,
- * "--cpu-limit" 0..CPU_SETSIZE, "--freq" 1..1000000. A usage error like
+ * "--cpu-limit" 0..CPU_SETSIZE, "--freq" 1..1000000, "--request-size" and
+ * "--response-size" 1..16777216, "--rate" 1..10000000. A usage error like
  * ff_parse_long.
  */
 long ff_parse_run_opt(const char *usage, const char *opt, const char *s);
@@ -108,15 +110,27 @@ long ff_parse_run_opt(const char *usage, const char *opt, const char *s);
  */
 struct ff_run_opts {
 	long jobs, warmup, duration, cpu_limit;
+	/* The request/response workloads (builtin-rr, builtin-crr): bytes, and transactions/s (0: closed loop). */
+	long request_size, response_size, rate;
 };
-#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1 }	/* the original's defaults */
-enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT, FF_OPT_OWN };
+#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0 }	/* the original's defaults */
+enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT,
+       FF_OPT_REQUEST_SIZE, FF_OPT_RESPONSE_SIZE, FF_OPT_RATE, FF_OPT_OWN };
 #define FF_RUN_LONGOPTS \
 	{ "jobs", required_argument, NULL, FF_OPT_JOBS }, \
 	{ "warmup", required_argument, NULL, FF_OPT_WARMUP }, \
 	{ "duration", required_argument, NULL, FF_OPT_DURATION }, \
-	{ "cpu-limit", required_argument, NULL, FF_OPT_CPU_LIMIT }
+	{ "cpu-limit", required_argument, NULL, FF_OPT_CPU_LIMIT }, \
+	{ "request-size", required_argument, NULL, FF_OPT_REQUEST_SIZE }, \
+	{ "response-size", required_argument, NULL, FF_OPT_RESPONSE_SIZE }, \
+	{ "rate", required_argument, NULL, FF_OPT_RATE }
 int ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o);
+/*
+ * Append to argv the request/response options that differ from their
+ * defaults ("--request-size N", "--response-size N", "--rate N"), their
+ * values written in buf. Returns how many strings were appended (0..6).
+ */
+int ff_rr_opts_argv(const struct ff_run_opts *o, char *argv[], char buf[3][24]);
 /* A decimal number (fractions allowed) in [min, max]; usage error otherwise. */
 double ff_parse_double(const char *usage, const char *opt, const char *s,
 		       double min, double max);
@@ -299,6 +313,15 @@ int ff_wait_listen(struct ff_child *c, int port, double timeout);
  * Then the caller retries with another port.
  */
 int ff_child_lost_port(const struct ff_child *c);
+/*
+ * The workload servers: a non-blocking listener on 127.0.0.1:PORT (dies
+ * with "cannot listen on 127.0.0.1:PORT: why"), and the loop that accepts
+ * on it (non-blocking, close-on-exec connections, each handed to `adopt`)
+ * until SIGTERM or SIGINT; a lack of descriptors or memory is a warning
+ * and a pause, not the end.
+ */
+int ff_listen_loopback(int port);
+void ff_accept_loop(int lfd, void (*adopt)(int fd));
 
 /* ff_run.c */
 
@@ -535,5 +558,17 @@ json_t *ff_hist_to_json(const struct ff_hist *h);
 int ff_hist_from_json(const json_t *o, struct ff_hist *h);
 int ff_hist_write(const char *path, const struct ff_hist *h);
 int ff_hist_read(const char *path, struct ff_hist *h);
+
+/* ff_load.c */
+
+/* The `window` event: warmup_s, duration_s, time (now, ISO). */
+void ff_emit_window(long warmup, long duration);
+/*
+ * Sleep until the monotonic time `when` (ff_now()'s clock). Returns 0 when
+ * it came, 1 as soon as `fd` is readable (-1: none), -1 on a signal.
+ */
+int ff_wait_until(double when, int fd);
+/* Seconds rounded to the microsecond, for events. */
+double ff_usec(double s);
 
 #endif
