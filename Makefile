@@ -16,7 +16,8 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 LIBSRC   = $(wildcard lib/*.c)
 LIBOBJ   = $(LIBSRC:.c=.o)
 PROGS    = $(patsubst %.c,%,$(wildcard bin/*.c))
-BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
+BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
+	   builtin/ff-builtin-rr-client builtin/ff-builtin-rr-server
 
 all: $(PROGS) $(BUILTIN)
 
