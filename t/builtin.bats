@@ -20,10 +20,6 @@ teardown() {
 	done
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # start_server PORT: the server in the background ($server), listening.
 start_server() {
 	local i
@@ -36,17 +32,6 @@ start_server() {
 	done
 	echo "the server does not listen on port $1" >&2
 	return 1
-}
-
-# wait_exit PID SECONDS: wait for a background child and set $status.
-wait_exit() {
-	local i
-	for ((i = 0; i < $2 * 20; i++)); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
-	status=0
-	wait "$1" || status=$?
 }
 
 @test "ff-builtin-server -h prints the usage" {
