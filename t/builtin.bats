@@ -208,7 +208,7 @@ start_server() {
 			.operations == null and .ops_per_s == null and .errors == 0) and
 		(([.[1:4][] | .bits] | add) - .[4].bits | fabs) <= 0.01 * .[4].bits and
 		all(.[]; keys_unsorted[0] == "event")
-	' "$out"
+	' "$out" || { cat "$out"; false; }
 	run jq -s '.[1].bytes + .[2].bytes' "$out"
 	echo "client counted $output bytes in its first two seconds, the kernel $kernel_bytes" >&3
 	python3 -c 'import sys; a, b = map(int, sys.argv[1:]); sys.exit(abs(a - b) > 0.1 * b)' \
