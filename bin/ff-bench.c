@@ -31,7 +31,8 @@
 static const char usage[] =
 	"usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]\n"
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
-	"                [--repeat N] [--output FILE]\n"
+	"                [--repeat N] [--output FILE] [--request-size BYTES]\n"
+	"                [--response-size BYTES] [--rate N]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW\n"
@@ -42,7 +43,7 @@ static const char usage[] =
 	"  -h, --help            Show this help message and exit\n"
 	"  -w WORKLOADS, --workloads WORKLOADS\n"
 	"                        The selected workloads (comma-separated list) (default\n"
-	"                        'builtin,iperf3,h2load,h2load-h1')\n"
+	"                        'builtin,iperf3,h2load,h2load-h1,builtin-rr,builtin-crr')\n"
 	"  -r RELAYS, --relays RELAYS\n"
 	"                        The selected relays (comma-separated list) (default\n"
 	"                        'skrouterd,nghttpx,nginx,none')\n"
@@ -58,6 +59,8 @@ static const char usage[] =
 	"  --output FILE         Keep the results (JSON lines) in FILE (default\n"
 	"                        flimflam-bench-YYYYmmdd-HHMMSS.jsonl, in the current\n"
 	"                        directory)\n"
+	"  --request-size BYTES, --response-size BYTES, --rate N\n"
+	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
 	"\n"
 	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
 	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
@@ -128,8 +131,8 @@ fmt_plain(double v, char *buf, size_t n)
 }
 
 enum {
-	M_BITS, M_OPS, M_LAT, M_CPU_GB, M_CPU_KREQ,	/* compared */
-	M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS, M_RELAYCPU,
+	M_BITS, M_OPS, M_LAT, M_P50, M_P99, M_CPU_GB, M_CPU_KREQ,	/* compared */
+	M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS, M_RELAYCPU, M_P999, M_LATMAX,
 	M_N
 };
 #define M_NCMP (M_CPU_KREQ + 1)
@@ -143,6 +146,8 @@ static const struct metric {
 	{ "bits_per_s", "Bits/s", 1, fmt_si },
 	{ "ops_per_s", "Ops/s", 1, fmt_si },
 	{ "latency_avg_us", "Average latency", 0, fmt_us },
+	{ "latency_p50_us", "Latency p50", 0, fmt_us },
+	{ "latency_p99_us", "Latency p99", 0, fmt_us },
 	{ "relay_cpu_s_per_gb", "Relay CPU-seconds per GB, R1 + R2", 0, fmt_plain },
 	{ "relay_cpu_s_per_1k_requests", "Relay CPU-seconds per 1,000 requests, R1 + R2", 0, fmt_plain },
 	{ "r1_cpu_fraction", "R1 CPU", 0, fmt_fraction },
@@ -150,6 +155,8 @@ static const struct metric {
 	{ "r2_cpu_fraction", "R2 CPU", 0, fmt_fraction },
 	{ "r2_max_rss_bytes", "R2 RSS", 0, fmt_bytes },
 	{ "relay_cpu_fraction", "Relay CPU", 0, fmt_fraction },
+	{ "latency_p999_us", "Latency p99.9", 0, fmt_us },
+	{ "latency_max_us", "Latency max", 0, fmt_us },
 };
 
 static int
@@ -212,6 +219,14 @@ rec_value(const json_t *rec, int m, double *out)
 		return num(res, "ops_per_s", out);
 	case M_LAT:
 		return num(res, "latency_avg_us", out);
+	case M_P50:
+		return num(res, "latency_p50_us", out);
+	case M_P99:
+		return num(res, "latency_p99_us", out);
+	case M_P999:
+		return num(res, "latency_p999_us", out);
+	case M_LATMAX:
+		return num(res, "latency_max_us", out);
 	case M_R1CPU:
 		return num(relay_of(rec, "r1"), "cpu_fraction", out);
 	case M_R1RSS:
@@ -285,6 +300,7 @@ struct key {
 	const char *workload, *relay, *protocol;
 	long jobs, cpu_limit;
 	double duration, warmup;
+	long request_size, response_size, rate;	/* builtin-rr, builtin-crr; 1, 1, 0 otherwise */
 };
 
 static void
@@ -299,6 +315,9 @@ rec_key(const json_t *rec, struct key *k)
 	k->cpu_limit = (long)ff_json_num(c, "cpu_limit", 0);
 	k->duration = ff_json_num(c, "duration_s", 0);
 	k->warmup = ff_json_num(c, "warmup_s", 0);
+	k->request_size = (long)ff_json_num(c, "request_size", 1);
+	k->response_size = (long)ff_json_num(c, "response_size", 1);
+	k->rate = (long)ff_json_num(c, "rate_per_s", 0);
 }
 
 /* compare's match leaves warmup out, as the issue that asked for it says. */
@@ -308,7 +327,8 @@ key_eq(const struct key *a, const struct key *b, int with_warmup)
 	return !strcmp(a->workload, b->workload) && !strcmp(a->relay, b->relay) &&
 	       !strcmp(a->protocol, b->protocol) && a->jobs == b->jobs &&
 	       a->cpu_limit == b->cpu_limit && a->duration == b->duration &&
-	       (!with_warmup || a->warmup == b->warmup);
+	       a->request_size == b->request_size && a->response_size == b->response_size &&
+	       a->rate == b->rate && (!with_warmup || a->warmup == b->warmup);
 }
 
 struct group {
@@ -875,6 +895,43 @@ cmp_group(const void *a, const void *b)
 	return ((const struct group *)a)->order - ((const struct group *)b)->order;
 }
 
+/*
+ * The latency percentiles of the cases that have them (builtin-rr,
+ * builtin-crr, h2load): transactions/s, p50, p99, and for those with a
+ * histogram p99.9 and the maximum.
+ */
+static void
+print_latency(struct group *g, int ng)
+{
+	static const int cols[] = { M_OPS, M_P50, M_P99, M_P999, M_LATMAX };
+	struct table t = { 8, "lllrrrrr", NULL, 0 };
+	char cells[8][128], *cp[8];
+	struct stats s;
+	int i, j;
+
+	trow(&t, 8, "Workload", "Relay", "Protocol", "Ops/s", "p50", "p99", "p99.9", "Max");
+	for (j = 0; j < 8; j++)
+		cp[j] = cells[j];
+	for (i = 0; i < ng; i++) {
+		group_stats(&g[i], M_P50, &s);
+		if (!s.n)
+			continue;
+		snprintf(cells[0], 128, "%s", g[i].k.workload);
+		snprintf(cells[1], 128, "%s", g[i].k.relay);
+		snprintf(cells[2], 128, "%s", g[i].k.protocol);
+		for (j = 0; j < 5; j++) {
+			group_stats(&g[i], cols[j], &s);
+			fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
+		}
+		trow_v(&t, 8, (const char *const *)cp);
+	}
+	if (t.nrows > 1) {
+		printf("\nLatency (lower is better; Ops/s: transactions, connections for builtin-crr)\n\n");
+		table_print(&t);
+	}
+	table_free(&t);
+}
+
 static void
 print_results(json_t *records)
 {
@@ -980,6 +1037,7 @@ print_results(json_t *records)
 		printf("\nRelay CPU per unit of work (R1 + R2; lower is better)\n\n");
 		table_print(&e);
 	}
+	print_latency(g, ng);
 	table_free(&t);
 	table_free(&e);
 	groups_free(g, ng);
@@ -1785,6 +1843,11 @@ config_json(const struct bcase *c)
 	json_object_set_new(o, "warmup_s", json_integer(opt.run.warmup));
 	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
 	json_object_set_new(o, "cpu_limit", json_integer(opt.run.cpu_limit));
+	if (ff_workload_is_rr(c->workload)) {
+		json_object_set_new(o, "request_size", json_integer(opt.run.request_size));
+		json_object_set_new(o, "response_size", json_integer(opt.run.response_size));
+		json_object_set_new(o, "rate_per_s", opt.run.rate ? json_integer(opt.run.rate) : json_null());
+	}
 	return o;
 }
 
@@ -1945,11 +2008,11 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 {
 	char jobs[24], warmup[24], duration[24], cpu[24], errpath[64], logpath[PATH_MAX + 32] = "";
 	char started[32], run_dir[PATH_MAX] = "", reasonbuf[512], *reason = NULL, caseid[128];
-	char *argv[] = {
+	char *argv[24] = {
 		flimflam, "run", "--json", "-w", (char *)c->workload, "-r", (char *)c->relay,
 		"-p", (char *)c->protocol, "--jobs", jobs, "--warmup", warmup,
 		"--duration", duration, "--cpu-limit", cpu, NULL
-	};
+	}, rrbuf[3][24];
 	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
 	struct ff_child child;
 	struct ff_reader rd;
@@ -1964,6 +2027,8 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	snprintf(warmup, sizeof(warmup), "%ld", opt.run.warmup);
 	snprintf(duration, sizeof(duration), "%ld", opt.run.duration);
 	snprintf(cpu, sizeof(cpu), "%ld", opt.run.cpu_limit);
+	if (ff_workload_is_rr(c->workload))
+		ff_rr_opts_argv(&opt.run, argv + 17, rrbuf);	/* after --cpu-limit */
 	snprintf(caseid, sizeof(caseid), "%s: [%d/%d] %s %s %s", ff_prog(), k, n, c->workload,
 		 c->relay, c->protocol);
 	if (opt.repeat > 1)
@@ -2217,6 +2282,12 @@ bench_main(int argc, char *argv[])
 		opt.nr = all_names(ff_relays, opt.relays);
 	if (!opt.np)
 		opt.np = all_names(ff_protocols, opt.protocols);
+	if (ff_rr_opts_set(&opt.run)) {
+		for (w = 0; w < opt.nw && !ff_workload_is_rr(opt.workloads[w]); w++)
+			;
+		if (w == opt.nw)
+			ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, and none is selected");
+	}
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",

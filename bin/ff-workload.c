@@ -24,8 +24,11 @@ static const char usage[] =
 	"usage: ff-workload serve [-w WORKLOAD] [--cpu-limit N] [--run-dir DIR]\n"
 	"       ff-workload drive [-w WORKLOAD] [--jobs N] [--warmup SECONDS]\n"
 	"                         [--duration SECONDS] [--cpu-limit N] [--run-dir DIR]\n"
+	"                         [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
 	"\n"
-	"Workloads: builtin (default), iperf3, h2load, h2load-h1.\n"
+	"Workloads: builtin (default), iperf3, h2load, h2load-h1, builtin-rr,\n"
+	"builtin-crr. The sizes (also for serve) and --rate are builtin-rr's and\n"
+	"builtin-crr's.\n"
 	"serve starts the workload's server and holds it; drive reads the\n"
 	"topology event on stdin and runs the client through the relays.\n";
 
@@ -137,6 +140,21 @@ nginx_server_argv(int port, char **argv, char *storage[4])
 	argv[7] = NULL;
 }
 
+/*
+ * builtin-rr and builtin-crr: the sizes (both ends), and the rate (the
+ * client's) when `client`; returns how many arguments it appended.
+ */
+static int
+rr_args(char **argv, int client)
+{
+	static char buf[3][24];
+	struct ff_run_opts o = opt.run;
+
+	if (!client)
+		o.rate = 0;
+	return ff_rr_opts_argv(&o, argv, buf);
+}
+
 static int
 start_server(struct ff_child *c, int port, char *log)
 {
@@ -148,6 +166,11 @@ start_server(struct ff_child *c, int port, char *log)
 		argv[i++] = ff_helper_path("ff-builtin-server");
 		argv[i++] = "--port";
 		argv[i++] = portstr;
+	} else if (ff_workload_is_rr(opt.workload)) {
+		argv[i++] = ff_helper_path("ff-builtin-rr-server");
+		argv[i++] = "--port";
+		argv[i++] = portstr;
+		i += rr_args(argv + i, 0);
 	} else if (!strcmp(opt.workload, "iperf3")) {
 		argv[i++] = "iperf3";
 		argv[i++] = "--server";
@@ -365,7 +388,7 @@ drive(void)
 		forward_upstream(&d);
 	}
 
-	if (!strcmp(opt.workload, "builtin")) {
+	if (!strcmp(opt.workload, "builtin") || ff_workload_is_rr(opt.workload)) {
 		if (pipe2(pipefd, O_CLOEXEC) < 0)
 			ff_die("cannot create a pipe: %s", strerror(errno));
 		d.client_out = (struct ff_reader)FF_READER_INIT(pipefd[0], "the builtin client");
@@ -469,6 +492,25 @@ start_client(struct drive *d, int out_fd)
 		argv[i++] = warmup;
 		argv[i++] = "--duration";
 		argv[i++] = duration;
+		argv[i] = NULL;
+		spawn_or_die(&d->client, "client", argv, d->client_log, out_fd);
+		return 0;
+	}
+	if (ff_workload_is_rr(opt.workload)) {
+		argv[i++] = ff_helper_path("ff-builtin-rr-client");
+		if (!strcmp(opt.workload, "builtin-crr"))
+			argv[i++] = "--crr";
+		argv[i++] = "--port";
+		argv[i++] = port;
+		argv[i++] = "--jobs";
+		argv[i++] = jobs;
+		argv[i++] = "--warmup";
+		argv[i++] = warmup;
+		argv[i++] = "--duration";
+		argv[i++] = duration;
+		argv[i++] = "--histogram-dir";
+		argv[i++] = (char *)ff_rundir(NULL);
+		i += rr_args(argv + i, 1);
 		argv[i] = NULL;
 		spawn_or_die(&d->client, "client", argv, d->client_log, out_fd);
 		return 0;
@@ -754,6 +796,9 @@ main(int argc, char *argv[])
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
+		ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
+			       opt.workload);
 
 	ff_signals_init();
 	ff_set_cleanup(cleanup);

@@ -65,7 +65,8 @@ static const struct cmd {
 
 static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
-	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]%s\n"
+	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
+	"       [--request-size BYTES] [--response-size BYTES] [--rate N]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
@@ -84,10 +85,14 @@ static const char run_usage_fmt[] =
 	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
 	"                        (default 1)\n"
 	"  --json                Print the event stream (JSON lines) instead of the summary\n"
+	"  --request-size BYTES  builtin-rr, builtin-crr: the request's size (default 1)\n"
+	"  --response-size BYTES builtin-rr, builtin-crr: the response's size (default 1)\n"
+	"  --rate N              builtin-rr, builtin-crr: N transactions a second in all,\n"
+	"                        latency from when each was due (default: closed loop)\n"
 	"%s"
 	"\n"
-	"Workloads: builtin, iperf3, h2load, h2load-h1. Relays: skrouterd, nghttpx,\n"
-	"nginx, none. Protocols: tcp, http1, http2.\n";
+	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
+	"Relays: skrouterd, nghttpx, nginx, none. Protocols: tcp, http1, http2.\n";
 
 static char run_usage[4096];
 
@@ -257,6 +262,9 @@ validate_run(const struct cmd *c)
 			       ff_combos_for(opt.workload, NULL));
 	if (strcmp(c->mode, "none") && !strcmp(opt.relay, "none"))
 		ff_usage_error(run_usage, "'%s' captures in the relays, and relay 'none' has none", c->name);
+	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
+		ff_usage_error(run_usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
+			       opt.workload);
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPUs this process may use",
@@ -331,6 +339,22 @@ stage_name(pipeline *p, int i)
 	return i < (int)FF_ARRAY_SIZE(names) ? names[i] : "a stage";
 }
 
+/* builtin-rr, builtin-crr: their sizes (serve and drive) and rate (drive). */
+static pipecmd *
+rr_stage(pipecmd *cmd, int drive)
+{
+	struct ff_run_opts o = opt.run;
+	char buf[3][24], *argv[6];
+	int i, n;
+
+	if (!drive)
+		o.rate = 0;
+	n = ff_rr_opts_argv(&o, argv, buf);
+	for (i = 0; i < n; i++)
+		pipecmd_arg(cmd, argv[i]);
+	return cmd;
+}
+
 static json_t *
 run_pipeline(const struct cmd *c, const char *rundir)
 {
@@ -347,13 +371,13 @@ run_pipeline(const struct cmd *c, const char *rundir)
 
 	setenv("FLIMFLAM_PIPELINE", "1", 1);
 	p = pipeline_new();
-	pipeline_command(p, stage("ff-workload", "serve", "-w", opt.workload,
-				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	pipeline_command(p, rr_stage(stage("ff-workload", "serve", "-w", opt.workload,
+					   "--cpu-limit", cpu, "--run-dir", rundir, NULL), 0));
 	pipeline_command(p, stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
 				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
-	pipeline_command(p, stage("ff-workload", "drive", "-w", opt.workload,
-				  "--jobs", jobs, "--warmup", warmup, "--duration", duration,
-				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	pipeline_command(p, rr_stage(stage("ff-workload", "drive", "-w", opt.workload,
+					   "--jobs", jobs, "--warmup", warmup, "--duration", duration,
+					   "--cpu-limit", cpu, "--run-dir", rundir, NULL), 1));
 	pipeline_command(p, samples(c) ?
 			 stage("ff-capture", c->mode, "--run-dir", rundir, "--call-graph",
 			       perf_opt.call_graph, "--freq", freq_arg(), NULL) :
@@ -458,6 +482,39 @@ human(double v, const char *unit, char *buf, size_t n)
 	return ff_fmt_prefixed(v, 1000, " ", unit, buf, n);
 }
 
+/* builtin-rr and builtin-crr: transactions, the rate asked, latency percentiles. */
+static void
+summarize_rr(const json_t *res)
+{
+	static const char *const prefixes[] = { "latency", "connect_latency" };
+	static const char *const cols[] = { "p50", "p90", "p99", "p999", "p9999", "max" };
+	static const char *const names[] = { "p50", "p90", "p99", "p99.9", "p99.99", "max" };
+	char a[64], key[64];
+	size_t i, k;
+	double asked = ff_json_num(res, "rate_per_s", -1), got = ff_json_num(res, "ops_per_s", -1);
+
+	printf("  Operations:  %s (%.0f %s in the window)\n", human(got, "op/s", a, sizeof(a)),
+	       ff_json_num(res, "transactions", 0),
+	       json_object_get(res, "connections") ? "connections, one a transaction" : "transactions");
+	if (asked > 0)
+		printf("  Rate asked:  %.0f/s, %s%s\n", asked, got < 0.95 * asked ? "NOT kept: " : "",
+		       human(got, "/s achieved", a, sizeof(a)));
+	for (k = 0; k < FF_ARRAY_SIZE(prefixes); k++) {
+		snprintf(key, sizeof(key), "%s_p50_us", prefixes[k]);
+		if (!json_is_number(json_object_get(res, key)))
+			continue;
+		printf("  %s", k ? "Connect:     " : "Latency:     ");
+		for (i = 0; i < FF_ARRAY_SIZE(cols); i++) {
+			snprintf(key, sizeof(key), "%s_%s_us", prefixes[k], cols[i]);
+			printf("%s%s %s", i ? ", " : "", names[i],
+			       ff_fmt_sig3(ff_json_num(res, key, 0), " us", a, sizeof(a)));
+		}
+		printf("\n");
+	}
+	if (ff_json_str(res, "histogram"))
+		printf("  Histogram:   %s\n", ff_json_str(res, "histogram"));
+}
+
 static void
 summarize(json_t *events, const char *rundir)
 {
@@ -490,9 +547,11 @@ summarize(json_t *events, const char *rundir)
 	}
 	printf("\nResults\n");
 	printf("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
-	if (json_is_number(json_object_get(res, "ops_per_s")))
+	if (json_is_number(json_object_get(res, "ops_per_s")) && !ff_workload_is_rr(opt.workload))
 		printf("  Operations:  %s\n", human(ff_json_num(res, "ops_per_s", -1), "op/s", a, sizeof(a)));
-	if (json_is_number(json_object_get(res, "latency_avg_us")))
+	if (ff_workload_is_rr(opt.workload))
+		summarize_rr(res);
+	else if (json_is_number(json_object_get(res, "latency_avg_us")))
 		printf("  Latency:     %.3f ms average, %.3f ms p99\n",
 		       ff_json_num(res, "latency_avg_us", 0) / 1000,
 		       ff_json_num(res, "latency_p99_us", 0) / 1000);

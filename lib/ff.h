@@ -131,6 +131,8 @@ int ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opt
  * values written in buf. Returns how many strings were appended (0..6).
  */
 int ff_rr_opts_argv(const struct ff_run_opts *o, char *argv[], char buf[3][24]);
+/* 1 if any of those differs from its default. */
+int ff_rr_opts_set(const struct ff_run_opts *o);
 /* A decimal number (fractions allowed) in [min, max]; usage error otherwise. */
 double ff_parse_double(const char *usage, const char *opt, const char *s,
 		       double min, double max);
@@ -399,7 +401,7 @@ const char *ff_cpus_str(const cpu_set_t *set);
 int ff_hold(struct ff_child *const kids[], int n, int watch_stdin);
 
 /* The matrix of DESIGN.md: workloads, relays, protocols. */
-extern const char *const ff_workloads[];	/* builtin, iperf3, h2load, h2load-h1 */
+extern const char *const ff_workloads[];	/* builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr */
 extern const char *const ff_relays[];		/* skrouterd, nghttpx, nginx, none */
 extern const char *const ff_protocols[];	/* tcp, http1, http2 */
 /* 1 if the workload can use the protocol and the relay can carry it. */
@@ -426,6 +428,8 @@ int ff_skrouterd_can(const char *path, const char *protocol, const char *encapsu
 const char *ff_relay_program(const char *relay);
 const char *ff_workload_server_program(const char *workload);
 const char *ff_workload_client_program(const char *workload);
+/* 1 for the request/response workloads (builtin-rr, builtin-crr): their sizes, rate and latency. */
+int ff_workload_is_rr(const char *workload);
 /*
  * CPUs for the workload: those left after `nrelays` relays of `limit` CPUs
  * each, if any are left (returns 1), else all available (returns 0).

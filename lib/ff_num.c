@@ -135,6 +135,12 @@ ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o
 }
 
 int
+ff_rr_opts_set(const struct ff_run_opts *o)
+{
+	return o->request_size > 1 || o->response_size > 1 || o->rate > 0;
+}
+
+int
 ff_rr_opts_argv(const struct ff_run_opts *o, char *argv[], char buf[3][24])
 {
 	int n = 0;

@@ -46,12 +46,13 @@ ff_hold(struct ff_child *const kids[], int n, int watch_stdin)
 	}
 }
 
-const char *const ff_workloads[] = { "builtin", "iperf3", "h2load", "h2load-h1", NULL };
+const char *const ff_workloads[] = { "builtin", "iperf3", "h2load", "h2load-h1",
+				     "builtin-rr", "builtin-crr", NULL };
 const char *const ff_relays[] = { "skrouterd", "nghttpx", "nginx", "none", NULL };
 const char *const ff_protocols[] = { "tcp", "http1", "http2", NULL };
 
 /* Which protocols each can use: bit 0 tcp, 1 http1, 2 http2. */
-static const int workload_protos[] = { 1, 1, 1 | 4, 1 | 2 };
+static const int workload_protos[] = { 1, 1, 1 | 4, 1 | 2, 1, 1 };
 static const int relay_protos[] = { 1 | 2 | 4, 2 | 4, 1 | 2, 1 | 2 | 4 };
 
 static int
@@ -118,7 +119,13 @@ ff_workload_server_program(const char *workload)
 		return "nghttpd";
 	if (!strcmp(workload, "h2load-h1"))
 		return "nginx";
-	return NULL;	/* builtin: our own */
+	return NULL;	/* builtin, builtin-rr, builtin-crr: our own */
+}
+
+int
+ff_workload_is_rr(const char *workload)
+{
+	return !strcmp(workload, "builtin-rr") || !strcmp(workload, "builtin-crr");
 }
 
 const char *

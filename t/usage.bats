@@ -51,5 +51,5 @@ programs() {
 	run -2 --separate-stderr flimflam run -w h2load -r nginx -p http2
 	[[ "${stderr_lines[0]}" == *"h2load/nghttpx/http2"* ]]
 	run -2 --separate-stderr ff-topology -r nginx -p http2
-	[ "${stderr_lines[0]}" = "ff-topology: relay 'nginx' does not carry protocol 'http2' (it works with: builtin/nginx/tcp, iperf3/nginx/tcp, h2load/nginx/tcp, h2load-h1/nginx/tcp, h2load-h1/nginx/http1)" ]
+	[ "${stderr_lines[0]}" = "ff-topology: relay 'nginx' does not carry protocol 'http2' (it works with: builtin/nginx/tcp, iperf3/nginx/tcp, h2load/nginx/tcp, h2load-h1/nginx/tcp, h2load-h1/nginx/http1, builtin-rr/nginx/tcp, builtin-crr/nginx/tcp)" ]
 }
