@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -147,9 +149,13 @@ adopt(int fd)
 	struct worker *w = &workers[next++ % nworkers];
 	struct epoll_event ev;
 	struct conn *c = calloc(1, sizeof(*c));
+	int one = 1;
 
 	if (!c)
 		ff_die("out of memory");
+	/* Each response goes out whole at once, as the client's requests do. */
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		ff_die("cannot set TCP_NODELAY: %s", strerror(errno));
 	c->fd = fd;
 	c->need = request_size;
 	ev.events = EPOLLIN | EPOLLRDHUP;
