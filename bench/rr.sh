@@ -10,8 +10,9 @@
 # of the client process over its whole life, over all the transactions it
 # made in that life). Then the ratios builtin-rr / sockperf.
 #
-# sockperf: `sockperf server --tcp` and -j `sockperf ping-pong --tcp`
-# clients (one connection each), closed loop (--mps max, its default),
+# sockperf: -j pairs of `sockperf server --tcp` and `sockperf ping-pong
+# --tcp` (one connection each; a sockperf server answers one TCP client
+# only), closed loop (--mps max, its default),
 # its own 400 ms warm-up excluded from its figures ("Valid Duration"); its
 # transactions/s is the sum over its clients, its p50 their median.
 # builtin-rr: ff-builtin-rr-server and ff-builtin-rr-client --jobs J
@@ -95,16 +96,25 @@ ticks_of() {	# FILE: the ticks from child_cpu's last line
 }
 
 run_sockperf() {	# appends "tps p50_us cpu_us_per_transaction"
-	local port k tps=0 total=0 ticks=0 f p50s=()
-	port=$(free_port)
-	sockperf server --tcp -i 127.0.0.1 -p "$port" >"$tmp/sp-server.log" 2>&1 &
-	pids+=($!)
-	wait_listen "$port"
+	local port k tps=0 total=0 ticks=0 f p50s=() servers=() clients=()
+	# A server per client: one sockperf server does not answer a second
+	# TCP client.
 	for ((k = 0; k < jobs; k++)); do
-		child_cpu sockperf ping-pong --tcp -i 127.0.0.1 -p "$port" -t "$duration" \
-			-m "$size" --full-rtt >"$tmp/sp-$k.out" 2>&1 &
+		port=$(free_port)
+		sockperf server --tcp -i 127.0.0.1 -p "$port" >"$tmp/sp-server-$k.log" 2>&1 &
+		servers+=($!)
+		pids+=($!)
+		wait_listen "$port"
+		ports[k]=$port
 	done
-	wait_children_of_sockperf_clients
+	for ((k = 0; k < jobs; k++)); do
+		child_cpu sockperf ping-pong --tcp -i 127.0.0.1 -p "${ports[k]}" -t "$duration" \
+			-m "$size" --full-rtt >"$tmp/sp-$k.out" 2>&1 &
+		clients+=($!)
+	done
+	for k in "${clients[@]}"; do
+		wait "$k" || true	# judged by its output below
+	done
 	for ((k = 0; k < jobs; k++)); do
 		f=$tmp/sp-$k.out
 		grep -q 'percentile 50.000' "$f" || { echo "rr.sh: sockperf failed:" >&2; cat "$f" >&2; exit 1; }
@@ -117,19 +127,12 @@ run_sockperf() {	# appends "tps p50_us cpu_us_per_transaction"
 		p50s+=("$(awk '/percentile 50.000 =/ { print $NF }' "$f")")
 		ticks=$((ticks + $(ticks_of "$f")))
 	done
-	kill "${pids[-1]}" 2>/dev/null || true
-	wait "${pids[-1]}" 2>/dev/null || true
-	unset 'pids[-1]'
-	echo "$tps $(printf '%s\n' "${p50s[@]}" | median) $(awk -v t="$ticks" -v n="$total" -v hz="$hz" 'BEGIN { printf "%.4f\n", t / hz / n * 1e6 }')" >>"$tmp/sockperf"
-}
-
-wait_children_of_sockperf_clients() {
-	# the clients are this shell's only background jobs besides the server
-	local p
-	for p in $(jobs -p); do
-		[ "$p" = "${pids[-1]}" ] && continue
-		wait "$p" || { echo "rr.sh: a sockperf client failed" >&2; exit 1; }
+	for k in "${servers[@]}"; do
+		kill "$k" 2>/dev/null || true
+		wait "$k" 2>/dev/null || true
 	done
+	pids=()
+	echo "$tps $(printf '%s\n' "${p50s[@]}" | median) $(awk -v t="$ticks" -v n="$total" -v hz="$hz" 'BEGIN { printf "%.4f\n", t / hz / n * 1e6 }')" >>"$tmp/sockperf"
 }
 
 run_builtin() {	# appends "tps p50_us cpu_us_per_transaction"
