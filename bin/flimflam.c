@@ -493,9 +493,9 @@ summarize_rr(const json_t *res)
 	size_t i, k;
 	double asked = ff_json_num(res, "rate_per_s", -1), got = ff_json_num(res, "ops_per_s", -1);
 
-	printf("  Operations:  %s (%.0f %s in the window)\n", human(got, "op/s", a, sizeof(a)),
+	printf("  Operations:  %s (%.0f transactions in the window%s)\n", human(got, "op/s", a, sizeof(a)),
 	       ff_json_num(res, "transactions", 0),
-	       json_object_get(res, "connections") ? "connections, one a transaction" : "transactions");
+	       json_object_get(res, "connections") ? ", each on a connection of its own" : "");
 	if (asked > 0)
 		printf("  Rate asked:  %.0f/s, %s%s\n", asked, got < 0.95 * asked ? "NOT kept: " : "",
 		       human(got, "/s achieved", a, sizeof(a)));
@@ -505,9 +505,14 @@ summarize_rr(const json_t *res)
 			continue;
 		printf("  %s", k ? "Connect:     " : "Latency:     ");
 		for (i = 0; i < FF_ARRAY_SIZE(cols); i++) {
+			double us;
+
 			snprintf(key, sizeof(key), "%s_%s_us", prefixes[k], cols[i]);
+			us = ff_json_num(res, key, 0);
 			printf("%s%s %s", i ? ", " : "", names[i],
-			       ff_fmt_sig3(ff_json_num(res, key, 0), " us", a, sizeof(a)));
+			       us < 1000 ? ff_fmt_sig3(us, " us", a, sizeof(a)) :
+			       us < 1e6 ? ff_fmt_sig3(us / 1e3, " ms", a, sizeof(a)) :
+			       ff_fmt_sig3(us / 1e6, " s", a, sizeof(a)));
 		}
 		printf("\n");
 	}

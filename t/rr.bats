@@ -24,7 +24,7 @@ teardown() {
 	[[ "$output" == *"  Workload:    builtin-rr"* ]]
 	[[ "$output" =~ Operations:\ \ [0-9.]+\ [KM]?op/s\ \(([0-9]+)\ transactions\ in\ the\ window\) ]]
 	[ "${BASH_REMATCH[1]}" -gt 100 ]
-	[[ "$output" =~ Latency:\ \ \ \ \ p50\ [0-9.]+\ us,\ p90\ [0-9.]+\ us,\ p99\ [0-9.]+\ us,\ p99\.9\ [0-9.]+\ us,\ p99\.99\ [0-9.]+\ us,\ max\ [0-9.]+\ us ]]
+	[[ "$output" =~ Latency:\ \ \ \ \ p50\ [0-9.]+\ (us|ms),\ p90\ [0-9.]+\ (us|ms),\ p99\ [0-9.]+\ (us|ms),\ p99\.9\ [0-9.]+\ (us|ms|s),\ p99\.99\ [0-9.]+\ (us|ms|s),\ max\ [0-9.]+\ (us|ms|s) ]]
 	[[ "$output" =~ Histogram:\ \ \ ([^[:space:]]+) ]]
 	jq -e '.format == "flimflam-histogram" and .count > 100' "${BASH_REMATCH[1]}"
 	[[ "$output" != *"Rate asked"* ]]
