@@ -291,3 +291,19 @@ result_sane() {
 	[ "$(cat "$err")" = "ff-builtin-rr-client: stopped by SIGTERM" ]
 	! grep -q '"result"' "$out"
 }
+
+@test "builtin-rr: 300 jobs, every connection up and answered" {
+	local port out="$BATS_TEST_TMPDIR/client.out" n
+	port=$(free_port)
+	listening "$port" "$SERVER" --port "$port"
+	"$CLIENT" --port "$port" --jobs 300 --warmup 0 --duration 2 >"$out" &
+	pids+=($!)
+	wait_for_grep '"window"' "$out" 10
+	n=$(ss -tnH state established "( dport = :$port )" | wc -l)
+	wait_exit "${pids[-1]}" 15
+	[ "$status" -eq 0 ]
+	[ "$n" -eq 300 ]
+	result_sane "$out"
+	# Closed loop on every connection: each made at least one transaction.
+	jq -e '.jobs == 300 and .transactions >= 300' <(tail -n 1 "$out")
+}
