@@ -98,3 +98,20 @@ teardown() {
 	run --separate-stderr flimflam compare --json base.jsonl other.jsonl
 	echo "$output" | jq -e -s '[.[] | select(.event == "comparison")] | length == 0'
 }
+
+# The server killed a second into the window: the failed connections fail
+# the run, no result, one line that says how many, and nothing is left.
+@test "run -w builtin-crr: connections failing in the window fail the run" {
+	local f="$BATS_TEST_TMPDIR/ev" spid dir
+	start_run "$f" -w builtin-crr -r none --warmup 0 --duration 3
+	wait_for_grep '"window"' "$f" 30
+	spid=$(jq -r 'select(.event == "server") | .pid' "$f")
+	dir=$(run_dir_of "$f")
+	sleep 1
+	kill -9 "$spid"
+	wait_status "$RUN_PID"
+	[ "$status" -eq 1 ]
+	! grep -q '"result"' "$f"
+	grep -q 'ff-workload: the builtin-crr client failed\|server.*was killed' "$f.err" || { cat "$f.err"; false; }
+	[ -z "$(pids_of_run "$dir")" ]
+}
