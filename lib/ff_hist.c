@@ -96,7 +96,12 @@ ff_hist_percentile(const struct ff_hist *h, double p)
 		return h->min_ns;
 	if (p >= 100)
 		return h->max_ns;
-	rank = (uint64_t)ceil(p / 100 * (double)h->count);
+	/*
+	 * ceil(p% of count), without the rounding of p / 100 pushing a whole
+	 * rank up: 99.9 / 100 * 2000 is 1998.0000000000002 in doubles, and
+	 * the 1999th of 2000 is the maximum's neighbour, not p99.9.
+	 */
+	rank = (uint64_t)ceil(p / 100 * (double)h->count * (1 - 1e-12));
 	if (rank < 1)
 		rank = 1;
 	for (i = 0; i < FF_HIST_BUCKETS; i++) {

@@ -22,6 +22,11 @@ setup() {
 	[ -z "$output" ]
 }
 
+@test "histogram: a percentile's rank is exact: p99.9 of 2000 values is the third largest" {
+	run -0 "$HT" ranks
+	[ -z "$output" ]
+}
+
 @test "histogram: percentiles of a known exponential distribution within 1%" {
 	run -0 "$HT" distribution
 	[ -z "$output" ]

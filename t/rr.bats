@@ -51,10 +51,14 @@ teardown() {
 
 # nginx R1 (master and worker) stopped for 200 ms a second into the window,
 # under --rate: every request due meanwhile waits, and the latency, counted
-# from when each was due, shows it in p99.9 and the maximum.
+# from when each was due, shows it in p99.9 and the maximum. A modest rate
+# (500/s: 100 of the window's 2000 requests fall in the stall; a client
+# timing from the send would see 2, above p99.9's rank), so that a busy
+# machine, whose pinned relays share their CPUs with other work, keeps up
+# the rest of the time; at 1000/s they fell behind by seconds there.
 @test "run -w builtin-rr --rate: nginx stopped for 200 ms in the window shows in p99.9 and max" {
 	local f="$BATS_TEST_TMPDIR/ev" r1 p
-	start_run "$f" -w builtin-rr -r nginx --warmup 1 --duration 4 --rate 1000
+	start_run "$f" -w builtin-rr -r nginx --warmup 1 --duration 4 --rate 500
 	wait_for_grep '"window"' "$f" 30
 	r1=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r1") | .pid' "$f")
 	[ -n "$r1" ]
@@ -65,7 +69,7 @@ teardown() {
 	for p in $stopped; do kill -CONT "$p"; done
 	wait_status "$RUN_PID"
 	[ "$status" -eq 0 ] || { cat "$f.err"; false; }
-	event_ok "$f" result '.rate_per_s == 1000 and .latency_max_us >= 150000 and
+	event_ok "$f" result '.rate_per_s == 500 and .latency_max_us >= 150000 and
 		.latency_p999_us >= 100000 and .latency_p999_us > 10 * .latency_p50_us'
 }
 

@@ -1,6 +1,6 @@
 /*
  * hist-test - unit tests of lib/ff_hist.c, one case per argument:
- * known, distribution, merge, bounds, relerr, file DIR. Prints each
+ * known, ranks, distribution, merge, bounds, relerr, file DIR. Prints each
  * failed check and exits 1 if any failed. Built and run by t/hist.bats.
  */
 #include "ff.h"
@@ -43,6 +43,7 @@ known(void)
 {
 	struct ff_hist *h = new_hist();
 	static const double ps[] = { 50, 90, 99, 99.9, 99.99 };
+	static const int ranks[] = { 5000, 9000, 9900, 9990, 9999 };
 	size_t i;
 
 	for (i = 1; i <= 10000; i++)
@@ -53,12 +54,41 @@ known(void)
 	CHECK(ff_hist_percentile(h, 100) == 10000000, "max %llu",
 	      (unsigned long long)ff_hist_percentile(h, 100));
 	for (i = 0; i < FF_ARRAY_SIZE(ps); i++) {
-		double want = ceil(ps[i] / 100 * 10000) * 1000,
+		double want = ranks[i] * 1000.0,
 		       got = ff_hist_percentile(h, ps[i]);
 
 		CHECK(close_above(got, want), "p%g: %.0f ns, want %.0f", ps[i], got, want);
 	}
 	CHECK(fabs(ff_hist_mean_ns(h) - 5000500) < 1, "mean %f", ff_hist_mean_ns(h));
+	free(h);
+}
+
+/*
+ * The rank is ceil(p% of count), exactly: of 2000 values, p99.9 is the
+ * 1998th (the third largest), p99.99 the 2000th; 99.9 / 100 * 2000 in
+ * doubles is a hair over 1998, which must not make it the 1999th.
+ */
+static void
+ranks(void)
+{
+	struct ff_hist *h = new_hist();
+	int i;
+
+	for (i = 0; i < 1997; i++)
+		ff_hist_record(h, 1000);
+	ff_hist_record(h, 10000000);
+	ff_hist_record(h, 20000000);
+	ff_hist_record(h, 30000000);
+	CHECK(close_above(ff_hist_percentile(h, 99.9), 10000000), "p99.9 of 2000: %llu, want the third largest",
+	      (unsigned long long)ff_hist_percentile(h, 99.9));
+	CHECK(close_above(ff_hist_percentile(h, 99.85), 1000), "p99.85 of 2000: %llu, want the 1997th",
+	      (unsigned long long)ff_hist_percentile(h, 99.85));
+	CHECK(ff_hist_percentile(h, 99.99) == 30000000, "p99.99 of 2000: the largest");
+	ff_hist_init(h);
+	for (i = 0; i < 1000; i++)
+		ff_hist_record(h, i < 990 ? 1000 : 5000000);
+	CHECK(close_above(ff_hist_percentile(h, 99), 1000), "p99 of 990 + 10: %llu, want the 990th",
+	      (unsigned long long)ff_hist_percentile(h, 99));
 	free(h);
 }
 
@@ -247,6 +277,8 @@ main(int argc, char *argv[])
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "known"))
 			known();
+		else if (!strcmp(argv[i], "ranks"))
+			ranks();
 		else if (!strcmp(argv[i], "distribution"))
 			distribution();
 		else if (!strcmp(argv[i], "merge"))
