@@ -126,10 +126,12 @@ sock_opts(int fd)
 
 /*
  * Connect a new socket (blocking, with the timeouts). Returns the fd, or -1
- * with the reason in why; *timed_out set when the timeout passed.
+ * with the reason in why; *timed_out set when the timeout passed. With a
+ * slot, the socket is put there before connecting, so that stop() can cut
+ * a connect short too; -1 with why "" when stopping.
  */
 static int
-connect_new(char *why, size_t n, int *timed_out)
+connect_new(_Atomic int *slot, char *why, size_t n, int *timed_out)
 {
 	struct sockaddr_in sa;
 	int fd;
@@ -145,6 +147,15 @@ connect_new(char *why, size_t n, int *timed_out)
 		return -1;
 	}
 	sock_opts(fd);
+	if (slot) {
+		atomic_store(slot, fd);
+		if (atomic_load(&stopping)) {
+			atomic_store(slot, -1);
+			close(fd);
+			why[0] = 0;
+			return -1;
+		}
+	}
 	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		if (errno == EINTR)
 			continue;
@@ -153,6 +164,8 @@ connect_new(char *why, size_t n, int *timed_out)
 			snprintf(why, n, "connect timed out after %d s", timeout_s);
 		else
 			snprintf(why, n, "cannot connect to 127.0.0.1:%d: %s", port, strerror(errno));
+		if (slot)
+			atomic_store(slot, -1);
 		close(fd);
 		return -1;
 	}
@@ -258,16 +271,9 @@ job_main(void *arg)
 			break;
 		if (crr) {
 			j->attempts++;
-			fd = connect_new(why, sizeof(why), &timed_out);
+			/* In j->fd, which stop() shuts down to cut it short. */
+			fd = connect_new(&j->fd, why, sizeof(why), &timed_out);
 			connected = now_ns();
-			if (fd >= 0) {
-				atomic_store(&j->fd, fd);
-				/* The main thread shuts the current fd down when stopping. */
-				if (atomic_load(&stopping)) {
-					close(fd);
-					break;
-				}
-			}
 			r = fd >= 0 ? transact(fd, why, sizeof(why), &timed_out) : -1;
 			end = now_ns();
 			if (fd >= 0) {
@@ -360,7 +366,7 @@ start(long warmup, long duration)
 		atomic_store(&j->fd, -1);
 		/* rr: every connection first; failing to connect is an error. */
 		if (!crr) {
-			int fd = connect_new(why, sizeof(why), &timed_out);
+			int fd = connect_new(NULL, why, sizeof(why), &timed_out);
 
 			if (fd < 0)
 				ff_die("%s", why);

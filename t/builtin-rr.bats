@@ -309,3 +309,19 @@ result_sane() {
 	# Closed loop on every connection: at least as many transactions as connections.
 	jq -e '.jobs == 300 and .transactions >= 300' <(tail -n 1 "$out")
 }
+
+# A listener that never accepts: its queue fills and further connects hang
+# (their SYNs dropped). When the window closes, the connects in progress
+# are cut short with the transactions: the client ends at once, not after
+# its 10 s timeout, and says that nothing completed.
+@test "builtin-crr: connects hanging when the window closes do not hold the client up" {
+	local port t0 t1
+	port=$(free_port)
+	listening "$port" python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(0); time.sleep(60)' "$port"
+	t0=$(date +%s.%N)
+	run -1 --separate-stderr "$CLIENT" --crr --port "$port" --jobs 4 --warmup 0 --duration 1
+	t1=$(date +%s.%N)
+	[ "$stderr" = "ff-builtin-rr-client: no transaction completed in the window" ]
+	python3 -c 'import sys; sys.exit(float(sys.argv[2]) - float(sys.argv[1]) > 3)' "$t0" "$t1"
+}
