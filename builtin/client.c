@@ -359,7 +359,7 @@ run(int jobs, long warmup, long duration)
 
 	open = ff_now();
 	b0 = count(ws, nw);
-	ff_emit_window(warmup, duration);
+	ff_emit_window(warmup, duration, open);
 
 	prev = open;
 	bprev = b0;

@@ -528,7 +528,7 @@ run(long warmup, long duration, const char *hist_dir)
 		ff_die("cannot create an eventfd: %s", strerror(errno));
 	start(warmup, duration);
 	wait_until_ns(open_ns, "warmup");
-	ff_emit_window(warmup, duration);
+	ff_emit_window(warmup, duration, open_ns / 1e9);
 
 	prev = open_ns;
 	dprev = bprev = 0;

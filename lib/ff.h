@@ -565,8 +565,12 @@ int ff_hist_read(const char *path, struct ff_hist *h);
 
 /* ff_load.c */
 
-/* The `window` event: warmup_s, duration_s, time (now, ISO). */
-void ff_emit_window(long warmup, long duration);
+/*
+ * The `window` event: warmup_s, duration_s, time (now, ISO) and
+ * monotonic_s, when the window opened on CLOCK_MONOTONIC (ff_now()'s
+ * clock, the same in every process of the machine).
+ */
+void ff_emit_window(long warmup, long duration, double monotonic);
 /*
  * Sleep until the monotonic time `when` (ff_now()'s clock). Returns 0 when
  * it came, 1 as soon as `fd` is readable (-1: none), -1 on a signal.

@@ -11,13 +11,14 @@
 #include <time.h>
 
 void
-ff_emit_window(long warmup, long duration)
+ff_emit_window(long warmup, long duration, double monotonic)
 {
 	json_t *ev = ff_event("window");
 
 	json_object_set_new(ev, "warmup_s", json_integer(warmup));
 	json_object_set_new(ev, "duration_s", json_integer(duration));
 	json_object_set_new(ev, "time", json_string(ff_iso_time()));
+	json_object_set_new(ev, "monotonic_s", json_real(ff_usec(monotonic)));
 	ff_emit(ev);
 }
 
