@@ -15,7 +15,8 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 LIBSRC   = $(wildcard lib/*.c)
 LIBOBJ   = $(LIBSRC:.c=.o)
-BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
+BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
+	   builtin/ff-builtin-rr-client builtin/ff-builtin-rr-server
 # Unit tests' programs (t/unit/*.c), run by t/unit.bats; never installed.
 UNIT     = $(patsubst %.c,%,$(wildcard t/unit/*.c))
 
@@ -125,7 +126,7 @@ clean:
 
 # flimflam's own performance (bench/README.md): every script, even after one
 # misses its target; the status says whether any did.
-BENCH_SELF = builtin turnaround owncpu placement scaling flame summarize
+BENCH_SELF = builtin rr turnaround owncpu placement scaling flame summarize
 bench-self: all
 	@st=0; for s in $(BENCH_SELF); do [ -f bench/$$s.sh ] || continue; \
 		echo "== bench/$$s.sh"; bash bench/$$s.sh || st=1; echo; done; exit $$st

@@ -66,7 +66,8 @@ static const struct cmd {
 
 static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
-	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]%s\n"
+	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
+	"       [--request-size BYTES] [--response-size BYTES] [--rate N]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
@@ -86,10 +87,14 @@ static const char run_usage_fmt[] =
 	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
 	"                        (default 1)\n"
 	"  --json                Print the event stream (JSON lines) instead of the summary\n"
+	"  --request-size BYTES  builtin-rr, builtin-crr: the request's size (default 1)\n"
+	"  --response-size BYTES builtin-rr, builtin-crr: the response's size (default 1)\n"
+	"  --rate N              builtin-rr, builtin-crr: N transactions a second in all,\n"
+	"                        latency from when each was due (default: closed loop)\n"
 	"%s"
 	"\n"
-	"Workloads: builtin, iperf3, h2load, h2load-h1. Relays: skrouterd, nghttpx,\n"
-	"nginx, none. Protocols: tcp, http1, http2.\n";
+	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
+	"Relays: skrouterd, nghttpx, nginx, none. Protocols: tcp, http1, http2.\n";
 
 static char run_usage[4096];
 
@@ -262,6 +267,9 @@ validate_run(const struct cmd *c)
 			       c->name, opt.relay);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(run_usage, "%s", why);
+	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
+		ff_usage_error(run_usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
+			       opt.workload);
 	/* The stages and what they start inherit our limit, raised to the hard one. */
 	if (ff_nofile_for_jobs(opt.run.jobs, why, sizeof(why)) < 0)
 		ff_die("%s", why);
@@ -434,8 +442,16 @@ start_pipeline(const struct cmd *c, const char *rundir)
 	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
 
 	p = pipeline_new();
-	pipeline_command(p, stage("ff-workload", "serve", "-w", opt.workload,
-				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	cmd = stage("ff-workload", "serve", "-w", opt.workload, "--cpu-limit", cpu,
+		    "--run-dir", rundir, NULL);
+	if (ff_workload_is_rr(opt.workload)) {
+		/* The server's framing: the sizes (the rate is the client's). */
+		pipecmd_arg(cmd, "--request-size");
+		pipecmd_argf(cmd, "%ld", opt.run.request_size);
+		pipecmd_arg(cmd, "--response-size");
+		pipecmd_argf(cmd, "%ld", opt.run.response_size);
+	}
+	pipeline_command(p, cmd);
 	pipeline_command(p, stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
 				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
 	cmd = stage("ff-workload", "drive", "-w", opt.workload, NULL);
@@ -587,7 +603,6 @@ find_event(json_t *events, const char *name)
 	return NULL;
 }
 
-/* A rate for the summary, "25.4 Gbit/s"; "-" when the event had none. */
 /* "R1", "R2": a relay's role as the summaries print it. */
 static const char *
 role_name(const char *role)
@@ -595,6 +610,7 @@ role_name(const char *role)
 	return !role ? "?" : !strcmp(role, "r1") ? "R1" : !strcmp(role, "r2") ? "R2" : role;
 }
 
+/* A rate for the summary, "25.4 Gbit/s"; "-" when the event had none. */
 static const char *
 human(double v, const char *unit, char *buf, size_t n)
 {
@@ -603,6 +619,44 @@ human(double v, const char *unit, char *buf, size_t n)
 		return buf;
 	}
 	return ff_fmt_prefixed(v, 1000, " ", unit, buf, n);
+}
+
+/* builtin-rr and builtin-crr: transactions, the rate asked, latency percentiles. */
+static void
+summarize_rr(const json_t *res)
+{
+	static const char *const prefixes[] = { "latency", "connect_latency" };
+	static const char *const cols[] = { "p50", "p90", "p99", "p999", "p9999", "max" };
+	static const char *const names[] = { "p50", "p90", "p99", "p99.9", "p99.99", "max" };
+	char a[64], key[64];
+	size_t i, k;
+	double asked = ff_json_num(res, "rate_per_s", -1), got = ff_json_num(res, "ops_per_s", -1);
+
+	ff_print("  Operations:  %s (%.0f transactions in the window%s)\n", human(got, "op/s", a, sizeof(a)),
+		 ff_json_num(res, "transactions", 0),
+		 json_object_get(res, "connections") ? ", each on a connection of its own" : "");
+	if (asked > 0)
+		ff_print("  Rate asked:  %.0f/s, %s%s\n", asked, got < 0.95 * asked ? "NOT kept: " : "",
+			 human(got, "/s achieved", a, sizeof(a)));
+	for (k = 0; k < FF_ARRAY_SIZE(prefixes); k++) {
+		snprintf(key, sizeof(key), "%s_p50_us", prefixes[k]);
+		if (!json_is_number(json_object_get(res, key)))
+			continue;
+		ff_print("  %s", k ? "Connect:     " : "Latency:     ");
+		for (i = 0; i < FF_ARRAY_SIZE(cols); i++) {
+			double us;
+
+			snprintf(key, sizeof(key), "%s_%s_us", prefixes[k], cols[i]);
+			us = ff_json_num(res, key, 0);
+			ff_print("%s%s %s", i ? ", " : "", names[i],
+				 us < 1000 ? ff_fmt_sig3(us, " us", a, sizeof(a)) :
+				 us < 1e6 ? ff_fmt_sig3(us / 1e3, " ms", a, sizeof(a)) :
+				 ff_fmt_sig3(us / 1e6, " s", a, sizeof(a)));
+		}
+		ff_print("\n");
+	}
+	if (ff_json_str(res, "histogram"))
+		ff_print("  Histogram:   %s\n", ff_json_str(res, "histogram"));
 }
 
 static void
@@ -641,9 +695,11 @@ summarize(json_t *events, const char *rundir)
 	}
 	ff_print("\nResults\n");
 	ff_print("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
-	if (json_is_number(json_object_get(res, "ops_per_s")))
+	if (json_is_number(json_object_get(res, "ops_per_s")) && !ff_workload_is_rr(opt.workload))
 		ff_print("  Operations:  %s\n", human(ff_json_num(res, "ops_per_s", -1), "op/s", a, sizeof(a)));
-	if (json_is_number(json_object_get(res, "latency_avg_us")))
+	if (ff_workload_is_rr(opt.workload))
+		summarize_rr(res);
+	else if (json_is_number(json_object_get(res, "latency_avg_us")))
 		ff_print("  Latency:     %.3f ms average, %.3f ms p99\n",
 		       ff_json_num(res, "latency_avg_us", 0) / 1000,
 		       ff_json_num(res, "latency_p99_us", 0) / 1000);
