@@ -47,6 +47,7 @@ if [ "$duration" -lt 2 ] || [ "$jobs" -lt 1 ] || [ "$runs" -lt 1 ] || [ "$size" 
 	exit 2
 fi
 
+# shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
 client=$top/builtin/ff-builtin-rr-client
 server=$top/builtin/ff-builtin-rr-server
