@@ -121,3 +121,16 @@ teardown() {
 	grep -q 'ff-workload: the builtin-crr client failed\|server.*was killed' "$f.err" || { cat "$f.err"; false; }
 	[ -z "$(pids_of_run "$dir")" ]
 }
+
+# bench passes the request/response options to those cases only: flimflam
+# run refuses them for any other workload, so a builtin case given them
+# would fail.
+@test "bench -w builtin,builtin-rr --rate: the rate goes to builtin-rr's case only" {
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr flimflam bench -w builtin,builtin-rr -r none --warmup 0 --duration 1 \
+		--rate 200 --output mixed.jsonl
+	jq -e -s 'length == 2 and all(.[]; .status == "ok") and
+		(.[] | select(.config.workload == "builtin") | .config | has("rate_per_s") | not) and
+		(.[] | select(.config.workload == "builtin-rr") | .config.rate_per_s == 200 and
+			.result.rate_per_s == 200)' mixed.jsonl || { cat mixed.jsonl; false; }
+}
