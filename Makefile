@@ -15,10 +15,8 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 LIBSRC   = $(wildcard lib/*.c)
 LIBOBJ   = $(LIBSRC:.c=.o)
-BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server
-# Unit tests' programs (t/unit/*.c), run by t/unit.bats; never installed.
-UNIT     = $(patsubst %.c,%,$(wildcard t/unit/*.c))
-
+BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
+	   builtin/ff-builtin-rr-client builtin/ff-builtin-rr-server
 # Each program and its objects. flimflam, ff-bench, ff-capture and ff-flame
 # are built from several files each, with a private header, in bin/NAME.d/.
 PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
@@ -29,7 +27,8 @@ FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skst
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
 PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o,$(PROGS:=.o)) \
 	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ)
-# Unit tests of pure functions, run by t/unit.bats.
+# Unit tests of pure functions, run by t/unit.bats (t/hist.bats builds its
+# own); never installed.
 UNIT     = t/unit/stats-test t/unit/matrix
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
@@ -66,9 +65,6 @@ lib/ff_data.o: lib/prefix.stamp
 
 $(PROGS) $(UNIT): lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) lib/libff.a $(LDLIBS)
-
-t/unit/%: t/unit/%.o lib/libff.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS)
 
 builtin/ff-builtin-%: builtin/%.o lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS) -lpthread
@@ -127,7 +123,7 @@ clean:
 
 # flimflam's own performance (bench/README.md): every script, even after one
 # misses its target; the status says whether any did.
-BENCH_SELF = builtin turnaround owncpu placement scaling flame summarize
+BENCH_SELF = builtin rr turnaround owncpu placement scaling flame summarize
 bench-self: all
 	@st=0; for s in $(BENCH_SELF); do [ -f bench/$$s.sh ] || continue; \
 		echo "== bench/$$s.sh"; bash bench/$$s.sh || st=1; echo; done; exit $$st

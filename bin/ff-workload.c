@@ -25,8 +25,11 @@ static const char usage[] =
 	"usage: ff-workload serve [-w WORKLOAD] [--cpu-limit N] [--run-dir DIR]\n"
 	"       ff-workload drive [-w WORKLOAD] [--jobs N] [--warmup SECONDS]\n"
 	"                         [--duration SECONDS] [--cpu-limit N] [--run-dir DIR]\n"
+	"                         [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
 	"\n"
-	"Workloads: builtin (default), iperf3, h2load, h2load-h1.\n"
+	"Workloads: builtin (default), iperf3, h2load, h2load-h1, builtin-rr,\n"
+	"builtin-crr. The sizes (also for serve) and --rate are builtin-rr's and\n"
+	"builtin-crr's.\n"
 	"serve starts the workload's server and holds it; drive reads the\n"
 	"topology event on stdin and runs the client through the relays.\n"
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
@@ -168,7 +171,7 @@ nginx_server_argv(int port, char **argv, char *storage[4])
 static int
 start_server(struct ff_child *c, int port, char *log)
 {
-	char portstr[16], *argv[16], *storage[4] = { 0 }, *docroot = NULL;
+	char portstr[16], sizes[2][24], *argv[16], *storage[4] = { 0 }, *docroot = NULL;
 	int i = 0;
 
 	snprintf(portstr, sizeof(portstr), "%d", port);
@@ -177,6 +180,15 @@ start_server(struct ff_child *c, int port, char *log)
 		argv[i++] = ff_helper_path(wl->server);
 		argv[i++] = "--port";
 		argv[i++] = portstr;
+		if (wl->request_response) {
+			/* The server's framing: the sizes, the same as the client's. */
+			snprintf(sizes[0], sizeof(sizes[0]), "%ld", opt.run.request_size);
+			snprintf(sizes[1], sizeof(sizes[1]), "%ld", opt.run.response_size);
+			argv[i++] = "--request-size";
+			argv[i++] = sizes[0];
+			argv[i++] = "--response-size";
+			argv[i++] = sizes[1];
+		}
 	} else if (!strcmp(wl->server, "iperf3")) {
 		argv[i++] = "iperf3";
 		argv[i++] = "--server";
@@ -551,6 +563,10 @@ start_client(struct drive *d, int out_fd)
 		ff_argv_add(&a, helper);
 		arg_num(&a, "--port", d->port);
 		ff_argv_run_opts(&a, &opt.run, 0);
+		if (wl->client_option)
+			ff_argv_add(&a, wl->client_option);
+		if (wl->request_response)
+			ff_argv_addl(&a, "--histogram-dir", ff_rundir(NULL), NULL);
 		if (ff_pipeline_stage())
 			ff_argv_add(&a, "--pipeline-stage");
 		spawn_or_die(&d->client, "client", a.v, d->client_log, out_fd);
@@ -843,6 +859,9 @@ main(int argc, char *argv[])
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
+		ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
+			       opt.workload);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(usage, "%s", why);
 	wl = ff_workload_find(opt.workload);

@@ -212,15 +212,6 @@ connect_one(void)
 	return fd;
 }
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* A signal ends the run, a failed connection fails it. */
 static void
 check(const char *phase)
@@ -238,23 +229,9 @@ check(const char *phase)
 static void
 wait_until(double when, const char *phase)
 {
-	struct pollfd pfd[2] = {
-		{ ff_signal_fd(), POLLIN, 0 },
-		{ fail_fd, POLLIN, 0 },
-	};
-	struct timespec ts;
-	double left;
-
-	for (;;) {
+	while (ff_wait_until(when, fail_fd) != 0)
 		check(phase);
-		left = when - now();
-		if (left <= 0)
-			return;
-		ts.tv_sec = (time_t)left;
-		ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-		if (ppoll(pfd, 2, &ts, NULL) < 0 && errno != EINTR)
-			ff_die("ppoll: %s", strerror(errno));
-	}
+	check(phase);
 }
 
 static uint64_t
@@ -266,12 +243,6 @@ count(const struct worker *ws, int n)
 	for (i = 0; i < n; i++)
 		sum += atomic_load_explicit(&ws[i].bytes, memory_order_relaxed);
 	return sum;
-}
-
-static double
-usec(double s)
-{
-	return round(s * 1e6) / 1e6;
 }
 
 static int
@@ -366,7 +337,7 @@ emit_sample(double elapsed, double interval, uint64_t bytes)
 {
 	json_t *ev = ff_event("sample");
 
-	json_object_set_new(ev, "elapsed_s", json_real(usec(elapsed)));
+	json_object_set_new(ev, "elapsed_s", json_real(ff_usec(elapsed)));
 	json_object_set_new(ev, "bytes", json_integer(bytes));
 	json_object_set_new(ev, "bits", json_integer(8 * bytes));
 	json_object_set_new(ev, "bits_per_s", json_real(8 * bytes / interval));
@@ -376,7 +347,7 @@ emit_sample(double elapsed, double interval, uint64_t bytes)
 static void
 run(int jobs, long warmup, long duration)
 {
-	double t0 = now(), open, t, prev, len;
+	double t0 = ff_now(), open, t, prev, len;
 	uint64_t b0, b, bprev;
 	struct worker *ws;
 	json_t *ev;
@@ -388,19 +359,15 @@ run(int jobs, long warmup, long duration)
 	ws = start(jobs, &nw);
 	wait_until(t0 + warmup, "warmup");
 
-	open = now();
+	open = ff_now();
 	b0 = count(ws, nw);
-	ev = ff_event("window");
-	json_object_set_new(ev, "warmup_s", json_integer(warmup));
-	json_object_set_new(ev, "duration_s", json_integer(duration));
-	json_object_set_new(ev, "time", json_string(ff_iso_time()));
-	ff_emit(ev);
+	ff_emit_window(warmup, duration, open);
 
 	prev = open;
 	bprev = b0;
 	for (i = 1; i <= duration; i++) {
 		wait_until(open + i, "window");
-		t = now();
+		t = ff_now();
 		b = count(ws, nw);
 		emit_sample(t - open, t - prev, b - bprev);
 		prev = t;
@@ -409,7 +376,7 @@ run(int jobs, long warmup, long duration)
 	check("window");
 	stop(ws, nw, jobs);
 
-	len = usec(prev - open);
+	len = ff_usec(prev - open);
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string("builtin"));
 	json_object_set_new(ev, "jobs", json_integer(jobs));

@@ -154,26 +154,6 @@ worker_main(void *arg)
 	return NULL;
 }
 
-static int
-listen_on(int port)
-{
-	struct sockaddr_in sa;
-	int fd, one = 1;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, SOMAXCONN) < 0)
-		ff_die("cannot listen on 127.0.0.1:%d: %s", port,
-		       strerror(errno));
-	return fd;
-}
-
 /* Hand a new connection to a worker, round robin. */
 static void
 adopt(int fd)
@@ -205,12 +185,8 @@ thread_count(void)
 static void
 serve(int lfd)
 {
-	struct pollfd pfd[2] = {
-		{ lfd, POLLIN, 0 },
-		{ ff_signal_fd(), POLLIN, 0 },
-	};
 	sigset_t all, old;
-	int i, fd;
+	int i;
 
 	/* The workers take no signals: the main thread does. */
 	sigfillset(&all);
@@ -228,30 +204,7 @@ serve(int lfd)
 			ff_die("cannot start a thread: %s", strerror(errno));
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-
-	while (!ff_signalled()) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-			ff_die("poll: %s", strerror(errno));
-		while (!ff_signalled()) {
-			fd = accept4(lfd, NULL, NULL,
-				     SOCK_NONBLOCK | SOCK_CLOEXEC);
-			if (fd >= 0) {
-				adopt(fd);
-				continue;
-			}
-			if (errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM) {
-				ff_warn("cannot accept a connection: %s",
-					strerror(errno));
-				ff_sleep(0.1);
-			} else if (errno != EAGAIN && errno != EINTR &&
-				   errno != ECONNABORTED) {
-				ff_die("cannot accept a connection: %s",
-				       strerror(errno));
-			}
-			break;
-		}
-	}
+	ff_accept_loop(lfd, adopt);
 }
 
 int
@@ -283,7 +236,7 @@ main(int argc, char *argv[])
 
 	ff_signals_init();
 	ff_raise_nofile(LONG_MAX);
-	serve(listen_on(port));
+	serve(ff_listen_loopback(port));
 	/* Terminated: that is how a server's life ends. */
 	return ff_finish();
 }

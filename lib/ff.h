@@ -13,12 +13,14 @@
  *   ff_data.c   data files, helper programs, whole files, templates
  *   ff_cpu.c    CPU sets
  *   ff_out.c    output files: atomic replacement, devices, FIFOs, symlinks
- *   ff_stage.c  pipeline stages: holding children, the relay/workload matrix
+ *   ff_stage.c  pipeline stages: the stage loop, holding children
  *   ff_env.c    the environment: versions, OS, CPU, host; integer variables
  *   ff_probe.c  programs run for their output, with a deadline
  *   ff_skrouterd.c  the router: usable?, its schema's features, Proton
  *   ff_elf.c    frame pointers, from a program's debug sections
  *   ff_perf.c   what perf can open
+ *   ff_hist.c   latency histograms: record, merge, percentiles, files
+ *   ff_load.c   the builtin workload clients: window event, waits on the clock
  *
  * lib/ff_int.h declares what only the library's files share.
  *
@@ -33,6 +35,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdnoreturn.h>
@@ -156,7 +159,9 @@ void ff_argv_addl(struct ff_argv *a, ...) __attribute__((sentinel));
 void ff_argv_addf(struct ff_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
  * The run options as the programs take them: "--jobs" N "--warmup" N
- * "--duration" N, and "--cpu-limit" N when `with_cpu_limit`.
+ * "--duration" N, "--cpu-limit" N when `with_cpu_limit`, then those of the
+ * request/response workloads that differ from their defaults
+ * ("--request-size" N, "--response-size" N, "--rate" N).
  */
 struct ff_run_opts;
 void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_limit);
@@ -174,12 +179,13 @@ long ff_parse_long(const char *usage, const char *opt, const char *s,
 /*
  * The run options every program shares, each with its one range:
  * "--jobs" 1..4096, "--warmup" 0..86400, "--duration" 1..86400,
- * "--cpu-limit" 0..CPU_SETSIZE, "--freq" 1..1000000. A usage error like
+ * "--cpu-limit" 0..CPU_SETSIZE, "--freq" 1..1000000, "--request-size" and
+ * "--response-size" 1..16777216, "--rate" 1..10000000. A usage error like
  * ff_parse_long.
  */
 long ff_parse_run_opt(const char *usage, const char *opt, const char *s);
 /*
- * The four run options of flimflam run, ff-bench and ff-workload, taken
+ * The run options of flimflam run, ff-bench and ff-workload, taken
  * together: FF_RUN_LONGOPTS in a getopt_long table, and in its loop's
  * default case ff_take_run_opt(), which parses the one getopt returned
  * (returning 1), or returns 0 when it is none of them. A program's own
@@ -187,15 +193,23 @@ long ff_parse_run_opt(const char *usage, const char *opt, const char *s);
  */
 struct ff_run_opts {
 	long jobs, warmup, duration, cpu_limit;
+	/* The request/response workloads (builtin-rr, builtin-crr): bytes, and transactions/s (0: closed loop). */
+	long request_size, response_size, rate;
 };
-#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1 }	/* the original's defaults */
-enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT, FF_OPT_OWN };
+#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0 }	/* the original's defaults */
+enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT,
+       FF_OPT_REQUEST_SIZE, FF_OPT_RESPONSE_SIZE, FF_OPT_RATE, FF_OPT_OWN };
 #define FF_RUN_LONGOPTS \
 	{ "jobs", required_argument, NULL, FF_OPT_JOBS }, \
 	{ "warmup", required_argument, NULL, FF_OPT_WARMUP }, \
 	{ "duration", required_argument, NULL, FF_OPT_DURATION }, \
-	{ "cpu-limit", required_argument, NULL, FF_OPT_CPU_LIMIT }
+	{ "cpu-limit", required_argument, NULL, FF_OPT_CPU_LIMIT }, \
+	{ "request-size", required_argument, NULL, FF_OPT_REQUEST_SIZE }, \
+	{ "response-size", required_argument, NULL, FF_OPT_RESPONSE_SIZE }, \
+	{ "rate", required_argument, NULL, FF_OPT_RATE }
 int ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o);
+/* 1 if a request/response option differs from its default (ff_argv_run_opts passes those). */
+int ff_rr_opts_set(const struct ff_run_opts *o);
 /* A decimal number (fractions allowed) in [min, max]; usage error otherwise. */
 double ff_parse_double(const char *usage, const char *opt, const char *s,
 		       double min, double max);
@@ -443,6 +457,15 @@ int ff_wait_listen(struct ff_child *c, int port, double timeout);
  * Then the caller retries with another port.
  */
 int ff_child_lost_port(const struct ff_child *c);
+/*
+ * The workload servers: a non-blocking listener on 127.0.0.1:PORT (dies
+ * with "cannot listen on 127.0.0.1:PORT: why"), and the loop that accepts
+ * on it (non-blocking, close-on-exec connections, each handed to `adopt`)
+ * until SIGTERM or SIGINT; a lack of descriptors or memory is a warning
+ * and a pause, not the end.
+ */
+int ff_listen_loopback(int port);
+void ff_accept_loop(int lfd, void (*adopt)(int fd));
 
 /* ff_dir.c */
 
@@ -733,5 +756,66 @@ int ff_env_frame_pointers(const char *elf_path, struct ff_fp_info *fp);
 int ff_perf_probe(char *why, size_t n);
 /* /proc/sys/kernel/perf_event_paranoid, or INT_MIN if unreadable. */
 int ff_perf_paranoid(void);
+
+/* ff_hist.c */
+
+/*
+ * A latency histogram in nanoseconds, log-linear in the HdrHistogram
+ * style: exact below 256 ns, then FF_HIST_SUB buckets per power of two,
+ * so a percentile is at most 1/128 (0.8%) above the true value, from
+ * 1 us to FF_HIST_MAX_NS. Values beyond are counted in `over` (a
+ * percentile among them is the exact maximum). Constant memory (30 KiB),
+ * no locks: one per thread, merged at the end.
+ */
+#define FF_HIST_SUB 128
+#define FF_HIST_MAX_NS 60000000000ULL
+#define FF_HIST_BUCKETS (29 * FF_HIST_SUB + FF_HIST_SUB)
+struct ff_hist {
+	uint64_t counts[FF_HIST_BUCKETS];
+	uint64_t count, over, min_ns, max_ns, sum_ns;
+};
+void ff_hist_init(struct ff_hist *h);
+void ff_hist_record(struct ff_hist *h, uint64_t ns);
+void ff_hist_merge(struct ff_hist *into, const struct ff_hist *from);
+/*
+ * The value at percentile p (0..100): the top of the bucket holding the
+ * ceil(p% of count)-th value, within [min, max]; p 0 is the minimum, 100
+ * the maximum; 0 when empty.
+ */
+uint64_t ff_hist_percentile(const struct ff_hist *h, double p);
+double ff_hist_mean_ns(const struct ff_hist *h);
+/* [{"percentile":50,"us":12.3}, ...] from the minimum (0) to the maximum (100). */
+json_t *ff_hist_distribution_json(const struct ff_hist *h);
+/*
+ * Into ev: PREFIX_count, PREFIX_avg_us, PREFIX_p50_us, _p90_us, _p99_us,
+ * _p999_us (99.9), _p9999_us (99.99) and _max_us (null when empty).
+ */
+void ff_hist_summary_json(json_t *ev, const char *prefix, const struct ff_hist *h);
+/*
+ * The histogram file: a JSON object with format "flimflam-histogram",
+ * unit "ns", count, over, min_ns, max_ns, sum_ns, buckets (the non-empty
+ * ones as [low_ns, high_ns, count]) and distribution. ff_hist_write
+ * writes it atomically; ff_hist_read reads it back (-1 with a warning).
+ */
+json_t *ff_hist_to_json(const struct ff_hist *h);
+int ff_hist_from_json(const json_t *o, struct ff_hist *h);
+int ff_hist_write(const char *path, const struct ff_hist *h);
+int ff_hist_read(const char *path, struct ff_hist *h);
+
+/* ff_load.c */
+
+/*
+ * The `window` event: warmup_s, duration_s, time (now, ISO) and
+ * monotonic_s, when the window opened on CLOCK_MONOTONIC (ff_now()'s
+ * clock, the same in every process of the machine).
+ */
+void ff_emit_window(long warmup, long duration, double monotonic);
+/*
+ * Sleep until the monotonic time `when` (ff_now()'s clock). Returns 0 when
+ * it came, 1 as soon as `fd` is readable (-1: none), -1 on a signal.
+ */
+int ff_wait_until(double when, int fd);
+/* Seconds rounded to the microsecond, for events. */
+double ff_usec(double s);
 
 #endif

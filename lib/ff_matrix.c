@@ -42,6 +42,13 @@ static const struct ff_workload workloads[] = {
 	  .server = "nginx", .client = "h2load", .client_option = "--h1",
 	  .url_path = "/flimflam.txt",
 	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY },
+	{ .name = "builtin-rr", .protocols = FF_TCP, .own = 1,
+	  .server = "ff-builtin-rr-server", .client = "ff-builtin-rr-client",
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1 },
+	{ .name = "builtin-crr", .protocols = FF_TCP, .own = 1,
+	  .server = "ff-builtin-rr-server", .client = "ff-builtin-rr-client",
+	  .client_option = "--crr",
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1 },
 };
 
 static const struct ff_relay relays[] = {
@@ -210,4 +217,12 @@ ff_workload_client_program(const char *workload)
 	const struct ff_workload *w = ff_workload_find(workload);
 
 	return w && !w->own ? w->client : NULL;
+}
+
+int
+ff_workload_is_rr(const char *workload)
+{
+	const struct ff_workload *w = ff_workload_find(workload);
+
+	return w && w->request_response;
 }

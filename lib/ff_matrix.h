@@ -35,6 +35,12 @@ struct ff_workload {
 	const char *client_option;	/* one more client option ("--h1"), or NULL */
 	const char *url_path;	/* the object an HTTP client fetches, or NULL */
 	int measures;		/* FF_BYTES | ... */
+	/*
+	 * A request/response workload: takes --request-size, --response-size
+	 * and --rate, and its result counts transactions with latency
+	 * percentiles.
+	 */
+	int request_response;
 	struct ff_limit limits[2];
 };
 
@@ -60,7 +66,7 @@ struct ff_relay {
  * The names, in the table's order, NULL-terminated, for ff_parse_name and
  * the matrix's order in listings.
  */
-extern const char *ff_workloads[];	/* builtin, iperf3, h2load, h2load-h1 */
+extern const char *ff_workloads[];	/* builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr */
 extern const char *ff_relays[];		/* skrouterd, nghttpx, nginx, none */
 extern const char *const ff_protocols[];	/* tcp, http1, http2 */
 
@@ -97,6 +103,8 @@ int ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *
 const char *ff_relay_program(const char *relay);
 const char *ff_workload_server_program(const char *workload);
 const char *ff_workload_client_program(const char *workload);
+/* 1 for a request/response workload (the row's request_response): builtin-rr, builtin-crr. */
+int ff_workload_is_rr(const char *workload);
 
 /*
  * The skrouterd at `path` (lib/ff_stage.c, from its schema): the skrouterd

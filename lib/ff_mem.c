@@ -159,6 +159,18 @@ ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_li
 		ff_argv_add(a, "--cpu-limit");
 		ff_argv_addf(a, "%ld", o->cpu_limit);
 	}
+	if (o->request_size > 1) {
+		ff_argv_add(a, "--request-size");
+		ff_argv_addf(a, "%ld", o->request_size);
+	}
+	if (o->response_size > 1) {
+		ff_argv_add(a, "--response-size");
+		ff_argv_addf(a, "%ld", o->response_size);
+	}
+	if (o->rate > 0) {
+		ff_argv_add(a, "--rate");
+		ff_argv_addf(a, "%ld", o->rate);
+	}
 }
 
 void

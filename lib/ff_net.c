@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -252,4 +253,56 @@ ff_child_lost_port(const struct ff_child *c)
 
 	free(text);
 	return lost;
+}
+
+/* The workload servers' side: a listener on loopback and its accept loop. */
+
+int
+ff_listen_loopback(int port)
+{
+	struct sockaddr_in sa;
+	int fd, one = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, SOMAXCONN) < 0)
+		ff_die("cannot listen on 127.0.0.1:%d: %s", port, strerror(errno));
+	return fd;
+}
+
+void
+ff_accept_loop(int lfd, void (*adopt)(int fd))
+{
+	struct pollfd pfd[2] = {
+		{ lfd, POLLIN, 0 },
+		{ ff_signal_fd(), POLLIN, 0 },
+	};
+	int fd;
+
+	while (!ff_signalled()) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			ff_die("poll: %s", strerror(errno));
+		while (!ff_signalled()) {
+			fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (fd >= 0) {
+				adopt(fd);
+				continue;
+			}
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				ff_warn("cannot accept a connection: %s", strerror(errno));
+				ff_sleep(0.1);
+			} else if (errno != EAGAIN && errno != EINTR &&
+				   errno != ECONNABORTED) {
+				ff_die("cannot accept a connection: %s", strerror(errno));
+			}
+			break;
+		}
+	}
 }

@@ -223,6 +223,9 @@ ff_parse_run_opt(const char *usage, const char *opt, const char *s)
 		{ "--duration", 1, 86400 },
 		{ "--cpu-limit", 0, CPU_SETSIZE },
 		{ "--freq", 1, 1000000 },
+		{ "--request-size", 1, 16 << 20 },
+		{ "--response-size", 1, 16 << 20 },
+		{ "--rate", 1, 10000000 },
 	};
 	size_t i;
 
@@ -236,13 +239,21 @@ int
 ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o)
 {
 	/* In the order of the FF_OPT_ codes. */
-	static const char *const names[] = { "--jobs", "--warmup", "--duration", "--cpu-limit" };
-	long *fields[] = { &o->jobs, &o->warmup, &o->duration, &o->cpu_limit };
+	static const char *const names[] = { "--jobs", "--warmup", "--duration", "--cpu-limit",
+					     "--request-size", "--response-size", "--rate" };
+	long *fields[] = { &o->jobs, &o->warmup, &o->duration, &o->cpu_limit,
+			   &o->request_size, &o->response_size, &o->rate };
 
-	if (c < FF_OPT_JOBS || c > FF_OPT_CPU_LIMIT)
+	if (c < FF_OPT_JOBS || c > FF_OPT_RATE)
 		return 0;
 	*fields[c - FF_OPT_JOBS] = ff_parse_run_opt(usage, names[c - FF_OPT_JOBS], arg);
 	return 1;
+}
+
+int
+ff_rr_opts_set(const struct ff_run_opts *o)
+{
+	return o->request_size > 1 || o->response_size > 1 || o->rate > 0;
 }
 
 const char *

@@ -47,11 +47,18 @@ cases() {
 --duration 2s|--duration: '2s' is not a number
 --cpu-limit -1|--cpu-limit: -1 is out of range (0 to 1024)
 --cpu-limit 100000|--cpu-limit: 100000 is out of range (0 to 1024)
--w nosuch|unknown workload 'nosuch' (expected builtin, iperf3, h2load, h2load-h1)
+-w nosuch|unknown workload 'nosuch' (expected builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr)
 -r nosuch|unknown relay 'nosuch' (expected skrouterd, nghttpx, nginx, none)
 -p nosuch|unknown protocol 'nosuch' (expected tcp, http1, http2)
 -p http1|workload 'builtin' over relay 'none' with protocol 'http1' is not supported; these work for builtin: builtin/skrouterd/tcp, builtin/nginx/tcp, builtin/none/tcp
 extra|unexpected argument 'extra'
+-w builtin-rr --request-size 0|--request-size: 0 is out of range (1 to 16777216)
+-w builtin-crr --response-size 99999999|--response-size: 99999999 is out of range (1 to 16777216)
+-w builtin-rr --rate 0|--rate: 0 is out of range (1 to 10000000)
+-w builtin-rr --rate 1e3|--rate: '1e3' is not a number
+--rate 5|--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'builtin'
+-w iperf3 --request-size 100|--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'iperf3'
+-w builtin-crr -p http1|workload 'builtin-crr' over relay 'none' with protocol 'http1' is not supported; these work for builtin-crr: builtin-crr/skrouterd/tcp, builtin-crr/nginx/tcp, builtin-crr/none/tcp
 CASES
 	run -2 --separate-stderr flimflam run -r none --duration ""
 	[ "${stderr_lines[0]}" = "flimflam: --duration: expected a whole number" ]
@@ -111,9 +118,11 @@ CASES
 2|ff-topology -r nginx --encapsulation lite|ff-topology: --encapsulation is for relay skrouterd
 2|ff-topology --encapsulation bogus|ff-topology: unknown encapsulation 'bogus' (expected legacy, lite)
 2|ff-topology -r nginx extra|ff-topology: unexpected argument 'extra'
-2|ff-workload serve -w bogus|ff-workload: unknown workload 'bogus' (expected builtin, iperf3, h2load, h2load-h1)
+2|ff-workload serve -w bogus|ff-workload: unknown workload 'bogus' (expected builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr)
 2|ff-workload drive --duration 0|ff-workload: --duration: 0 is out of range (1 to 86400)
 2|ff-workload drive --jobs 99999|ff-workload: --jobs: 99999 is out of range (1 to 4096)
+2|ff-workload drive -w builtin-rr --rate -1|ff-workload: --rate: -1 is out of range (1 to 10000000)
+2|ff-workload serve -w h2load --response-size 10|ff-workload: --request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'h2load'
 2|ff-workload bogus|ff-workload: unknown mode 'bogus' (expected serve or drive)
 2|ff-workload|ff-workload: expected a mode: serve or drive
 2|ff-capture bogus|ff-capture: unknown mode 'bogus' (expected none, stat, record, c2c, mem, skstat)
@@ -125,9 +134,11 @@ CASES
 2|ff-capture --pid , --duration 1|ff-capture: --pid: expected PID[,PID...], not ','
 2|ff-check extra|ff-check: unexpected argument 'extra'
 2|ff-bench -w builtin,builtin|ff-bench: workload 'builtin' is given twice
-2|ff-bench -w nosuch|ff-bench: unknown workload 'nosuch' (expected builtin, iperf3, h2load, h2load-h1)
+2|ff-bench -w nosuch|ff-bench: unknown workload 'nosuch' (expected builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr)
 2|ff-bench -r ''|ff-bench: empty relay name in ''
 2|ff-bench --repeat 0|ff-bench: --repeat: 0 is out of range (1 to 10000)
+2|ff-bench -w builtin,iperf3 --rate 100|ff-bench: --request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, and none is selected
+2|ff-bench --request-size 0|ff-bench: --request-size: 0 is out of range (1 to 16777216)
 2|ff-bench compare a|ff-bench: expected two results files, BASE and NEW
 2|ff-bench compare --threshold x a b|ff-bench: --threshold: 'x' is not a number
 CASES

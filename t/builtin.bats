@@ -20,10 +20,6 @@ teardown() {
 	done
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # start_server PORT: the server in the background ($server), listening.
 start_server() {
 	local i
@@ -36,17 +32,6 @@ start_server() {
 	done
 	echo "the server does not listen on port $1" >&2
 	return 1
-}
-
-# wait_exit PID SECONDS: wait for a background child and set $status.
-wait_exit() {
-	local i
-	for ((i = 0; i < $2 * 20; i++)); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
-	status=0
-	wait "$1" || status=$?
 }
 
 @test "ff-builtin-server -h prints the usage" {
@@ -227,7 +212,7 @@ wait_exit() {
 				.operations == null and .ops_per_s == null and .errors == 0) and
 			(([.[1:4][] | .bits] | add) - .[4].bits | fabs) <= 0.01 * .[4].bits and
 			all(.[]; keys_unsorted[0] == "event")
-		' "$out"
+		' "$out" || { cat "$out"; false; }
 		run -0 jq -s '.[1].bytes + .[2].bytes' "$out"
 		echo "client counted $output bytes in its first two seconds, the kernel $kernel_bytes;" \
 			"samples at $(jq -r -s '[.[1:4][] | .elapsed_s] | join(" ")' "$out") s, window $(jq -s '.[4].duration_s' "$out") s" >&3

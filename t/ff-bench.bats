@@ -87,7 +87,7 @@ usage: flimflam check [-h] [--json]" ]
 @test "ff-bench: unknown, repeated and empty names are usage errors" {
 	run -2 --separate-stderr ff-bench -w builtin,nope
 	[ -z "$output" ]
-	[ "${stderr_lines[0]}" = "ff-bench: unknown workload 'nope' (expected builtin, iperf3, h2load, h2load-h1)" ]
+	[ "${stderr_lines[0]}" = "ff-bench: unknown workload 'nope' (expected builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr)" ]
 	run -2 --separate-stderr ff-bench -r nginx,none,nginx
 	[ "${stderr_lines[0]}" = "ff-bench: relay 'nginx' is given twice" ]
 	run -2 --separate-stderr ff-bench -p tcp,

@@ -239,3 +239,20 @@ full_out() {
 	stderr=$(unshare -m sh -c 'mount -t tmpfs none "$0" && mknod "$0/full" c 1 7 && exec "$@" >"$0/full"' \
 		"$dir" "$@" 2>&1 3>&-) || status=$?
 }
+
+# free_port: a TCP port on 127.0.0.1 that was free a moment ago.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_exit PID SECONDS: wait up to SECONDS for a background child, then
+# for it; its status in $status.
+wait_exit() {
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	status=0
+	wait "$1" || status=$?
+}

@@ -52,7 +52,7 @@ programs() {
 	run -2 --separate-stderr flimflam run -w h2load -r nginx -p http2
 	[[ "${stderr_lines[0]}" == *"h2load/nghttpx/http2"* ]]
 	run -2 --separate-stderr ff-topology -r nginx -p http2
-	[ "${stderr_lines[0]}" = "ff-topology: relay 'nginx' does not carry protocol 'http2' (it works with: builtin/nginx/tcp, iperf3/nginx/tcp, h2load/nginx/tcp, h2load-h1/nginx/tcp, h2load-h1/nginx/http1)" ]
+	[ "${stderr_lines[0]}" = "ff-topology: relay 'nginx' does not carry protocol 'http2' (it works with: builtin/nginx/tcp, iperf3/nginx/tcp, h2load/nginx/tcp, h2load-h1/nginx/tcp, h2load-h1/nginx/http1, builtin-rr/nginx/tcp, builtin-crr/nginx/tcp)" ]
 }
 
 # Every program and command as the user types it, the name its messages
@@ -75,6 +75,8 @@ ff-topology|ff-topology|-p tcp|http1
 ff-workload serve|ff-workload|--run-dir a|b
 ff-builtin-client|ff-builtin-client|--port 1|2
 ff-builtin-server|ff-builtin-server|--port 1|2
+ff-builtin-rr-client|ff-builtin-rr-client|--port 1|2
+ff-builtin-rr-server|ff-builtin-rr-server|--port 1|2
 LIST
 }
 
@@ -83,7 +85,7 @@ LIST
 	ver=$(ff-check --json | jq -r 'select(.event == "start") | .version')
 	[ -n "$ver" ] && [ "$ver" != null ]
 	for p in flimflam ff-bench ff-capture ff-check ff-flame ff-topology ff-workload \
-		ff-builtin-client ff-builtin-server; do
+		ff-builtin-client ff-builtin-server ff-builtin-rr-client ff-builtin-rr-server; do
 		run -0 --separate-stderr env PATH="$TOP/builtin:$PATH" "$p" --version
 		[ "$output" = "$p $ver" ] || { echo "$p --version: $output"; false; }
 		[ -z "$stderr" ]
@@ -148,7 +150,7 @@ LIST
 
 @test "every program: -h into a full or closed output is one error line and exit 1" {
 	local p n=0
-	for p in $(programs) ff-builtin-client ff-builtin-server; do
+	for p in $(programs) ff-builtin-client ff-builtin-server ff-builtin-rr-client ff-builtin-rr-server; do
 		[ -x "$TOP/bin/$p" ] || p="$TOP/builtin/$p"
 		full_out "$p" -h
 		[ "$status" -eq 1 ] || { echo "$p -h >full: status $status"; false; }

@@ -15,6 +15,7 @@ static const char usage[] =
 	"usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]\n"
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
 	"                [--repeat N] [--output FILE [--force | --append]]\n"
+	"                [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW\n"
@@ -26,7 +27,7 @@ static const char usage[] =
 	"  --version             Show the version and exit\n"
 	"  -w WORKLOADS, --workloads WORKLOADS\n"
 	"                        The selected workloads (comma-separated list) (default\n"
-	"                        'builtin,iperf3,h2load,h2load-h1')\n"
+	"                        'builtin,iperf3,h2load,h2load-h1,builtin-rr,builtin-crr')\n"
 	"  -r RELAYS, --relays RELAYS\n"
 	"                        The selected relays (comma-separated list) (default\n"
 	"                        'skrouterd,nghttpx,nginx,none')\n"
@@ -44,6 +45,8 @@ static const char usage[] =
 	"                        directory); an existing FILE is refused\n"
 	"  --force               Replace an existing FILE\n"
 	"  --append              Add the new runs to an existing results FILE\n"
+	"  --request-size BYTES, --response-size BYTES, --rate N\n"
+	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
 	"\n"
 	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
 	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
@@ -336,6 +339,12 @@ bench_options(int argc, char *argv[])
 		opt.nr = all_names(ff_relays, opt.relays);
 	if (!opt.np)
 		opt.np = all_names(ff_protocols, opt.protocols);
+	if (ff_rr_opts_set(&opt.run)) {
+		for (w = 0; w < opt.nw && !ff_workload_is_rr(opt.workloads[w]); w++)
+			;
+		if (w == opt.nw)
+			ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, and none is selected");
+	}
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",

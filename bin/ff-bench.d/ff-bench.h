@@ -65,8 +65,8 @@ int need_runs(double alpha);
 /* Metrics, their formats and their meaning (table.c) */
 
 enum {
-	M_BITS, M_OPS, M_LAT, M_CPU_GB, M_CPU_KREQ,	/* compared */
-	M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS, M_RELAYCPU,
+	M_BITS, M_OPS, M_LAT, M_P50, M_P99, M_CPU_GB, M_CPU_KREQ,	/* compared */
+	M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS, M_RELAYCPU, M_P999, M_LATMAX,
 	M_N
 };
 #define M_NCMP (M_CPU_KREQ + 1)
@@ -85,6 +85,7 @@ struct key {
 	const char *workload, *relay, *protocol;
 	long jobs, cpu_limit;
 	double duration, warmup;
+	long request_size, response_size, rate;	/* builtin-rr, builtin-crr; 1, 1, 0 otherwise */
 };
 
 /*

@@ -70,6 +70,14 @@ rec_value(const json_t *rec, int m, double *out)
 		return num(res, "ops_per_s", out);
 	case M_LAT:
 		return num(res, "latency_avg_us", out);
+	case M_P50:
+		return num(res, "latency_p50_us", out);
+	case M_P99:
+		return num(res, "latency_p99_us", out);
+	case M_P999:
+		return num(res, "latency_p999_us", out);
+	case M_LATMAX:
+		return num(res, "latency_max_us", out);
 	case M_R1CPU:
 		return num(relay_of(rec, "r1"), "cpu_fraction", out);
 	case M_R1RSS:
@@ -116,6 +124,9 @@ rec_key(const json_t *rec, struct key *k)
 	k->cpu_limit = (long)ff_json_num(c, "cpu_limit", 0);
 	k->duration = ff_json_num(c, "duration_s", 0);
 	k->warmup = ff_json_num(c, "warmup_s", 0);
+	k->request_size = (long)ff_json_num(c, "request_size", 1);
+	k->response_size = (long)ff_json_num(c, "response_size", 1);
+	k->rate = (long)ff_json_num(c, "rate_per_s", 0);
 }
 
 /* compare's match leaves warmup out, as the issue that asked for it says. */
@@ -125,7 +136,8 @@ key_eq(const struct key *a, const struct key *b, int with_warmup)
 	return !strcmp(a->workload, b->workload) && !strcmp(a->relay, b->relay) &&
 	       !strcmp(a->protocol, b->protocol) && a->jobs == b->jobs &&
 	       a->cpu_limit == b->cpu_limit && a->duration == b->duration &&
-	       (!with_warmup || a->warmup == b->warmup);
+	       a->request_size == b->request_size && a->response_size == b->response_size &&
+	       a->rate == b->rate && (!with_warmup || a->warmup == b->warmup);
 }
 
 /* The environment fields compare shows, and their names there (ff-bench.h). */
@@ -138,7 +150,8 @@ key_hash(const struct key *k, int with_warmup)
 {
 	uint64_t h = 14695981039346656037ULL;
 	const char *s[3] = { k->workload, k->relay, k->protocol };
-	double d[4] = { k->jobs, k->cpu_limit, k->duration, with_warmup ? k->warmup : 0 };
+	double d[7] = { k->jobs, k->cpu_limit, k->duration, with_warmup ? k->warmup : 0,
+			k->request_size, k->response_size, k->rate };
 	const unsigned char *p;
 	size_t i, j;
 
@@ -148,7 +161,7 @@ key_hash(const struct key *k, int with_warmup)
 			if (!*p)
 				break;
 		}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < FF_ARRAY_SIZE(d); i++) {
 		if (d[i] == 0)
 			d[i] = 0;	/* -0 is 0, as key_eq has it */
 		p = (const unsigned char *)&d[i];

@@ -28,6 +28,11 @@ config_json(const struct bcase *c)
 	json_object_set_new(o, "warmup_s", json_integer(opt.run.warmup));
 	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
 	json_object_set_new(o, "cpu_limit", json_integer(opt.run.cpu_limit));
+	if (ff_workload_is_rr(c->workload)) {
+		json_object_set_new(o, "request_size", json_integer(opt.run.request_size));
+		json_object_set_new(o, "response_size", json_integer(opt.run.response_size));
+		json_object_set_new(o, "rate_per_s", opt.run.rate ? json_integer(opt.run.rate) : json_null());
+	}
 	return o;
 }
 
@@ -211,6 +216,7 @@ static int
 crun_start(struct crun *cr)
 {
 	const struct bcase *c = cr->c;
+	struct ff_run_opts run = opt.run;
 	struct ff_argv argv = FF_ARGV_INIT;
 	char errpath[64];
 	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
@@ -228,7 +234,15 @@ crun_start(struct crun *cr)
 	o.log = errpath;
 	ff_argv_addl(&argv, flimflam, "run", "--json", "-w", c->workload, "-r", c->relay,
 		     "-p", c->protocol, NULL);
-	ff_argv_run_opts(&argv, &opt.run, 1);
+	if (!ff_workload_is_rr(c->workload)) {
+		/* The request/response options are builtin-rr's and builtin-crr's. */
+		struct ff_run_opts d = FF_RUN_OPTS_DEFAULTS;
+
+		run.request_size = d.request_size;
+		run.response_size = d.response_size;
+		run.rate = d.rate;
+	}
+	ff_argv_run_opts(&argv, &run, 1);
 	cr->t0 = cr->t_phase = ff_now();
 	st = ff_spawn(&cr->child, "flimflam run", argv.v, &o);
 	ff_argv_free(&argv);

@@ -49,6 +49,8 @@ const struct metric metrics[M_N] = {
 	{ "bits_per_s", "Bits/s", 1, fmt_si },
 	{ "ops_per_s", "Ops/s", 1, fmt_si },
 	{ "latency_avg_us", "Average latency", 0, fmt_us },
+	{ "latency_p50_us", "Latency p50", 0, fmt_us },
+	{ "latency_p99_us", "Latency p99", 0, fmt_us },
 	{ "relay_cpu_s_per_gb", "Relay CPU s/GB, R1 + R2", 0, fmt_plain },
 	{ "relay_cpu_s_per_1k_requests", "Relay CPU s/1k req, R1 + R2", 0, fmt_plain },
 	{ "r1_cpu_fraction", "R1 CPU", 0, fmt_fraction },
@@ -56,6 +58,8 @@ const struct metric metrics[M_N] = {
 	{ "r2_cpu_fraction", "R2 CPU", 0, fmt_fraction },
 	{ "r2_max_rss_bytes", "R2 RSS", 0, fmt_bytes },
 	{ "relay_cpu_fraction", "Relay CPU", 0, fmt_fraction },
+	{ "latency_p999_us", "Latency p99.9", 0, fmt_us },
+	{ "latency_max_us", "Latency max", 0, fmt_us },
 };
 
 void
@@ -383,6 +387,43 @@ print_failed_runs(const struct group *g, int ng)
 	}
 }
 
+/*
+ * The latency percentiles of the cases that have them (builtin-rr,
+ * builtin-crr, h2load): transactions/s, p50, p99, and for those with a
+ * histogram p99.9 and the maximum.
+ */
+static void
+print_latency(const struct group *g, int ng)
+{
+	static const int cols[] = { M_OPS, M_P50, M_P99, M_P999, M_LATMAX };
+	struct table t = { 8, "lllrrrrr", NULL, 0 };
+	char cells[8][128], *cp[8];
+	struct stats s;
+	int i, j;
+
+	trow(&t, 8, "Workload", "Relay", "Protocol", "Ops/s", "p50", "p99", "p99.9", "Max");
+	for (j = 0; j < 8; j++)
+		cp[j] = cells[j];
+	for (i = 0; i < ng; i++) {
+		group_stats(&g[i], M_P50, &s);
+		if (!s.n)
+			continue;
+		snprintf(cells[0], 128, "%s", g[i].k.workload);
+		snprintf(cells[1], 128, "%s", g[i].k.relay);
+		snprintf(cells[2], 128, "%s", g[i].k.protocol);
+		for (j = 0; j < 5; j++) {
+			group_stats(&g[i], cols[j], &s);
+			fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
+		}
+		trow_v(&t, 8, (const char *const *)cp);
+	}
+	if (t.nrows > 1) {
+		printf("\nLatency (lower is better; Ops/s: transactions, connections for builtin-crr)\n\n");
+		table_print(&t);
+	}
+	table_free(&t);
+}
+
 void
 print_results(struct results *res)
 {
@@ -428,6 +469,7 @@ print_results(struct results *res)
 		printf("\nRelay CPU per unit of work (R1 + R2; lower is better)\n\n");
 		table_print(&e);
 	}
+	print_latency(g, ng);
 	table_free(&t);
 	table_free(&e);
 }

@@ -60,7 +60,8 @@ static const struct cmd cmds[] = {
 
 static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
-	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]%s\n"
+	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
+	"       [--request-size BYTES] [--response-size BYTES] [--rate N]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
@@ -80,10 +81,14 @@ static const char run_usage_fmt[] =
 	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
 	"                        (default 1)\n"
 	"  --json                Print the event stream (JSON lines) instead of the summary\n"
+	"  --request-size BYTES  builtin-rr, builtin-crr: the request's size (default 1)\n"
+	"  --response-size BYTES builtin-rr, builtin-crr: the response's size (default 1)\n"
+	"  --rate N              builtin-rr, builtin-crr: N transactions a second in all,\n"
+	"                        latency from when each was due (default: closed loop)\n"
 	"%s"
 	"\n"
-	"Workloads: builtin, iperf3, h2load, h2load-h1. Relays: skrouterd, nghttpx,\n"
-	"nginx, none. Protocols: tcp, http1, http2.\n";
+	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
+	"Relays: skrouterd, nghttpx, nginx, none. Protocols: tcp, http1, http2.\n";
 
 static char run_usage[4096];
 
@@ -248,6 +253,9 @@ validate_run(const struct cmd *c)
 			       c->name, opt.relay);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(run_usage, "%s", why);
+	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
+		ff_usage_error(run_usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
+			       opt.workload);
 	/* The stages and what they start inherit our limit, raised to the hard one. */
 	if (ff_nofile_for_jobs(opt.run.jobs, why, sizeof(why)) < 0)
 		ff_die("%s", why);

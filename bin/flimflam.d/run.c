@@ -146,8 +146,16 @@ start_pipeline(const struct cmd *c, const char *rundir)
 	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
 
 	p = pipeline_new();
-	pipeline_command(p, stage("ff-workload", "serve", "-w", opt.workload,
-				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	cmd = stage("ff-workload", "serve", "-w", opt.workload, "--cpu-limit", cpu,
+		    "--run-dir", rundir, NULL);
+	if (ff_workload_is_rr(opt.workload)) {
+		/* The server's framing: the sizes (the rate is the client's). */
+		pipecmd_arg(cmd, "--request-size");
+		pipecmd_argf(cmd, "%ld", opt.run.request_size);
+		pipecmd_arg(cmd, "--response-size");
+		pipecmd_argf(cmd, "%ld", opt.run.response_size);
+	}
+	pipeline_command(p, cmd);
 	pipeline_command(p, stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
 				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
 	cmd = stage("ff-workload", "drive", "-w", opt.workload, NULL);

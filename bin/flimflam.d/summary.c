@@ -38,6 +38,44 @@ human(double v, const char *unit, char *buf, size_t n)
 	return ff_fmt_prefixed(v, 1000, " ", unit, buf, n);
 }
 
+/* builtin-rr and builtin-crr: transactions, the rate asked, latency percentiles. */
+static void
+summarize_rr(const json_t *res)
+{
+	static const char *const prefixes[] = { "latency", "connect_latency" };
+	static const char *const cols[] = { "p50", "p90", "p99", "p999", "p9999", "max" };
+	static const char *const names[] = { "p50", "p90", "p99", "p99.9", "p99.99", "max" };
+	char a[64], key[64];
+	size_t i, k;
+	double asked = ff_json_num(res, "rate_per_s", -1), got = ff_json_num(res, "ops_per_s", -1);
+
+	ff_print("  Operations:  %s (%.0f transactions in the window%s)\n", human(got, "op/s", a, sizeof(a)),
+		 ff_json_num(res, "transactions", 0),
+		 json_object_get(res, "connections") ? ", each on a connection of its own" : "");
+	if (asked > 0)
+		ff_print("  Rate asked:  %.0f/s, %s%s\n", asked, got < 0.95 * asked ? "NOT kept: " : "",
+			 human(got, "/s achieved", a, sizeof(a)));
+	for (k = 0; k < FF_ARRAY_SIZE(prefixes); k++) {
+		snprintf(key, sizeof(key), "%s_p50_us", prefixes[k]);
+		if (!json_is_number(json_object_get(res, key)))
+			continue;
+		ff_print("  %s", k ? "Connect:     " : "Latency:     ");
+		for (i = 0; i < FF_ARRAY_SIZE(cols); i++) {
+			double us;
+
+			snprintf(key, sizeof(key), "%s_%s_us", prefixes[k], cols[i]);
+			us = ff_json_num(res, key, 0);
+			ff_print("%s%s %s", i ? ", " : "", names[i],
+				 us < 1000 ? ff_fmt_sig3(us, " us", a, sizeof(a)) :
+				 us < 1e6 ? ff_fmt_sig3(us / 1e3, " ms", a, sizeof(a)) :
+				 ff_fmt_sig3(us / 1e6, " s", a, sizeof(a)));
+		}
+		ff_print("\n");
+	}
+	if (ff_json_str(res, "histogram"))
+		ff_print("  Histogram:   %s\n", ff_json_str(res, "histogram"));
+}
+
 void
 summarize(json_t *events, const char *rundir)
 {
@@ -74,9 +112,11 @@ summarize(json_t *events, const char *rundir)
 	}
 	ff_print("\nResults\n");
 	ff_print("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
-	if (json_is_number(json_object_get(res, "ops_per_s")))
+	if (json_is_number(json_object_get(res, "ops_per_s")) && !ff_workload_is_rr(opt.workload))
 		ff_print("  Operations:  %s\n", human(ff_json_num(res, "ops_per_s", -1), "op/s", a, sizeof(a)));
-	if (json_is_number(json_object_get(res, "latency_avg_us")))
+	if (ff_workload_is_rr(opt.workload))
+		summarize_rr(res);
+	else if (json_is_number(json_object_get(res, "latency_avg_us")))
 		ff_print("  Latency:     %.3f ms average, %.3f ms p99\n",
 		       ff_json_num(res, "latency_avg_us", 0) / 1000,
 		       ff_json_num(res, "latency_p99_us", 0) / 1000);

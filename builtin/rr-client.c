@@ -1,0 +1,619 @@
+/*
+ * ff-builtin-rr-client - the client of the request/response workloads.
+ *
+ * builtin-rr: --jobs connections to 127.0.0.1:PORT (usually a relay in
+ * front of ff-builtin-rr-server); on each, a request of --request-size
+ * bytes, then the response of --response-size bytes, one at a time, as
+ * fast as they go (netperf's TCP_RR).
+ * builtin-crr (--crr): --jobs at a time, each transaction on a connection
+ * of its own: connect, request, response, close (netperf's TCP_CRR).
+ * --rate N: open loop, N transactions a second in all, each job's due at
+ * even intervals; a transaction's latency counts from when it was due,
+ * not when it could be sent, so a stall shows in full (no coordinated
+ * omission).
+ *
+ * Only transactions that complete inside the window count: it opens
+ * --warmup seconds after the start (once every rr connection is up) and
+ * lasts --duration seconds; each transaction is stamped when it ends and
+ * counted, or not, by that stamp.
+ *
+ * Events on stdout (ff-workload adds start and end around them):
+ *   window  when the window opens
+ *   sample  once a second of the window: the transactions of that second
+ *   result  when it closes: counts, rates, latency percentiles
+ *
+ * One thread per job, each with a blocking socket (the fewest system
+ * calls a transaction can take: a write and a read), its own latency
+ * histogram (lib/ff_hist.c) and counters; the main thread reads the
+ * counters on the clock and merges the histograms at the end.
+ */
+#include "ff.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: ff-builtin-rr-client --port PORT [--crr] [--jobs N] [--warmup SECONDS]\n"
+	"                            [--duration SECONDS] [--request-size BYTES]\n"
+	"                            [--response-size BYTES] [--rate N]\n"
+	"                            [--timeout SECONDS] [--histogram-dir DIR]\n"
+	"\n"
+	"Request/response transactions with 127.0.0.1:PORT on N connections\n"
+	"(default 2), or with --crr on a new connection each, during a window of\n"
+	"--duration seconds (default 5) that opens --warmup seconds (default 5)\n"
+	"after the start. --rate: N transactions a second in all (open loop).\n"
+	"--timeout: a connect, request or response taking longer fails (default\n"
+	"10). --histogram-dir: write the latency histograms there.\n"
+	"--version prints the version. --pipeline-stage (ff-workload gives it as\n"
+	"flimflam's stage): a signal stops it without a \"stopped by\" line.\n";
+
+/* The largest write of a request; a larger one is written in pieces. */
+#define CHUNK (1024 * 1024)
+
+struct job {
+	pthread_t tid;
+	int id;				/* 1..jobs */
+	_Atomic int fd;			/* the connection, -1 between (crr) */
+	uint64_t phase_ns;		/* first due time after the start (--rate) */
+	_Atomic uint64_t done, bytes;	/* in the window; written by this job only */
+	struct ff_hist *lat, *conn;	/* in the window */
+	uint64_t attempts, errors, timeouts;	/* crr, the whole run */
+	char why[192];			/* the first failure */
+} __attribute__((aligned(64)));
+
+static int port, crr, timeout_s = 10;
+static long req_size = 1, resp_size = 1, rate;
+static uint64_t t0_ns, open_ns, close_ns, interval_ns;
+static char *reqbuf;
+static struct job *jobs_v;
+static int njobs;
+static atomic_int stopping;
+
+/* The first failure of an rr connection, for the main thread to report. */
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int fail_id;
+static char fail_why[256];
+static int fail_fd = -1;
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void
+fail(const struct job *j, const char *why)
+{
+	uint64_t one = 1;
+
+	if (atomic_load(&stopping))
+		return;
+	pthread_mutex_lock(&fail_lock);
+	if (!fail_id) {
+		fail_id = j->id;
+		snprintf(fail_why, sizeof(fail_why), "%s", why);
+	}
+	pthread_mutex_unlock(&fail_lock);
+	if (write(fail_fd, &one, sizeof(one)) < 0) {
+		/* the counter is already non-zero */
+	}
+}
+
+static void
+sock_opts(int fd)
+{
+	struct timeval tv = { timeout_s, 0 };
+	int one = 1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		ff_die("cannot set socket options: %s", strerror(errno));
+}
+
+/*
+ * Connect a new socket (blocking, with the timeouts). Returns the fd, or -1
+ * with the reason in why; *timed_out set when the timeout passed. With a
+ * slot, the socket is put there before connecting, so that stop() can cut
+ * a connect short too; -1 with why "" when stopping.
+ */
+static int
+connect_new(_Atomic int *slot, char *why, size_t n, int *timed_out)
+{
+	struct sockaddr_in sa;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*timed_out = 0;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(why, n, "cannot create a socket: %s", strerror(errno));
+		return -1;
+	}
+	sock_opts(fd);
+	if (slot) {
+		atomic_store(slot, fd);
+		if (atomic_load(&stopping)) {
+			atomic_store(slot, -1);
+			close(fd);
+			why[0] = 0;
+			return -1;
+		}
+	}
+	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno == EINTR)
+			continue;
+		*timed_out = errno == EINPROGRESS || errno == EAGAIN;
+		if (*timed_out)
+			snprintf(why, n, "connect timed out after %d s", timeout_s);
+		else
+			snprintf(why, n, "cannot connect to 127.0.0.1:%d: %s", port, strerror(errno));
+		if (slot)
+			atomic_store(slot, -1);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * One transaction on a connected socket: the request, then the whole
+ * response (taken off the socket uncopied, MSG_TRUNC). 0, or -1 with the
+ * reason in why (*timed_out when the timeout passed).
+ */
+static int
+transact(int fd, char *why, size_t n, int *timed_out)
+{
+	long left;
+	ssize_t r;
+
+	*timed_out = 0;
+	for (left = req_size; left > 0; left -= r) {
+		r = write(fd, reqbuf, left < CHUNK ? left : CHUNK);
+		if (r < 0 && errno == EINTR) {
+			r = 0;
+			continue;
+		}
+		if (r < 0) {
+			*timed_out = errno == EAGAIN;
+			if (*timed_out)
+				snprintf(why, n, "the request waited %d s to be sent", timeout_s);
+			else
+				snprintf(why, n, "cannot send the request: %s", strerror(errno));
+			return -1;
+		}
+	}
+	for (left = resp_size; left > 0; left -= r) {
+		r = recv(fd, NULL, left, MSG_TRUNC);
+		if (r < 0 && errno == EINTR) {
+			r = 0;
+			continue;
+		}
+		if (r == 0) {
+			snprintf(why, n, "closed by the other end");
+			return -1;
+		}
+		if (r < 0) {
+			*timed_out = errno == EAGAIN;
+			if (*timed_out)
+				snprintf(why, n, "no response in %d s", timeout_s);
+			else
+				snprintf(why, n, "cannot receive the response: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+sleep_until(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* A transaction that ended at `end` counts if the window holds that moment. */
+static void
+count(struct job *j, uint64_t start, uint64_t connected, uint64_t end)
+{
+	if (end < open_ns || end >= close_ns)
+		return;
+	ff_hist_record(j->lat, end - start);
+	if (j->conn)
+		ff_hist_record(j->conn, connected - start);
+	/* Single writer: relaxed load and store, no locked add. */
+	atomic_store_explicit(&j->done, atomic_load_explicit(&j->done, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	atomic_store_explicit(&j->bytes, atomic_load_explicit(&j->bytes, memory_order_relaxed) +
+			      req_size + resp_size, memory_order_relaxed);
+}
+
+static void *
+job_main(void *arg)
+{
+	struct job *j = arg;
+	uint64_t due = t0_ns + j->phase_ns, start, connected = 0, end;
+	int fd = atomic_load(&j->fd), timed_out, r;
+	char why[192];
+
+	for (;;) {
+		if (interval_ns) {
+			/* Open loop: each transaction at its time, or at once when late. */
+			if (due >= close_ns)
+				break;
+			sleep_until(due);
+			start = due;
+			due += interval_ns;
+		} else {
+			start = now_ns();
+			if (start >= close_ns)
+				break;
+		}
+		if (atomic_load(&stopping))
+			break;
+		if (crr) {
+			j->attempts++;
+			/* In j->fd, which stop() shuts down to cut it short. */
+			fd = connect_new(&j->fd, why, sizeof(why), &timed_out);
+			connected = now_ns();
+			r = fd >= 0 ? transact(fd, why, sizeof(why), &timed_out) : -1;
+			end = now_ns();
+			if (fd >= 0) {
+				atomic_store(&j->fd, -1);
+				close(fd);
+			}
+			if (atomic_load(&stopping))
+				break;
+			if (r < 0) {
+				if (!j->errors)
+					snprintf(j->why, sizeof(j->why), "%s", why);
+				j->errors++;
+				j->timeouts += timed_out;
+				/* No spinning on a refused port; the run fails anyway. */
+				sleep_until(now_ns() + 10000000);
+				continue;
+			}
+		} else {
+			r = transact(fd, why, sizeof(why), &timed_out);
+			end = now_ns();
+			if (r < 0) {
+				fail(j, why);
+				break;
+			}
+		}
+		count(j, start, connected, end);
+	}
+	return NULL;
+}
+
+/* A signal ends the run, a failed rr connection fails it. */
+static void
+check(const char *phase)
+{
+	if (ff_signalled())
+		ff_exit_signalled();
+	if (atomic_load(&fail_id)) {
+		pthread_mutex_lock(&fail_lock);
+		ff_die("connection %d to 127.0.0.1:%d failed during the %s: %s",
+		       atomic_load(&fail_id), port, phase, fail_why);
+	}
+}
+
+static void
+wait_until_ns(uint64_t when, const char *phase)
+{
+	while (ff_wait_until(when / 1e9, fail_fd) != 0)
+		check(phase);
+	check(phase);
+}
+
+/*
+ * n zeroed histograms in one anonymous mapping: a page costs memory only
+ * once a value lands in it, so 4096 jobs' histograms (30 KiB each) cost a
+ * few pages each, not 120 MiB.
+ */
+static struct ff_hist *
+new_hists(size_t n)
+{
+	void *p = mmap(NULL, n * sizeof(struct ff_hist), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		ff_die("out of memory for %zu histograms", n);
+	return p;
+}
+
+static void
+start(long warmup, long duration)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	char why[192];
+	int i, timed_out;
+
+	struct ff_hist *lats = new_hists(njobs), *conns = crr ? new_hists(njobs) : NULL;
+
+	jobs_v = aligned_alloc(64, njobs * sizeof(*jobs_v));
+	reqbuf = malloc(req_size < CHUNK ? req_size : CHUNK);
+	if (!jobs_v || !reqbuf)
+		ff_die("out of memory");
+	memset(reqbuf, 'q', req_size < CHUNK ? req_size : CHUNK);
+	memset(jobs_v, 0, njobs * sizeof(*jobs_v));
+	for (i = 0; i < njobs; i++) {
+		struct job *j = &jobs_v[i];
+
+		j->id = i + 1;
+		j->lat = &lats[i];
+		j->conn = crr ? &conns[i] : NULL;
+		atomic_store(&j->fd, -1);
+		/* rr: every connection first; failing to connect is an error. */
+		if (!crr) {
+			int fd = connect_new(NULL, why, sizeof(why), &timed_out);
+
+			if (fd < 0)
+				ff_die("%s", why);
+			atomic_store(&j->fd, fd);
+		}
+		if (ff_signalled())
+			ff_exit_signalled();
+	}
+	t0_ns = now_ns();
+	open_ns = t0_ns + warmup * 1000000000ULL;
+	close_ns = open_ns + duration * 1000000000ULL;
+	if (rate) {
+		interval_ns = (uint64_t)(1e9 * njobs / rate);
+		if (!interval_ns)
+			interval_ns = 1;
+		for (i = 0; i < njobs; i++)
+			jobs_v[i].phase_ns = interval_ns * i / njobs;
+	}
+
+	/* The jobs take no signals: the main thread does. */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (i = 0; i < njobs; i++) {
+		errno = pthread_create(&jobs_v[i].tid, &attr, job_main, &jobs_v[i]);
+		if (errno)
+			ff_die("cannot start a thread: %s", strerror(errno));
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+}
+
+/*
+ * Stop the jobs: those still in a transaction when the window closed are
+ * woken by shutting their connection down, and then none counts anything.
+ */
+static void
+stop(void)
+{
+	int i, fd;
+
+	atomic_store(&stopping, 1);
+	for (i = 0; i < njobs; i++)
+		if ((fd = atomic_load(&jobs_v[i].fd)) >= 0)
+			shutdown(fd, SHUT_RDWR);
+	for (i = 0; i < njobs; i++)
+		pthread_join(jobs_v[i].tid, NULL);
+	for (i = 0; i < njobs; i++)
+		if (!crr)
+			close(atomic_load(&jobs_v[i].fd));
+}
+
+static void
+sums(uint64_t *done, uint64_t *bytes)
+{
+	int i;
+
+	*done = *bytes = 0;
+	for (i = 0; i < njobs; i++) {
+		*done += atomic_load_explicit(&jobs_v[i].done, memory_order_relaxed);
+		*bytes += atomic_load_explicit(&jobs_v[i].bytes, memory_order_relaxed);
+	}
+}
+
+static void
+emit_counts(json_t *ev, uint64_t done, uint64_t bytes, double seconds)
+{
+	json_object_set_new(ev, "bytes", json_integer((json_int_t)bytes));
+	json_object_set_new(ev, "bits", json_integer((json_int_t)(8 * bytes)));
+	json_object_set_new(ev, "bits_per_s", json_real(8 * bytes / seconds));
+	json_object_set_new(ev, "operations", json_integer((json_int_t)done));
+	json_object_set_new(ev, "ops_per_s", json_real(done / seconds));
+}
+
+static char *
+write_hist(const char *dir, const char *name, const struct ff_hist *h)
+{
+	char *path;
+
+	if (!dir)
+		return NULL;
+	path = ff_asprintf("%s/%s", dir, name);
+	if (ff_hist_write(path, h) < 0)
+		ff_die("cannot keep the latency histogram");
+	return path;
+}
+
+static void
+result(long duration, const char *hist_dir)
+{
+	struct ff_hist *lat = new_hists(2), *conn = lat + 1;
+	uint64_t done, bytes, attempts = 0, errors = 0, timeouts = 0;
+	const char *why = NULL;
+	char *lat_path, *conn_path = NULL;
+	json_t *ev;
+	int i;
+
+	for (i = 0; i < njobs; i++) {
+		ff_hist_merge(lat, jobs_v[i].lat);
+		if (crr)
+			ff_hist_merge(conn, jobs_v[i].conn);
+		attempts += jobs_v[i].attempts;
+		errors += jobs_v[i].errors;
+		timeouts += jobs_v[i].timeouts;
+		if (!why && jobs_v[i].errors)
+			why = jobs_v[i].why;
+	}
+	if (errors)
+		ff_die("%llu of %llu connections failed (%llu timed out); the first: %s",
+		       (unsigned long long)errors, (unsigned long long)attempts,
+		       (unsigned long long)timeouts, why);
+	sums(&done, &bytes);
+	if (!done)
+		ff_die("no transaction completed in the window");
+	lat_path = write_hist(hist_dir, "latency-hist.json", lat);
+	if (crr)
+		conn_path = write_hist(hist_dir, "connect-latency-hist.json", conn);
+
+	ev = ff_event("result");
+	json_object_set_new(ev, "workload", json_string(crr ? "builtin-crr" : "builtin-rr"));
+	json_object_set_new(ev, "jobs", json_integer(njobs));
+	json_object_set_new(ev, "duration_s", json_real(duration));
+	json_object_set_new(ev, "request_size", json_integer(req_size));
+	json_object_set_new(ev, "response_size", json_integer(resp_size));
+	json_object_set_new(ev, "rate_per_s", rate ? json_integer(rate) : json_null());
+	emit_counts(ev, done, bytes, duration);
+	json_object_set_new(ev, "transactions", json_integer((json_int_t)done));
+	json_object_set_new(ev, "errors", json_integer(0));
+	ff_hist_summary_json(ev, "latency", lat);
+	json_object_set_new(ev, "latency_distribution", ff_hist_distribution_json(lat));
+	json_object_set_new(ev, "histogram", lat_path ? json_string(lat_path) : json_null());
+	if (crr) {
+		json_object_set_new(ev, "connections", json_integer((json_int_t)done));
+		ff_hist_summary_json(ev, "connect_latency", conn);
+		json_object_set_new(ev, "connect_latency_distribution",
+				    ff_hist_distribution_json(conn));
+		json_object_set_new(ev, "connect_histogram",
+				    conn_path ? json_string(conn_path) : json_null());
+	}
+	ff_emit(ev);
+	if (rate && done < 0.95 * rate * duration)
+		ff_warn("%.0f transactions/s of the %ld asked: the relay (or the server) did not keep up",
+			(double)done / duration, rate);
+	free(lat_path);
+	free(conn_path);
+	munmap(lat, 2 * sizeof(*lat));
+}
+
+static void
+run(long warmup, long duration, const char *hist_dir)
+{
+	uint64_t d, b, dprev, bprev, prev, t;
+	json_t *ev;
+	int i;
+
+	fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fail_fd < 0)
+		ff_die("cannot create an eventfd: %s", strerror(errno));
+	start(warmup, duration);
+	wait_until_ns(open_ns, "warmup");
+	ff_emit_window(warmup, duration, open_ns / 1e9);
+
+	prev = open_ns;
+	dprev = bprev = 0;
+	for (i = 1; i <= duration; i++) {
+		wait_until_ns(open_ns + i * 1000000000ULL, "window");
+		t = now_ns();
+		sums(&d, &b);
+		ev = ff_event("sample");
+		json_object_set_new(ev, "elapsed_s", json_real(ff_usec((t - open_ns) / 1e9)));
+		emit_counts(ev, d - dprev, b - bprev, (t - prev) / 1e9);
+		ff_emit(ev);
+		prev = t;
+		dprev = d;
+		bprev = b;
+	}
+	check("window");
+	stop();
+	result(duration, hist_dir);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+		FF_LONGOPT_PIPELINE_STAGE,
+		{ "port", required_argument, NULL, 'p' },
+		{ "crr", no_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "histogram-dir", required_argument, NULL, 'H' },
+		{ "jobs", required_argument, NULL, FF_OPT_JOBS },
+		{ "warmup", required_argument, NULL, FF_OPT_WARMUP },
+		{ "duration", required_argument, NULL, FF_OPT_DURATION },
+		{ "request-size", required_argument, NULL, FF_OPT_REQUEST_SIZE },
+		{ "response-size", required_argument, NULL, FF_OPT_RESPONSE_SIZE },
+		{ "rate", required_argument, NULL, FF_OPT_RATE },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ff_run_opts o = FF_RUN_OPTS_DEFAULTS;
+	const char *hist_dir = NULL;
+	long p = -1;
+	int c;
+
+	ff_setprog(argv[0]);
+	opterr = 0;
+	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
+		switch (c) {
+		case 'h':
+			ff_usage(usage, 0);
+		case 'p':
+			p = ff_parse_long(usage, "--port", optarg, 1, 65535);
+			break;
+		case 'c':
+			crr = 1;
+			break;
+		case 't':
+			timeout_s = (int)ff_parse_long(usage, "--timeout", optarg, 1, 3600);
+			break;
+		case 'H':
+			hist_dir = optarg;
+			break;
+		default:
+			ff_take_run_opt(usage, c, optarg, &o);
+		}
+	if (optind < argc)
+		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (p < 0)
+		ff_usage_error(usage, "missing --port");
+	port = p;
+	njobs = o.jobs;
+	req_size = o.request_size;
+	resp_size = o.response_size;
+	rate = o.rate;
+	if (hist_dir) {
+		char why[256];
+
+		if (ff_dir_writable(hist_dir, 1 << 20, why, sizeof(why)) < 0)
+			ff_usage_error(usage, "--histogram-dir: %s", why);
+	}
+
+	ff_signals_init();
+	ff_raise_nofile(njobs + 64);
+	run(o.warmup, o.duration, hist_dir);
+	return ff_finish();
+}

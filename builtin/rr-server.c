@@ -1,0 +1,236 @@
+/*
+ * ff-builtin-rr-server - the server of the request/response workloads
+ * (builtin-rr, builtin-crr). Listens on 127.0.0.1:PORT; on every
+ * connection, each --request-size bytes received are answered with
+ * --response-size bytes, until the client closes. Prints nothing on
+ * stdout; ends on SIGTERM or SIGINT.
+ *
+ * One thread per CPU we may use (up to 8), each with its own epoll set
+ * (level-triggered) of non-blocking connections; the main thread accepts
+ * and deals the connections out in turn. A transaction costs the server
+ * one epoll_wait, one recv and one write: the request's bytes are taken
+ * off the socket with recv(MSG_TRUNC) (counted, not copied), the response
+ * comes from one constant buffer.
+ */
+#include "ff.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: ff-builtin-rr-server --port PORT [--request-size BYTES]\n"
+	"                            [--response-size BYTES]\n"
+	"\n"
+	"Answer every --request-size bytes (default 1) received on a TCP\n"
+	"connection to 127.0.0.1:PORT with --response-size bytes (default 1),\n"
+	"until SIGTERM or SIGINT.\n"
+	"--version prints the version.\n";
+
+#define MAX_THREADS 8
+/* The largest write of a response; a larger one is written in pieces. */
+#define CHUNK (1024 * 1024)
+
+struct conn {
+	int fd;
+	long need;		/* bytes of the request still to come */
+	long long owe;		/* bytes of responses still to write */
+	int waiting_out;	/* EPOLLOUT asked for: the socket was full */
+};
+
+struct worker {
+	pthread_t tid;
+	int epfd;
+};
+
+static struct worker workers[MAX_THREADS];
+static int nworkers;
+static long request_size = 1, response_size = 1;
+static char *response;		/* min(response_size, CHUNK) bytes */
+
+static void
+watch(struct worker *w, struct conn *c, int out)
+{
+	struct epoll_event ev = { EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0), { .ptr = c } };
+
+	if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0)
+		ff_die("epoll_ctl: %s", strerror(errno));
+	c->waiting_out = out;
+}
+
+/* Write what is owed; 0 when all is written or the socket is full, -1 when the connection is over. */
+static int
+flush(struct worker *w, struct conn *c)
+{
+	ssize_t n;
+
+	while (c->owe > 0) {
+		n = write(c->fd, response, c->owe < CHUNK ? c->owe : CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if (!c->waiting_out)
+				watch(w, c, 1);
+			return 0;
+		}
+		if (n < 0)
+			return -1;
+		c->owe -= n;
+	}
+	if (c->waiting_out)
+		watch(w, c, 0);
+	return 0;
+}
+
+/*
+ * One turn of a connection: what is owed first; then, if all of it went,
+ * the request's bytes that are there, and the response when it is whole.
+ * Level-triggered, so what is left in the socket comes round again.
+ * Returns -1 when the connection is over (closed, reset: no error here,
+ * the client decides when a run ends).
+ */
+static int
+turn(struct worker *w, struct conn *c)
+{
+	ssize_t n;
+
+	if (flush(w, c) < 0)
+		return -1;
+	if (c->owe > 0)
+		return 0;	/* the peer is not reading: do not read either */
+	n = recv(c->fd, NULL, c->need, MSG_TRUNC | MSG_DONTWAIT);
+	if (n == 0)
+		return -1;
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	c->need -= n;
+	if (c->need > 0)
+		return 0;
+	c->need = request_size;
+	c->owe += response_size;
+	return flush(w, c);
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct epoll_event evs[64];
+	int n, k;
+
+	for (;;) {
+		n = epoll_wait(w->epfd, evs, FF_ARRAY_SIZE(evs), -1);
+		if (n < 0 && errno != EINTR)
+			ff_die("epoll_wait: %s", strerror(errno));
+		for (k = 0; k < n; k++) {
+			struct conn *c = evs[k].data.ptr;
+
+			if (turn(w, c) < 0) {
+				close(c->fd);
+				free(c);
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Hand a new connection to a worker, round robin. */
+static void
+adopt(int fd)
+{
+	static int next;
+	struct worker *w = &workers[next++ % nworkers];
+	struct epoll_event ev;
+	struct conn *c = calloc(1, sizeof(*c));
+	int one = 1;
+
+	if (!c)
+		ff_die("out of memory");
+	/* Each response goes out whole at once, as the client's requests do. */
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		ff_die("cannot set TCP_NODELAY: %s", strerror(errno));
+	c->fd = fd;
+	c->need = request_size;
+	ev.events = EPOLLIN | EPOLLRDHUP;
+	ev.data.ptr = c;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		ff_die("epoll_ctl: %s", strerror(errno));
+}
+
+static void
+serve(int lfd)
+{
+	sigset_t all, old;
+	cpu_set_t set;
+	int i;
+
+	nworkers = ff_cpus_available(&set);
+	nworkers = nworkers < 1 ? 1 : nworkers > MAX_THREADS ? MAX_THREADS : nworkers;
+	/* The workers take no signals: the main thread does. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (i = 0; i < nworkers; i++) {
+		workers[i].epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (workers[i].epfd < 0)
+			ff_die("cannot create an event queue: %s", strerror(errno));
+		errno = pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
+		if (errno)
+			ff_die("cannot start a thread: %s", strerror(errno));
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ff_accept_loop(lfd, adopt);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+		{ "port", required_argument, NULL, 'p' },
+		{ "request-size", required_argument, NULL, 'q' },
+		{ "response-size", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long port = -1;
+	int c;
+
+	ff_setprog(argv[0]);
+	opterr = 0;
+	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
+		switch (c) {
+		case 'h':
+			ff_usage(usage, 0);
+		case 'p':
+			port = ff_parse_long(usage, "--port", optarg, 1, 65535);
+			break;
+		case 'q':
+			request_size = ff_parse_run_opt(usage, "--request-size", optarg);
+			break;
+		case 'r':
+			response_size = ff_parse_run_opt(usage, "--response-size", optarg);
+			break;
+		}
+	if (optind < argc)
+		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (port < 0)
+		ff_usage_error(usage, "missing --port");
+	response = malloc(response_size < CHUNK ? response_size : CHUNK);
+	if (!response)
+		ff_die("out of memory");
+	memset(response, 'r', response_size < CHUNK ? response_size : CHUNK);
+
+	ff_signals_init();
+	ff_raise_nofile(LONG_MAX);
+	serve(ff_listen_loopback(port));
+	/* Terminated: that is how a server's life ends. */
+	return ff_finish();
+}
