@@ -272,6 +272,7 @@ struct drive {
 	json_t *topology;
 	const char *host, *path;
 	int port;
+	pid_t server_pid;		/* from serve's server event */
 	double started, window_at;
 	double deadline;		/* when the client has overrun */
 	int window_sent, client_done, have_result, have_environment;
@@ -296,8 +297,11 @@ forward_upstream(struct drive *d)
 			d->port = (int)ff_json_num(ev, "port", 0);
 			d->host = ff_json_str(ev, "host");
 		}
-		if (!strcmp(name, "server") && !d->path)
-			d->path = ff_strdup(ff_json_str(ev, "path"));
+		if (!strcmp(name, "server")) {
+			if (!d->path)
+				d->path = ff_strdup(ff_json_str(ev, "path"));
+			d->server_pid = (pid_t)ff_json_num(ev, "pid", 0);
+		}
 		ff_emit(ev);
 	}
 }
@@ -419,6 +423,16 @@ noreturn static void
 client_failed(struct drive *d)
 {
 	char *said = WIFEXITED(d->client.status) ? client_said(d) : NULL;
+
+	/*
+	 * A client fails first when its server dies under it (a reset), and
+	 * serve, which holds the server, may be the last to be told: the
+	 * cause is named here too, as the server is gone (a zombie) by now.
+	 */
+	if (d->server_pid > 0 && !ff_proc_alive(d->server_pid))
+		ff_die_event("the %s server (pid %d) died during the run; then the client %s%s%s",
+			     opt.workload, (int)d->server_pid, ff_child_how(&d->client),
+			     said ? ": " : "", said ? said : "");
 
 	if (said)
 		ff_die_event("the %s client %s: %s", opt.workload, ff_child_how(&d->client), said);
