@@ -6,6 +6,12 @@
  * `topology` and holds both relays until its reader closes the pipe. Alone,
  * `ff-topology -r nginx --server-port 8080` puts a relay chain in front of
  * any server until Ctrl-C.
+ *
+ * --relay-role ROLE starts one relay only, for relays on hosts of their
+ * own (flimflam --hosts): it relays to the host and port of the upstream's
+ * `server` event, or of its `topology` event (--target-event topology, the
+ * relay after it), listens on --listen, and emits a `topology` that puts
+ * itself in front of the upstream's relays.
  */
 #include "ff.h"
 
@@ -24,7 +30,8 @@
 static const char usage[] =
 	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--cpu-limit N]\n"
 	"                   [--encapsulation legacy|lite] [--server-port PORT]\n"
-	"                   [--run-dir DIR] [--config-only]\n"
+	"                   [--run-dir DIR] [--config-only] [--listen ADDRESS]\n"
+	"                   [--relay-role ROLE [--target-event server|topology]]\n"
 	"\n"
 	"Relays: skrouterd (default), nghttpx, nginx, none.\n"
 	"Protocols: tcp (default), http1, http2.\n"
@@ -33,10 +40,15 @@ static const char usage[] =
 	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
 	"default: the router's own). --config-only writes the relays' configurations\n"
 	"into the run directory, emits `config`, and starts nothing.\n"
+	"--listen: the address R1 listens on (default 127.0.0.1). --relay-role\n"
+	"(r1, r2, ...): only that relay (nginx, nghttpx), in front of the host and\n"
+	"port that the upstream's `server` event names (or its `topology` event,\n"
+	"with --target-event topology); its `topology` lists the upstream's relays too.\n"
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
-enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY };
+enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY,
+       OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -49,6 +61,9 @@ static const struct option longopts[] = {
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "encapsulation", required_argument, NULL, OPT_ENCAPSULATION },
 	{ "config-only", no_argument, NULL, OPT_CONFIG_ONLY },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "relay-role", required_argument, NULL, OPT_RELAY_ROLE },
+	{ "target-event", required_argument, NULL, OPT_TARGET_EVENT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -56,13 +71,17 @@ static struct {
 	const char *relay, *protocol, *run_dir, *encapsulation;
 	long cpu_limit, server_port;
 	int config_only;
-} opt = { "skrouterd", "tcp", NULL, NULL, 1, 0, 0 };
+	const char *listen, *relay_role, *target_event;
+} opt = { "skrouterd", "tcp", NULL, NULL, 1, 0, 0, "127.0.0.1", NULL, "server" };
+
+static const char *const target_events[] = { "server", "topology", NULL };
 
 static const char *const encapsulations[] = { "legacy", "lite", NULL };
 
 struct relay {
 	const char *role;		/* "r1", "r2" */
 	struct ff_child child;
+	const char *listen_host, *target_host;	/* data path addresses */
 	int port;			/* where it accepts the workload's traffic */
 	int target_port;		/* where it sends it */
 	int mgmt_port, inter_router_port;	/* skrouterd */
@@ -72,7 +91,11 @@ struct relay {
 	char *dir, *conf;
 };
 
-static struct relay r1 = { .role = "r1" }, r2 = { .role = "r2" };
+static struct relay r1 = { .role = "r1", .listen_host = "127.0.0.1", .target_host = "127.0.0.1" },
+	r2 = { .role = "r2", .listen_host = "127.0.0.1", .target_host = "127.0.0.1" };
+static int only;		/* --relay-role: r2 alone, named as that role */
+static json_t *upstream_relays;	/* --target-event topology: the relays behind ours */
+static const char *front_host = "127.0.0.1";	/* where the client connects */
 static int cpus_shared;
 static json_t *cpus_others;	/* other runs' relays on our CPUs, or NULL */
 static char *program_path;
@@ -191,6 +214,7 @@ configure_nginx(struct relay *r)
 	char port[16], target[16], nworkers[16];
 	const char *const vars[] = {
 		"DIR", r->dir, "PORT", port, "TARGET_PORT", target,
+		"LISTEN_HOST", r->listen_host, "TARGET_HOST", r->target_host,
 		"WORKERS", nworkers, "USER", ff_user_name(),
 		"LOAD_MODULE_LINES", nginx_load_module(), NULL
 	};
@@ -210,6 +234,7 @@ configure_nghttpx(struct relay *r)
 	char port[16], target[16], nworkers[16];
 	const char *const vars[] = {
 		"DIR", r->dir, "PORT", port, "TARGET_PORT", target,
+		"LISTEN_HOST", r->listen_host, "TARGET_HOST", r->target_host,
 		"WORKERS", nworkers,
 		"BACKEND_PROTO", !strcmp(opt.protocol, "http2") ? "h2" : "http/1.1",
 		NULL
@@ -353,6 +378,7 @@ relay_json(struct relay *r)
 	json_t *o = json_object();
 
 	json_object_set_new(o, "role", json_string(r->role));
+	json_object_set_new(o, "address", json_string(r->listen_host));
 	json_object_set_new(o, "program", json_string(opt.relay));
 	json_object_set_new(o, "path", ff_json_path(program_path));
 	json_object_set_new(o, "pid", json_integer(r->child.pid));
@@ -366,15 +392,34 @@ relay_json(struct relay *r)
 	return o;
 }
 
-/* Start R2, then R1; return R1's port (the client's target). */
+/* The relays this stage starts, in the order they start. */
+static struct relay *
+next_relay(struct relay *r)
+{
+	if (!r)
+		return &r2;
+	return r == &r2 && !only ? &r1 : NULL;
+}
+
+/* The relay the client (or the relay before it) connects to. */
+static struct relay *
+front(void)
+{
+	return only ? &r2 : &r1;
+}
+
+/* Start R2, then R1 (or the one relay of --relay-role); return the front's port. */
 static int
-start_relays(int server_port)
+start_relays(const char *server_host, int server_port)
 {
 	const struct relay_code *code;
 	cpu_set_t avail;
 
-	if (!row->processes)
+	if (!row->processes) {
+		front_host = server_host;	/* relay none: the client goes to the server */
 		return server_port;
+	}
+	front_host = opt.listen;
 	code = relay_code();
 
 	ff_cpus_available(&avail);
@@ -385,7 +430,7 @@ start_relays(int server_port)
 		cpu_set_t ours;
 
 		r1.pinned = r2.pinned = 1;
-		cpus_shared = !(a && b);
+		cpus_shared = !(a && b) && !only;
 		CPU_OR(&ours, &r1.cpus, &r2.cpus);
 		/* The topology event says so; flimflam's summary words it. */
 		cpus_others = opt.config_only ? NULL : others_on(&ours);
@@ -394,13 +439,15 @@ start_relays(int server_port)
 		struct relay *failed;
 		int st, lost;
 
+		r2.target_host = server_host;
 		r2.target_port = server_port;
 		r2.port = ff_free_port();
 		r1.target_port = r2.port;
 		r1.port = ff_free_port();
+		front()->listen_host = opt.listen;
 		if (code->ports)
 			code->ports();
-		for (struct relay *r = &r2; r; r = r == &r2 ? &r1 : NULL) {
+		for (struct relay *r = next_relay(NULL); r; r = next_relay(r)) {
 			r->dir = ff_asprintf("%s/%s", ff_rundir(NULL), r->role);
 			if (ff_mkdirs(r->dir, 0700) < 0)
 				ff_die("cannot create '%s': %s", r->dir, strerror(errno));
@@ -409,6 +456,8 @@ start_relays(int server_port)
 		if (opt.config_only)
 			break;
 		failed = start_relay(&r2) == 0 ? &r1 : &r2;
+		if (only && failed == &r1)
+			break;
 		st = failed == &r1 ? start_relay(&r1) : -1;
 		if (failed == &r1 && st == 0)
 			break;
@@ -423,7 +472,7 @@ start_relays(int server_port)
 			       opt.relay, ff_rundir(NULL));
 		ff_info("%s lost its port to another program; trying other ports", failed->role);
 	}
-	return r1.port;
+	return front()->port;
 }
 
 /*
@@ -494,7 +543,7 @@ emit_environment(json_t *env)
 	char *proton = NULL;
 
 	if (row->processes && relay_code()->proton)
-		proton = ff_env_proton_maps(r1.child.pid);
+		proton = ff_env_proton_maps(front()->child.pid);
 	json_object_update(ev, env);
 	json_decref(env);
 	json_object_set_new(ev, "proton_library", ff_json_path(proton));
@@ -502,9 +551,12 @@ emit_environment(json_t *env)
 	ff_emit(ev);
 }
 
-/* Up to the `server` event: the port to relay to. */
+/*
+ * Up to the `server` event (or, --target-event topology, the upstream
+ * relay's `topology`, which ours replaces): the host and port to relay to.
+ */
 static int
-take_server(struct ff_stage *s)
+take_server(struct ff_stage *s, char **host)
 {
 	const char *workload;
 	char why[512];
@@ -513,8 +565,22 @@ take_server(struct ff_stage *s)
 
 	while (!port) {
 		while (!port && (ev = ff_stage_next(s))) {
+			if (!strcmp(ff_event_name(ev), "topology") && !strcmp(opt.target_event, "topology")) {
+				port = (int)ff_json_num(ev, "port", 0);
+				if (port <= 0)
+					ff_die_event("the upstream's topology event has no port");
+				*host = strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
+				upstream_relays = json_incref(json_object_get(ev, "relays"));
+				json_decref(ev);
+				break;
+			}
+			if (!strcmp(ff_event_name(ev), "server") && strcmp(opt.target_event, "server")) {
+				ff_emit(ev);
+				continue;
+			}
 			if (!strcmp(ff_event_name(ev), "server")) {
 				port = (int)ff_json_num(ev, "port", 0);
+				*host = strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
 				workload = ff_json_str(ev, "workload");
 				if (workload && !ff_carries(workload, opt.relay, opt.protocol,
 							    NULL, NULL, why, sizeof(why)))
@@ -526,7 +592,7 @@ take_server(struct ff_stage *s)
 			ff_emit(ev);
 		}
 		if (!port && s->ended)
-			ff_die_event("the stream ended without a server event");
+			ff_die_event("the stream ended without a %s event", opt.target_event);
 		if (!port)
 			ff_stage_wait(s, NULL, 0, -1);
 	}
@@ -565,7 +631,27 @@ parse_args(int argc, char *argv[])
 		case OPT_ENCAPSULATION:
 			opt.encapsulation = encapsulations[ff_parse_name(usage, "encapsulation", optarg, encapsulations)];
 			break;
+		case OPT_LISTEN: {
+			struct in_addr in;
+
+			if (ff_inet_addr(optarg, &in) < 0)
+				ff_usage_error(usage, "--listen: '%s' is not an IPv4 address", optarg);
+			opt.listen = optarg;
+			break;
 		}
+		case OPT_RELAY_ROLE:
+			if (optarg[0] != 'r' || !optarg[1] || strspn(optarg + 1, "0123456789") != strlen(optarg + 1))
+				ff_usage_error(usage, "--relay-role: '%s' is not a relay's role (r1, r2, ...)", optarg);
+			opt.relay_role = optarg;
+			break;
+		case OPT_TARGET_EVENT:
+			opt.target_event = target_events[ff_parse_name(usage, "target event", optarg, target_events)];
+			break;
+		}
+	if (!opt.relay_role && strcmp(opt.target_event, "server"))
+		ff_usage_error(usage, "--target-event is for --relay-role");
+	if (opt.relay_role && opt.server_port && strcmp(opt.target_event, "server"))
+		ff_usage_error(usage, "--server-port names the server: it goes with --target-event server");
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 }
@@ -598,6 +684,14 @@ check_relay(void)
 	}
 	if (opt.encapsulation && !row->encapsulation)
 		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
+	/* A relay with ports of its own beyond the data path (skrouterd's link) comes in pairs. */
+	if (opt.relay_role && (!row->processes || relay_code()->ports))
+		ff_usage_error(usage, "--relay-role starts one relay alone, and relay '%s' cannot be (these can: nginx, nghttpx)",
+			       opt.relay);
+	if (opt.relay_role) {
+		only = 1;
+		r2.role = opt.relay_role;
+	}
 	if (program_path && !opt.config_only && row->check &&
 	    row->check(program_path, why, sizeof(why)) < 0)
 		ff_die("%s", why);
@@ -620,10 +714,10 @@ emit_config(void)
 
 	json_object_set_new(ev, "relay", json_string(opt.relay));
 	json_object_set_new(ev, "protocol", json_string(opt.protocol));
-	if (row->processes) {
+	if (row->processes && !only)
 		json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r1", "config", ff_json_path(r1.conf)));
-		json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r2", "config", ff_json_path(r2.conf)));
-	}
+	if (row->processes)
+		json_array_append_new(relays, json_pack("{s:s,s:o}", "role", r2.role, "config", ff_json_path(r2.conf)));
 	json_object_set_new(ev, "relays", relays);
 	ff_emit(ev);
 }
@@ -637,13 +731,14 @@ emit_topology(int port, int server_port)
 	json_object_set_new(ev, "relay", json_string(opt.relay));
 	json_object_set_new(ev, "protocol", json_string(opt.protocol));
 	json_object_set_new(ev, "cpu_limit", json_integer(opt.cpu_limit));
-	json_object_set_new(ev, "host", json_string("127.0.0.1"));
+	json_object_set_new(ev, "host", json_string(front_host));
 	json_object_set_new(ev, "port", json_integer(port));
 	json_object_set_new(ev, "server_port", json_integer(server_port));
-	if (row->processes) {
-		json_array_append_new(relays, relay_json(&r1));
-		json_array_append_new(relays, relay_json(&r2));
-	}
+	if (row->processes)
+		for (struct relay *r = only ? &r2 : &r1; r; r = r == &r1 ? &r2 : NULL)
+			json_array_append_new(relays, relay_json(r));
+	if (upstream_relays)
+		json_array_extend(relays, upstream_relays);
 	json_object_set_new(ev, "relays", relays);
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
 	json_object_set_new(ev, "cpus_other_runs", cpus_others ? json_incref(cpus_others) : json_null());
@@ -672,6 +767,7 @@ main(int argc, char *argv[])
 {
 	static struct ff_stage stage;
 	struct ff_child *kids[2] = { &r1.child, &r2.child };
+	char *server_host = NULL;
 	int server_port, port;
 
 	ff_setprog(argv[0]);
@@ -688,8 +784,8 @@ main(int argc, char *argv[])
 	if (!opt.config_only)
 		env_start();
 
-	server_port = opt.server_port ? opt.server_port : take_server(&stage);
-	port = start_relays(server_port);
+	server_port = opt.server_port ? opt.server_port : take_server(&stage, &server_host);
+	port = start_relays(server_host ? server_host : "127.0.0.1", server_port);
 	if (opt.config_only) {
 		emit_config();
 		forward_upstream(&stage);
@@ -699,5 +795,7 @@ main(int argc, char *argv[])
 	emit_environment(env_finish());
 	/* Hold the relays until the reader is done. */
 	forward_upstream(&stage);
-	return ff_stage_hold(&stage, kids, row->processes);
+	if (only)
+		kids[0] = &r2.child;
+	return ff_stage_hold(&stage, kids, only ? 1 : row->processes);
 }

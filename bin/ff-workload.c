@@ -23,6 +23,7 @@
 
 static const char usage[] =
 	"usage: ff-workload serve [-w WORKLOAD] [--cpu-limit N] [--run-dir DIR]\n"
+	"                         [--listen ADDRESS]\n"
 	"       ff-workload drive [-w WORKLOAD] [--jobs N] [--warmup SECONDS]\n"
 	"                         [--duration SECONDS] [--cpu-limit N] [--run-dir DIR]\n"
 	"                         [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
@@ -32,10 +33,12 @@ static const char usage[] =
 	"builtin-crr's.\n"
 	"serve starts the workload's server and holds it; drive reads the\n"
 	"topology event on stdin and runs the client through the relays.\n"
+	"--listen: the address serve's server listens on (default 127.0.0.1;\n"
+	"builtin and iperf3), which the server event names as its host.\n"
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
-enum { OPT_RUN_DIR = FF_OPT_OWN };
+enum { OPT_RUN_DIR = FF_OPT_OWN, OPT_LISTEN };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -44,6 +47,7 @@ static const struct option longopts[] = {
 	{ "workload", required_argument, NULL, 'w' },
 	FF_RUN_LONGOPTS,
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -54,7 +58,8 @@ static struct {
 	const char *workload;
 	struct ff_run_opts run;
 	const char *run_dir;
-} opt = { "builtin", FF_RUN_OPTS_DEFAULTS, NULL };
+	const char *listen;	/* serve's server's address */
+} opt = { "builtin", FF_RUN_OPTS_DEFAULTS, NULL, "127.0.0.1" };
 
 static const struct ff_workload *wl;	/* opt.workload's row of the matrix */
 static cpu_set_t workload_cpus;
@@ -180,6 +185,10 @@ start_server(struct ff_child *c, int port, char *log)
 		argv[i++] = ff_helper_path(wl->server);
 		argv[i++] = "--port";
 		argv[i++] = portstr;
+		if (strcmp(opt.listen, "127.0.0.1")) {
+			argv[i++] = "--address";
+			argv[i++] = (char *)opt.listen;
+		}
 		if (wl->request_response) {
 			/* The server's framing: the sizes, the same as the client's. */
 			snprintf(sizes[0], sizeof(sizes[0]), "%ld", opt.run.request_size);
@@ -193,7 +202,7 @@ start_server(struct ff_child *c, int port, char *log)
 		argv[i++] = "iperf3";
 		argv[i++] = "--server";
 		argv[i++] = "--bind";
-		argv[i++] = "127.0.0.1";
+		argv[i++] = (char *)opt.listen;
 		argv[i++] = "--port";
 		argv[i++] = portstr;
 	} else if (!strcmp(wl->server, "nghttpd")) {
@@ -249,7 +258,7 @@ serve(void)
 
 	ev = ff_event("server");
 	json_object_set_new(ev, "workload", json_string(opt.workload));
-	json_object_set_new(ev, "host", json_string("127.0.0.1"));
+	json_object_set_new(ev, "host", json_string(opt.listen));
 	json_object_set_new(ev, "port", json_integer(port));
 	json_object_set_new(ev, "pid", json_integer(server.pid));
 	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
@@ -576,6 +585,8 @@ start_client(struct drive *d, int out_fd)
 		helper = ff_helper_path(wl->client);
 		ff_argv_add(&a, helper);
 		arg_num(&a, "--port", d->port);
+		if (d->host && strcmp(d->host, "127.0.0.1"))
+			ff_argv_addl(&a, "--host", d->host, NULL);
 		ff_argv_run_opts(&a, &opt.run, 0);
 		if (wl->client_option)
 			ff_argv_add(&a, wl->client_option);
@@ -868,6 +879,14 @@ main(int argc, char *argv[])
 		case OPT_RUN_DIR:
 			opt.run_dir = optarg;
 			break;
+		case OPT_LISTEN: {
+			struct in_addr in;
+
+			if (ff_inet_addr(optarg, &in) < 0)
+				ff_usage_error(usage, "--listen: '%s' is not an IPv4 address", optarg);
+			opt.listen = optarg;
+			break;
+		}
 		default:
 			ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
@@ -879,6 +898,10 @@ main(int argc, char *argv[])
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(usage, "%s", why);
 	wl = ff_workload_find(opt.workload);
+	if (strcmp(opt.listen, "127.0.0.1") &&
+	    !(!strcmp(opt.workload, "builtin") || !strcmp(opt.workload, "iperf3")))
+		ff_usage_error(usage, "--listen: the %s server listens on 127.0.0.1 only (builtin and iperf3 take another address)",
+			       opt.workload);
 
 	/* A connection per job: what we start inherits the limit, raised. */
 	ff_raise_nofile(LONG_MAX);

@@ -42,10 +42,10 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: ff-builtin-client --port PORT [--jobs N] [--warmup SECONDS]\n"
-	"                         [--duration SECONDS]\n"
+	"usage: ff-builtin-client --port PORT [--host ADDRESS] [--jobs N]\n"
+	"                         [--warmup SECONDS] [--duration SECONDS]\n"
 	"\n"
-	"Stream to 127.0.0.1:PORT on N connections (default 2) and count the\n"
+	"Stream to ADDRESS:PORT (default 127.0.0.1) on N connections (default 2) and count the\n"
 	"bytes echoed back during a window of --duration seconds (default 5)\n"
 	"that opens --warmup seconds (default 5) after the start.\n"
 	"--version prints the version. --pipeline-stage (ff-workload gives it as\n"
@@ -75,6 +75,8 @@ struct worker {
 } __attribute__((aligned(64)));
 
 static int port;
+static struct in_addr host;		/* --host; 127.0.0.1 unless given */
+static char host_str[INET_ADDRSTRLEN] = "127.0.0.1";
 static struct conn *conns;	/* jobs of them */
 static const char *wbuf;	/* what we send: constant, shared */
 static atomic_int stopping;
@@ -198,13 +200,13 @@ connect_one(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons(port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_addr = host;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		ff_die("cannot create a socket: %s", strerror(errno));
 	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		if (errno != EINTR)
-			ff_die("cannot connect to 127.0.0.1:%d: %s", port,
+			ff_die("cannot connect to %s:%d: %s", host_str, port,
 			       strerror(errno));
 		if (ff_signalled())
 			ff_exit_signalled();
@@ -220,8 +222,8 @@ check(const char *phase)
 		ff_exit_signalled();
 	if (atomic_load(&fail_id)) {
 		pthread_mutex_lock(&fail_lock);
-		ff_die("connection %d to 127.0.0.1:%d failed during the %s: %s",
-		       atomic_load(&fail_id), port, phase, fail_why);
+		ff_die("connection %d to %s:%d failed during the %s: %s",
+		       atomic_load(&fail_id), host_str, port, phase, fail_why);
 	}
 }
 
@@ -398,6 +400,7 @@ main(int argc, char *argv[])
 		FF_LONGOPT_VERSION,
 		FF_LONGOPT_PIPELINE_STAGE,
 		{ "port", required_argument, NULL, 'p' },
+		{ "host", required_argument, NULL, 'H' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -407,6 +410,7 @@ main(int argc, char *argv[])
 	int c;
 
 	ff_setprog(argv[0]);
+	host.s_addr = htonl(INADDR_LOOPBACK);
 	opterr = 0;
 	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
 		switch (c) {
@@ -414,6 +418,11 @@ main(int argc, char *argv[])
 			ff_usage(usage, 0);
 		case 'p':
 			p = ff_parse_long(usage, "--port", optarg, 1, 65535);
+			break;
+		case 'H':
+			if (ff_inet_addr(optarg, &host) < 0)
+				ff_usage_error(usage, "--host: '%s' is not an IPv4 address", optarg);
+			snprintf(host_str, sizeof(host_str), "%s", optarg);
 			break;
 		case 'j':
 			jobs = ff_parse_run_opt(usage, "--jobs", optarg);

@@ -25,9 +25,10 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: ff-builtin-server --port PORT\n"
+	"usage: ff-builtin-server --port PORT [--address ADDRESS]\n"
 	"\n"
-	"Echo every TCP connection on 127.0.0.1:PORT until SIGTERM or SIGINT.\n"
+	"Echo every TCP connection on ADDRESS:PORT (default 127.0.0.1) until\n"
+	"SIGTERM or SIGINT.\n"
 	"--version prints the version.\n";
 
 /* Bytes per read and write: bench/README.md (-DIO_BYTES=n to try). */
@@ -214,8 +215,11 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
 		{ "port", required_argument, NULL, 'p' },
+		{ "address", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *address = NULL;
+	struct in_addr in;
 	long port = -1;
 	int c;
 
@@ -228,6 +232,11 @@ main(int argc, char *argv[])
 		case 'p':
 			port = ff_parse_long(usage, "--port", optarg, 1, 65535);
 			break;
+		case 'a':
+			if (ff_inet_addr(optarg, &in) < 0)
+				ff_usage_error(usage, "--address: '%s' is not an IPv4 address", optarg);
+			address = optarg;
+			break;
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
@@ -236,7 +245,7 @@ main(int argc, char *argv[])
 
 	ff_signals_init();
 	ff_raise_nofile(LONG_MAX);
-	serve(ff_listen_loopback(port));
+	serve(ff_listen_on(address, port));
 	/* Terminated: that is how a server's life ends. */
 	return ff_finish();
 }

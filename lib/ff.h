@@ -42,6 +42,7 @@
 #include <sys/types.h>
 
 #include <jansson.h>
+#include <netinet/in.h>
 #include <poll.h>
 
 #include "ff_matrix.h"	/* the workloads, relays and protocols */
@@ -465,6 +466,10 @@ int ff_child_lost_port(const struct ff_child *c);
  * and a pause, not the end.
  */
 int ff_listen_loopback(int port);
+/* The same on `addr` (dotted IPv4; NULL: 127.0.0.1), for --hosts. */
+int ff_listen_on(const char *addr, int port);
+/* `addr` parsed as a dotted IPv4 address into *out (network order): 0, or -1. */
+int ff_inet_addr(const char *addr, struct in_addr *out);
 void ff_accept_loop(int lfd, void (*adopt)(int fd));
 
 /* ff_dir.c */

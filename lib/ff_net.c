@@ -258,22 +258,37 @@ ff_child_lost_port(const struct ff_child *c)
 /* The workload servers' side: a listener on loopback and its accept loop. */
 
 int
-ff_listen_loopback(int port)
+ff_inet_addr(const char *addr, struct in_addr *out)
+{
+	return inet_pton(AF_INET, addr, out) == 1 ? 0 : -1;
+}
+
+int
+ff_listen_on(const char *addr, int port)
 {
 	struct sockaddr_in sa;
 	int fd, one = 1;
 
+	if (!addr)
+		addr = "127.0.0.1";
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons(port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (ff_inet_addr(addr, &sa.sin_addr) < 0)
+		ff_die("cannot listen on '%s': not an IPv4 address", addr);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    listen(fd, SOMAXCONN) < 0)
-		ff_die("cannot listen on 127.0.0.1:%d: %s", port, strerror(errno));
+		ff_die("cannot listen on %s:%d: %s", addr, port, strerror(errno));
 	return fd;
+}
+
+int
+ff_listen_loopback(int port)
+{
+	return ff_listen_on(NULL, port);
 }
 
 void
