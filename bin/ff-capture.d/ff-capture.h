@@ -38,6 +38,7 @@ struct target {
 struct capture_opt {
 	enum mode mode;
 	const char *run_dir, *call_graph;
+	const char *roles;	/* --roles: the relays of the topology to capture, or NULL: all */
 	long duration, freq;
 	int check, json, pipeline_stage;
 	struct target t[MAX_TARGETS];

@@ -22,7 +22,7 @@
 static const char usage[] =
 	"usage: ff-capture [--pid PID[,PID...]] [--duration SECONDS] [--run-dir DIR]\n"
 	"                  [--call-graph fp|dwarf|lbr] [--freq HZ] [--check [--json]]\n"
-	"                  [--pipeline-stage] [MODE]\n"
+	"                  [--roles ROLE[,ROLE...]] [--pipeline-stage] [MODE]\n"
 	"\n"
 	"Modes:\n"
 	"  none    each relay's CPU time and peak memory over the window (default)\n"
@@ -38,11 +38,14 @@ static const char usage[] =
 	"  --freq HZ            record, c2c, mem: samples per second (default 997)\n"
 	"  --check              only check that this machine can capture in MODE\n"
 	"  --json               with --check: the answer as one `check` event on stdout\n"
+	"  --roles ROLES        only these relays of the topology (those on this host,\n"
+	"                       when flimflam --hosts puts the relays on hosts of their own)\n"
 	"  --pipeline-stage     flimflam's stage, after its --check: no notes, no lock,\n"
 	"                       no \"stopped by\" line (flimflam says them)\n"
 	"  --version            print the version and exit\n";
 
-enum { OPT_PID = 256, OPT_DURATION, OPT_RUN_DIR, OPT_CALL_GRAPH, OPT_FREQ, OPT_CHECK, OPT_JSON };
+enum { OPT_PID = 256, OPT_DURATION, OPT_RUN_DIR, OPT_CALL_GRAPH, OPT_FREQ, OPT_CHECK, OPT_JSON,
+       OPT_ROLES };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -55,6 +58,7 @@ static const struct option longopts[] = {
 	{ "freq", required_argument, NULL, OPT_FREQ },
 	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "roles", required_argument, NULL, OPT_ROLES },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -111,6 +115,19 @@ parse_pids(const char *s)
 	free(copy);
 }
 
+/* Is `role` one of --roles (a comma-separated list)? */
+static int
+role_listed(const char *role)
+{
+	size_t n = role ? strlen(role) : 0;
+	const char *p;
+
+	for (p = opt.roles; role && p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
+		if (strcspn(p, ",") == n && !strncmp(p, role, n))
+			return 1;
+	return 0;
+}
+
 static void
 topology(const json_t *ev)
 {
@@ -120,6 +137,8 @@ topology(const json_t *ev)
 	json_array_foreach(relays, i, r) {
 		const char *program = ff_json_str(r, "program");
 
+		if (opt.roles && !role_listed(ff_json_str(r, "role")))
+			continue;	/* on another host: its own capture's */
 		add_target(ff_json_str(r, "role") ? ff_json_str(r, "role") : "relay",
 			   (pid_t)ff_json_num(r, "pid", 0), program,
 			   (int)ff_json_num(r, "management_port", 0));
@@ -296,6 +315,11 @@ main(int argc, char *argv[])
 			break;
 		case OPT_JSON:
 			opt.json = 1;
+			break;
+		case OPT_ROLES:
+			if (!optarg[strspn(optarg, ",")])
+				ff_usage_error(usage, "--roles: expected ROLE[,ROLE...], not '%s'", optarg);
+			opt.roles = optarg;
 			break;
 		}
 	if (optind < argc)

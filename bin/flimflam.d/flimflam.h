@@ -24,6 +24,7 @@ struct run_opt {
 	const char *workload, *relay, *protocol;
 	struct ff_run_opts run;
 	int json;
+	const char *hosts;	/* --hosts, as given */
 };
 struct perf_opt {
 	const char *call_graph;
@@ -46,6 +47,18 @@ noreturn void stopped_by(int sig, const char *rundir);
 json_t *run_pipeline(const struct cmd *c, const char *rundir);
 void outputs_check(const struct cmd *c);
 void render_flamegraph(json_t *events, const char *rundir);
+
+/* hosts.c: --hosts, the stages on other hosts over ssh */
+struct pipecmd;
+int hosts_parse(const char *spec, int nrelays, char *why, size_t n);
+int hosts_any(void);
+const char *hosts_dest(const char *role);	/* [USER@]HOST, or NULL: here */
+const char *hosts_address(const char *role);	/* its data address, or NULL: 127.0.0.1 */
+int hosts_same(const char *a, const char *b);
+struct pipecmd *hosts_stage(const char *role, const char *name, char *const argv[]);
+void hosts_connect(const char *rundir);
+void hosts_disconnect(void);
+const char *hosts_lost(const char *role);
 
 /* summary.c */
 json_t *find_event(json_t *events, const char *name);

@@ -61,7 +61,8 @@ static const struct cmd cmds[] = {
 static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
 	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
-	"       [--request-size BYTES] [--response-size BYTES] [--rate N]%s\n"
+	"       [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"       [--hosts ROLE=[USER@]HOST[/ADDRESS],...]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
@@ -85,6 +86,10 @@ static const char run_usage_fmt[] =
 	"  --response-size BYTES builtin-rr, builtin-crr: the response's size (default 1)\n"
 	"  --rate N              builtin-rr, builtin-crr: N transactions a second in all,\n"
 	"                        latency from when each was due (default: closed loop)\n"
+	"  --hosts ROLE=[USER@]HOST[/ADDRESS],...\n"
+	"                        Run roles (client, r1, r2, server) on other hosts over\n"
+	"                        ssh; ADDRESS is the host's address for the workload's\n"
+	"                        traffic (default: HOST's). Unnamed roles run here\n"
 	"%s"
 	"\n"
 	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
@@ -92,7 +97,7 @@ static const char run_usage_fmt[] =
 
 static char run_usage[4096];
 
-enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ };
+enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_HOSTS };
 
 static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -104,10 +109,11 @@ static const struct option run_longopts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "freq", required_argument, NULL, OPT_FREQ },
+	{ "hosts", required_argument, NULL, OPT_HOSTS },
 	{ NULL, 0, NULL, 0 }
 };
 
-struct run_opt opt = { "builtin", "skrouterd", "tcp", FF_RUN_OPTS_DEFAULTS, 0 };
+struct run_opt opt = { "builtin", "skrouterd", "tcp", FF_RUN_OPTS_DEFAULTS, 0, NULL };
 
 /* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
 static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
@@ -217,6 +223,9 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		case OPT_JSON:
 			opt.json = 1;
 			break;
+		case OPT_HOSTS:
+			opt.hosts = optarg;
+			break;
 		case OPT_CALL_GRAPH:
 		case OPT_FREQ:
 			if (!samples(c))
@@ -233,6 +242,39 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		}
 	if (optind < argc)
 		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
+	if (opt.hosts) {
+		char why[512];
+
+		if (hosts_parse(opt.hosts, 2, why, sizeof(why)) < 0)
+			ff_usage_error(run_usage, "%s", why);
+	}
+}
+
+/*
+ * What --hosts can run: the workloads whose server and client take an
+ * address (builtin, iperf3), and relays that listen on one; skrouterd's
+ * two routers link on 127.0.0.1, so they share a host.
+ */
+static void
+validate_hosts(void)
+{
+	if (!hosts_any())
+		return;
+	if (strcmp(opt.workload, "builtin") && strcmp(opt.workload, "iperf3"))
+		ff_usage_error(run_usage, "--hosts: workload '%s' runs on one host only (builtin and iperf3 run across hosts)",
+			       opt.workload);
+	if (!strcmp(opt.relay, "skrouterd") && !hosts_same("r1", "r2"))
+		ff_usage_error(run_usage, "--hosts: skrouterd's R1 and R2 link over 127.0.0.1, so they go on one host (r1 and r2 name different ones)");
+	if (!strcmp(opt.relay, "skrouterd") && (hosts_dest("client") || hosts_dest("server") ||
+						 hosts_address("client") || hosts_address("server")))
+		ff_usage_error(run_usage, "--hosts: skrouterd's listener and connector are on 127.0.0.1: its routers go with the client and server (name r1 and r2 only)");
+}
+
+/* Is the role's program checked here, or on its host (by its stage)? */
+static int
+checked_here(const char *role)
+{
+	return !hosts_dest(role);
 }
 
 /* Everything that can be known before starting anything. */
@@ -240,7 +282,7 @@ static void
 validate_run(const struct cmd *c)
 {
 	const struct ff_relay *rl = ff_relay_find(opt.relay);
-	const char *need[3];
+	const char *need[3], *role[3];
 	cpu_set_t avail;
 	char why[512];
 	int n = 0, i, ncpus, relay_at = -1;
@@ -266,14 +308,24 @@ validate_run(const struct cmd *c)
 			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
 	if (rl->program) {
 		relay_at = n;
+		role[n] = "r1";
 		need[n++] = rl->program;
 	}
-	if (ff_workload_server_program(opt.workload))
+	if (ff_workload_server_program(opt.workload)) {
+		role[n] = "server";
 		need[n++] = ff_workload_server_program(opt.workload);
-	if (ff_workload_client_program(opt.workload))
+	}
+	if (ff_workload_client_program(opt.workload)) {
+		role[n] = "client";
 		need[n++] = ff_workload_client_program(opt.workload);
+	}
+	validate_hosts();
 	for (i = 0; i < n; i++) {
-		char *p = ff_which(need[i]);
+		char *p;
+
+		if (!checked_here(role[i]))
+			continue;	/* its stage checks it there */
+		p = ff_which(need[i]);
 
 		if (p) {
 			int can;

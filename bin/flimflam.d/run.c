@@ -34,23 +34,42 @@ post_fork(void)
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 }
 
+/* Each stage's name and role (whose host it runs on), by its place. */
+#define MAX_STAGES 16
+static struct {
+	char *name;
+	const char *role;
+	int ended;	/* a remote stage whose session we closed: its reader is gone */
+} stages[MAX_STAGES];
+static int nstages;
+
+/*
+ * A stage: the program `name` with the arguments in `a` (which it frees),
+ * here or on the host of `role` (hosts.c); named `label` in messages.
+ */
 static pipecmd *
-stage(const char *name, ...)
+stage_argv(const char *role, const char *label, const char *name, struct ff_argv *a)
 {
 	char *path = program(name);
+	struct ff_argv all = FF_ARGV_INIT;
 	pipecmd *cmd;
-	const char *arg;
-	va_list ap;
+	size_t i;
 
 	if (!path)
 		ff_die("cannot find %s beside flimflam nor on PATH", name);
-	cmd = pipecmd_new(path);
-	va_start(ap, name);
-	while ((arg = va_arg(ap, const char *)))
-		pipecmd_arg(cmd, arg);
-	va_end(ap);
+	ff_argv_add(&all, path);
+	for (i = 0; i < a->n; i++)
+		ff_argv_add(&all, a->v[i]);
 	/* flimflam says why the run stopped, and made ff-capture's checks itself. */
-	pipecmd_arg(cmd, "--pipeline-stage");
+	ff_argv_add(&all, "--pipeline-stage");
+	cmd = hosts_stage(role, name, all.v);
+	if (nstages < MAX_STAGES) {
+		stages[nstages].name = hosts_dest(role) ?
+			ff_asprintf("%s on %s", label, hosts_dest(role)) : strdup(label);
+		stages[nstages++].role = role;
+	}
+	ff_argv_free(&all);
+	ff_argv_free(a);
 	free(path);
 	return cmd;
 }
@@ -58,12 +77,8 @@ stage(const char *name, ...)
 static const char *
 stage_name(pipeline *p, int i)
 {
-	static const char *const names[] = {
-		"ff-workload serve", "ff-topology", "ff-workload drive", "ff-capture"
-	};
-
 	(void)p;
-	return i < (int)FF_ARRAY_SIZE(names) ? names[i] : "a stage";
+	return i < nstages ? stages[i].name : "a stage";
 }
 
 static pipeline *running;
@@ -90,6 +105,7 @@ stop_pipeline(void)
 	signal_stages(SIGTERM);
 	pipeline_wait(running);
 	running = NULL;
+	hosts_disconnect();
 }
 
 /*
@@ -131,44 +147,108 @@ warn_other_runs(const json_t *topo)
 			ff_json_str(o, "cpus") ? ff_json_str(o, "cpus") : "?");
 }
 
-/* The four stages of a run, started: serve | topology | drive | capture. */
+/* --listen ADDRESS for a role whose host has an address of its own, into `a`. */
+static void
+listen_arg(struct ff_argv *a, const char *role)
+{
+	if (hosts_address(role))
+		ff_argv_addl(a, "--listen", hosts_address(role), NULL);
+}
+
+/*
+ * The relays: one ff-topology for R1 and R2 on one host (here, or r1's
+ * host), or with --hosts putting them on hosts of their own, one each,
+ * R2 first, each relaying to the one behind it. Relay none: one, with
+ * the client (it only passes the server on).
+ */
+static void
+relay_stages(pipeline *p, const char *cpu, const char *rundir)
+{
+	struct ff_argv a = FF_ARGV_INIT;
+	int processes = ff_relay_find(opt.relay)->processes;
+
+	if (!processes || hosts_same("r1", "r2")) {
+		ff_argv_addl(&a, "-r", opt.relay, "-p", opt.protocol, "--cpu-limit", cpu, NULL);
+		if (processes)
+			listen_arg(&a, "r1");
+		if (!hosts_dest(processes ? "r1" : "client"))
+			ff_argv_addl(&a, "--run-dir", rundir, NULL);
+		pipeline_command(p, stage_argv(processes ? "r1" : "client", "ff-topology",
+					       "ff-topology", &a));
+		return;
+	}
+	for (int k = 2; k >= 1; k--) {
+		char role[16], label[32];
+
+		snprintf(role, sizeof(role), "r%d", k);
+		snprintf(label, sizeof(label), "ff-topology (%s)", role);
+		ff_argv_addl(&a, "-r", opt.relay, "-p", opt.protocol, "--cpu-limit", cpu,
+			     "--relay-role", role, "--target-event", k == 2 ? "server" : "topology", NULL);
+		listen_arg(&a, role);
+		if (!hosts_dest(role))
+			ff_argv_addl(&a, "--run-dir", rundir, NULL);
+		pipeline_command(p, stage_argv(k == 2 ? "r2" : "r1", label, "ff-topology", &a));
+	}
+}
+
+/*
+ * ff-capture where the relays are: one for both on one host, else one on
+ * each relay's host that captures that relay (--roles).
+ */
+static void
+capture_stages(pipeline *p, const struct cmd *c, const char *rundir)
+{
+	int split = ff_relay_find(opt.relay)->processes && !hosts_same("r1", "r2");
+
+	for (int k = split ? 2 : 1; k >= 1; k--) {
+		struct ff_argv a = FF_ARGV_INIT;
+		const char *role = k == 2 ? "r2" : "r1";
+
+		ff_argv_add(&a, c->mode);
+		if (samples(c))
+			ff_argv_addl(&a, "--call-graph", perf_opt.call_graph, "--freq", freq_arg(), NULL);
+		if (split)
+			ff_argv_addl(&a, "--roles", role, NULL);
+		if (!hosts_dest(role))
+			ff_argv_addl(&a, "--run-dir", rundir, NULL);
+		pipeline_command(p, stage_argv(role, split ? (k == 2 ? "ff-capture (r2)" : "ff-capture (r1)") :
+					       "ff-capture", "ff-capture", &a));
+	}
+}
+
+/* The stages of a run, started: serve | topology | drive | capture. */
 static pipeline *
 start_pipeline(const struct cmd *c, const char *rundir)
 {
 	struct ff_run_opts drive = opt.run;
 	struct ff_argv args = FF_ARGV_INIT;
 	char cpu[16];
-	pipecmd *cmd;
 	pipeline *p;
-	size_t i;
 
 	drive.cpu_limit = ff_relay_find(opt.relay)->processes ? opt.run.cpu_limit : 0;
 	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
 
+	hosts_connect(rundir);
 	p = pipeline_new();
-	cmd = stage("ff-workload", "serve", "-w", opt.workload, "--cpu-limit", cpu,
-		    "--run-dir", rundir, NULL);
+	ff_argv_addl(&args, "serve", "-w", opt.workload, "--cpu-limit", cpu, NULL);
 	if (ff_workload_is_rr(opt.workload)) {
 		/* The server's framing: the sizes (the rate is the client's). */
-		pipecmd_arg(cmd, "--request-size");
-		pipecmd_argf(cmd, "%ld", opt.run.request_size);
-		pipecmd_arg(cmd, "--response-size");
-		pipecmd_argf(cmd, "%ld", opt.run.response_size);
+		ff_argv_add(&args, "--request-size");
+		ff_argv_addf(&args, "%ld", opt.run.request_size);
+		ff_argv_add(&args, "--response-size");
+		ff_argv_addf(&args, "%ld", opt.run.response_size);
 	}
-	pipeline_command(p, cmd);
-	pipeline_command(p, stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
-				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
-	cmd = stage("ff-workload", "drive", "-w", opt.workload, NULL);
+	listen_arg(&args, "server");
+	if (!hosts_dest("server"))
+		ff_argv_addl(&args, "--run-dir", rundir, NULL);
+	pipeline_command(p, stage_argv("server", "ff-workload serve", "ff-workload", &args));
+	relay_stages(p, cpu, rundir);
+	ff_argv_addl(&args, "drive", "-w", opt.workload, NULL);
 	ff_argv_run_opts(&args, &drive, 1);
-	ff_argv_addl(&args, "--run-dir", rundir, NULL);
-	for (i = 0; i < args.n; i++)
-		pipecmd_arg(cmd, args.v[i]);
-	ff_argv_free(&args);
-	pipeline_command(p, cmd);
-	pipeline_command(p, samples(c) ?
-			 stage("ff-capture", c->mode, "--run-dir", rundir, "--call-graph",
-			       perf_opt.call_graph, "--freq", freq_arg(), NULL) :
-			 stage("ff-capture", c->mode, "--run-dir", rundir, NULL));
+	if (!hosts_dest("client"))
+		ff_argv_addl(&args, "--run-dir", rundir, NULL);
+	pipeline_command(p, stage_argv("client", "ff-workload drive", "ff-workload", &args));
+	capture_stages(p, c, rundir);
 	pipeline_want_infile(p, "/dev/null");	/* the first stage reads nothing */
 	pipeline_want_out(p, -1);
 	pipeline_ignore_signals(p, 0);
@@ -199,7 +279,31 @@ take_event(json_t *events, json_t *ev, struct phases *ph, int sig)
 	}
 	if (!strcmp(ff_event_name(ev), "window"))
 		ph->win_end = ff_now() + opt.run.duration;
+	/* Relays on hosts of their own: each host's capture measured its own. */
+	if (!strcmp(ff_event_name(ev), "resources") && find_event(events, "resources")) {
+		json_array_extend(json_object_get(find_event(events, "resources"), "relays"),
+				  json_object_get(ev, "relays"));
+		json_decref(ev);
+		return;
+	}
 	json_array_append_new(events, ev);
+}
+
+/*
+ * The last stage is done, so each stage's reader goes in turn: locally a
+ * stage sees that on its stdout, but a remote stage's reader is its ssh
+ * session, which notices no closed pipe while it has nothing to write.
+ * Closing the sessions, last first, tells each remote stage; it stops what
+ * it holds as it does locally.
+ */
+static void
+close_sessions(pipeline *p)
+{
+	int i;
+
+	for (i = nstages - 1; i >= 0; i--)
+		if (hosts_dest(stages[i].role) && kill(pipeline_get_pid(p, i), SIGTERM) == 0)
+			stages[i].ended = 1;
 }
 
 /*
@@ -235,8 +339,10 @@ read_pipeline(pipeline *p, json_t *events)
 
 			while ((ev = ff_reader_next(&out)))
 				take_event(events, ev, &ph, sig);
-			if (r == 0)
+			if (r == 0) {
+				close_sessions(p);
 				break;
+			}
 		}
 	}
 	ff_live_clear();
@@ -261,6 +367,11 @@ reap_pipeline(pipeline *p, int *sig)
 	for (i = 0; i < nstatuses; i++) {
 		int st = statuses[i];
 
+		/* A session we closed ends as ssh ends on SIGTERM. */
+		if (i < nstages && stages[i].ended &&
+		    ((WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) ||
+		     (WIFEXITED(st) && WEXITSTATUS(st) == 255)))
+			st = 0;
 		if (st == 0)
 			continue;
 		failed = 1;
@@ -268,8 +379,11 @@ reap_pipeline(pipeline *p, int *sig)
 		 * A stage that failed said why; one that did not, we word. One
 		 * whose reader went away (141) stopped for the stage after it.
 		 */
-		if (!*sig && (WIFSIGNALED(st) || (WEXITSTATUS(st) >= 126 &&
-						 WEXITSTATUS(st) != 128 + SIGPIPE)))
+		if (!*sig && i < nstages && hosts_lost(stages[i].role))
+			ff_warn("%s: lost the ssh connection to '%s'", stage_name(p, i),
+				hosts_lost(stages[i].role));
+		else if (!*sig && (WIFSIGNALED(st) || (WEXITSTATUS(st) >= 126 &&
+						      WEXITSTATUS(st) != 128 + SIGPIPE)))
 			ff_warn("%s %s", stage_name(p, i), ff_status_how(st));
 	}
 	free(statuses);
@@ -284,6 +398,7 @@ run_pipeline(const struct cmd *c, const char *rundir)
 	int sig = read_pipeline(p, events), failed = reap_pipeline(p, &sig);
 
 	pipeline_free(p);
+	hosts_disconnect();
 	if (sig)
 		stopped_by(sig, rundir);
 	if (failed) {

@@ -1,0 +1,419 @@
+/*
+ * hosts.c - --hosts ROLE=[USER@]HOST[/ADDRESS],...: the run's stages on
+ * other hosts over ssh. One ssh master per host, started before the
+ * pipeline and stopped after it (or with flimflam: it is our child, with
+ * PR_SET_PDEATHSIG); each remote stage is an ssh session through that
+ * master, its stdin and stdout the pipeline's pipes, so its events come
+ * back as a local stage's do. A remote stage ends when its input closes
+ * or its reader goes, as it does locally, and stops what it started.
+ */
+#include "flimflam.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <pipeline.h>
+
+#define MAX_HOSTS 32
+
+struct host_role {
+	char *role;		/* client, server, r1, r2, ... */
+	char *dest;		/* [USER@]HOST as ssh takes it; NULL: local */
+	char *address;		/* the data path's address; NULL: 127.0.0.1 */
+	int master;		/* index into masters */
+};
+
+struct master {
+	char *dest;
+	char *path;		/* ControlPath */
+	struct ff_child child;
+};
+
+static struct host_role roles[MAX_HOSTS];
+static int nroles;
+static struct master masters[MAX_HOSTS];
+static int nmasters;
+static char control_dir[PATH_MAX];
+
+int
+hosts_any(void)
+{
+	return nroles > 0;
+}
+
+static int
+role_ok(const char *role, int nrelays)
+{
+	long n;
+	char *end;
+
+	if (!strcmp(role, "client") || !strcmp(role, "server"))
+		return 1;
+	if (role[0] != 'r' || !role[1] || strspn(role + 1, "0123456789") != strlen(role + 1))
+		return 0;
+	errno = 0;
+	n = strtol(role + 1, &end, 10);
+	return !errno && n >= 1 && n <= nrelays;
+}
+
+/* HOST's IPv4 address: HOST itself, or what it resolves to (static). */
+static const char *
+resolve(const char *host)
+{
+	static char buf[INET_ADDRSTRLEN];
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res;
+	struct in_addr in;
+
+	if (ff_inet_addr(host, &in) == 0)
+		return host;
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return NULL;
+	inet_ntop(AF_INET, &((struct sockaddr_in *)res->ai_addr)->sin_addr, buf, sizeof(buf));
+	freeaddrinfo(res);
+	return buf;
+}
+
+/*
+ * The --hosts list into `roles`; a usage error (in `why`) returns -1.
+ * HOST "localhost" is this machine: its role runs here, listening on
+ * ADDRESS (for the peers on other hosts).
+ */
+int
+hosts_parse(const char *spec, int nrelays, char *why, size_t n)
+{
+	char *copy = strdup(spec), *item, *save = NULL, *eq, *slash, *host;
+	const char *addr;
+	struct in_addr in;
+	int i;
+
+	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		struct host_role *r = &roles[nroles];
+
+		eq = strchr(item, '=');
+		if (!eq || eq == item || !eq[1]) {
+			snprintf(why, n, "--hosts: '%s' is not ROLE=[USER@]HOST[/ADDRESS]", item);
+			goto bad;
+		}
+		*eq = 0;
+		if (!role_ok(item, nrelays)) {
+			snprintf(why, n, "--hosts: '%s' is not a role of this run (client, r1 ... r%d, server)",
+				 item, nrelays);
+			goto bad;
+		}
+		for (i = 0; i < nroles; i++)
+			if (!strcmp(roles[i].role, item)) {
+				snprintf(why, n, "--hosts: role '%s' is named twice", item);
+				goto bad;
+			}
+		if (nroles == MAX_HOSTS) {
+			snprintf(why, n, "--hosts: more than %d roles", MAX_HOSTS);
+			goto bad;
+		}
+		slash = strchr(eq + 1, '/');
+		if (slash)
+			*slash++ = 0;
+		if (!eq[1] || (slash && !*slash)) {
+			snprintf(why, n, "--hosts: '%s' names no %s", item, !eq[1] ? "host" : "address");
+			goto bad;
+		}
+		host = strrchr(eq + 1, '@') ? strrchr(eq + 1, '@') + 1 : eq + 1;
+		if (slash && ff_inet_addr(slash, &in) < 0) {
+			snprintf(why, n, "--hosts: %s's address '%s' is not an IPv4 address", item, slash);
+			goto bad;
+		}
+		addr = slash ? slash : resolve(host);
+		if (!addr) {
+			snprintf(why, n, "--hosts: cannot find %s's address from '%s': give it as %s=%s/ADDRESS",
+				 item, host, item, eq + 1);
+			goto bad;
+		}
+		r->role = strdup(item);
+		r->dest = strcmp(eq + 1, "localhost") ? strdup(eq + 1) : NULL;
+		r->address = strcmp(addr, "127.0.0.1") ? strdup(addr) : NULL;
+		r->master = -1;
+		nroles++;
+	}
+	free(copy);
+	if (!nroles) {
+		snprintf(why, n, "--hosts: names no role");
+		return -1;
+	}
+	return 0;
+bad:
+	free(copy);
+	return -1;
+}
+
+static const struct host_role *
+find(const char *role)
+{
+	int i;
+
+	for (i = 0; i < nroles; i++)
+		if (!strcmp(roles[i].role, role))
+			return &roles[i];
+	return NULL;
+}
+
+const char *
+hosts_dest(const char *role)
+{
+	const struct host_role *r = find(role);
+
+	return r ? r->dest : NULL;
+}
+
+const char *
+hosts_address(const char *role)
+{
+	const struct host_role *r = find(role);
+
+	return r && r->address ? r->address : NULL;
+}
+
+/* Do two roles run on the same host (both here, or the same destination)? */
+int
+hosts_same(const char *a, const char *b)
+{
+	const char *x = hosts_dest(a), *y = hosts_dest(b);
+
+	return x == y || (x && y && !strcmp(x, y));
+}
+
+/* ssh's options common to the master and the sessions, into `a`. */
+static void
+ssh_common(struct ff_argv *a)
+{
+	const char *cfg = getenv("FLIMFLAM_SSH_CONFIG");
+
+	ff_argv_add(a, "ssh");
+	if (cfg && *cfg)
+		ff_argv_addl(a, "-F", cfg, NULL);
+	/* No password nor host-key prompt the user has not agreed to. */
+	ff_argv_addl(a, "-o", "BatchMode=yes", NULL);
+}
+
+/* The session argv of one remote command through its host's master. */
+static void
+ssh_session(struct ff_argv *a, const struct master *m)
+{
+	ssh_common(a);
+	ff_argv_addl(a, "-o", "ControlMaster=no", NULL);
+	ff_argv_addf(a, "-oControlPath=%s", m->path);
+	ff_argv_addl(a, "-T", "-e", "none", m->dest, "--", NULL);
+}
+
+/* The command line for the remote shell: each argument quoted. */
+static char *
+shell_quote(char *const argv[])
+{
+	struct ff_buf b = FF_BUF_INIT;
+	const char *s;
+	int i;
+
+	ff_buf_addstr(&b, "exec");
+	for (i = 0; argv[i]; i++) {
+		ff_buf_addstr(&b, " '");
+		for (s = argv[i]; *s; s++)
+			if (*s == '\'')
+				ff_buf_addstr(&b, "'\\''");
+			else
+				ff_buf_add(&b, s, 1);
+		ff_buf_addstr(&b, "'");
+	}
+	return ff_buf_take(&b);
+}
+
+/*
+ * A program's path on a remote host: $FLIMFLAM_REMOTE_DIR/NAME, or the
+ * local program's own absolute path (flimflam installed at the same place).
+ */
+static char *
+remote_program(const char *local_path, const char *name)
+{
+	const char *dir = getenv("FLIMFLAM_REMOTE_DIR");
+
+	if (dir && *dir)
+		return ff_asprintf("%s/%s", dir, name);
+	return strdup(local_path);
+}
+
+/*
+ * The stage of `role`: argv (argv[0] the local program's path, `name` its
+ * name) here, or through ssh on the role's host.
+ */
+pipecmd *
+hosts_stage(const char *role, const char *name, char *const argv[])
+{
+	const struct host_role *r = find(role);
+	struct ff_argv a = FF_ARGV_INIT, remote = FF_ARGV_INIT;
+	pipecmd *cmd;
+	char *line;
+	size_t i;
+	int j;
+
+	if (!r || !r->dest) {
+		cmd = pipecmd_new(argv[0]);
+		for (j = 1; argv[j]; j++)
+			pipecmd_arg(cmd, argv[j]);
+		return cmd;
+	}
+	ff_argv_add(&remote, remote_program(argv[0], name));
+	for (j = 1; argv[j]; j++)
+		ff_argv_add(&remote, argv[j]);
+	line = shell_quote(remote.v);
+	ssh_session(&a, &masters[r->master]);
+	ff_argv_add(&a, line);
+	cmd = pipecmd_new(a.v[0]);
+	for (i = 1; i < a.n; i++)
+		pipecmd_arg(cmd, a.v[i]);
+	free(line);
+	ff_argv_free(&a);
+	ff_argv_free(&remote);
+	return cmd;
+}
+
+/* Where the masters' sockets go: the run directory, or a private one if that is too long. */
+static void
+control_dir_make(const char *rundir)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (strlen(rundir) + 16 < sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		snprintf(control_dir, sizeof(control_dir), "%s", rundir);
+		return;
+	}
+	snprintf(control_dir, sizeof(control_dir), "%s/flimflam-ssh-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(control_dir))
+		ff_die("cannot create a directory for ssh's sockets: %s", strerror(errno));
+}
+
+/* The master of `dest` answers ssh -O check: 1; it exited: 0. */
+static int
+master_ready(struct master *m)
+{
+	struct ff_argv a = FF_ARGV_INIT;
+	char *out;
+	int status = -1;
+
+	for (;;) {
+		if (ff_child_check(&m->child))
+			return 0;
+		ssh_common(&a);
+		ff_argv_addf(&a, "-oControlPath=%s", m->path);
+		ff_argv_addl(&a, "-O", "check", m->dest, NULL);
+		out = ff_env_run(a.v, &status);
+		free(out);
+		ff_argv_free(&a);
+		if (status == 0)
+			return 1;
+		if (ff_signalled())
+			return 0;
+		poll(NULL, 0, 50);
+	}
+}
+
+/* A line of the master's log that says why it failed (static). */
+static const char *
+master_why(struct master *m)
+{
+	static char line[512];
+	char *text = ff_read_file(m->child.log, NULL), *p, *last = NULL;
+
+	snprintf(line, sizeof(line), "ssh %s", ff_child_how(&m->child));
+	if (!text)
+		return line;
+	for (p = strtok(text, "\n"); p; p = strtok(NULL, "\n"))
+		last = p;
+	if (last)
+		snprintf(line, sizeof(line), "%s", last);
+	free(text);
+	return line;
+}
+
+/* One ssh master per host of --hosts, each ready. */
+void
+hosts_connect(const char *rundir)
+{
+	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
+	struct ff_argv a = FF_ARGV_INIT;
+	int i, j;
+
+	if (!nroles)
+		return;
+	control_dir_make(rundir);
+	for (i = 0; i < nroles; i++) {
+		if (!roles[i].dest)
+			continue;
+		for (j = 0; j < nmasters; j++)
+			if (!strcmp(masters[j].dest, roles[i].dest))
+				break;
+		roles[i].master = j;
+		if (j < nmasters)
+			continue;
+		masters[j].dest = roles[i].dest;
+		masters[j].path = ff_asprintf("%s/ssh%d", control_dir, j);
+		nmasters++;
+	}
+	for (j = 0; j < nmasters; j++) {
+		struct master *m = &masters[j];
+		char *log = ff_asprintf("%s/ssh%d.log", rundir, j);
+
+		ssh_common(&a);
+		ff_argv_addl(&a, "-o", "ControlMaster=yes", "-o", "ControlPersist=no", NULL);
+		ff_argv_addf(&a, "-oControlPath=%s", m->path);
+		ff_argv_addl(&a, "-N", "-T", m->dest, NULL);
+		o.log = log;
+		if (ff_spawn(&m->child, "ssh", a.v, &o) < 0)
+			ff_die("cannot run ssh");
+		ff_argv_free(&a);
+		free(log);
+	}
+	for (j = 0; j < nmasters; j++)
+		if (!master_ready(&masters[j])) {
+			if (ff_signalled()) {
+				hosts_disconnect();
+				stopped_by(ff_signalled(), rundir);
+			}
+			ff_warn("cannot reach '%s' over ssh: %s", masters[j].dest, master_why(&masters[j]));
+			hosts_disconnect();
+			exit(1);
+		}
+}
+
+/* Every master stopped; the sessions through them end with them. */
+void
+hosts_disconnect(void)
+{
+	int j;
+
+	for (j = nmasters - 1; j >= 0; j--)
+		if (masters[j].child.pid && !masters[j].child.exited)
+			ff_child_stop(&masters[j].child, 2.0);
+	for (j = 0; j < nmasters; j++)
+		if (strcmp(control_dir, ff_rundir_known() ? ff_rundir_known() : ""))
+			unlink(masters[j].path);
+	if (control_dir[0] && strcmp(control_dir, ff_rundir_known() ? ff_rundir_known() : ""))
+		rmdir(control_dir);
+}
+
+/* Did the master of `role`'s host end (the connection lost)? Its host, or NULL. */
+const char *
+hosts_lost(const char *role)
+{
+	const struct host_role *r = find(role);
+	struct master *m;
+
+	if (!r || !r->dest)
+		return NULL;
+	m = &masters[r->master];
+	return ff_child_check(&m->child) && !m->child.stopped ? m->dest : NULL;
+}
