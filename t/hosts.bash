@@ -75,8 +75,11 @@ listening_in() {
 # ports_bound_in I: the TCP ports that listen in nsI other than sshd's 22,
 # one a line.
 ports_bound_in() {
-	awk '$4 == "0A" { split($2, a, ":"); p = strtonum("0x" a[2]); if (p != 22) print p }' \
-		/proc/"${HOST_NS[$1]}"/net/tcp /proc/"${HOST_NS[$1]}"/net/tcp6 2>/dev/null | sort -un
+	local hex
+	for hex in $(awk '$4 == "0A" { n = split($2, a, ":"); print a[n] }' \
+		/proc/"${HOST_NS[$1]}"/net/tcp /proc/"${HOST_NS[$1]}"/net/tcp6 2>/dev/null); do
+		[ $((16#$hex)) -eq 22 ] || echo $((16#$hex))
+	done | sort -un
 }
 
 # procs_in I: the processes of nsI other than its holder and its sshd
@@ -84,6 +87,9 @@ ports_bound_in() {
 procs_in() {
 	local want p
 	want=$(readlink /proc/"${HOST_NS[$1]}"/ns/net) || return 0
+	# net:[N] as find's pattern: the brackets literally.
+	want=${want//[/\\[}
+	want=${want//]/\\]}
 	for p in $(find /proc/[0-9]*/ns/net -maxdepth 0 -lname "$want" 2>/dev/null |
 		cut -d/ -f3); do
 		[ "$p" = "${HOST_NS[$1]}" ] && continue

@@ -22,17 +22,31 @@ teardown() {
 	# The machine's own network namespace has no route to them.
 	! ip -4 -o addr show | grep -q "$HOSTS_NET\." || false
 	hosts_clean 5
+	# What the checks see: a process and a port left in ns2 fail them.
+	nsenter --net=/proc/"${HOST_NS[2]}"/ns/net python3 -c \
+		'import socket, time; s = socket.socket(); s.bind(("'"${HOST_ADDR[2]}"'", 4567)); s.listen(); time.sleep(60)' 3>&- &
+	left=$!
+	for i in $(seq 50); do [ -n "$(ports_bound_in 2)" ] && break; sleep 0.1; done
+	[ "$(ports_bound_in 2)" = 4567 ]
+	procs_in 2 | grep -qx "$left"
+	run hosts_clean 1
+	assert_failure
+	has_line "ns2: processes $left"
+	kill "$left"
+	wait "$left" || true
+	hosts_clean 5
 	ns=("${HOST_NS[@]}" "${HOST_SSHD[@]}" "$HOSTS_SWITCH")
 	hosts_down
 	all_gone "${ns[@]}"
 }
 
 # run_hosts FILE ARGS...: flimflam run --json ARGS on the local host (ns0),
-# in the background, events to FILE and stderr to FILE.err; RUN_PID.
+# in the background, events to FILE and stderr to FILE.err; RUN_PID is
+# flimflam's (nsenter execs it).
 run_hosts() {
 	local f="$1"
 	shift
-	in_local flimflam run --json "$@" >"$f" 2>"$f.err" 3>&- &
+	nsenter --net=/proc/"${HOST_NS[0]}"/ns/net flimflam run --json "$@" >"$f" 2>"$f.err" 3>&- &
 	RUN_PID=$!
 }
 
@@ -55,5 +69,74 @@ four_hosts() {
 		.relays[0].address == $a and .relays[1].address == $b and
 		.relays[0].target_port == .relays[1].port' --arg a "${HOST_ADDR[2]}" --arg b "${HOST_ADDR[3]}"
 	event_ok "$ev" result '.bits_per_s > 0 and .errors == 0'
+	hosts_clean 10
+}
+
+# wait_measuring FILE: the run's window opened (the whole topology is up).
+wait_measuring() {
+	wait_for_grep '"event":"window"' "$1" 30
+}
+
+# ssh_master DEST: the pid of flimflam's ssh master of DEST.
+ssh_master() {
+	local p
+	for p in $(descendants "$RUN_PID"); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qE "^ssh .*ControlMaster=yes.* $1 $" && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+@test "run --hosts: Ctrl-C stops the stages on every host; exit 130, nothing left running, no port bound" {
+	skip_unless_program nginx
+	hosts_up 4
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --warmup 1 --duration 30 --hosts "$(four_hosts)"
+	wait_measuring "$BATS_TEST_TMPDIR/ev"
+	# Every host has its stage and what it started.
+	for i in 1 2 3 4; do [ -n "$(procs_in "$i")" ]; done
+	[ -n "$(ports_bound_in 4)" ]
+	kill -INT "$RUN_PID"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 130 ]
+	grep -q '^flimflam: stopped by SIGINT' "$BATS_TEST_TMPDIR/ev.err"
+	hosts_clean 10
+}
+
+@test "run --hosts: a killed dispatcher stops the stages on every host; nothing left running, no port bound" {
+	skip_unless_program nginx
+	hosts_up 4
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --warmup 1 --duration 30 --hosts "$(four_hosts)"
+	wait_measuring "$BATS_TEST_TMPDIR/ev"
+	kill -KILL "$RUN_PID"
+	wait_status "$RUN_PID"
+	hosts_clean 10
+}
+
+@test "run --hosts: a lost ssh connection (its master killed) fails the run, names the host, and stops every host's stages" {
+	skip_unless_program nginx
+	hosts_up 4
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --warmup 1 --duration 30 --hosts "$(four_hosts)"
+	wait_measuring "$BATS_TEST_TMPDIR/ev"
+	m=$(ssh_master ns3)
+	kill -KILL "$m"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 1 ]
+	grep -q "lost the ssh connection to 'ns3'" "$BATS_TEST_TMPDIR/ev.err"
+	hosts_clean 10
+}
+
+@test "run --hosts: a lost ssh connection (the remote sshd's session killed) fails the run and stops every host's stages" {
+	skip_unless_program nginx
+	hosts_up 4
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --warmup 1 --duration 30 --hosts "$(four_hosts)"
+	wait_measuring "$BATS_TEST_TMPDIR/ev"
+	# The server host's sshd: its listener and every session.
+	for p in $(procs_in 4) "${HOST_SSHD[4]}"; do
+		[ "$(cat /proc/"$p"/comm 2>/dev/null)" = sshd ] && kill -KILL "$p"
+	done
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 1 ]
 	hosts_clean 10
 }
