@@ -140,3 +140,34 @@ ssh_master() {
 	[ "$status" -eq 1 ]
 	hosts_clean 10
 }
+
+@test "check --hosts: each host's flimflam version, its role's programs, perf where a relay runs, and its clock" {
+	skip_unless_program nginx
+	hosts_up 2
+	run in_local flimflam check --hosts "client=ns1,r1=ns2/${HOST_ADDR[2]},r2=ns2/${HOST_ADDR[2]}" -r nginx
+	echo "$output"
+	assert_success
+	has_line '^client on ns1: flimflam [0-9.]+$'
+	has_line '^r1 on ns2: nginx is /'
+	has_line '^r2 on ns2: perf can attach to the relay$'
+	has_line '^client on ns1: clock within [0-9.]+ s'
+	has_line '^OK$'
+	# Another version of flimflam on the hosts is a problem, and says which.
+	mkdir -p "$BATS_TEST_TMPDIR/other"
+	printf '#!/bin/sh\necho flimflam 0.0.1\n' >"$BATS_TEST_TMPDIR/other/flimflam"
+	chmod +x "$BATS_TEST_TMPDIR/other/flimflam"
+	FLIMFLAM_REMOTE_DIR="$BATS_TEST_TMPDIR/other" run in_local flimflam check --hosts "client=ns1" -r nginx
+	echo "$output"
+	[ "$status" -eq 1 ]
+	has_line "^client on ns1: PROBLEM: '$BATS_TEST_TMPDIR/other/flimflam' is flimflam 0.0.1, and this one is flimflam [0-9.]+$"
+	# A host that cannot be reached: said, exit 1.
+	run in_local flimflam check --hosts "client=${HOSTS_NET}.99" -r nginx
+	echo "$output"
+	[ "$status" -eq 1 ]
+	has_line "^client on ${HOSTS_NET}.99: PROBLEM: cannot run"
+	# Bad input: one line, exit 2.
+	run in_local flimflam check --hosts "bogus=ns1"
+	[ "$status" -eq 2 ]
+	has_line "^flimflam check: --hosts: 'bogus' is not a role of this run"
+	hosts_clean 10
+}

@@ -50,8 +50,9 @@ void render_flamegraph(json_t *events, const char *rundir);
 
 /* hosts.c: --hosts, the stages on other hosts over ssh */
 struct pipecmd;
-int hosts_parse(const char *spec, int nrelays, char *why, size_t n);
+int hosts_parse(const char *spec, int nrelays, int need_address, char *why, size_t n);
 int hosts_any(void);
+int hosts_any_remote(void);
 const char *hosts_dest(const char *role);	/* [USER@]HOST, or NULL: here */
 const char *hosts_address(const char *role);	/* its data address, or NULL: 127.0.0.1 */
 int hosts_same(const char *a, const char *b);
@@ -59,6 +60,7 @@ struct pipecmd *hosts_stage(const char *role, const char *name, char *const argv
 void hosts_connect(const char *rundir);
 void hosts_disconnect(void);
 const char *hosts_lost(const char *role);
+int hosts_check(const char *workload, const char *relay);
 
 /* summary.c */
 json_t *find_event(json_t *events, const char *name);

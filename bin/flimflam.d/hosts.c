@@ -11,6 +11,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <time.h>
 #include <netdb.h>
 #include <poll.h>
 #include <string.h>
@@ -47,6 +50,15 @@ int
 hosts_any(void)
 {
 	return nroles > 0;
+}
+
+int
+hosts_any_remote(void)
+{
+	for (int i = 0; i < nroles; i++)
+		if (roles[i].dest)
+			return 1;
+	return 0;
 }
 
 static int
@@ -87,7 +99,7 @@ resolve(const char *host)
  * ADDRESS (for the peers on other hosts).
  */
 int
-hosts_parse(const char *spec, int nrelays, char *why, size_t n)
+hosts_parse(const char *spec, int nrelays, int need_address, char *why, size_t n)
 {
 	char *copy = strdup(spec), *item, *save = NULL, *eq, *slash, *host;
 	const char *addr;
@@ -130,14 +142,14 @@ hosts_parse(const char *spec, int nrelays, char *why, size_t n)
 			goto bad;
 		}
 		addr = slash ? slash : resolve(host);
-		if (!addr) {
+		if (!addr && need_address) {
 			snprintf(why, n, "--hosts: cannot find %s's address from '%s': give it as %s=%s/ADDRESS",
 				 item, host, item, eq + 1);
 			goto bad;
 		}
 		r->role = strdup(item);
 		r->dest = strcmp(eq + 1, "localhost") ? strdup(eq + 1) : NULL;
-		r->address = strcmp(addr, "127.0.0.1") ? strdup(addr) : NULL;
+		r->address = addr && strcmp(addr, "127.0.0.1") ? strdup(addr) : NULL;
 		r->master = -1;
 		nroles++;
 	}
@@ -416,4 +428,140 @@ hosts_lost(const char *role)
 		return NULL;
 	m = &masters[r->master];
 	return ff_child_check(&m->child) && !m->child.stopped ? m->dest : NULL;
+}
+
+/* `line` run by the shell of `dest` (plain ssh, BatchMode); its output, or NULL. */
+static char *
+remote_run(const char *dest, const char *line, int *status)
+{
+	struct ff_argv a = FF_ARGV_INIT;
+	char *out;
+
+	ssh_common(&a);
+	ff_argv_addl(&a, "-T", dest, "--", line, NULL);
+	out = ff_env_run(a.v, status);
+	ff_argv_free(&a);
+	return out;
+}
+
+/* The first line of `s`, trimmed in place. */
+static char *
+first_line(char *s)
+{
+	s[strcspn(s, "\n")] = 0;
+	return s;
+}
+
+/* One finding of check --hosts; a problem counts. */
+static int
+say_check(const struct host_role *r, int ok, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	printf("%s on %s: %s%s\n", r->role, r->dest, ok ? "" : "PROBLEM: ", msg);
+	return !ok;
+}
+
+/*
+ * check --hosts: on each named host, through ssh, the same flimflam
+ * version as here, the programs its role needs (the workload's server or
+ * client, the relay), perf's permission to attach where a relay runs (what
+ * ff-capture --check says), and its clock against ours. 0 when all is
+ * well, 1 otherwise.
+ */
+static double
+wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int
+hosts_check(const char *workload, const char *relay)
+{
+	const char *rprog = ff_relay_find(relay)->program;
+	char *here = program("flimflam"), *capture = program("ff-capture");
+	char *flimflam = NULL, *line, *out;
+	int i, status, problems = 0;
+
+	for (i = 0; i < nroles; i++) {
+		const struct host_role *r = &roles[i];
+		const char *need = NULL;
+		double t0, t1, there;
+
+		if (!r->dest)
+			continue;
+		free(flimflam);
+		flimflam = remote_program(here ? here : "flimflam", "flimflam");
+		line = ff_asprintf("'%s' --version", flimflam);
+		out = remote_run(r->dest, line, &status);
+		free(line);
+		if (!out || status != 0) {
+			problems += say_check(r, 0, "cannot run '%s' over ssh (%s): %s", flimflam,
+					      status == -1 ? "no answer within 5 s" : ff_status_how(status),
+					      out && *out ? first_line(out) : "it said nothing");
+			free(out);
+			continue;
+		}
+		if (strcmp(first_line(out), "flimflam " FF_VERSION))
+			problems += say_check(r, 0, "'%s' is %s, and this one is flimflam %s", flimflam,
+					      out, FF_VERSION);
+		else
+			say_check(r, 1, "%s", out);
+		free(out);
+		need = !strcmp(r->role, "client") ? ff_workload_client_program(workload) :
+			!strcmp(r->role, "server") ? ff_workload_server_program(workload) : rprog;
+		if (need) {
+			line = ff_asprintf("command -v '%s'", need);
+			out = remote_run(r->dest, line, &status);
+			free(line);
+			if (out && status == 0)
+				say_check(r, 1, "%s is %s", need, first_line(out));
+			else
+				problems += say_check(r, 0, "%s is not on PATH there (the %s needs it)", need,
+						      r->role[0] == 'r' ? "relay" : r->role);
+			free(out);
+		}
+		if (r->role[0] == 'r' && rprog) {
+			char *cap = remote_program(capture ? capture : "ff-capture", "ff-capture");
+			json_t *ev;
+
+			line = ff_asprintf("'%s' --check --json stat", cap);
+			out = remote_run(r->dest, line, &status);
+			ev = out ? json_loads(first_line(out), 0, NULL) : NULL;
+			if (json_is_true(json_object_get(ev, "ok")))
+				say_check(r, 1, "perf can attach to the relay");
+			else
+				problems += say_check(r, 0, "perf cannot attach to the relay there: %s",
+						      ev && ff_json_str(ev, "message") ? ff_json_str(ev, "message") :
+						      out && *out ? out : "ff-capture --check gave no answer");
+			json_decref(ev);
+			free(line);
+			free(out);
+			free(cap);
+		}
+		t0 = wall_now();
+		out = remote_run(r->dest, "date +%s.%N", &status);
+		t1 = wall_now();
+		there = out ? strtod(out, NULL) : 0;
+		if (!out || status != 0 || there <= 0)
+			problems += say_check(r, 0, "cannot read its clock");
+		else if (fabs(there - (t0 + t1) / 2) > 0.5 + (t1 - t0) / 2)
+			problems += say_check(r, 0, "its clock is %+.3f s from this one's (synchronize the clocks: NTP or PTP)",
+					      there - (t0 + t1) / 2);
+		else
+			say_check(r, 1, "clock within %.3f s of this one's", fabs(there - (t0 + t1) / 2) + (t1 - t0) / 2);
+		free(out);
+	}
+	free(flimflam);
+	free(here);
+	free(capture);
+	printf("%s\n", problems ? "Problems found: see the lines above" : "OK");
+	return problems ? 1 : 0;
 }

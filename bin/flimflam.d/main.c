@@ -174,6 +174,64 @@ program(const char *name)
 	return w;
 }
 
+static const char check_hosts_usage[] =
+	"usage: flimflam check --hosts ROLE=[USER@]HOST[/ADDRESS],... [-w WORKLOAD] [-r RELAY]\n"
+	"\n"
+	"Check each host of --hosts over ssh: the same flimflam version as here, the\n"
+	"programs its role needs (the workload's client or server, the relay), perf's\n"
+	"permission to attach where a relay runs, and its clock against this one's.\n"
+	"-w and -r name the run's workload and relay (default builtin, skrouterd).\n";
+
+/* check --hosts: flimflam's own (ff-check checks this machine). */
+noreturn static void
+check_hosts(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "hosts", required_argument, NULL, OPT_HOSTS },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "relay", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *spec = NULL;
+	char why[512];
+	int ch;
+
+	optind = 1;
+	while ((ch = ff_getopt(argc, argv, ":hw:r:", longopts, check_hosts_usage)) != -1)
+		switch (ch) {
+		case 'h':
+			ff_usage(check_hosts_usage, 0);
+		case 'w':
+			opt.workload = ff_workloads[ff_parse_name(check_hosts_usage, "workload", optarg, ff_workloads)];
+			break;
+		case 'r':
+			opt.relay = ff_relays[ff_parse_name(check_hosts_usage, "relay", optarg, ff_relays)];
+			break;
+		case OPT_HOSTS:
+			spec = optarg;
+			break;
+		}
+	if (optind < argc)
+		ff_usage_error(check_hosts_usage, "unexpected argument '%s'", argv[optind]);
+	if (hosts_parse(spec, 2, 0, why, sizeof(why)) < 0)
+		ff_usage_error(check_hosts_usage, "%s", why);
+	if (!hosts_any_remote())
+		ff_usage_error(check_hosts_usage, "--hosts names no other host (all are localhost); 'flimflam check' checks this one");
+	ch = hosts_check(opt.workload, opt.relay);
+	exit(ff_finish() ? 1 : ch);
+}
+
+/* Does the command line name --hosts (check's own case)? */
+static int
+has_hosts(int argc, char *argv[])
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--hosts") || !strncmp(argv[i], "--hosts=", 8))
+			return 1;
+	return 0;
+}
+
 noreturn static void
 exec_cmd(const struct cmd *c, int argc, char *argv[])
 {
@@ -245,7 +303,7 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 	if (opt.hosts) {
 		char why[512];
 
-		if (hosts_parse(opt.hosts, 2, why, sizeof(why)) < 0)
+		if (hosts_parse(opt.hosts, 2, 1, why, sizeof(why)) < 0)
 			ff_usage_error(run_usage, "%s", why);
 	}
 }
@@ -485,6 +543,10 @@ main(int argc, char *argv[])
 	setenv("FLIMFLAM_VERBOSITY", level, 1);
 	argc -= optind;
 	argv += optind;
+	if (!strcmp(c->name, "check") && has_hosts(argc, argv)) {
+		ff_setprog("flimflam check");
+		check_hosts(argc, argv);
+	}
 	if (c->kind == EXEC)
 		exec_cmd(c, argc, argv);
 
