@@ -171,3 +171,23 @@ ssh_master() {
 	has_line "^flimflam check: --hosts: 'bogus' is not a role of this run"
 	hosts_clean 10
 }
+
+@test "stat --hosts: perf stat runs on each relay's host and measures that relay alone; record refuses relays elsewhere" {
+	skip_unless_program nginx perf
+	hosts_up 4
+	nsenter --net=/proc/"${HOST_NS[0]}"/ns/net flimflam stat --json -w builtin -r nginx --warmup 1 --duration 2 \
+		--hosts "$(four_hosts)" >"$BATS_TEST_TMPDIR/st" 2>"$BATS_TEST_TMPDIR/st.err" 3>&- || {
+		cat "$BATS_TEST_TMPDIR/st.err"
+		false
+	}
+	st="$BATS_TEST_TMPDIR/st"
+	# One stat per relay, each from the capture on its own host (--roles).
+	[ "$(jq -s '[.[] | select(.event == "stat") | .role] | sort' "$st" | jq -c .)" = '["r1","r2"]' ]
+	[ "$(jq -s '[.[] | select(.event == "resources") | .relays[].role] | sort' "$st" | jq -c .)" = '["r1","r2"]' ]
+	jq -s -e '[.[] | select(.event == "resources") | .relays[] | .cpu_fraction > 0] | all' "$st"
+	# record would leave perf.data on the relays' hosts: refused, nothing started.
+	run in_local flimflam record -r nginx --hosts "$(four_hosts)"
+	[ "$status" -eq 2 ]
+	has_line "^flimflam: --hosts: 'record' records on the relays' hosts"
+	hosts_clean 10
+}

@@ -314,10 +314,13 @@ parse_run(const struct cmd *c, int argc, char *argv[])
  * two routers link on 127.0.0.1, so they share a host.
  */
 static void
-validate_hosts(void)
+validate_hosts(const struct cmd *c)
 {
 	if (!hosts_any())
 		return;
+	if (samples(c) && (hosts_dest("r1") || hosts_dest("r2")))
+		ff_usage_error(run_usage, "--hosts: '%s' records on the relays' hosts, and bringing perf.data back from them is not done yet; stat, skstat and run capture there",
+			       c->name);
 	if (strcmp(opt.workload, "builtin") && strcmp(opt.workload, "iperf3"))
 		ff_usage_error(run_usage, "--hosts: workload '%s' runs on one host only (builtin and iperf3 run across hosts)",
 			       opt.workload);
@@ -377,7 +380,7 @@ validate_run(const struct cmd *c)
 		role[n] = "client";
 		need[n++] = ff_workload_client_program(opt.workload);
 	}
-	validate_hosts();
+	validate_hosts(c);
 	for (i = 0; i < n; i++) {
 		char *p;
 
@@ -447,8 +450,8 @@ capture_check(const struct cmd *c)
 	size_t i;
 	int status;
 
-	if (!strcmp(c->mode, "none"))
-		return;
+	if (!strcmp(c->mode, "none") || hosts_dest("r1") || hosts_dest("r2"))
+		return;		/* relays elsewhere: ff-capture checks there, as their stage */
 	if (!path)
 		ff_die("cannot find ff-capture beside flimflam nor on PATH");
 	if (!samples(c))
