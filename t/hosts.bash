@@ -76,10 +76,11 @@ listening_in() {
 # one a line.
 ports_bound_in() {
 	local hex
-	for hex in $(awk '$4 == "0A" { n = split($2, a, ":"); print a[n] }' \
-		/proc/"${HOST_NS[$1]}"/net/tcp /proc/"${HOST_NS[$1]}"/net/tcp6 2>/dev/null); do
-		[ $((16#$hex)) -eq 22 ] || echo $((16#$hex))
-	done | sort -un
+	awk '$4 == "0A" { n = split($2, a, ":"); print a[n] }' \
+		/proc/"${HOST_NS[$1]}"/net/tcp /proc/"${HOST_NS[$1]}"/net/tcp6 2>/dev/null |
+		while read -r hex; do
+			[ $((16#$hex)) -eq 22 ] || echo $((16#$hex))
+		done | sort -un
 }
 
 # procs_in I: the processes of nsI other than its holder and its sshd
