@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -16,6 +17,7 @@ static const char usage[] =
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
 	"                [--repeat N] [--output FILE [--force | --append]]\n"
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"                [--pool HOST,HOST,...]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW\n"
@@ -47,6 +49,9 @@ static const char usage[] =
 	"  --append              Add the new runs to an existing results FILE\n"
 	"  --request-size BYTES, --response-size BYTES, --rate N\n"
 	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
+	"  --pool HOST,HOST,...  Spread the cases over these hosts with GNU parallel\n"
+	"                        (--sshlogin), one case at a time per host, each a whole\n"
+	"                        topology there; without GNU parallel they run here\n"
 	"\n"
 	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
 	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
@@ -64,7 +69,7 @@ struct notrun {
 };
 
 /* Shared with run.c, through ff-bench.h. */
-struct bench_opts opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL, 0, 0 };
+struct bench_opts opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL, 0, 0, NULL };
 
 char *flimflam;
 json_t *bench_env;
@@ -279,7 +284,7 @@ check_output(void)
 static void
 bench_options(int argc, char *argv[])
 {
-	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND };
+	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_POOL };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
@@ -291,6 +296,7 @@ bench_options(int argc, char *argv[])
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "append", no_argument, NULL, OPT_APPEND },
+		{ "pool", required_argument, NULL, OPT_POOL },
 		{ NULL, 0, NULL, 0 }
 	};
 	cpu_set_t avail;
@@ -324,6 +330,11 @@ bench_options(int argc, char *argv[])
 			break;
 		case OPT_APPEND:
 			opt.append = 1;
+			break;
+		case OPT_POOL:
+			if (!optarg[strspn(optarg, ", ")] || strpbrk(optarg, " \t\n'\"\\"))
+				ff_usage_error(usage, "--pool: expected HOST,HOST,..., not '%s'", optarg);
+			opt.pool = optarg;
 			break;
 		default:
 			ff_take_run_opt(usage, c, optarg, &opt.run);
@@ -518,6 +529,107 @@ run_all(const struct plan *pl, int *done)
 	return failed;
 }
 
+/*
+ * bench --pool: every run of the plan as one job of GNU parallel, one job
+ * per host at a time (--sshlogin HOST,... -j1), each `flimflam run --json`
+ * a whole topology on its host; each job's stdout and stderr in a file
+ * (--results), its host and exit status in the job log. Then each is made
+ * into its record, with its host, in the plan's order. Returns how many
+ * failed; NULL-free: a signal stops parallel, which stops its jobs.
+ */
+static int
+run_pool(const struct plan *pl, const char *parallel, int *done)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], *remote, *line = NULL;
+	const char *cfg = getenv("FLIMFLAM_SSH_CONFIG"), *rdir = getenv("FLIMFLAM_REMOTE_DIR");
+	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
+	struct ff_argv a = FF_ARGV_INIT, cmd = FF_ARGV_INIT;
+	const struct bcase *jobs[4096];
+	int rep[4096], njobs = 0, r, w, failed = 0;
+	static struct ff_child par;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/flimflam-pool-XXXXXX", getenv("TMPDIR") && *getenv("TMPDIR") ?
+		 getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir))
+		ff_die("cannot create a directory for the pool's output: %s", strerror(errno));
+	for (r = 1; r <= opt.repeat; r++)
+		for (w = 0; w < pl->ncases; w++)
+			if (!pl->cases[w].skip[0] && njobs < (int)FF_ARRAY_SIZE(jobs)) {
+				jobs[njobs] = &pl->cases[w];
+				rep[njobs++] = r;
+			}
+	remote = rdir && *rdir ? ff_asprintf("%s/flimflam", rdir) : strdup(flimflam);
+	ff_argv_addl(&a, parallel, "--will-cite", "-j1", "--sshlogin", opt.pool, NULL);
+	if (cfg && *cfg)
+		ff_argv_addf(&a, "--ssh=ssh -F '%s' -o BatchMode=yes", cfg);
+	else
+		ff_argv_add(&a, "--ssh=ssh -o BatchMode=yes");
+	ff_argv_addf(&a, "--results=%s/{#}", dir);
+	ff_argv_addf(&a, "--joblog=%s/joblog", dir);
+	/* Each job: flimflam with its case's arguments, one word a column, each quoted. */
+	ff_argv_addl(&a, "--colsep", " ", remote, ":::", NULL);
+	for (w = 0; w < njobs; w++) {
+		struct ff_buf b = FF_BUF_INIT;
+
+		case_args(&cmd, jobs[w]);
+		for (size_t i = 0; i < cmd.n; i++)
+			ff_buf_printf(&b, "%s%s", i ? " " : "", cmd.v[i]);
+		ff_argv_add(&a, b.s);
+		ff_buf_free(&b);
+		ff_argv_free(&cmd);
+	}
+	o.log = "/dev/null";	/* every job's output is in its file */
+	ff_say("%s: %d run%s over the pool %s (GNU parallel, one at a time per host)\n", ff_prog(),
+	       njobs, njobs == 1 ? "" : "s", opt.pool);
+	if (ff_spawn(&par, "parallel", a.v, &o) < 0)
+		ff_die("cannot run GNU parallel");
+	ff_argv_free(&a);
+	while (!ff_child_check(&par)) {
+		struct pollfd pfd[2] = { { ff_signal_fd(), POLLIN, 0 }, { par.pidfd, POLLIN, 0 } };
+
+		if (ff_signalled()) {
+			/* parallel passes it to its jobs, and their ssh ends the remote runs. */
+			ff_child_stop(&par, 10);
+			break;
+		}
+		poll(pfd, 2, -1);
+	}
+	snprintf(path, sizeof(path), "%s/joblog", dir);
+	f = fopen(path, "r");
+	/* Seq Host Starttime JobRuntime Send Receive Exitval Signal Command */
+	while (f && getline(&line, &cap, f) > 0) {
+		char host[256], out[PATH_MAX + 16], err[PATH_MAX + 16];
+		double start, runtime;
+		int seq, exitval, sig;
+		json_t *rec;
+
+		if (sscanf(line, "%d %255s %lf %lf %*s %*s %d %d", &seq, host, &start, &runtime,
+			   &exitval, &sig) != 6 || seq < 1 || seq > njobs)
+			continue;
+		snprintf(out, sizeof(out), "%s/%d", dir, seq);
+		snprintf(err, sizeof(err), "%s/%d.err", dir, seq);
+		rec = replay_case(jobs[seq - 1], rep[seq - 1], host, out, err, sig ? 128 + sig : exitval,
+				  runtime);
+		failed += is_status(rec, "failed");
+		++*done;
+		json_array_append_new(records, rec);
+		save_results();
+		unlink(out);
+		unlink(err);
+		snprintf(out, sizeof(out), "%s/%d.seq", dir, seq);
+		unlink(out);
+	}
+	if (f)
+		fclose(f);
+	free(line);
+	unlink(path);
+	rmdir(dir);
+	free(remote);
+	return failed;
+}
+
 /* The table, then the cases not run, and where the results are. */
 static void
 report(const struct plan *pl)
@@ -561,6 +673,7 @@ bench_main(int argc, char *argv[])
 	char outbuf[PATH_MAX];
 	const char *list;
 	int nunsup, failed, done = 0, sig;
+	char *parallel = NULL;
 	long nruns;
 
 	bench_options(argc, argv);
@@ -588,7 +701,13 @@ bench_main(int argc, char *argv[])
 	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
 	       nruns, nruns == 1 ? "" : "s", plan.nrun, plan.nrun == 1 ? "" : "s",
 	       opt.repeat, clock_str(nruns * run_estimate()), opt.output);
-	failed = run_all(&plan, &done);
+	if (opt.pool && (parallel = ff_which("parallel")))
+		failed = run_pool(&plan, parallel, &done);
+	else {
+		if (opt.pool)
+			ff_warn("--pool needs GNU parallel, which is not on PATH: the cases run here, one after another");
+		failed = run_all(&plan, &done);
+	}
 	report(&plan);
 	if ((sig = ff_signalled())) {
 		ff_finish();

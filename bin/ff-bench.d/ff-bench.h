@@ -186,6 +186,7 @@ struct bench_opts {
 	long repeat;
 	const char *output;
 	int force, append;
+	const char *pool;	/* --pool HOST,HOST,...: GNU parallel's --sshlogin */
 };
 extern struct bench_opts opt;
 extern char *flimflam;		/* the dispatcher beside us */
@@ -199,5 +200,10 @@ json_t *new_record(const struct bcase *c, const char *status, const char *reason
 const char *clock_str(double s);
 double run_estimate(void);
 json_t *run_case(const struct bcase *c, int repeat, int k, int n);
+/* A run that GNU parallel ran on `host`: its events, stderr and exit code in files. */
+json_t *replay_case(const struct bcase *c, int repeat, const char *host, const char *out,
+		    const char *err, int exit_status, double elapsed);
+/* The arguments of `flimflam run --json` for case c after the program, into a. */
+void case_args(struct ff_argv *a, const struct bcase *c);
 
 #endif

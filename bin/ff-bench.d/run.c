@@ -208,6 +208,24 @@ crun_free(struct crun *cr)
 	json_decref(cr->errors);
 }
 
+void
+case_args(struct ff_argv *a, const struct bcase *c)
+{
+	struct ff_run_opts run = opt.run;
+
+	ff_argv_addl(a, "run", "--json", "-w", c->workload, "-r", c->relay,
+		     "-p", c->protocol, NULL);
+	if (!ff_workload_is_rr(c->workload)) {
+		/* The request/response options are builtin-rr's and builtin-crr's. */
+		struct ff_run_opts d = FF_RUN_OPTS_DEFAULTS;
+
+		run.request_size = d.request_size;
+		run.response_size = d.response_size;
+		run.rate = d.rate;
+	}
+	ff_argv_run_opts(a, &run, 1);
+}
+
 /*
  * Start `flimflam run --json`: 0, or -1 when it cannot start (its pipes
  * closed).
@@ -216,7 +234,6 @@ static int
 crun_start(struct crun *cr)
 {
 	const struct bcase *c = cr->c;
-	struct ff_run_opts run = opt.run;
 	struct ff_argv argv = FF_ARGV_INIT;
 	char errpath[64];
 	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
@@ -232,17 +249,8 @@ crun_start(struct crun *cr)
 	snprintf(errpath, sizeof(errpath), "/proc/self/fd/%d", cr->efds[1]);
 	o.out_fd = cr->fds[1];
 	o.log = errpath;
-	ff_argv_addl(&argv, flimflam, "run", "--json", "-w", c->workload, "-r", c->relay,
-		     "-p", c->protocol, NULL);
-	if (!ff_workload_is_rr(c->workload)) {
-		/* The request/response options are builtin-rr's and builtin-crr's. */
-		struct ff_run_opts d = FF_RUN_OPTS_DEFAULTS;
-
-		run.request_size = d.request_size;
-		run.response_size = d.response_size;
-		run.rate = d.rate;
-	}
-	ff_argv_run_opts(&argv, &run, 1);
+	ff_argv_add(&argv, flimflam);
+	case_args(&argv, c);
 	cr->t0 = cr->t_phase = ff_now();
 	st = ff_spawn(&cr->child, "flimflam run", argv.v, &o);
 	ff_argv_free(&argv);
@@ -482,6 +490,29 @@ crun_say(const struct crun *cr, const json_t *result, int ok, const char *reason
 		ff_say("%s: failed: %s\n", cr->caseid, reason);
 }
 
+/* The record of an ended run, said in its line. */
+static json_t *
+crun_finish(struct crun *cr, int repeat)
+{
+	const char *reason = NULL;
+	json_t *rec;
+	int ok;
+
+	ok = !cr->timed_out && WIFEXITED(cr->child.status) && WEXITSTATUS(cr->child.status) == 0 &&
+	     cr->result;
+	if (!ok)
+		reason = crun_reason(cr);
+	else {
+		overhead_s = (overhead_s * overhead_n + (cr->elapsed - opt.run.warmup - opt.run.duration)) /
+			     (overhead_n + 1);
+		overhead_n++;
+	}
+	rec = crun_record(cr, repeat, ok, reason);
+	crun_free(cr);
+	crun_say(cr, json_object_get(rec, "result"), ok, reason);
+	return rec;
+}
+
 /*
  * One run of a case: `flimflam run --json` as a child, its events read as
  * they come. Returns the record, or NULL when a signal stopped it.
@@ -490,9 +521,7 @@ json_t *
 run_case(const struct bcase *c, int repeat, int k, int n)
 {
 	struct crun cr = { .c = c, .phase = STARTING };
-	const char *reason = NULL;
 	json_t *rec;
-	int ok;
 
 	cr.errors = json_array();
 	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s", ff_prog(), k, n,
@@ -513,17 +542,53 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 		crun_free(&cr);
 		return NULL;
 	}
-	ok = !cr.timed_out && WIFEXITED(cr.child.status) && WEXITSTATUS(cr.child.status) == 0 &&
-	     cr.result;
-	if (!ok)
-		reason = crun_reason(&cr);
-	else {
-		overhead_s = (overhead_s * overhead_n + (cr.elapsed - opt.run.warmup - opt.run.duration)) /
-			     (overhead_n + 1);
-		overhead_n++;
+	return crun_finish(&cr, repeat);
+}
+
+/*
+ * A run that GNU parallel ran on `host` (bench --pool): its events in
+ * `out`, its stderr in `err`, its exit status and how long it took, made
+ * into a record as a run here is, with the host it ran on.
+ */
+json_t *
+replay_case(const struct bcase *c, int repeat, const char *host, const char *out,
+	    const char *err, int exit_status, double elapsed)
+{
+	struct crun cr = { .c = c, .phase = STARTING };
+	size_t len = 0;
+	json_t *ev, *rec;
+	ssize_t r;
+
+	cr.errors = json_array();
+	snprintf(cr.caseid, sizeof(cr.caseid), "%s: %s %s %s on %s", ff_prog(),
+		 c->workload, c->relay, c->protocol, host);
+	if (opt.repeat > 1)
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " (run %d of %ld)", repeat, opt.repeat);
+	snprintf(cr.started, sizeof(cr.started), "%s", ff_iso_time());
+	cr.fds[0] = open(out, O_RDONLY | O_CLOEXEC);
+	if (cr.fds[0] >= 0) {
+		cr.rd = (struct ff_reader)FF_READER_INIT(cr.fds[0], "flimflam run");
+		do {
+			r = ff_reader_fill(&cr.rd);
+			while ((ev = ff_reader_next(&cr.rd))) {
+				crun_event(&cr, ev, ff_now());
+				if (!strcmp(ff_event_name(ev), "start") && ff_json_str(ev, "time") &&
+				    !strcmp(ff_json_str(ev, "tool"), "ff-workload"))
+					snprintf(cr.started, sizeof(cr.started), "%s", ff_json_str(ev, "time"));
+				json_decref(ev);
+			}
+		} while (r > 0);
+		ff_reader_free(&cr.rd);
+		close(cr.fds[0]);
 	}
-	rec = crun_record(&cr, repeat, ok, reason);
-	crun_free(&cr);
-	crun_say(&cr, json_object_get(rec, "result"), ok, reason);
+	cr.err.text = ff_read_file(err, &len);
+	cr.err.len = cr.err.text ? len : 0;
+	cr.child.status = exit_status >= 0 ? (exit_status & 0xff) << 8 : 1 << 8;
+	cr.child.exited = 1;
+	cr.elapsed = elapsed;
+	/* Its run directory is on that host: the record names it, nothing is written there. */
+	rec = crun_finish(&cr, repeat);
+	json_object_set_new(rec, "host", json_string(host));
 	return rec;
 }
