@@ -217,5 +217,14 @@ ssh_master() {
 	# The table reads it as any results file.
 	run in_local flimflam bench summarize "$res"
 	assert_success
+	# compare flags rows from different hosts of the pool.
+	jq -c 'select(.host != "ns2")' "$res" >"$BATS_TEST_TMPDIR/base.jsonl"
+	jq -c 'select(.host != "ns1")' "$res" >"$BATS_TEST_TMPDIR/new.jsonl"
+	run in_local flimflam compare "$BATS_TEST_TMPDIR/base.jsonl" "$BATS_TEST_TMPDIR/new.jsonl"
+	echo "$output"
+	has_line "^  pool   DIFFERS: base 'ns1', new 'ns2'"
+	has_line 'warning: the runs were made on different machines'
+	run in_local flimflam compare "$res" "$BATS_TEST_TMPDIR/new.jsonl"
+	has_line "^  pool   DIFFERS: base 'ns[12] \| ns[12]', new 'ns2'"
 	hosts_clean 10
 }

@@ -111,8 +111,9 @@ emit_env_json(const char *side, const char *path, const struct results *r)
 	json_object_set_new(ev, "file", ff_json_path(path));
 	json_object_set_new(ev, "skrouterd", ff_json_text(router_str(r, buf, sizeof(buf))));
 	for (i = 0; i < FF_ARRAY_SIZE(env_fields); i++)
-		json_object_set_new(ev, env_fields[i],
-				    ff_json_text(env_values(r, i)));
+		if (i != ENV_POOL_HOST || r->envv[i][0])
+			json_object_set_new(ev, env_fields[i],
+					    ff_json_text(env_values(r, i)));
 	ff_emit(ev);
 }
 
@@ -138,6 +139,9 @@ compare_env(const char *bpath, const struct results *base, const char *npath,
 		ff_print("  new   %s: %s\n", npath, router_str(new, a, sizeof(a)));
 	}
 	for (i = 0; i < (int)FF_ARRAY_SIZE(env_fields); i++) {
+		/* The pool's hosts: said when either side ran on one (bench --pool). */
+		if (i == ENV_POOL_HOST && !base->envv[i][0] && !new->envv[i][0])
+			continue;
 		snprintf(a, sizeof(a), "%s", env_values(base, i));
 		snprintf(b, sizeof(b), "%s", env_values(new, i));
 		if (cmpopt.json) {

@@ -108,7 +108,9 @@ struct group {
 };
 
 /* The environment fields compare shows, and their names there. */
-#define N_ENV_FIELDS 4
+/* The last is the record's own "host" (bench --pool), not its environment's. */
+#define N_ENV_FIELDS 5
+#define ENV_POOL_HOST 4
 extern const char *const env_fields[N_ENV_FIELDS];
 extern const char *const env_field_names[N_ENV_FIELDS];
 

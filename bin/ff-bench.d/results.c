@@ -141,8 +141,8 @@ key_eq(const struct key *a, const struct key *b, int with_warmup)
 }
 
 /* The environment fields compare shows, and their names there (ff-bench.h). */
-const char *const env_fields[] = { "hostname", "kernel", "cpu_model", "os" };
-const char *const env_field_names[] = { "host", "kernel", "CPU", "OS" };
+const char *const env_fields[] = { "hostname", "kernel", "cpu_model", "os", "pool_host" };
+const char *const env_field_names[] = { "host", "kernel", "CPU", "OS", "pool" };
 _Static_assert(FF_ARRAY_SIZE(env_fields) == N_ENV_FIELDS, "env_fields");
 
 static size_t
@@ -251,13 +251,15 @@ results_add(struct results *r, const json_t *rec)
 		run->reason = ff_strdup(ff_json_str(rec, "reason"));
 		run->run_dir = ff_strdup(ff_json_str(rec, "run_dir"));
 	}
+	/* The pool's host the run ran on (bench --pool), whatever its environment says. */
+	env_value_add(r->envv[ENV_POOL_HOST], sizeof(r->envv[ENV_POOL_HOST]), ff_json_str(rec, "host"));
 	if (!json_is_object(env))
 		return;
 	if (!r->env)
 		r->env = json_incref((json_t *)env);
 	if (!r->router_env && run->status == 'o' && !strcmp(k.relay, "skrouterd"))
 		r->router_env = json_incref((json_t *)env);
-	for (i = 0; i < N_ENV_FIELDS; i++)
+	for (i = 0; i < ENV_POOL_HOST; i++)
 		env_value_add(r->envv[i], sizeof(r->envv[i]), ff_json_str(env, env_fields[i]));
 }
 
