@@ -260,6 +260,7 @@ configure_skrouterd(struct relay *r)
 	const char *const vars[] = {
 		"PORT", port, "TARGET_PORT", target, "WORKERS", nworkers,
 		"MANAGEMENT_PORT", mgmt, "INTER_ROUTER_PORT", inter,
+		"LISTEN_HOST", r->listen_host, "TARGET_HOST", r->target_host,
 		"PROTOCOL", opt.protocol,
 		"LISTENER", http ? "httpListener" : "tcpListener",
 		"CONNECTOR", http ? "httpConnector" : "tcpConnector",

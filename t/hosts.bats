@@ -228,3 +228,31 @@ ssh_master() {
 	has_line "^  pool   DIFFERS: base 'ns[12] \| ns[12]', new 'ns2'"
 	hosts_clean 10
 }
+
+@test "run --hosts: skrouterd's two routers on one host, the client and the server on two others" {
+	skip_unless_program skrouterd
+	hosts_up 3
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r skrouterd --warmup 1 --duration 2 \
+		--hosts "client=ns1/${HOST_ADDR[1]},r1=ns2/${HOST_ADDR[2]},r2=ns2/${HOST_ADDR[2]},server=ns3/${HOST_ADDR[3]}"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 0 ]
+	event_ok "$BATS_TEST_TMPDIR/ev" topology '.host == $a and ([.relays[].role] == ["r1", "r2"])' --arg a "${HOST_ADDR[2]}"
+	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 0 and .errors == 0'
+	hosts_clean 10
+}
+
+@test "run --hosts: bad lists are one line and exit 2, before any ssh" {
+	for bad in "client" "client=" "=ns1" "r9=ns1" "client=ns1/10.77.0.2,client=ns2/10.77.0.3" "client=ns1/999.1.1.1" "client=ns1/" "server=no-such-host-here"; do
+		run flimflam run -r nginx --hosts "$bad"
+		echo "$bad: $output"
+		[ "$status" -eq 2 ]
+		has_line '^flimflam: --hosts: '
+	done
+	run flimflam run -r skrouterd --hosts "r1=ns1/10.77.0.2,r2=ns2/10.77.0.3"
+	[ "$status" -eq 2 ]
+	has_line "skrouterd's R1 and R2 link over 127.0.0.1"
+	run flimflam run -w h2load -r nginx -p tcp --hosts "server=ns1/10.77.0.2"
+	[ "$status" -eq 2 ]
+	has_line "workload 'h2load' runs on one host only"
+}

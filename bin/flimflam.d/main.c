@@ -326,9 +326,9 @@ validate_hosts(const struct cmd *c)
 			       opt.workload);
 	if (!strcmp(opt.relay, "skrouterd") && !hosts_same("r1", "r2"))
 		ff_usage_error(run_usage, "--hosts: skrouterd's R1 and R2 link over 127.0.0.1, so they go on one host (r1 and r2 name different ones)");
-	if (!strcmp(opt.relay, "skrouterd") && (hosts_dest("client") || hosts_dest("server") ||
-						 hosts_address("client") || hosts_address("server")))
-		ff_usage_error(run_usage, "--hosts: skrouterd's listener and connector are on 127.0.0.1: its routers go with the client and server (name r1 and r2 only)");
+	if (!strcmp(opt.relay, "skrouterd") && hosts_address("r1") != hosts_address("r2") &&
+	    (!hosts_address("r1") || !hosts_address("r2") || strcmp(hosts_address("r1"), hosts_address("r2"))))
+		ff_usage_error(run_usage, "--hosts: r1 and r2 name one host for skrouterd, with one address");
 }
 
 /* Is the role's program checked here, or on its host (by its stage)? */
