@@ -185,10 +185,54 @@ ssh_master() {
 	[ "$(jq -s '[.[] | select(.event == "stat") | .role] | sort' "$st" | jq -c .)" = '["r1","r2"]' ]
 	[ "$(jq -s '[.[] | select(.event == "resources") | .relays[].role] | sort' "$st" | jq -c .)" = '["r1","r2"]' ]
 	jq -s -e '[.[] | select(.event == "resources") | .relays[] | .cpu_fraction > 0] | all' "$st"
-	# record would leave perf.data on the relays' hosts: refused, nothing started.
-	run in_local flimflam record -r nginx --hosts "$(four_hosts)"
+	hosts_clean 10
+}
+
+@test "record --hosts: perf records on each relay's host; r1.perf.data and r2.perf.data come back apart, nothing is left there" {
+	skip_unless_program nginx perf
+	hosts_up 4
+	ls -d /tmp/flimflam-capture-* 2>/dev/null | sort >"$BATS_TEST_TMPDIR/before" || true
+	mkdir "$BATS_TEST_TMPDIR/cwd"
+	cd "$BATS_TEST_TMPDIR/cwd"
+	nsenter --net=/proc/"${HOST_NS[0]}"/ns/net flimflam record --json -w builtin -r nginx --warmup 1 --duration 2 \
+		--hosts "$(four_hosts)" >"$BATS_TEST_TMPDIR/rec" 2>"$BATS_TEST_TMPDIR/rec.err" 3>&- || {
+		cat "$BATS_TEST_TMPDIR/rec.err"
+		false
+	}
+	# Each relay's samples in its own file, here; the capture events name them.
+	[ -s r1.perf.data ] && [ -s r2.perf.data ] && [ ! -e perf.data ]
+	event_ok "$BATS_TEST_TMPDIR/rec" fetched '. as $e | ($e.file | endswith("/cwd/" + $e.role + ".perf.data")) and
+		(.host == "ns2" or .host == "ns3") and (.from | startswith("/tmp/flimflam-capture-"))'
+	[ "$(jq -s '[.[] | select(.event == "fetched") | .role] | sort' "$BATS_TEST_TMPDIR/rec" | jq -c .)" = '["r1","r2"]' ]
+	# Each holds its relay's nginx, and only that relay's pids.
+	for r in r1 r2; do
+		pids=$(jq -r --arg r "$r" 'select(.event == "topology") | .relays[] | select(.role == $r) | .pid' "$BATS_TEST_TMPDIR/rec")
+		perf report -i "$r.perf.data" --stdio --sort pid 2>/dev/null | grep -q "nginx" 
+		! perf report -i "$r.perf.data" --stdio --sort pid 2>/dev/null | grep -E '^ +[0-9.]+%' | grep -v "nginx" | grep -q . || false
+		[ -n "$pids" ]
+	done
+	# The captures' directories on the hosts are gone.
+	ls -d /tmp/flimflam-capture-* 2>/dev/null | sort >"$BATS_TEST_TMPDIR/after" || true
+	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	# A flamegraph is one recording: relays on two hosts are refused before anything starts.
+	run in_local flimflam flamegraph -r nginx --hosts "$(four_hosts)"
 	[ "$status" -eq 2 ]
-	has_line "^flimflam: --hosts: 'record' records on the relays' hosts"
+	has_line "^flimflam: --hosts: a flamegraph renders one recording"
+	hosts_clean 10
+}
+
+@test "flamegraph --hosts: R1 and R2 on one host; perf.data and flamegraph.html come back here" {
+	skip_unless_program nginx perf
+	hosts_up 3
+	mkdir "$BATS_TEST_TMPDIR/cwd"
+	cd "$BATS_TEST_TMPDIR/cwd"
+	run in_local flimflam flamegraph -w builtin -r nginx --warmup 1 --duration 2 \
+		--hosts "client=ns1/${HOST_ADDR[1]},r1=ns2/${HOST_ADDR[2]},r2=ns2/${HOST_ADDR[2]},server=ns3/${HOST_ADDR[3]}"
+	echo "$output"
+	assert_success
+	[ -s perf.data ] && [ -s flamegraph.html ]
+	has_line "copying r1's recording from ns2"
+	grep -q 'nginx' flamegraph.html
 	hosts_clean 10
 }
 

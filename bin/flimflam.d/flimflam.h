@@ -56,7 +56,8 @@ int hosts_any_remote(void);
 const char *hosts_dest(const char *role);	/* [USER@]HOST, or NULL: here */
 const char *hosts_address(const char *role);	/* its data address, or NULL: 127.0.0.1 */
 int hosts_same(const char *a, const char *b);
-struct pipecmd *hosts_stage(const char *role, const char *name, char *const argv[]);
+struct pipecmd *hosts_stage(const char *role, const char *name, char *const argv[], int own_dir);
+int hosts_fetch(const char *role, const char *remote, const char *local, char *why, size_t n);
 void hosts_connect(const char *rundir);
 void hosts_disconnect(void);
 const char *hosts_lost(const char *role);

@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <time.h>
@@ -263,7 +264,7 @@ remote_program(const char *local_path, const char *name)
  * name) here, or through ssh on the role's host.
  */
 pipecmd *
-hosts_stage(const char *role, const char *name, char *const argv[])
+hosts_stage(const char *role, const char *name, char *const argv[], int own_dir)
 {
 	const struct host_role *r = find(role);
 	struct ff_argv a = FF_ARGV_INIT, remote = FF_ARGV_INIT;
@@ -282,6 +283,13 @@ hosts_stage(const char *role, const char *name, char *const argv[])
 	for (j = 1; argv[j]; j++)
 		ff_argv_add(&remote, argv[j]);
 	line = shell_quote(remote.v);
+	if (own_dir) {
+		/* A directory of its own there, for what it writes in its current one (perf.data). */
+		char *l = ff_asprintf("cd \"$(mktemp -d \"${TMPDIR:-/tmp}/flimflam-capture-XXXXXX\")\" && %s", line);
+
+		free(line);
+		line = l;
+	}
 	ssh_session(&a, &masters[r->master]);
 	ff_argv_add(&a, line);
 	cmd = pipecmd_new(a.v[0]);
@@ -564,4 +572,67 @@ hosts_check(const char *workload, const char *relay)
 	free(capture);
 	printf("%s\n", problems ? "Problems found: see the lines above" : "OK");
 	return problems ? 1 : 0;
+}
+
+/*
+ * The file `remote` on `role`'s host into `local` here (written whole:
+ * a temporary file renamed, an existing one kept as *.old), then the
+ * remote file's directory removed (a capture's own, from hosts_stage).
+ * 0, or -1 with why.
+ */
+int
+hosts_fetch(const char *role, const char *remote, const char *local, char *why, size_t n)
+{
+	const struct host_role *r = find(role);
+	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
+	struct ff_argv a = FF_ARGV_INIT;
+	struct ff_child cat = { 0 };
+	struct ff_out out;
+	char *line, *q[2] = { (char *)remote, NULL }, *dir, *slash;
+	int fd, st;
+
+	if (!r || !r->dest) {
+		snprintf(why, n, "%s runs here", role);
+		return -1;
+	}
+	if (ff_out_open(&out, local, FF_OUT_DEFER, "*.old", 0644) < 0) {
+		snprintf(why, n, "%s", out.err);
+		return -1;
+	}
+	fd = open(out.tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	line = shell_quote(q);
+	memcpy(line, "cat ", 4);	/* "exec" -> "cat " */
+	ssh_common(&a);
+	ff_argv_addl(&a, "-T", r->dest, "--", line, NULL);
+	o.out_fd = fd;
+	st = fd >= 0 ? ff_spawn(&cat, "ssh", a.v, &o) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (st == 0)
+		ff_child_wait(&cat, -1);
+	ff_argv_free(&a);
+	free(line);
+	if (st < 0 || cat.status != 0) {
+		ff_out_abort(&out);
+		snprintf(why, n, "cannot copy '%s' from %s (ssh %s)", remote, r->dest,
+			 st < 0 ? "did not start" : ff_status_how(cat.status));
+		return -1;
+	}
+	if (ff_out_commit(&out) < 0) {
+		snprintf(why, n, "%s", out.err);
+		return -1;
+	}
+	/* The capture's own directory there: its files, then it. */
+	dir = strdup(remote);
+	slash = strrchr(dir, '/');
+	if (slash && strstr(dir, "/flimflam-capture-") && !strchr(dir, '\'')) {
+		char *l;
+
+		*slash = 0;
+		l = ff_asprintf("rm -rf -- '%s'", dir);
+		free(remote_run(r->dest, l, &st));
+		free(l);
+	}
+	free(dir);
+	return 0;
 }

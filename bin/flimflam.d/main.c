@@ -318,9 +318,8 @@ validate_hosts(const struct cmd *c)
 {
 	if (!hosts_any())
 		return;
-	if (samples(c) && (hosts_dest("r1") || hosts_dest("r2")))
-		ff_usage_error(run_usage, "--hosts: '%s' records on the relays' hosts, and bringing perf.data back from them is not done yet; stat, skstat and run capture there",
-			       c->name);
+	if (!strcmp(c->name, "flamegraph") && !hosts_same("r1", "r2"))
+		ff_usage_error(run_usage, "--hosts: a flamegraph renders one recording, and r1 and r2 on different hosts make one each: put them on one host, or 'record' and render each with ff-flame");
 	if (strcmp(opt.workload, "builtin") && strcmp(opt.workload, "iperf3"))
 		ff_usage_error(run_usage, "--hosts: workload '%s' runs on one host only (builtin and iperf3 run across hosts)",
 			       opt.workload);

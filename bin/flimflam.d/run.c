@@ -62,7 +62,7 @@ stage_argv(const char *role, const char *label, const char *name, struct ff_argv
 		ff_argv_add(&all, a->v[i]);
 	/* flimflam says why the run stopped, and made ff-capture's checks itself. */
 	ff_argv_add(&all, "--pipeline-stage");
-	cmd = hosts_stage(role, name, all.v);
+	cmd = hosts_stage(role, name, all.v, !strcmp(name, "ff-capture"));
 	if (nstages < MAX_STAGES) {
 		stages[nstages].name = hosts_dest(role) ?
 			ff_asprintf("%s on %s", label, hosts_dest(role)) : strdup(label);
@@ -390,6 +390,54 @@ reap_pipeline(pipeline *p, int *sig)
 	return failed;
 }
 
+/*
+ * Recordings made on the relays' hosts, brought back to the current
+ * directory: perf.data when the relays share a host, else ROLE.perf.data
+ * for each host's (samples per relay kept apart); each capture event then
+ * names the local file.
+ */
+static void
+fetch_recordings(const struct cmd *c, json_t *events)
+{
+	int split = !hosts_same("r1", "r2");
+	char cwd[PATH_MAX - 64], local[PATH_MAX], why[PATH_MAX + 256];
+	json_t *ev;
+	size_t i;
+
+	if (!samples(c) || (!hosts_dest("r1") && !hosts_dest("r2")))
+		return;
+	if (!getcwd(cwd, sizeof(cwd)))
+		ff_die("cannot find the current directory: %s", strerror(errno));
+	json_array_foreach(events, i, ev) {
+		const char *role = ff_json_str(json_array_get(json_object_get(ev, "relays"), 0), "role");
+		char *remote;
+
+		if (strcmp(ff_event_name(ev), "capture") || !role || !hosts_dest(role))
+			continue;
+		remote = ff_json_path_value(json_array_get(json_object_get(ev, "files"), 0));
+		if (!remote)
+			continue;
+		snprintf(local, sizeof(local), "%s/%s%sperf.data", cwd, split ? role : "", split ? "." : "");
+		if (!opt.json)
+			ff_say("flimflam: copying %s's recording from %s to %s\n", role, hosts_dest(role), local);
+		if (hosts_fetch(role, remote, local, why, sizeof(why)) < 0)
+			ff_die("%s", why);
+		/* --json: the stream passed already; a `fetched` event says where it is now. */
+		if (opt.json) {
+			json_t *f = ff_event("fetched");
+
+			json_object_set_new(f, "role", json_string(role));
+			json_object_set_new(f, "host", json_string(hosts_dest(role)));
+			json_object_set_new(f, "from", ff_json_path(remote));
+			json_object_set_new(f, "file", ff_json_path(local));
+			ff_emit(f);
+		}
+		json_object_set_new(ev, "files", json_pack("[o]", ff_json_path(local)));
+		json_object_set_new(ev, "host", json_string(hosts_dest(role)));
+		free(remote);
+	}
+}
+
 json_t *
 run_pipeline(const struct cmd *c, const char *rundir)
 {
@@ -405,6 +453,7 @@ run_pipeline(const struct cmd *c, const char *rundir)
 		ff_warn("the run failed; its files are in '%s'", rundir);
 		exit(1);
 	}
+	fetch_recordings(c, events);
 	return events;
 }
 
