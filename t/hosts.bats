@@ -300,3 +300,15 @@ ssh_master() {
 	[ "$status" -eq 2 ]
 	has_line "workload 'h2load' runs on one host only"
 }
+
+@test "run --hosts: relay none, the client and the server on two hosts, and the human summary" {
+	hosts_up 2
+	run in_local flimflam run -w iperf3 -r none --warmup 1 --duration 2 \
+		--hosts "client=ns1/${HOST_ADDR[1]},server=ns2/${HOST_ADDR[2]}"
+	echo "$output"
+	assert_success
+	has_line '^Results'
+	has_line '^  Throughput: +[0-9.]+ [GM]bit/s'
+	has_line "^  Hosts: +client=ns1/${HOST_ADDR[1]},server=ns2/${HOST_ADDR[2]} "
+	hosts_clean 10
+}

@@ -91,6 +91,8 @@ summarize(json_t *events, const char *rundir)
 	ff_print("  Jobs:        %ld\n", opt.run.jobs);
 	ff_print("  Warmup:      %ld s\n", opt.run.warmup);
 	ff_print("  Duration:    %ld s\n", opt.run.duration);
+	if (opt.hosts)
+		ff_print("  Hosts:       %s (the roles not named ran here)\n", opt.hosts);
 	if (ff_relay_find(opt.relay)->processes) {
 		ff_print("  CPU limit:   %ld", opt.run.cpu_limit);
 		if (opt.run.cpu_limit > 0) {
