@@ -145,7 +145,7 @@ start_sshd() {
 		KbdInteractiveAuthentication no
 		MaxSessions 30
 		MaxStartups 30
-		SetEnv PATH=$PATH LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} PYTHONPATH=${PYTHONPATH:-} FLIMFLAM_RUNS=$FLIMFLAM_RUNS
+		SetEnv PATH=$PATH LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} PYTHONPATH=${PYTHONPATH:-} FLIMFLAM_RUNS=$FLIMFLAM_RUNS HOME=$HOSTS_DIR/home TMPDIR=$HOSTS_DIR/tmp
 	EOF
 	# shellcheck disable=SC2016 # the inner sh expands $0
 	nsenter --net=/proc/"${HOST_NS[$i]}"/ns/net unshare -m sh -c \
@@ -182,6 +182,8 @@ hosts_up() {
 		in_host "$i" ip addr add "${HOST_ADDR[$i]}/24" dev eth0 || return 1
 		in_host "$i" ip link set eth0 up || return 1
 	done
+	# The sessions' HOME (perf's build-id cache) and TMPDIR (the captures' directories).
+	mkdir -p "$HOSTS_DIR/home" "$HOSTS_DIR/tmp"
 	ssh-keygen -q -t ed25519 -N '' -C flimflam-test -f "$HOSTS_DIR/id" || return 1
 	cp "$HOSTS_DIR/id.pub" "$HOSTS_DIR/authorized_keys"
 	: >"$HOSTS_DIR/known_hosts"
