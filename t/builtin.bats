@@ -36,15 +36,15 @@ start_server() {
 
 @test "ff-builtin-server -h prints the usage" {
 	run -0 --separate-stderr "$SERVER" -h
-	[ "${lines[0]}" = "usage: ff-builtin-server --port PORT" ]
+	[ "${lines[0]}" = "usage: ff-builtin-server --port PORT [--address ADDRESS]" ]
 	[ -z "$stderr" ]
 	run -0 "$SERVER" --help
-	[ "${lines[0]}" = "usage: ff-builtin-server --port PORT" ]
+	[ "${lines[0]}" = "usage: ff-builtin-server --port PORT [--address ADDRESS]" ]
 }
 
 @test "ff-builtin-client -h prints the usage" {
 	run -0 --separate-stderr "$CLIENT" -h
-	[[ "${lines[0]}" = "usage: ff-builtin-client --port PORT [--jobs N] [--warmup SECONDS]"* ]]
+	[[ "${lines[0]}" = "usage: ff-builtin-client --port PORT [--host ADDRESS] [--jobs N]"* ]]
 	[ -z "$stderr" ]
 }
 
@@ -52,11 +52,15 @@ start_server() {
 	run -2 --separate-stderr "$SERVER" --bogus
 	[ -z "$output" ]
 	[ "${stderr_lines[0]}" = "ff-builtin-server: unknown option '--bogus'" ]
-	[ "${stderr_lines[1]}" = "usage: ff-builtin-server --port PORT" ]
+	[ "${stderr_lines[1]}" = "usage: ff-builtin-server --port PORT [--address ADDRESS]" ]
 	run -2 --separate-stderr "$SERVER"
 	[ "${stderr_lines[0]}" = "ff-builtin-server: missing --port" ]
 	run -2 --separate-stderr "$SERVER" --port
 	[ "${stderr_lines[0]}" = "ff-builtin-server: option '--port' needs a value" ]
+	run -2 --separate-stderr "$SERVER" --port 5000 --address 10.1.2
+	[ "${stderr_lines[0]}" = "ff-builtin-server: --address: '10.1.2' is not an IPv4 address" ]
+	run -2 --separate-stderr "$CLIENT" --port 5000 --host example
+	[ "${stderr_lines[0]}" = "ff-builtin-client: --host: 'example' is not an IPv4 address" ]
 	run -2 --separate-stderr "$SERVER" --port 70000
 	[[ "${stderr_lines[0]}" = "ff-builtin-server: --port: 70000 is out of range"* ]]
 	run -2 --separate-stderr "$SERVER" --port http
