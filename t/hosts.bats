@@ -172,7 +172,7 @@ ssh_master() {
 	hosts_clean 10
 }
 
-@test "stat --hosts: perf stat runs on each relay's host and measures that relay alone; record refuses relays elsewhere" {
+@test "stat --hosts: perf stat runs on each relay's host and measures that relay alone" {
 	skip_unless_program nginx perf
 	hosts_up 4
 	nsenter --net=/proc/"${HOST_NS[0]}"/ns/net flimflam stat --json -w builtin -r nginx --warmup 1 --duration 2 \
