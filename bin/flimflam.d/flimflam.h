@@ -48,7 +48,6 @@ void outputs_check(const struct cmd *c);
 void render_flamegraph(json_t *events, const char *rundir);
 
 /* summary.c */
-json_t *find_event(json_t *events, const char *name);
 const char *role_name(const char *role);
 void summarize(json_t *events, const char *rundir);
 void summarize_capture(const struct cmd *c, json_t *events);

@@ -359,7 +359,7 @@ write_events(json_t *events, const char *file)
 void
 render_flamegraph(json_t *events, const char *rundir)
 {
-	json_t *cap = find_event(events, "capture");
+	json_t *cap = ff_event_find(events, "capture");
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
 	char evfile[PATH_MAX + 32], *path = program("ff-flame"), *argv[7];
 	static struct ff_child flame;

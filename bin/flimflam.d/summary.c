@@ -8,19 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-json_t *
-find_event(json_t *events, const char *name)
-{
-	size_t i;
-	json_t *ev;
-
-	json_array_foreach(events, i, ev)
-		if (!strcmp(ff_event_name(ev), name))
-			return ev;
-	return NULL;
-}
-
-/* A rate for the summary, "25.4 Gbit/s"; "-" when the event had none. */
 /* "R1", "R2": a relay's role as the summaries print it. */
 const char *
 role_name(const char *role)
@@ -79,8 +66,8 @@ summarize_rr(const json_t *res)
 void
 summarize(json_t *events, const char *rundir)
 {
-	json_t *topo = find_event(events, "topology"), *res = find_event(events, "result"),
-	       *rsc = find_event(events, "resources"), *r;
+	json_t *topo = ff_event_find(events, "topology"), *res = ff_event_find(events, "result"),
+	       *rsc = ff_event_find(events, "resources"), *r;
 	char a[64];
 	size_t i;
 
@@ -107,7 +94,7 @@ summarize(json_t *events, const char *rundir)
 		if (json_is_true(json_object_get(topo, "cpus_shared")))
 			ff_print("  Note:        too few CPUs for each relay to have its own: the relays share CPUs\n");
 		/* with too few for the relays, none are left for the workload either */
-		if (opt.run.cpu_limit > 0 && !ff_json_str(find_event(events, "server"), "cpus"))
+		if (opt.run.cpu_limit > 0 && !ff_json_str(ff_event_find(events, "server"), "cpus"))
 			ff_print("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
 	}
 	ff_print("\nResults\n");
@@ -162,7 +149,7 @@ print_figure(const json_t *ev, const char *key, const char *label, const char *f
 void
 summarize_capture(const struct cmd *c, json_t *events)
 {
-	json_t *cap = find_event(events, "capture"), *ev, *r, *pid;
+	json_t *cap = ff_event_find(events, "capture"), *ev, *r, *pid;
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
 	char old[PATH_MAX + 8];
 	size_t i, j;
