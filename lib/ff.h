@@ -20,7 +20,7 @@
  *   ff_elf.c    frame pointers, from a program's debug sections
  *   ff_perf.c   what perf can open
  *   ff_hist.c   latency histograms: record, merge, percentiles, files
- *   ff_load.c   the builtin workload clients: window event, waits on the clock
+ *   ff_load.c   the builtin programs: window event, waits on the clock, threads, failures
  *
  * lib/ff_int.h declares what only the library's files share.
  *
@@ -43,6 +43,7 @@
 
 #include <jansson.h>
 #include <poll.h>
+#include <pthread.h>
 
 #include "ff_matrix.h"	/* the workloads, relays and protocols */
 
@@ -817,5 +818,28 @@ void ff_emit_window(long warmup, long duration, double monotonic);
 int ff_wait_until(double when, int fd);
 /* Seconds rounded to the microsecond, for events. */
 double ff_usec(double s);
+
+/*
+ * The threads of the builtin programs. ff_load_threads: how many to start:
+ * the CPUs we may use, at most `most` (and at most `jobs` when jobs > 0),
+ * at least 1. ff_load_thread: start one that takes no signals (the main
+ * thread takes them); dies when it cannot.
+ */
+int ff_load_threads(int most, long jobs);
+void ff_load_thread(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+/* A new epoll instance (close-on-exec); dies when it cannot. */
+int ff_load_epoll(void);
+/*
+ * A client's failure record: its threads report the first failure of a
+ * connection (ff_load_fail: connection id 1.., why; later ones are dropped),
+ * which wakes the main thread; the main thread waits with ff_load_wait,
+ * which, like ff_load_check, ends the program on a signal, or with
+ * "connection ID to 127.0.0.1:PORT failed during the PHASE: WHY" once a
+ * connection failed. ff_load_fail_init first, in the main thread.
+ */
+void ff_load_fail_init(int port);
+void ff_load_fail(int id, const char *why);
+void ff_load_check(const char *phase);
+void ff_load_wait(double when, const char *phase);
 
 #endif
