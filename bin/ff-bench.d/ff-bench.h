@@ -180,6 +180,8 @@ int compare_main(int argc, char *argv[]);
 int report_main(int argc, char *argv[]);
 /* The page of the results files `paths` (n of them) into `out`; 0, or -1 with a warning. */
 int report_write(const char *const paths[], int n, const char *out);
+/* "Report: PATH", then "Open it in a browser: file://..." on stdout. */
+void report_say(const char *path);
 /* Where bench puts the page of its results file RESULTS.jsonl: RESULTS.html (malloc'd). */
 char *report_path_for(const char *results);
 

@@ -708,6 +708,20 @@ report_write(const char *const paths[], int n, const char *out)
 	return rc;
 }
 
+void
+report_say(const char *path)
+{
+	char full[PATH_MAX], *url;
+
+	if (path[0] == '/' || !getcwd(full, sizeof(full)) || strlen(full) + strlen(path) + 2 > sizeof(full))
+		snprintf(full, sizeof(full), "%s", path);
+	else
+		snprintf(full + strlen(full), sizeof(full) - strlen(full), "/%s", path);
+	url = ff_file_url(full);
+	ff_print("Report: %s\n\nOpen it in a browser: %s\n", path, url);
+	free(url);
+}
+
 char *
 report_path_for(const char *results)
 {
@@ -740,7 +754,6 @@ report_main(int argc, char *argv[])
 	};
 	const char *out = "report.html";
 	struct ff_out o;
-	char *url, full[PATH_MAX];
 	int c, i, j, nstdin = 0;
 
 	optind = 1;
@@ -775,14 +788,7 @@ report_main(int argc, char *argv[])
 		ff_check_stdout();
 	if (report_write((const char *const *)argv + optind, argc - optind, out) < 0)
 		return 1;
-	if (strcmp(out, "-")) {
-		if (out[0] == '/' || !getcwd(full, sizeof(full) - strlen(out) - 2))
-			snprintf(full, sizeof(full), "%s", out);
-		else
-			snprintf(full + strlen(full), sizeof(full) - strlen(full), "/%s", out);
-		url = ff_file_url(full);
-		ff_print("Report: %s\nOpen it in a browser: %s\n", out, url);
-		free(url);
-	}
+	if (strcmp(out, "-"))
+		report_say(out);
 	return ff_finish();
 }
