@@ -118,7 +118,7 @@ shot() {
 	run -0 flimflam report evil.jsonl -o evil.html
 	# Nothing is fetched: no src, no link, no url(), no request.
 	! grep -Eq '<(link|img|iframe)\b|\bsrc=|url\(|fetch\(|XMLHttpRequest|import\(' evil.html
-	[ "$(grep -c '</script>' evil.html)" -eq 2 ]
+	[ "$(grep -o '</script>' evil.html | wc -l)" -eq 2 ]
 	skip_unless_chromium
 	dom "$PWD/evil.html" "" evil.dom
 	grep -q '<title>flimflam report: evil.jsonl</title>' evil.dom
