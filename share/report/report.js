@@ -16,6 +16,7 @@
 (function () {
 	'use strict';
 
+	var started = performance.now();
 	var D = JSON.parse(document.getElementById('report-data').textContent);
 	var SVG = 'http://www.w3.org/2000/svg';
 	/* Okabe and Ito's palette, safe for colour-blind readers (black last). */
@@ -537,4 +538,5 @@
 	drawEnvironment();
 	window.report = { data: D, showRun: showRun };
 	document.documentElement.setAttribute('data-drawn', 'yes');
+	document.documentElement.setAttribute('data-draw-ms', Math.round(performance.now() - started));
 })();
