@@ -19,6 +19,7 @@ static const char usage[] =
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW\n"
+	"       ff-bench report [-o FILE] FILE...\n"
 	"\n"
 	"Run each workload on each relay and summarize the results\n"
 	"\n"
@@ -42,8 +43,9 @@ static const char usage[] =
 	"  --repeat N            Run every case N times, interleaved (default 1)\n"
 	"  --output FILE         Keep the results (JSON lines) in FILE (default\n"
 	"                        flimflam-bench-YYYYmmdd-HHMMSS.jsonl, in the current\n"
-	"                        directory); an existing FILE is refused\n"
-	"  --force               Replace an existing FILE\n"
+	"                        directory), and their report in FILE without .jsonl,\n"
+	"                        with .html; an existing FILE is refused\n"
+	"  --force               Replace an existing FILE (and report)\n"
 	"  --append              Add the new runs to an existing results FILE\n"
 	"  --request-size BYTES, --response-size BYTES, --rate N\n"
 	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
@@ -189,6 +191,7 @@ nothing_to_run(const struct bcase *cases, int ncases, const struct notrun *nr, i
 }
 
 static char *appended;		/* --append: the file's lines before this bench */
+static char *page;		/* the report beside the results file, or NULL (a device or FIFO) */
 static struct ff_out stream;	/* a device or FIFO output, open for the whole bench */
 static size_t streamed;		/* records written into it */
 
@@ -242,6 +245,7 @@ static void
 check_output(void)
 {
 	char dir[PATH_MAX], why[PATH_MAX + 128], *slash;
+	struct ff_out o;
 	size_t len;
 
 	if (ff_out_check(&stream, opt.output, opt.force || opt.append ? 0 : FF_OUT_NEW, NULL) < 0)
@@ -249,6 +253,10 @@ check_output(void)
 		       "the new runs to it)" : "");
 	if (stream.direct)
 		return;
+	page = report_path_for(opt.output);
+	if (ff_out_check(&o, page, opt.force || opt.append ? 0 : FF_OUT_NEW, NULL) < 0)
+		ff_die("%s%s", o.err, o.exists ? " (the report of the results goes there; --force "
+		       "replaces it)" : "");
 	snprintf(dir, sizeof(dir), "%s", stream.path);
 	slash = strrchr(dir, '/');
 	if (slash)
@@ -518,8 +526,8 @@ run_all(const struct plan *pl, int *done)
 	return failed;
 }
 
-/* The table, then the cases not run, and where the results are. */
-static void
+/* The table, then the cases not run, and where the results and their page are; 0, or -1 when the page could not be written. */
+static int
 report(const struct plan *pl)
 {
 	const char *list;
@@ -550,8 +558,18 @@ report(const struct plan *pl)
 		printf("%sNot run: %d case%s not supported by this skrouterd (%s): %s\n",
 		       nunsup ? "" : "\n", c, c == 1 ? "" : "s", pl->notrun[w].lacks, list);
 	}
-	if (json_array_size(records))
-		printf("\nResults: %s\n", opt.output);
+	if (!json_array_size(records))
+		return 0;
+	printf("\nResults: %s\n", opt.output);
+	/* The page of the whole file (--append's earlier runs too), unless stopped. */
+	if (!page || ff_signalled())
+		return 0;
+	if (fflush(stdout) == EOF)
+		ff_write_failed();
+	if (report_write((const char *const[]){ opt.output }, 1, page) < 0)
+		return -1;
+	report_say(page);
+	return 0;
 }
 
 int
@@ -560,7 +578,7 @@ bench_main(int argc, char *argv[])
 	static struct plan plan;
 	char outbuf[PATH_MAX];
 	const char *list;
-	int nunsup, failed, done = 0, sig;
+	int nunsup, failed, done = 0, sig, page_failed;
 	long nruns;
 
 	bench_options(argc, argv);
@@ -589,7 +607,7 @@ bench_main(int argc, char *argv[])
 	       nruns, nruns == 1 ? "" : "s", plan.nrun, plan.nrun == 1 ? "" : "s",
 	       opt.repeat, clock_str(nruns * run_estimate()), opt.output);
 	failed = run_all(&plan, &done);
-	report(&plan);
+	page_failed = report(&plan) < 0;
 	if ((sig = ff_signalled())) {
 		ff_finish();
 		ff_children_stop_all();
@@ -602,5 +620,5 @@ bench_main(int argc, char *argv[])
 		ff_warn("%d of %ld run%s failed", failed, nruns, nruns == 1 ? "" : "s");
 	if (ff_finish())
 		return 1;
-	return failed ? 1 : 0;
+	return failed || page_failed ? 1 : 0;
 }

@@ -135,6 +135,13 @@ void group_stats(const struct group *g, int m, struct stats *s);
 int group_count(const struct group *g, char status);
 int group_has(const struct group *g, int m);
 void load_results(const char *path, int with_warmup, struct results *r);
+/*
+ * load_results, calling `fn` with each case record it takes (checked) and
+ * where that run went: r->g[group].runs[run]. (The groups move as they
+ * grow: keep indices, not pointers.)
+ */
+typedef void record_fn(const json_t *rec, const struct results *r, int group, int run, void *arg);
+void load_results_each(const char *path, int with_warmup, struct results *r, record_fn *fn, void *arg);
 
 /* Tables and the bench's table (table.c) */
 
@@ -167,6 +174,16 @@ void print_results(struct results *res);
 /* ff-bench compare (compare.c) */
 
 int compare_main(int argc, char *argv[]);
+
+/* ff-bench report (report.c): the HTML page of results files */
+
+int report_main(int argc, char *argv[]);
+/* The page of the results files `paths` (n of them) into `out`; 0, or -1 with a warning. */
+int report_write(const char *const paths[], int n, const char *out);
+/* "Report: PATH", then "Open it in a browser: file://..." on stdout. */
+void report_say(const char *path);
+/* Where bench puts the page of its results file RESULTS.jsonl: RESULTS.html (malloc'd). */
+char *report_path_for(const char *results);
 
 /* ff-bench: running the matrix (bench.c), one run at a time (run.c) */
 

@@ -222,8 +222,8 @@ env_value_add(char *buf, size_t n, const char *v)
 	snprintf(buf + len, len < n ? n - len : 0, "%s%s", len ? " | " : "", v);
 }
 
-/* Take what the statistics need of a (checked) case record. */
-static void
+/* Take what the statistics need of a (checked) case record; returns its group. */
+static struct group *
 results_add(struct results *r, const json_t *rec)
 {
 	const json_t *env = json_object_get(rec, "environment");
@@ -252,13 +252,14 @@ results_add(struct results *r, const json_t *rec)
 		run->run_dir = ff_strdup(ff_json_str(rec, "run_dir"));
 	}
 	if (!json_is_object(env))
-		return;
+		return g;
 	if (!r->env)
 		r->env = json_incref((json_t *)env);
 	if (!r->router_env && run->status == 'o' && !strcmp(k.relay, "skrouterd"))
 		r->router_env = json_incref((json_t *)env);
 	for (i = 0; i < N_ENV_FIELDS; i++)
 		env_value_add(r->envv[i], sizeof(r->envv[i]), ff_json_str(env, env_fields[i]));
+	return g;
 }
 
 void
@@ -526,8 +527,9 @@ utf8_ok(const unsigned char *s, size_t n)
 /* One line of a results file: a case record is checked and taken, other events skipped. */
 static void
 take_line(const char *name, long line, const char *text, size_t len, int whole,
-	  struct results *r)
+	  struct results *r, record_fn *fn, void *arg)
 {
+	struct group *g;
 	json_error_t jerr;
 	json_t *rec;
 	char err[512];
@@ -550,7 +552,9 @@ take_line(const char *name, long line, const char *text, size_t len, int whole,
 	if (!strcmp(ff_event_name(rec), "case")) {
 		if (record_check(rec, err, sizeof(err)) < 0)
 			ff_die("%s:%ld: %s", name, line, err);
-		results_add(r, rec);
+		g = results_add(r, rec);
+		if (fn)
+			fn(rec, r, g - r->g, g->nruns - 1, arg);
 	}
 	json_decref(rec);
 }
@@ -566,6 +570,13 @@ take_line(const char *name, long line, const char *text, size_t len, int whole,
  */
 void
 load_results(const char *path, int with_warmup, struct results *r)
+{
+	load_results_each(path, with_warmup, r, NULL, NULL);
+}
+
+/* load_results, handing `fn` each case record as it is taken. */
+void
+load_results_each(const char *path, int with_warmup, struct results *r, record_fn *fn, void *arg)
 {
 	const char *name = strcmp(path, "-") ? path : "standard input";
 	char *line = malloc(MAX_LINE), *chunk = malloc(65536), *p, *end, *nl;
@@ -602,14 +613,14 @@ load_results(const char *path, int with_warmup, struct results *r)
 			len += seg;
 			p += seg;
 			if (nl) {
-				take_line(name, ++lineno, line, len, 1, r);
+				take_line(name, ++lineno, line, len, 1, r, fn, arg);
 				len = 0;
 				p++;
 			}
 		}
 	}
 	if (len)
-		take_line(name, ++lineno, line, len, 0, r);
+		take_line(name, ++lineno, line, len, 0, r, fn, arg);
 	if (fd != 0)
 		close(fd);
 	free(line);

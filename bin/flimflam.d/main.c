@@ -2,7 +2,7 @@
  * flimflam - the dispatcher: maps the documented subcommands onto the
  * ff-* programs.
  *
- * check, bench and compare exec their program. run and the capture
+ * check, bench, compare and report exec their program. run and the capture
  * commands build the pipeline
  *
  *   ff-workload serve | ff-topology | ff-workload drive | ff-capture MODE
@@ -56,6 +56,8 @@ static const struct cmd cmds[] = {
 	  "Run each workload on each relay and summarize the results" },
 	{ "compare", "ff-bench", "compare", EXEC,
 	  "Compare two results files from bench" },
+	{ "report", "ff-bench", "report", EXEC,
+	  "Write an HTML page of results files from bench" },
 };
 
 static const char run_usage_fmt[] =
