@@ -60,8 +60,8 @@ static const struct cmd cmds[] = {
 
 static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
-	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--hops N] [--json]\n"
-	"       [--request-size BYTES] [--response-size BYTES] [--rate N]%s\n"
+	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
+	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
