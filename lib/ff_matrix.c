@@ -223,8 +223,8 @@ ff_hops_fit(const char *relay, long hops, char *why, size_t n)
 		if (relays[i].processes && k < sizeof(with))
 			k += snprintf(with + k, sizeof(with) - k, "%s%s", k ? ", " : "", relays[i].name);
 	if (!ff_relay_hops(relay))
-		snprintf(why, n, "--hops: relay '%s' runs no relay between client and server (its chain has 0 hops); --hops %ld is for %s",
-			 relay, hops, with);
+		snprintf(why, n, "--hops: relay '%s' runs no relay between client and server (its chain has 0 hops); --hops is for %s",
+			 relay, with);
 	else if (hops < 1 || hops > FF_HOPS_MAX)
 		snprintf(why, n, "--hops: %ld is not from 1 to %d", hops, FF_HOPS_MAX);
 	else
