@@ -290,3 +290,16 @@ block() {
 		nothing_left_of "$BATS_TEST_TMPDIR/ev$n"
 	done
 }
+
+@test "hops: skstat of a chain of 3 routers: a block per router (where skrouterd and skstat are on PATH)" {
+	skip_unless_program skrouterd skstat
+	ff-capture --check skstat 2>/dev/null || skip "skstat does not run here: $(ff-capture --check skstat 2>&1)"
+	run_steady flimflam skstat --json --hops 3 --warmup 0 --duration 1
+	echo "$output" >"$BATS_TEST_TMPDIR/ev"
+	[ "$(jq -r 'select(.event == "skstat") | .role' "$BATS_TEST_TMPDIR/ev" | tr '\n' ' ')" = "r1 r2 r3 " ]
+	# Each block is its own router's.
+	jq -s -e 'map(select(.event == "skstat")) | all(.[]; .role as $r | .general | test("Router Id +flimflam-" + $r + "\\b"))' "$BATS_TEST_TMPDIR/ev"
+	nothing_left_of "$BATS_TEST_TMPDIR/ev"
+	run_steady flimflam skstat --hops 3 --warmup 0 --duration 1
+	[[ "$output" == *$'\nRouter 1\n'*$'\nRouter 2\n'*$'\nRouter 3\n'*"Router Statistics"* ]]
+}
