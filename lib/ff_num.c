@@ -226,6 +226,7 @@ ff_parse_run_opt(const char *usage, const char *opt, const char *s)
 		{ "--request-size", 1, 16 << 20 },
 		{ "--response-size", 1, 16 << 20 },
 		{ "--rate", 1, 10000000 },
+		{ "--hops", 1, FF_HOPS_MAX },
 	};
 	size_t i;
 

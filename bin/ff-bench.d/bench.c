@@ -14,7 +14,7 @@
 static const char usage[] =
 	"usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]\n"
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
-	"                [--repeat N] [--output FILE [--force | --append]]\n"
+	"                [--hops N[,N...]] [--repeat N] [--output FILE [--force | --append]]\n"
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
@@ -40,6 +40,8 @@ static const char usage[] =
 	"  --duration SECONDS    The execution time (excluding warmup) in seconds (default 5)\n"
 	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
 	"                        (default 1)\n"
+	"  --hops N[,N...]       Chains of N relays (1 to 8), each a case of its own\n"
+	"                        (default 2); relay none runs once, with no relay\n"
 	"  --repeat N            Run every case N times, interleaved (default 1)\n"
 	"  --output FILE         Keep the results (JSON lines) in FILE (default\n"
 	"                        flimflam-bench-YYYYmmdd-HHMMSS.jsonl, in the current\n"
@@ -66,7 +68,7 @@ struct notrun {
 };
 
 /* Shared with run.c, through ff-bench.h. */
-struct bench_opts opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL, 0, 0 };
+struct bench_opts opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, { 0 }, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL, 0, 0 };
 
 char *flimflam;
 json_t *bench_env;
@@ -74,6 +76,27 @@ int progress_tty;
 int output_gone;
 
 static json_t *records;	/* this bench's runs */
+
+/* --hops: a comma list of chain lengths, 1 to 8, each once. */
+static int
+parse_hops(const char *arg, long out[])
+{
+	char *copy = ff_strdup(arg), *tok, *save = NULL;
+	int n = 0, j;
+
+	if (!*arg || arg[0] == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
+		ff_usage_error(usage, "--hops: empty number in '%s'", arg);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long h = ff_parse_run_opt(usage, "--hops", tok);
+
+		for (j = 0; j < n; j++)
+			if (out[j] == h)
+				ff_usage_error(usage, "--hops: %ld is given twice", h);
+		out[n++] = h;
+	}
+	free(copy);
+	return n;
+}
 
 /* A comma list of names: unknown, empty or repeated ones are usage errors. */
 static int
@@ -287,7 +310,7 @@ check_output(void)
 static void
 bench_options(int argc, char *argv[])
 {
-	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND };
+	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_HOPS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
@@ -299,6 +322,7 @@ bench_options(int argc, char *argv[])
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "append", no_argument, NULL, OPT_APPEND },
+		{ "hops", required_argument, NULL, OPT_HOPS },
 		{ NULL, 0, NULL, 0 }
 	};
 	cpu_set_t avail;
@@ -333,6 +357,9 @@ bench_options(int argc, char *argv[])
 		case OPT_APPEND:
 			opt.append = 1;
 			break;
+		case OPT_HOPS:
+			opt.nh = parse_hops(optarg, opt.hops);
+			break;
 		default:
 			ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
@@ -353,6 +380,12 @@ bench_options(int argc, char *argv[])
 		if (w == opt.nw)
 			ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, and none is selected");
 	}
+	if (opt.nh) {
+		for (w = 0; w < opt.nr && !ff_relay_hops(opt.relays[w]); w++)
+			;
+		if (w == opt.nr)
+			ff_usage_error(usage, "--hops is for the relays that run (skrouterd, nghttpx, nginx), and only relay none is selected");
+	}
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
@@ -366,31 +399,38 @@ bench_options(int argc, char *argv[])
 
 /* The cases of the matrix: those to run or skip, and those not run. */
 struct plan {
-	struct bcase cases[8 * 8 * 8];
+	struct bcase cases[8 * 8 * 8 * FF_HOPS_MAX];
 	struct notrun notrun[8 * 8 * 8];
 	int ncases, nnot, nlacks, nrun;
 };
 
-/* Sort the selected workloads x relays x protocols into the plan. */
+/*
+ * Sort the selected workloads x relays x protocols x hops into the plan.
+ * Relay none has no chain: one case, with its own 0 hops.
+ */
 static void
 plan_cases(struct plan *pl)
 {
 	char *skrouterd = NULL, why[512];
 	const char *miss, *lacks;
-	int w, r, pr;
+	int w, r, pr, h, nh;
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)
-			for (pr = 0; pr < opt.np; pr++) {
+			for (pr = 0; pr < opt.np; pr++)
+			for (h = 0, nh = opt.nh && ff_relay_hops(opt.relays[r]) ? opt.nh : 1; h < nh; h++) {
 				struct bcase *bc = &pl->cases[pl->ncases];
 
 				bc->workload = opt.workloads[w];
 				bc->relay = opt.relays[r];
 				bc->protocol = opt.protocols[pr];
+				bc->hops = opt.nh && ff_relay_hops(bc->relay) ? opt.hops[h] :
+					   ff_relay_hops(bc->relay);
 				bc->skip[0] = 0;
 				if (!ff_carries(bc->workload, bc->relay, bc->protocol, NULL, NULL,
 						why, sizeof(why))) {
-					pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
+					if (!h)
+						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;
 				}
 				if ((miss = missing_program(bc)))
@@ -399,8 +439,10 @@ plan_cases(struct plan *pl)
 					 (skrouterd || (skrouterd = ff_which("skrouterd"))) &&
 					 (lacks = router_lacks(skrouterd, bc->protocol))) {
 					/* What this router cannot carry is unsupported here, not a failure. */
-					pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, lacks };
-					pl->nlacks++;
+					if (!h) {
+						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, lacks };
+						pl->nlacks++;
+					}
 					continue;
 				} else
 					pl->nrun++;
@@ -494,8 +536,8 @@ record_skips(const struct plan *pl)
 		rec = new_record(c, "skipped", c->skip, 1, ff_iso_time());
 		json_object_set_new(rec, "environment", json_incref(bench_env));
 		json_array_append_new(records, rec);
-		ff_say("%s: skipping %s %s %s: %s\n", ff_prog(), c->workload, c->relay,
-		       c->protocol, c->skip);
+		ff_say("%s: skipping %s %s %s%s: %s\n", ff_prog(), c->workload, c->relay,
+		       c->protocol, hops_label(c->relay, c->hops), c->skip);
 	}
 	if (json_array_size(records))
 		save_results();

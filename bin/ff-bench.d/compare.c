@@ -182,6 +182,7 @@ emit_row_json(const struct cmp_row *r)
 	json_object_set_new(ev, "workload", json_string(r->k->workload));
 	json_object_set_new(ev, "relay", json_string(r->k->relay));
 	json_object_set_new(ev, "protocol", json_string(r->k->protocol));
+	json_object_set_new(ev, "hops", json_integer(r->k->hops));
 	json_object_set_new(ev, "jobs", json_integer(r->k->jobs));
 	json_object_set_new(ev, "cpu_limit", json_integer(r->k->cpu_limit));
 	json_object_set_new(ev, "duration_s", json_real(r->k->duration));
@@ -210,7 +211,7 @@ static void
 compare_metric(int m, struct cmp_row *rows, int nrows, int *foot_few)
 {
 	struct table t = { 7, "lllrrrl", NULL, 0 };
-	char base[128], new[128], delta[64], verdict[256];
+	char base[128], new[128], delta[64], verdict[256], relay[128];
 	double lb = 0, ln = 0;
 	int i, ngeo = 0, md = !strcmp(cmpopt.format, "markdown");
 	const char *pm = md ? "±" : "+/-";
@@ -230,7 +231,9 @@ compare_metric(int m, struct cmp_row *rows, int nrows, int *foot_few)
 			 r->too_few ? (md ? " ¹" : " [1]") : "");
 		if (r->too_few)
 			*foot_few = 1;
-		trow(&t, 7, r->k->workload, r->k->relay, r->k->protocol, base, new, delta, verdict);
+		/* A chain other than the relay's own: "nginx (4 hops)". */
+		snprintf(relay, sizeof(relay), "%s%s", r->k->relay, hops_label(r->k->relay, r->k->hops));
+		trow(&t, 7, r->k->workload, relay, r->k->protocol, base, new, delta, verdict);
 		if (r->base.median > 0 && r->new.median > 0) {
 			lb += log(r->base.median);
 			ln += log(r->new.median);
@@ -286,13 +289,15 @@ print_unmatched(const char *side, const struct group *g, int ng, const struct gr
 			json_object_set_new(ev, "workload", json_string(g[i].k.workload));
 			json_object_set_new(ev, "relay", json_string(g[i].k.relay));
 			json_object_set_new(ev, "protocol", json_string(g[i].k.protocol));
+			json_object_set_new(ev, "hops", json_integer(g[i].k.hops));
 			json_object_set_new(ev, "jobs", json_integer(g[i].k.jobs));
 			json_object_set_new(ev, "cpu_limit", json_integer(g[i].k.cpu_limit));
 			json_object_set_new(ev, "duration_s", json_real(g[i].k.duration));
 			ff_emit(ev);
 		} else
-			printf("%sonly in %s: %s %s %s (jobs %ld, CPU limit %ld, duration %g s)\n",
-			       md ? "- " : "  ", side, g[i].k.workload, g[i].k.relay, g[i].k.protocol,
+			printf("%sonly in %s: %s %s%s %s (jobs %ld, CPU limit %ld, duration %g s)\n",
+			       md ? "- " : "  ", side, g[i].k.workload, g[i].k.relay,
+			       hops_label(g[i].k.relay, g[i].k.hops), g[i].k.protocol,
 			       g[i].k.jobs, g[i].k.cpu_limit, g[i].k.duration);
 	}
 }

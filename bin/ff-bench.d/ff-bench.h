@@ -83,6 +83,7 @@ extern const struct metric metrics[M_N];
 
 struct key {
 	const char *workload, *relay, *protocol;
+	long hops;		/* the relays of the chain; 2 (none: 0) in records without it */
 	long jobs, cpu_limit;
 	double duration, warmup;
 	long request_size, response_size, rate;	/* builtin-rr, builtin-crr; 1, 1, 0 otherwise */
@@ -170,6 +171,7 @@ void print_env(const json_t *env, const char *const progs[]);
 const char *const *progs_for(const struct results *r);
 int cmp_group(const void *a, const void *b);
 void print_results(struct results *res);
+const char *hops_label(const char *relay, long hops);
 
 /* ff-bench compare (compare.c) */
 
@@ -189,6 +191,7 @@ char *report_path_for(const char *results);
 
 struct bcase {
 	const char *workload, *relay, *protocol;
+	long hops;		/* the relays of its chain (none: 0) */
 	char skip[256];		/* why it is not run, or "" */
 };
 
@@ -199,6 +202,8 @@ struct bcase {
 struct bench_opts {
 	const char *workloads[8], *relays[8], *protocols[8];
 	int nw, nr, np;
+	long hops[FF_HOPS_MAX];	/* --hops: each chain length; nh 0: each relay's own */
+	int nh;
 	struct ff_run_opts run;
 	long repeat;
 	const char *output;

@@ -120,6 +120,7 @@ rec_key(const json_t *rec, struct key *k)
 	k->workload = ff_json_str(c, "workload");
 	k->relay = ff_json_str(c, "relay");
 	k->protocol = ff_json_str(c, "protocol");
+	k->hops = (long)ff_json_num(c, "hops", (double)ff_relay_hops(k->relay));
 	k->jobs = (long)ff_json_num(c, "jobs", 0);
 	k->cpu_limit = (long)ff_json_num(c, "cpu_limit", 0);
 	k->duration = ff_json_num(c, "duration_s", 0);
@@ -134,7 +135,7 @@ int
 key_eq(const struct key *a, const struct key *b, int with_warmup)
 {
 	return !strcmp(a->workload, b->workload) && !strcmp(a->relay, b->relay) &&
-	       !strcmp(a->protocol, b->protocol) && a->jobs == b->jobs &&
+	       !strcmp(a->protocol, b->protocol) && a->hops == b->hops && a->jobs == b->jobs &&
 	       a->cpu_limit == b->cpu_limit && a->duration == b->duration &&
 	       a->request_size == b->request_size && a->response_size == b->response_size &&
 	       a->rate == b->rate && (!with_warmup || a->warmup == b->warmup);
@@ -456,6 +457,7 @@ record_check(const json_t *rec, char *err, size_t n)
 	    field(c, "config.", "warmup_s", T_NUM, 1, err, n) < 0 ||
 	    field(c, "config.", "duration_s", T_NUM, 1, err, n) < 0 ||
 	    field(c, "config.", "cpu_limit", T_INT, 1, err, n) < 0 ||
+	    field(c, "config.", "hops", T_INT, 0, err, n) < 0 ||
 	    field(rec, "", "time", T_STR | T_NULL, 0, err, n) < 0 ||
 	    field(rec, "", "repeat", T_INT, 0, err, n) < 0 ||
 	    field(rec, "", "reason", T_STR | T_NULL, 0, err, n) < 0 ||

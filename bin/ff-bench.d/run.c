@@ -24,6 +24,7 @@ config_json(const struct bcase *c)
 	json_object_set_new(o, "workload", json_string(c->workload));
 	json_object_set_new(o, "relay", json_string(c->relay));
 	json_object_set_new(o, "protocol", json_string(c->protocol));
+	json_object_set_new(o, "hops", json_integer(c->hops));
 	json_object_set_new(o, "jobs", json_integer(opt.run.jobs));
 	json_object_set_new(o, "warmup_s", json_integer(opt.run.warmup));
 	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
@@ -234,6 +235,8 @@ crun_start(struct crun *cr)
 	o.log = errpath;
 	ff_argv_addl(&argv, flimflam, "run", "--json", "-w", c->workload, "-r", c->relay,
 		     "-p", c->protocol, NULL);
+	if (c->hops != ff_relay_hops(c->relay))
+		ff_argv_addf(&argv, "--hops=%ld", c->hops);
 	if (!ff_workload_is_rr(c->workload)) {
 		/* The request/response options are builtin-rr's and builtin-crr's. */
 		struct ff_run_opts d = FF_RUN_OPTS_DEFAULTS;
@@ -495,8 +498,8 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	int ok;
 
 	cr.errors = json_array();
-	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s", ff_prog(), k, n,
-		 c->workload, c->relay, c->protocol);
+	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s%s", ff_prog(), k, n,
+		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops));
 	if (opt.repeat > 1)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " (run %d of %ld)", repeat, opt.repeat);

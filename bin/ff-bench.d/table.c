@@ -272,6 +272,20 @@ progs_for(const struct results *r)
 
 /* The bench table */
 
+/* " (4 hops)" for a chain other than the relay's own (2; none's 0), else "" (static). */
+const char *
+hops_label(const char *relay, long hops)
+{
+	static char buf[4][32];
+	static int k;
+	char *b = buf[k++ % 4];
+
+	if (hops == ff_relay_hops(relay))
+		return "";
+	snprintf(b, sizeof(buf[0]), " (%ld hop%s)", hops, hops == 1 ? "" : "s");
+	return b;
+}
+
 static int
 name_index(const char *const names[], const char *s)
 {
@@ -282,7 +296,7 @@ name_index(const char *const names[], const char *s)
 	return i;
 }
 
-/* The matrix's order (workload, relay, protocol), whatever order the runs came in. */
+/* The matrix's order (workload, relay, protocol, hops), whatever order the runs came in. */
 int
 cmp_group(const void *a, const void *b)
 {
@@ -295,12 +309,14 @@ cmp_group(const void *a, const void *b)
 		return d;
 	if ((d = name_index(ff_protocols, x->protocol) - name_index(ff_protocols, y->protocol)))
 		return d;
+	if ((d = (x->hops > y->hops) - (x->hops < y->hops)))
+		return d;
 	return ((const struct group *)a)->order - ((const struct group *)b)->order;
 }
 
 /* A case none of whose runs succeeded: the reason of its last failed or skipped run. */
 static void
-bad_case_row(struct table *t, const struct group *g, char *cells[])
+bad_case_row(struct table *t, const struct group *g, char *cells[], int o)
 {
 	const struct run *last_bad = NULL;
 	char reason[4096];
@@ -318,48 +334,62 @@ bad_case_row(struct table *t, const struct group *g, char *cells[])
 	snprintf(reason, sizeof(reason), "%s: %s%s%s%s", status_name(last_bad->status),
 		 why ? why : "no reason given",
 		 dir ? " (run directory " : "", dir ? dir : "", dir ? ")" : "");
-	cells[3] = reason;
-	trow_v(t, 4, (const char *const *)cells);
+	cells[o] = reason;
+	trow_v(t, o + 1, (const char *const *)cells);
 }
 
 /*
- * A case's rows: its figures in t, its relay CPU per unit of work in e.
- * *nfoot counts the cases with failed runs, footnoted.
+ * A case's first cells: workload, relay, protocol, and its hops when the
+ * tables show them (`hops`); returns the next cell's index.
+ */
+static int
+case_cells(char cells[][128], const struct group *g, int hops)
+{
+	snprintf(cells[0], 128, "%s", g->k.workload);
+	snprintf(cells[1], 128, "%s", g->k.relay);
+	snprintf(cells[2], 128, "%s", g->k.protocol);
+	if (hops)
+		snprintf(cells[3], 128, "%ld", g->k.hops);
+	return 3 + !!hops;
+}
+
+/*
+ * A case's rows: its figures in t, its relay CPU per unit of work in e
+ * (`hops`: with a Hops column). *nfoot counts the cases with failed runs,
+ * footnoted.
  */
 static void
-case_rows(struct table *t, struct table *e, const struct group *g, int *nfoot)
+case_rows(struct table *t, struct table *e, const struct group *g, int hops, int *nfoot)
 {
 	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
 	char cells[MAXCOLS][128], *cp[MAXCOLS];
 	struct stats s;
-	int j;
+	int j, o;
 
 	for (j = 0; j < MAXCOLS; j++)
 		cp[j] = cells[j];
-	snprintf(cells[0], 128, "%s", g->k.workload);
-	snprintf(cells[1], 128, "%s", g->k.relay);
-	snprintf(cells[2], 128, "%s", g->k.protocol);
+	o = case_cells(cells, g, hops);
 	if (!group_count(g, 'o') && g->nruns) {
-		bad_case_row(t, g, cp);
+		bad_case_row(t, g, cp, o);
 		return;
 	}
 	for (j = 0; j < 7; j++) {
 		group_stats(g, cols[j], &s);
-		fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
+		fmt_stats(&s, cols[j], "+/-", cells[o + j], 128);
 	}
 	if (group_count(g, 'f'))
 		snprintf(cells[2] + strlen(cells[2]), 128 - strlen(cells[2]), " [%d]", ++*nfoot);
-	trow_v(t, 10, (const char *const *)cp);
+	trow_v(t, o + 7, (const char *const *)cp);
 	group_stats(g, M_RELAYCPU, &s);
 	if (!s.n)
 		return;
 	snprintf(cells[2], 128, "%s", g->k.protocol);
-	fmt_stats(&s, M_RELAYCPU, "+/-", cells[3], 128);
+	fmt_stats(&s, M_RELAYCPU, "+/-", cells[o], 128);
 	group_stats(g, M_CPU_GB, &s);
-	fmt_stats(&s, M_CPU_GB, "+/-", cells[4], 128);
+	fmt_stats(&s, M_CPU_GB, "+/-", cells[o + 1], 128);
 	group_stats(g, M_CPU_KREQ, &s);
-	fmt_stats(&s, M_CPU_KREQ, "+/-", cells[5], 128);
-	trow_v(e, 6, (const char *const *)cp);
+	fmt_stats(&s, M_CPU_KREQ, "+/-", cells[o + 2], 128);
+	trow_v(e, o + 3, (const char *const *)cp);
 }
 
 /* The failed runs of the cases that also have successful ones, by footnote. */
@@ -393,29 +423,35 @@ print_failed_runs(const struct group *g, int ng)
  * histogram p99.9 and the maximum.
  */
 static void
-print_latency(const struct group *g, int ng)
+print_latency(const struct group *g, int ng, int hops)
 {
 	static const int cols[] = { M_OPS, M_P50, M_P99, M_P999, M_LATMAX };
-	struct table t = { 8, "lllrrrrr", NULL, 0 };
-	char cells[8][128], *cp[8];
+	static const char *const head[] = {
+		"Workload", "Relay", "Protocol", "Hops", "Ops/s", "p50", "p99", "p99.9", "Max"
+	};
+	struct table t = { 8 + !!hops, hops ? "llllrrrrr" : "lllrrrrr", NULL, 0 };
+	char cells[9][128], *cp[9];
+	const char *hp[9];
 	struct stats s;
-	int i, j;
+	int i, j, o;
 
-	trow(&t, 8, "Workload", "Relay", "Protocol", "Ops/s", "p50", "p99", "p99.9", "Max");
-	for (j = 0; j < 8; j++)
+	/* Without hops, the heading leaves "Hops" out. */
+	for (i = j = 0; i < 9; i++)
+		if (hops || i != 3)
+			hp[j++] = head[i];
+	trow_v(&t, t.ncols, hp);
+	for (j = 0; j < 9; j++)
 		cp[j] = cells[j];
 	for (i = 0; i < ng; i++) {
 		group_stats(&g[i], M_P50, &s);
 		if (!s.n)
 			continue;
-		snprintf(cells[0], 128, "%s", g[i].k.workload);
-		snprintf(cells[1], 128, "%s", g[i].k.relay);
-		snprintf(cells[2], 128, "%s", g[i].k.protocol);
+		o = case_cells(cells, &g[i], hops);
 		for (j = 0; j < 5; j++) {
 			group_stats(&g[i], cols[j], &s);
-			fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
+			fmt_stats(&s, cols[j], "+/-", cells[o + j], 128);
 		}
-		trow_v(&t, 8, (const char *const *)cp);
+		trow_v(&t, t.ncols, (const char *const *)cp);
 	}
 	if (t.nrows > 1) {
 		printf("\nLatency (lower is better; Ops/s: transactions, connections for builtin-crr)\n\n");
@@ -424,26 +460,47 @@ print_latency(const struct group *g, int ng)
 	table_free(&t);
 }
 
+/*
+ * The bench table. Chains other than the relays' own two (--hops) add a
+ * Hops column to each table, after the protocol: the original's table is
+ * the one without.
+ */
 void
 print_results(struct results *res)
 {
 	static const char *const head[] = {
-		"Workload", "Relay", "Protocol", "Bits/s", "Ops/s", "Lat",
+		"Workload", "Relay", "Protocol", "Hops", "Bits/s", "Ops/s", "Lat",
 		"R1 CPU", "R1 RSS", "R2 CPU", "R2 RSS"
+	};
+	static const char *const ehead[] = {
+		"Workload", "Relay", "Protocol", "Hops", "Relay CPU", "CPU s/GB", "CPU s/1k req"
 	};
 	struct table t = { 10, "lllrrrrrrr", NULL, 0 }, e = { 6, "lllrrr", NULL, 0 };
 	struct group *g = res->g;
-	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0;
+	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0, hops = 0;
+	const char *h[11], *eh[7];
 
 	qsort(g, ng, sizeof(*g), cmp_group);
-	trow_v(&t, 10, head);
-	trow(&e, 6, "Workload", "Relay", "Protocol", "Relay CPU", "CPU s/GB", "CPU s/1k req");
+	for (i = 0; i < ng; i++)
+		hops |= g[i].k.hops != ff_relay_hops(g[i].k.relay);
+	if (hops) {
+		t = (struct table){ 11, "llllrrrrrrr", NULL, 0 };
+		e = (struct table){ 7, "llllrrr", NULL, 0 };
+	}
+	for (i = ok = 0; i < 11; i++)
+		if (hops || i != 3)
+			h[ok++] = head[i];
+	trow_v(&t, t.ncols, h);
+	for (i = ok = 0; i < 7; i++)
+		if (hops || i != 3)
+			eh[ok++] = ehead[i];
+	trow_v(&e, e.ncols, eh);
 	for (i = 0; i < ng; i++) {
 		ok = group_count(&g[i], 'o');
 		uniform &= g[i].k.jobs == g[0].k.jobs && g[i].k.warmup == g[0].k.warmup &&
 			   g[i].k.duration == g[0].k.duration && g[i].k.cpu_limit == g[0].k.cpu_limit;
 		maxn = ok > maxn ? ok : maxn;
-		case_rows(&t, &e, &g[i], &nfoot);
+		case_rows(&t, &e, &g[i], hops, &nfoot);
 	}
 
 	printf("\nBenchmark results");
@@ -459,17 +516,19 @@ print_results(struct results *res)
 	if (!uniform) {
 		printf("\nThe cases were run with different settings:\n");
 		for (i = 0; i < ng; i++)
-			printf("  %s %s %s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
-			       g[i].k.workload, g[i].k.relay, g[i].k.protocol, g[i].k.jobs,
+			printf("  %s %s %s%s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
+			       g[i].k.workload, g[i].k.relay, g[i].k.protocol,
+			       hops_label(g[i].k.relay, g[i].k.hops), g[i].k.jobs,
 			       g[i].k.warmup, g[i].k.duration, g[i].k.cpu_limit);
 	}
 	if (nfoot)
 		print_failed_runs(g, ng);
 	if (e.nrows > 1) {
-		printf("\nRelay CPU per unit of work (R1 + R2; lower is better)\n\n");
+		printf("\nRelay CPU per unit of work (%s; lower is better)\n\n",
+		       hops ? "every relay of the chain, R1 + ... + RN" : "R1 + R2");
 		table_print(&e);
 	}
-	print_latency(g, ng);
+	print_latency(g, ng, hops);
 	table_free(&t);
 	table_free(&e);
 }

@@ -24,6 +24,7 @@ struct run_opt {
 	const char *workload, *relay, *protocol;
 	struct ff_run_opts run;
 	int json;
+	long hops;		/* -1 until validate_run: the relay's own */
 };
 struct perf_opt {
 	const char *call_graph;

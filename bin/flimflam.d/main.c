@@ -63,7 +63,7 @@ static const struct cmd cmds[] = {
 static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
 	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
-	"       [--request-size BYTES] [--response-size BYTES] [--rate N]%s\n"
+	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
@@ -82,6 +82,8 @@ static const char run_usage_fmt[] =
 	"  --duration SECONDS    The execution time (excluding warmup) in seconds (default 5)\n"
 	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
 	"                        (default 1)\n"
+	"  --hops N              The relays in a chain, client -> R1 -> ... -> RN -> server\n"
+	"                        (1 to 8; default 2; relay none has none)\n"
 	"  --json                Print the event stream (JSON lines) instead of the summary\n"
 	"  --request-size BYTES  builtin-rr, builtin-crr: the request's size (default 1)\n"
 	"  --response-size BYTES builtin-rr, builtin-crr: the response's size (default 1)\n"
@@ -94,7 +96,7 @@ static const char run_usage_fmt[] =
 
 static char run_usage[4096];
 
-enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ };
+enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_HOPS };
 
 static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -106,10 +108,11 @@ static const struct option run_longopts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "freq", required_argument, NULL, OPT_FREQ },
+	{ "hops", required_argument, NULL, OPT_HOPS },
 	{ NULL, 0, NULL, 0 }
 };
 
-struct run_opt opt = { "builtin", "skrouterd", "tcp", FF_RUN_OPTS_DEFAULTS, 0 };
+struct run_opt opt = { "builtin", "skrouterd", "tcp", FF_RUN_OPTS_DEFAULTS, 0, -1 };
 
 /* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
 static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
@@ -219,6 +222,9 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		case OPT_JSON:
 			opt.json = 1;
 			break;
+		case OPT_HOPS:
+			opt.hops = ff_parse_run_opt(run_usage, "--hops", optarg);
+			break;
 		case OPT_CALL_GRAPH:
 		case OPT_FREQ:
 			if (!samples(c))
@@ -253,6 +259,10 @@ validate_run(const struct cmd *c)
 	if (strcmp(c->mode, "none") && !rl->processes)
 		ff_usage_error(run_usage, "'%s' captures in the relays, and relay '%s' has none",
 			       c->name, opt.relay);
+	if (opt.hops < 0)
+		opt.hops = ff_relay_hops(opt.relay);
+	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
+		ff_usage_error(run_usage, "%s", why);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(run_usage, "%s", why);
 	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))

@@ -106,7 +106,7 @@ show_phase(double started, double warm_end, double win_end)
 		return -1;
 	if (!warm_end)
 		ff_live(!strcmp(opt.relay, "skrouterd") ?
-			"flimflam: starting the routers; R1 listens once it has the route to R2 (%.0f s)" :
+			"flimflam: starting the routers; R1 listens once it has the route to the last (%.0f s)" :
 			"flimflam: starting the server and relays (%.0f s)", floor(now - started));
 	else if (!win_end)
 		ff_live("flimflam: warming up: %.0f s left", ceil(fmax(0, warm_end - now)));
@@ -137,17 +137,20 @@ start_pipeline(const struct cmd *c, const char *rundir)
 {
 	struct ff_run_opts drive = opt.run;
 	struct ff_argv args = FF_ARGV_INIT;
-	char cpu[16];
+	char cpu[16], hops[16];
 	pipecmd *cmd;
 	pipeline *p;
 	size_t i;
 
 	drive.cpu_limit = ff_relay_find(opt.relay)->processes ? opt.run.cpu_limit : 0;
 	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
+	snprintf(hops, sizeof(hops), "%ld", opt.hops);
 
 	p = pipeline_new();
 	cmd = stage("ff-workload", "serve", "-w", opt.workload, "--cpu-limit", cpu,
 		    "--run-dir", rundir, NULL);
+	if (opt.hops)
+		pipecmd_args(cmd, "--hops", hops, NULL);
 	if (ff_workload_is_rr(opt.workload)) {
 		/* The server's framing: the sizes (the rate is the client's). */
 		pipecmd_arg(cmd, "--request-size");
@@ -156,9 +159,14 @@ start_pipeline(const struct cmd *c, const char *rundir)
 		pipecmd_argf(cmd, "%ld", opt.run.response_size);
 	}
 	pipeline_command(p, cmd);
-	pipeline_command(p, stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
-				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	cmd = stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
+		    "--cpu-limit", cpu, "--run-dir", rundir, NULL);
+	if (opt.hops)
+		pipecmd_args(cmd, "--hops", hops, NULL);
+	pipeline_command(p, cmd);
 	cmd = stage("ff-workload", "drive", "-w", opt.workload, NULL);
+	if (opt.hops)
+		pipecmd_args(cmd, "--hops", hops, NULL);
 	ff_argv_run_opts(&args, &drive, 1);
 	ff_argv_addl(&args, "--run-dir", rundir, NULL);
 	for (i = 0; i < args.n; i++)
