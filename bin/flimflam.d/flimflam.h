@@ -24,6 +24,10 @@ struct run_opt {
 	const char *workload, *relay, *protocol;
 	struct ff_run_opts run;
 	int json;
+	/* --build LABEL=PATH: one, or two for flamegraph; `cur` the one running */
+	const char *build[2];
+	struct ff_build builds[2];
+	int nbuild, cur;
 };
 struct perf_opt {
 	const char *call_graph;
@@ -46,6 +50,7 @@ noreturn void stopped_by(int sig, const char *rundir);
 json_t *run_pipeline(const struct cmd *c, const char *rundir);
 void outputs_check(const struct cmd *c);
 void render_flamegraph(json_t *events, const char *rundir);
+void flamegraph_builds(const struct cmd *c);
 
 /* summary.c */
 json_t *find_event(json_t *events, const char *name);
