@@ -702,7 +702,8 @@ bench_main(int argc, char *argv[])
 		json_decref(build);
 	}
 	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
-	       nruns, nruns == 1 ? "" : "s", plan.nrun, plan.nrun == 1 ? "" : "s",
+	       nruns, nruns == 1 ? "" : "s", plan.nrun, opt.nbuild ? (plan.nrun == 1 ?
+	       " with its build" : "s with their builds") : plan.nrun == 1 ? "" : "s",
 	       opt.repeat, clock_str(nruns * run_estimate()), opt.output);
 	if (opt.shuffle)
 		ff_say("%s: each round in a shuffled order, seed %ld (--seed %ld replays it)\n",
