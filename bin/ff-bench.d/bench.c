@@ -304,8 +304,7 @@ bench_builds(void)
 
 	if (opt.nbuild) {
 		if (opt.nr != 1)
-			ff_fail(2, "--build is a build of the relay under test: name one relay with -r (%s)",
-				opt.nr ? "not several" : "skrouterd, nginx or nghttpx");
+			ff_fail(2, "--build is a build of the relay under test: name one relay with -r, not several");
 		if (!ff_relay_program(opt.relays[0]))
 			ff_fail(2, "--build is for a relay that runs a program, and relay '%s' runs none",
 				opt.relays[0]);
@@ -399,6 +398,8 @@ bench_options(int argc, char *argv[])
 			       "give one");
 	if (!opt.nw)
 		opt.nw = all_names(ff_workloads, opt.workloads);
+	if (!opt.nr && opt.nbuild)
+		ff_fail(2, "--build is a build of the relay under test: name it with -r (skrouterd, nginx or nghttpx)");
 	if (!opt.nr)
 		opt.nr = all_names(ff_relays, opt.relays);
 	if (!opt.np)
