@@ -218,3 +218,34 @@ maps_has() {
 	grep -A1 "shrank the most" <<<"$output" | grep -qE '^ +-[0-9.]+ pt '
 	grep -qx "Open it in a browser: file://$BATS_TEST_TMPDIR/flamegraph-a-vs-b.html" <<<"$output"
 }
+
+@test "skrouterd: two builds of the router on PATH (its prefix, and the binary) name the Proton each loaded" {
+	skip_unless_program skrouterd
+	local r p f="$BATS_TEST_TMPDIR/r.jsonl"
+	r=$(command -v skrouterd)
+	p=$(dirname "$(dirname "$r")")
+	[ -d "$p/lib" ] || skip "skrouterd on PATH is not in an install prefix ($r)"
+	# The caller's library and Python paths are not the builds'.
+	LD_LIBRARY_PATH=/nonexistent PYTHONPATH=/nonexistent run --separate-stderr flimflam bench -w builtin -r skrouterd -p tcp \
+		--warmup 0 --duration 1 --build "prefix=$p" --build "binary=$r" --output "$f"
+	echo "$stderr"
+	[ "$status" -eq 0 ] || jq -e -s 'all(.[]; .status == "ok" or (.reason | test($busy)))' --arg busy "$BUSY_ERE" "$f"
+	jq -e -s --arg r "$r" '
+		length == 2 and all(.[]; .build.path == $r and (.build.proton.path | test("libqpid-proton")) and
+			(.build.sha256 | test("^[0-9a-f]{64}$"))) and
+		([.[] | .build.label] | sort) == ["binary", "prefix"]' "$f"
+	grep -q "^flimflam bench: build prefix: skrouterd $r, version .*; Proton /.*libqpid-proton" <<<"$stderr"
+}
+
+@test "skrouterd: skstat of a build not on PATH, with no PYTHONPATH: the build's skstat and Proton binding" {
+	skip_unless_program skrouterd skstat
+	local r p
+	r=$(command -v skrouterd)
+	p=$(dirname "$(dirname "$r")")
+	[ -x "$p/bin/skstat" ] || skip "no skstat in the prefix of $r"
+	PATH=$(path_without skrouterd skstat) run_steady env -u PYTHONPATH -u LD_LIBRARY_PATH \
+		flimflam skstat -r skrouterd --warmup 0 --duration 1 --build "main=$p"
+	grep -qx "  Build:       build main: skrouterd $r, .*; Proton /.*" <<<"$output"
+	grep -qx "Router 1" <<<"$output"
+	grep -qx "Router 2" <<<"$output"
+}
