@@ -222,7 +222,8 @@ answers_as(struct ff_build *b, const char *relay, char *why, size_t n)
 	int st, r = -1;
 
 	saved = ff_build_env_enter(b);
-	if (!strcmp(relay, "skrouterd") && ff_skrouterd_check(b->path, why, n) < 0) {
+	/* The router on PATH (no label) had this check from its own caller. */
+	if (b->label && !strcmp(relay, "skrouterd") && ff_skrouterd_check(b->path, why, n) < 0) {
 		ff_build_env_leave(b, saved);
 		return -1;
 	}
@@ -301,7 +302,8 @@ ff_build_at(const char *label, const char *path, const char *relay, struct ff_bu
 		}
 	}
 	b->path = bin;
-	derive_env(b, !strcmp(relay, "skrouterd"));
+	if (label)	/* without one, its processes inherit the caller's environment */
+		derive_env(b, !strcmp(relay, "skrouterd"));
 	if (answers_as(b, relay, why, n) < 0) {
 		if (label)
 			return -1;
