@@ -26,7 +26,7 @@
 static const char usage[] =
 	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--hops N] [--cpu-limit N]\n"
 	"                   [--encapsulation legacy|lite] [--server-port PORT]\n"
-	"                   [--run-dir DIR] [--config-only]\n"
+	"                   [--run-dir DIR] [--config-only] [--build LABEL=PATH]\n"
 	"\n"
 	"Relays: skrouterd (default), nghttpx, nginx, none.\n"
 	"Protocols: tcp (default), http1, http2.\n"
@@ -37,6 +37,8 @@ static const char usage[] =
 	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
 	"default: the router's own). --config-only writes the relays' configurations\n"
 	"into the run directory, emits `config`, and starts nothing.\n"
+	"--build runs the relay from PATH (a binary, or an install prefix whose sbin/\n"
+	"or bin/ holds it) in that build's own environment, not the one on PATH.\n"
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
@@ -55,15 +57,16 @@ static const struct option longopts[] = {
 	{ "encapsulation", required_argument, NULL, OPT_ENCAPSULATION },
 	{ "config-only", no_argument, NULL, OPT_CONFIG_ONLY },
 	{ "hops", required_argument, NULL, OPT_HOPS },
+	FF_LONGOPT_BUILD,
 	{ NULL, 0, NULL, 0 }
 };
 
 static struct {
-	const char *relay, *protocol, *run_dir, *encapsulation;
+	const char *relay, *protocol, *run_dir, *encapsulation, *build;
 	long cpu_limit, server_port;
 	int config_only;
 	long hops;		/* -1: the relay's own (2; none's 0) */
-} opt = { "skrouterd", "tcp", NULL, NULL, 1, 0, 0, -1 };
+} opt = { "skrouterd", "tcp", NULL, NULL, NULL, 1, 0, 0, -1 };
 
 static const char *const encapsulations[] = { "legacy", "lite", NULL };
 
@@ -100,6 +103,7 @@ static int cpus_shared;
 static json_t *cpus_others;	/* other runs' relays on our CPUs, or NULL */
 static char *program_path;
 static const struct ff_relay *row;	/* opt.relay's row of the matrix */
+static struct ff_build build;		/* the relay's build (label NULL: on PATH) */
 
 /* The threads (workers) each relay runs: one per CPU it has, else its row's. */
 static long
@@ -408,6 +412,7 @@ start_relay(struct relay *r)
 	o.log = log;
 	o.cpus = r->pinned ? &r->cpus : NULL;
 	o.dir = r->dir;
+	o.env = build.label ? build.env : NULL;	/* the build's own, never ours */
 	snprintf(role, sizeof(role), "%s (%s)", r->role, opt.relay);
 	if (ff_spawn(&r->child, role, argv, &o) < 0)
 		ff_die("cannot start %s", r->role);
@@ -550,6 +555,31 @@ start_relays(int server_port)
 static pid_t env_pid = -1;
 static int env_fd = -1;
 
+/*
+ * In the collecting child: the build is the relay the environment names,
+ * its directory (or a link to it, by the program's name, in the run
+ * directory) first on PATH, with the build's own libraries.
+ */
+static void
+env_of_build(void)
+{
+	const char *base = strrchr(build.path, '/') + 1, *path = getenv("PATH");
+	char *dir, *link;
+
+	if (!strcmp(base, row->program)) {
+		dir = ff_strdup(build.path);
+		*strrchr(dir, '/') = 0;
+	} else {
+		dir = ff_asprintf("%s/build-bin", ff_rundir(NULL));
+		link = ff_asprintf("%s/%s", dir, row->program);
+		if (ff_mkdirs(dir, 0700) < 0 || (symlink(build.path, link) < 0 && errno != EEXIST))
+			ff_debug("cannot link '%s' as '%s': %s", build.path, link, strerror(errno));
+		free(link);
+	}
+	setenv("PATH", path ? ff_asprintf("%s:%s", dir, path) : dir, 1);
+	ff_build_env_enter(&build);
+}
+
 static void
 env_start(void)
 {
@@ -576,6 +606,8 @@ env_start(void)
 	null = open("/dev/null", O_RDWR);
 	dup2(null, 0);
 	dup2(null, 1);	/* not the stream */
+	if (build.label)
+		env_of_build();
 	env = ff_env_collect();
 	_exit(json_dumpfd(env, fds[1], JSON_COMPACT) == 0 ? 0 : 1);
 }
@@ -675,6 +707,11 @@ parse_args(int argc, char *argv[])
 		case OPT_HOPS:
 			opt.hops = ff_parse_run_opt(usage, "--hops", optarg);
 			break;
+		case FF_OPT_BUILD:
+			if (opt.build)
+				ff_usage_error(usage, "--build is given twice: the relays run one build");
+			opt.build = optarg;
+			break;
 		case OPT_ENCAPSULATION:
 			opt.encapsulation = encapsulations[ff_parse_name(usage, "encapsulation", optarg, encapsulations)];
 			break;
@@ -709,19 +746,28 @@ check_relay(void)
 			ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 				       opt.cpu_limit, n, n == 1 ? "" : "s");
 	}
-	if (row->program) {
+	if (opt.build) {
+		if (ff_build_parse(opt.build, opt.relay, &build, why, sizeof(why)) < 0)
+			ff_fail(2, "%s", why);
+		program_path = ff_strdup(build.path);
+	} else if (row->program) {
 		program_path = ff_which(row->program);
 		if (!program_path)
 			ff_die("relay '%s' needs %s, which is not on PATH", opt.relay, row->program);
 	}
 	if (opt.encapsulation && !row->encapsulation)
 		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
-	if (program_path && !opt.config_only && row->check &&
+	if (program_path && !opt.config_only && row->check && !opt.build &&
 	    row->check(program_path, why, sizeof(why)) < 0)
-		ff_die("%s", why);
+		ff_die("%s", why);	/* a build's was checked with it */
+	if (program_path && !opt.build && !opt.config_only)
+		ff_build_at(NULL, program_path, opt.relay, &build, why, sizeof(why));
 	if (program_path) {
+		void *saved = ff_build_env_enter(&build);
 		int can = ff_carries(NULL, opt.relay, opt.protocol, program_path,
 				     opt.encapsulation, why, sizeof(why));
+
+		ff_build_env_leave(&build, saved);
 
 		if (can < 0)
 			ff_die("%s", why);
@@ -762,6 +808,9 @@ emit_topology(int port, int server_port)
 	for (int i = 0; i < nrelays; i++)
 		json_array_append_new(list, relay_json(&relays[i]));
 	json_object_set_new(ev, "relays", list);
+	/* The relay build measured, with or without --build. */
+	json_object_set_new(ev, "build", nrelays && build.path ?
+			    ff_build_json(&build, relays[0].child.pid) : json_null());
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
 	json_object_set_new(ev, "cpus_other_runs", cpus_others ? json_incref(cpus_others) : json_null());
 	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));

@@ -21,6 +21,7 @@
  *   ff_perf.c   what perf can open
  *   ff_hist.c   latency histograms: record, merge, percentiles, files
  *   ff_load.c   the builtin programs: window event, waits on the clock, threads, failures
+ *   ff_build.c  relay builds (--build LABEL=PATH): binary, environment, name
  *
  * lib/ff_int.h declares what only the library's files share.
  *
@@ -239,6 +240,13 @@ int ff_parse_name(const char *usage, const char *what, const char *s,
 struct option;
 #define FF_OPT_VERSION 0x7ffe
 #define FF_LONGOPT_VERSION { "version", no_argument, NULL, FF_OPT_VERSION }
+/*
+ * FF_LONGOPT_BUILD is --build LABEL=PATH (ff_build.c): the one option
+ * ff_getopt lets come more than once (bench takes several builds); a
+ * program that takes one says so itself.
+ */
+#define FF_OPT_BUILD 0x7ffc
+#define FF_LONGOPT_BUILD { "build", required_argument, NULL, FF_OPT_BUILD }
 #define FF_OPT_PIPELINE_STAGE 0x7ffd
 #define FF_LONGOPT_PIPELINE_STAGE { "pipeline-stage", no_argument, NULL, FF_OPT_PIPELINE_STAGE }
 int ff_pipeline_stage(void);
@@ -842,5 +850,63 @@ void ff_load_fail_init(int port);
 void ff_load_fail(int id, const char *why);
 void ff_load_check(const char *phase);
 void ff_load_wait(double when, const char *phase);
+/* ff_build.c */
+
+/*
+ * A relay build: `--build LABEL=PATH`, PATH a relay binary or an install
+ * prefix whose sbin/ or bin/ holds it. Its processes run in an environment
+ * derived from the build alone (`env`, for ff_spawn_opts): LD_LIBRARY_PATH
+ * is the binary's RUNPATH (else RPATH; $ORIGIN expanded), else PREFIX/lib
+ * and PREFIX/lib64 where they exist, else unset; for skrouterd, PYTHONPATH
+ * is its Python directory (the -I default of its --help, where its schema
+ * is) and the Proton binding under PREFIX (a lib directory's
+ * python3.N/site-packages or dist-packages holding proton), and `skstat` the PREFIX/bin/skstat beside it (run with
+ * `skstat_env`: the build's libraries only with the build's binding).
+ * A build without a label is the relay found on PATH, as without --build:
+ * its processes inherit the caller's environment.
+ */
+struct ff_build {
+	char *label;		/* NULL: no --build (the program on PATH) */
+	const char *relay;	/* static: skrouterd, nginx, nghttpx */
+	char *path;		/* the binary, absolute */
+	char *prefix;		/* its install prefix, or NULL */
+	char *version;		/* the first line of its version output */
+	char *ld_library_path, *pythonpath;	/* NULL: unset */
+	char *skstat;		/* skrouterd: PREFIX/bin/skstat, or NULL */
+	char *env[3];		/* "NAME=VALUE", or "NAME" to unset; NULL-terminated */
+	char *skstat_env[3];
+};
+/* Is s[0..len) a label: 1 to 64 of [A-Za-z0-9._-]? */
+int ff_build_label_ok(const char *s, size_t len);
+/*
+ * "LABEL=PATH" for `relay`: the label is well formed, PATH exists, is (or
+ * holds) an executable, and that answers as the relay (its version output;
+ * skrouterd: ff_skrouterd_check, run in the build's environment). 0, or -1
+ * with "--build LABEL: why" (or "--build 'ARG': why") in `why`.
+ */
+int ff_build_parse(const char *arg, const char *relay, struct ff_build *b, char *why, size_t n);
+/* The same for a label (or NULL) and a path. */
+int ff_build_at(const char *label, const char *path, const char *relay, struct ff_build *b,
+		char *why, size_t n);
+/* The relay's program on PATH as a build without a label; -1 when there is none usable. */
+int ff_build_of_path(const char *relay, struct ff_build *b);
+void ff_build_free(struct ff_build *b);
+/*
+ * Put the build's LD_LIBRARY_PATH and PYTHONPATH in this process's
+ * environment (for the probes it runs: ff_env_run) until ..._leave puts
+ * the caller's back. A build without a label changes nothing.
+ */
+void *ff_build_env_enter(const struct ff_build *b);
+void ff_build_env_leave(const struct ff_build *b, void *saved);
+/*
+ * The `build` object: {label (null without --build), relay, path, version,
+ * sha256 (of the binary), proton: {path, version} or null}. Proton (for
+ * skrouterd) is the libqpid-proton*.so mapped in process `pid` when > 0,
+ * else what the loader would pick (ldd in the build's environment); its
+ * version from pkgconfig/libqpid-proton-core.pc beside it, else null.
+ */
+json_t *ff_build_json(const struct ff_build *b, pid_t pid);
+/* "build main: skrouterd /p/sbin/skrouterd, version V, sha256 0123456789ab; Proton /p/lib/libqpid-proton-core.so.10 0.41.0" */
+const char *ff_build_line(const json_t *build, char *buf, size_t n);
 
 #endif

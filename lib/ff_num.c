@@ -197,7 +197,7 @@ ff_getopt(int argc, char *const argv[], const char *optstring,
 	for (o = longopts; o && o->name; o++)
 		if (o->val == c)
 			valued = o->has_arg == required_argument;
-	if (!valued)
+	if (!valued || c == FF_OPT_BUILD)
 		return c;
 	for (i = 0; i < nseen && seen[i].val != c; i++)
 		;

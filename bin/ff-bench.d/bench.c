@@ -16,6 +16,7 @@ static const char usage[] =
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
 	"                [--hops N[,N...]] [--repeat N] [--output FILE [--force | --append]]\n"
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"                [--build LABEL=PATH ...] [--seed N]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW\n"
@@ -51,6 +52,13 @@ static const char usage[] =
 	"  --append              Add the new runs to an existing results FILE\n"
 	"  --request-size BYTES, --response-size BYTES, --rate N\n"
 	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
+	"  --build LABEL=PATH    A build of the relay under test (-r names one relay):\n"
+	"                        its binary, or an install prefix whose sbin/ or bin/\n"
+	"                        holds it; repeat it for each build. Each round runs\n"
+	"                        every case with every build once, in a shuffled order\n"
+	"  --seed N              The seed of that shuffle (default: a new one, printed\n"
+	"                        and kept in each result); the same N replays the order.\n"
+	"                        Without --build, cases are shuffled only with --seed\n"
 	"\n"
 	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
 	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
@@ -68,7 +76,9 @@ struct notrun {
 };
 
 /* Shared with run.c, through ff-bench.h. */
-struct bench_opts opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, { 0 }, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL, 0, 0 };
+struct bench_opts opt = {
+	.run = FF_RUN_OPTS_DEFAULTS, .repeat = 1,
+};
 
 char *flimflam;
 json_t *bench_env;
@@ -134,7 +144,7 @@ static const char *
 missing_program(const struct bcase *c)
 {
 	const char *need[3] = {
-		ff_relay_program(c->relay), ff_workload_server_program(c->workload),
+		c->build < 0 ? ff_relay_program(c->relay) : NULL, ff_workload_server_program(c->workload),
 		ff_workload_client_program(c->workload)
 	};
 	char *p;
@@ -157,17 +167,24 @@ missing_program(const struct bcase *c)
  * and the run will say so.
  */
 static const char *
-router_lacks(const char *path, const char *protocol)
+router_lacks(const char *path, const char *protocol, int build)
 {
-	static const char *lacks[8];
-	static int known[8];
+	static const char *lacks[17][8];
+	static int known[17][8];
 	char why[512];
 	int i = ff_parse_name(usage, "protocol", protocol, ff_protocols);
+	void *saved;
 
-	if (!known[i] && ff_skrouterd_can(path, protocol, NULL, &lacks[i], why, sizeof(why)) < 0)
-		ff_debug("cannot tell whether skrouterd carries %s: %s", protocol, why);
-	known[i] = 1;
-	return lacks[i];
+	if (!known[build + 1][i]) {
+		/* A build's own schema, read in its own environment. */
+		saved = build >= 0 ? ff_build_env_enter(&opt.builds[build]) : NULL;
+		if (ff_skrouterd_can(path, protocol, NULL, &lacks[build + 1][i], why, sizeof(why)) < 0)
+			ff_debug("cannot tell whether skrouterd carries %s: %s", protocol, why);
+		if (saved)
+			ff_build_env_leave(&opt.builds[build], saved);
+	}
+	known[build + 1][i] = 1;
+	return lacks[build + 1][i];
 }
 
 /* "w/r/p, ..." of the not-run cases whose `lacks` is `lacks` (NULL: the matrix's). */
@@ -306,11 +323,47 @@ check_output(void)
 	}
 }
 
+/*
+ * The builds: one relay under test, which runs a program; each build
+ * resolves to it (one line, exit 2, when not); labels differ. With builds
+ * (or --seed) each round is shuffled; the seed is new unless given.
+ */
+static void
+bench_builds(void)
+{
+	char why[1024];
+	int i, j;
+
+	if (opt.nbuild) {
+		if (opt.nr != 1)
+			ff_fail(2, "--build is a build of the relay under test: name one relay with -r, not several");
+		if (!ff_relay_program(opt.relays[0]))
+			ff_fail(2, "--build is for a relay that runs a program, and relay '%s' runs none",
+				opt.relays[0]);
+		opt.shuffle = opt.shuffle ? opt.shuffle : 1;
+	}
+	for (i = 0; i < opt.nbuild; i++) {
+		if (ff_build_parse(opt.build_args[i], opt.relays[0], &opt.builds[i], why, sizeof(why)) < 0)
+			ff_fail(2, "%s", why);
+		for (j = 0; j < i; j++)
+			if (!strcmp(opt.builds[j].label, opt.builds[i].label))
+				ff_fail(2, "--build: the label '%s' is given twice: each build needs its own",
+					opt.builds[i].label);
+	}
+	if (opt.shuffle == 1) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		opt.seed = ((long)ts.tv_nsec ^ ((long)getpid() << 12) ^ (long)ts.tv_sec) & 0x7fffffffL;
+		opt.seed = opt.seed ? opt.seed : 1;
+	}
+}
+
 /* The options of a bench, into opt. */
 static void
 bench_options(int argc, char *argv[])
 {
-	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_HOPS };
+	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_HOPS, OPT_SEED };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
@@ -323,6 +376,8 @@ bench_options(int argc, char *argv[])
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "append", no_argument, NULL, OPT_APPEND },
 		{ "hops", required_argument, NULL, OPT_HOPS },
+		FF_LONGOPT_BUILD,
+		{ "seed", required_argument, NULL, OPT_SEED },
 		{ NULL, 0, NULL, 0 }
 	};
 	cpu_set_t avail;
@@ -360,6 +415,15 @@ bench_options(int argc, char *argv[])
 		case OPT_HOPS:
 			opt.nh = parse_hops(optarg, opt.hops);
 			break;
+		case FF_OPT_BUILD:
+			if (opt.nbuild == (int)FF_ARRAY_SIZE(opt.build_args))
+				ff_fail(2, "--build: %d builds at most", opt.nbuild);
+			opt.build_args[opt.nbuild++] = optarg;
+			break;
+		case OPT_SEED:
+			opt.seed = ff_parse_long(usage, "--seed", optarg, 0, 2147483647L);
+			opt.shuffle = 2;	/* given */
+			break;
 		default:
 			ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
@@ -370,6 +434,8 @@ bench_options(int argc, char *argv[])
 			       "give one");
 	if (!opt.nw)
 		opt.nw = all_names(ff_workloads, opt.workloads);
+	if (!opt.nr && opt.nbuild)
+		ff_fail(2, "--build is a build of the relay under test: name it with -r (skrouterd, nginx or nghttpx)");
 	if (!opt.nr)
 		opt.nr = all_names(ff_relays, opt.relays);
 	if (!opt.np)
@@ -386,6 +452,7 @@ bench_options(int argc, char *argv[])
 		if (w == opt.nr)
 			ff_usage_error(usage, "--hops is for the relays that run (skrouterd, nghttpx, nginx), and only relay none is selected");
 	}
+	bench_builds();
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
@@ -413,31 +480,42 @@ plan_cases(struct plan *pl)
 {
 	char *skrouterd = NULL, why[512];
 	const char *miss, *lacks;
-	int w, r, pr, h, nh;
+	int w, r, pr, h, nh, b;
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)
 			for (pr = 0; pr < opt.np; pr++)
-			for (h = 0, nh = opt.nh && ff_relay_hops(opt.relays[r]) ? opt.nh : 1; h < nh; h++) {
+			for (h = 0, nh = opt.nh && ff_relay_hops(opt.relays[r]) ? opt.nh : 1; h < nh; h++)
+			for (b = opt.nbuild ? 0 : -1; b < opt.nbuild; b++) {
 				struct bcase *bc = &pl->cases[pl->ncases];
+
+				if (pl->ncases == (int)FF_ARRAY_SIZE(pl->cases))
+					ff_fail(2, "too many cases: at most %zu (workloads x relays x protocols x hops x builds)",
+						FF_ARRAY_SIZE(pl->cases));
 
 				bc->workload = opt.workloads[w];
 				bc->relay = opt.relays[r];
 				bc->protocol = opt.protocols[pr];
 				bc->hops = opt.nh && ff_relay_hops(bc->relay) ? opt.hops[h] :
 					   ff_relay_hops(bc->relay);
+				bc->build = b;
 				bc->skip[0] = 0;
 				if (!ff_carries(bc->workload, bc->relay, bc->protocol, NULL, NULL,
 						why, sizeof(why))) {
-					if (!h)
+					if (!h && b <= 0)	/* once, whatever the hops and builds */
 						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;
 				}
 				if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
-				else if (!strcmp(bc->relay, "skrouterd") &&
+				else if (b >= 0 && !strcmp(bc->relay, "skrouterd") &&
+					 (lacks = router_lacks(opt.builds[b].path, bc->protocol, b)))
+					/* What one build cannot carry is skipped for it, and the row says why. */
+					snprintf(bc->skip, sizeof(bc->skip), "not supported by build %s (%s)",
+						 opt.builds[b].label, lacks);
+				else if (b < 0 && !strcmp(bc->relay, "skrouterd") &&
 					 (skrouterd || (skrouterd = ff_which("skrouterd"))) &&
-					 (lacks = router_lacks(skrouterd, bc->protocol))) {
+					 (lacks = router_lacks(skrouterd, bc->protocol, -1))) {
 					/* What this router cannot carry is unsupported here, not a failure. */
 					if (!h) {
 						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, lacks };
@@ -543,18 +621,52 @@ record_skips(const struct plan *pl)
 		save_results();
 }
 
+/* SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): the shuffle's numbers, from the seed. */
+static uint64_t
+next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 /*
- * Round-robin: drift on a noisy machine spreads over every case. Each
+ * The order of one round: every case (with every build) once, shuffled
+ * (Fisher-Yates) from the seed's sequence when opt.shuffle, else the plan's.
+ */
+static void
+round_order(const struct plan *pl, int *order, uint64_t *state)
+{
+	int i, j, t;
+
+	for (i = 0; i < pl->ncases; i++)
+		order[i] = i;
+	for (i = pl->ncases - 1; opt.shuffle && i > 0; i--) {
+		j = (int)(next_random(state) % (uint64_t)(i + 1));
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+}
+
+/*
+ * Round-robin: drift on a noisy machine spreads over every case (and
+ * build), in an order shuffled each round with --build or --seed. Each
  * record is kept as soon as its run ends; returns how many failed.
  */
 static int
 run_all(const struct plan *pl, int *done)
 {
-	int rep, w, k = 0, failed = 0;
+	int rep, i, w, k = 0, failed = 0, order[FF_ARRAY_SIZE(pl->cases)];
+	uint64_t state = (uint64_t)opt.seed;
 	json_t *rec;
 
-	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone; rep++)
-		for (w = 0; w < pl->ncases && !ff_signalled() && !output_gone; w++) {
+	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone; rep++) {
+		round_order(pl, order, &state);
+		for (i = 0; i < pl->ncases && !ff_signalled() && !output_gone; i++) {
+			w = order[i];
 			if (pl->cases[w].skip[0])
 				continue;
 			rec = run_case(&pl->cases[w], rep, ++k, pl->nrun * opt.repeat);
@@ -565,6 +677,7 @@ run_all(const struct plan *pl, int *done)
 			json_array_append_new(records, rec);
 			save_results();
 		}
+	}
 	return failed;
 }
 
@@ -645,9 +758,21 @@ bench_main(int argc, char *argv[])
 	show_env(&plan);
 	record_skips(&plan);
 	nruns = plan.nrun * opt.repeat;
+	for (int b = 0; b < opt.nbuild; b++) {
+		struct bcase bc = { .relay = opt.relays[0], .build = b };
+		json_t *build = build_of(&bc);
+		char line[PATH_MAX * 2 + 256];
+
+		ff_say("%s: %s\n", ff_prog(), ff_build_line(build, line, sizeof(line)));
+		json_decref(build);
+	}
 	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
-	       nruns, nruns == 1 ? "" : "s", plan.nrun, plan.nrun == 1 ? "" : "s",
+	       nruns, nruns == 1 ? "" : "s", plan.nrun, opt.nbuild ? (plan.nrun == 1 ?
+	       " with its build" : "s with their builds") : plan.nrun == 1 ? "" : "s",
 	       opt.repeat, clock_str(nruns * run_estimate()), opt.output);
+	if (opt.shuffle)
+		ff_say("%s: each round in a shuffled order, seed %ld (--seed %ld replays it)\n",
+		       ff_prog(), opt.seed, opt.seed);
 	failed = run_all(&plan, &done);
 	page_failed = report(&plan) < 0;
 	if ((sig = ff_signalled())) {

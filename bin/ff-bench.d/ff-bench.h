@@ -192,6 +192,7 @@ char *report_path_for(const char *results);
 struct bcase {
 	const char *workload, *relay, *protocol;
 	long hops;		/* the relays of its chain (none: 0) */
+	int build;		/* index in opt.builds; -1: no --build */
 	char skip[256];		/* why it is not run, or "" */
 };
 
@@ -208,6 +209,14 @@ struct bench_opts {
 	long repeat;
 	const char *output;
 	int force, append;
+	/* --build LABEL=PATH of the relay under test (-r, one relay) */
+	const char *build_args[16];
+	struct ff_build builds[16];
+	json_t *build_json[16];	/* each build's object, made once */
+	int nbuild;
+	/* The order of each round's runs: shuffled when set (--build or --seed) */
+	long seed;
+	int shuffle;
 };
 extern struct bench_opts opt;
 extern char *flimflam;		/* the dispatcher beside us */
@@ -216,6 +225,7 @@ extern int progress_tty;	/* progress on a terminal */
 extern int output_gone;		/* stdout's reader is gone: the bench stops (exit 141) */
 
 int bench_main(int argc, char *argv[]);
+json_t *build_of(const struct bcase *c);
 json_t *new_record(const struct bcase *c, const char *status, const char *reason,
 		   int repeat, const char *time);
 const char *clock_str(double s);

@@ -37,6 +37,33 @@ config_json(const struct bcase *c)
 	return o;
 }
 
+/*
+ * The case's relay build: the --build's, else the relay's program on PATH
+ * (label null); null for relay none. Each made once (a sha256 of the
+ * binary); a run's own topology names it again, with the Proton it loaded.
+ */
+json_t *
+build_of(const struct bcase *c)
+{
+	static json_t *on_path[8];
+	static int known[8];
+	struct ff_build b;
+	int r;
+
+	if (c->build >= 0) {
+		if (!opt.build_json[c->build])
+			opt.build_json[c->build] = ff_build_json(&opt.builds[c->build], 0);
+		return json_deep_copy(opt.build_json[c->build]);
+	}
+	r = ff_parse_name(NULL, "relay", c->relay, ff_relays);
+	if (!known[r] && ff_relay_program(c->relay) && ff_build_of_path(c->relay, &b) == 0) {
+		on_path[r] = ff_build_json(&b, 0);
+		ff_build_free(&b);
+	}
+	known[r] = 1;
+	return on_path[r] ? json_deep_copy(on_path[r]) : json_null();
+}
+
 json_t *
 new_record(const struct bcase *c, const char *status, const char *reason,
 	   int repeat, const char *time)
@@ -52,6 +79,9 @@ new_record(const struct bcase *c, const char *status, const char *reason,
 	json_object_set_new(rec, "config", config_json(c));
 	json_object_set_new(rec, "repeat", json_integer(repeat));
 	json_object_set_new(rec, "repeats", json_integer(opt.repeat));
+	json_object_set_new(rec, "build", build_of(c));
+	/* The shuffle's seed: --seed replays the order of the runs. */
+	json_object_set_new(rec, "seed", opt.shuffle ? json_integer(opt.seed) : json_null());
 	return rec;
 }
 
@@ -246,6 +276,8 @@ crun_start(struct crun *cr)
 		run.rate = d.rate;
 	}
 	ff_argv_run_opts(&argv, &run, 1);
+	if (c->build >= 0)
+		ff_argv_addl(&argv, "--build", opt.build_args[c->build], NULL);
 	cr->t0 = cr->t_phase = ff_now();
 	st = ff_spawn(&cr->child, "flimflam run", argv.v, &o);
 	ff_argv_free(&argv);
@@ -454,6 +486,9 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 			    ff_json_text(tail_lines(cr->err.text, cr->err.len, 20)) : json_null());
 	json_object_set_new(rec, "result", event_field(cr->result));
 	json_object_set_new(rec, "resources", event_field(cr->resources));
+	/* The build as the run started it: with the Proton library it loaded. */
+	if (json_is_object(json_object_get(cr->topology, "build")))
+		json_object_set(rec, "build", json_object_get(cr->topology, "build"));
 	json_object_set_new(rec, "topology", event_field(cr->topology));
 	json_object_set_new(rec, "capture", json_null());
 	json_object_set_new(rec, "environment", cr->environment ?
@@ -500,6 +535,9 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	cr.errors = json_array();
 	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s%s", ff_prog(), k, n,
 		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops));
+	if (c->build >= 0)
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " build %s", opt.builds[c->build].label);
 	if (opt.repeat > 1)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " (run %d of %ld)", repeat, opt.repeat);

@@ -25,6 +25,10 @@ struct run_opt {
 	struct ff_run_opts run;
 	int json;
 	long hops;		/* -1 until validate_run: the relay's own */
+	/* --build LABEL=PATH: one, or two for flamegraph; `cur` the one running */
+	const char *build[2];
+	struct ff_build builds[2];
+	int nbuild, cur;
 };
 struct perf_opt {
 	const char *call_graph;
@@ -47,6 +51,7 @@ noreturn void stopped_by(int sig, const char *rundir);
 json_t *run_pipeline(const struct cmd *c, const char *rundir);
 void outputs_check(const struct cmd *c);
 void render_flamegraph(json_t *events, const char *rundir);
+void flamegraph_builds(const struct cmd *c);
 
 /* summary.c */
 const char *role_name(const char *role);

@@ -63,7 +63,8 @@ static const struct cmd cmds[] = {
 static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
 	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
-	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]%s\n"
+	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"       [--build LABEL=PATH]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
@@ -89,6 +90,9 @@ static const char run_usage_fmt[] =
 	"  --response-size BYTES builtin-rr, builtin-crr: the response's size (default 1)\n"
 	"  --rate N              builtin-rr, builtin-crr: N transactions a second in all,\n"
 	"                        latency from when each was due (default: closed loop)\n"
+	"  --build LABEL=PATH    Run the relay from PATH (its binary, or an install prefix\n"
+	"                        whose sbin/ or bin/ holds it) in that build's own\n"
+	"                        environment%s\n"
 	"%s"
 	"\n"
 	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
@@ -109,10 +113,14 @@ static const struct option run_longopts[] = {
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "freq", required_argument, NULL, OPT_FREQ },
 	{ "hops", required_argument, NULL, OPT_HOPS },
+	FF_LONGOPT_BUILD,
 	{ NULL, 0, NULL, 0 }
 };
 
-struct run_opt opt = { "builtin", "skrouterd", "tcp", FF_RUN_OPTS_DEFAULTS, 0, -1 };
+struct run_opt opt = {
+	.workload = "builtin", .relay = "skrouterd", .protocol = "tcp",
+	.run = FF_RUN_OPTS_DEFAULTS, .hops = -1,
+};
 
 /* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
 static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
@@ -204,7 +212,10 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 	int ch;
 
 	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, c->name,
-		 samples(c) ? perf_synopsis : "", c->help, samples(c) ? perf_options : "");
+		 samples(c) ? perf_synopsis : "", c->help,
+		 !strcmp(c->name, "flamegraph") ? "; twice (A=PATH --build B=PATH):\n"
+		 "                        each build's flamegraph and the differential one" : "",
+		 samples(c) ? perf_options : "");
 	optind = 1;
 	while ((ch = ff_getopt(argc, argv, ":hw:r:p:", run_longopts, run_usage)) != -1)
 		switch (ch) {
@@ -225,6 +236,13 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		case OPT_HOPS:
 			opt.hops = ff_parse_run_opt(run_usage, "--hops", optarg);
 			break;
+		case FF_OPT_BUILD:
+			if (opt.nbuild == (strcmp(c->name, "flamegraph") ? 1 : 2))
+				ff_fail(2, "--build is given %s: '%s' runs %s", opt.nbuild == 1 ?
+					"twice" : "three times", c->name, opt.nbuild == 1 ?
+					"one build (flamegraph compares two)" : "two builds at most");
+			opt.build[opt.nbuild++] = optarg;
+			break;
 		case OPT_CALL_GRAPH:
 		case OPT_FREQ:
 			if (!samples(c))
@@ -241,6 +259,28 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		}
 	if (optind < argc)
 		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
+}
+
+/*
+ * The builds: each resolves to the relay asked for (a usage error, one
+ * line, when not), their labels differ, and their relay runs a program.
+ */
+static void
+validate_builds(void)
+{
+	char why[1024];
+	int i;
+
+	for (i = 0; i < opt.nbuild; i++) {
+		if (!ff_relay_find(opt.relay)->program)
+			ff_fail(2, "--build is for a relay that runs a program, and relay '%s' runs none",
+				opt.relay);
+		if (ff_build_parse(opt.build[i], opt.relay, &opt.builds[i], why, sizeof(why)) < 0)
+			ff_fail(2, "%s", why);
+		if (i && !strcmp(opt.builds[0].label, opt.builds[i].label))
+			ff_fail(2, "--build: the label '%s' is given twice: each build needs its own",
+				opt.builds[i].label);
+	}
 }
 
 /* Everything that can be known before starting anything. */
@@ -276,9 +316,22 @@ validate_run(const struct cmd *c)
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
-	if (rl->program) {
+	if (rl->program && !opt.nbuild) {
 		relay_at = n;
 		need[n++] = rl->program;
+	}
+	for (i = 0; i < opt.nbuild; i++) {
+		struct ff_build *b = &opt.builds[i];
+		void *saved;
+		int can;
+
+		saved = ff_build_env_enter(b);
+		can = ff_carries(opt.workload, opt.relay, opt.protocol, b->path, NULL, why, sizeof(why));
+		ff_build_env_leave(b, saved);
+		if (can < 0)
+			ff_die("%s", why);
+		if (!can)
+			ff_fail(2, "--build %s: %s", b->label, why);
 	}
 	if (ff_workload_server_program(opt.workload))
 		need[n++] = ff_workload_server_program(opt.workload);
@@ -325,6 +378,8 @@ capture_usage(const struct cmd *c)
 			       "'skrouterd', not '%s'", opt.relay);
 	if (!ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
 		return;		/* a usage error first */
+	if (opt.nbuild)
+		return;		/* ff-capture --check finds the build's skstat */
 	p = ff_which("skrouterd");
 	if (!p)
 		ff_die("'skstat' reads the statistics of two skrouterd routers, and skrouterd is not "
@@ -344,7 +399,7 @@ capture_check(const struct cmd *c)
 {
 	char *path = program("ff-capture"), *out, *line, *next;
 	char *argv[] = { path, "--check", "--json", (char *)c->mode, "--call-graph",
-			 (char *)perf_opt.call_graph, "--freq", (char *)freq_arg(), NULL };
+			 (char *)perf_opt.call_graph, "--freq", (char *)freq_arg(), NULL, NULL, NULL };
 	json_t *ev = NULL, *note;
 	size_t i;
 	int status;
@@ -355,6 +410,10 @@ capture_check(const struct cmd *c)
 		ff_die("cannot find ff-capture beside flimflam nor on PATH");
 	if (!samples(c))
 		argv[4] = NULL;
+	if (opt.nbuild && !strcmp(c->mode, "skstat")) {
+		argv[samples(c) ? 8 : 4] = "--build";
+		argv[samples(c) ? 9 : 5] = (char *)opt.build[0];
+	}
 	out = ff_env_run(argv, &status);
 	if (!out)
 		ff_die("cannot run '%s'", path);
@@ -450,11 +509,16 @@ main(int argc, char *argv[])
 
 	parse_run(c, argc, argv);
 	capture_usage(c);
+	validate_builds();
 	validate_run(c);
 	capture_check(c);
 	outputs_check(c);
 	ff_check_stdout();	/* not a whole run for a summary that cannot be printed */
 	ff_signals_init();
+	if (opt.nbuild == 2) {
+		flamegraph_builds(c);	/* each build's run, pages and summary */
+		return ff_finish();
+	}
 	rundir = ff_rundir(NULL);
 	events = run_pipeline(c, rundir);
 	if (!strcmp(c->name, "flamegraph"))

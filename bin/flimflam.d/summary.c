@@ -85,6 +85,12 @@ summarize(json_t *events, const char *rundir)
 	ff_print("Configuration\n");
 	ff_print("  Workload:    %s\n", opt.workload);
 	ff_print("  Relay:       %s\n", opt.relay);
+	if (json_is_object(json_object_get(topo, "build"))) {
+		char line[PATH_MAX * 2 + 256];
+
+		ff_print("  Build:       %s\n", ff_build_line(json_object_get(topo, "build"), line,
+							  sizeof(line)));
+	}
 	ff_print("  Protocol:    %s\n", opt.protocol);
 	if (opt.hops)
 		ff_print("  Hops:        %ld (client -> R1%s%s -> server)\n", opt.hops,
