@@ -10,7 +10,9 @@
 #include <getopt.h>
 #include <string.h>
 
-#define ALPHA 0.05	/* compare's significance level */
+#define ALPHA 0.05	/* compare's significance level, and its false discovery rate */
+#define MIN_RUNS 5	/* compare's verdict needs this many runs per side */
+#define THRESHOLD 2.0	/* compare's --threshold, in percent, by default */
 
 /* Statistics (stats.c) */
 
@@ -55,12 +57,40 @@ struct utest {
 	int exact;
 };
 
+/*
+ * The Hodges-Lehmann estimate of the shift from a base sample x to a new
+ * one y (Hodges and Lehmann, "Estimates of location based on rank tests",
+ * Annals of Mathematical Statistics 34(2), 1963, pp. 598-611): the median of
+ * the n1 n2 differences y[j] - x[i]. Its confidence interval is Moses's,
+ * the one the Mann-Whitney test gives (Lehmann 1975, section 2.6;
+ * Hollander and Wolfe, Nonparametric Statistical Methods, section 4.3):
+ * with the differences in order D(1) <= ... <= D(n1 n2), the interval
+ * [D(k), D(n1 n2 + 1 - k)] covers the true shift with probability
+ * 1 - 2 P(U <= k - 1) for continuous data, so k is the largest with
+ * 2 P(U <= k - 1) <= alpha:
+ * - for n1 + n2 <= 60, from the exact distribution of U (as exact_p);
+ * - otherwise k = floor(n1 n2 / 2 - z sqrt(n1 n2 (n1 + n2 + 1) / 12)),
+ *   z the 1 - alpha/2 quantile of the standard normal (1.96).
+ * k = 0: no interval at this confidence (3 and 3 runs), lo and hi NAN.
+ * Without ties the interval leaves out 0 exactly when the exact test's
+ * p <= alpha.
+ */
+struct shift {
+	double est, lo, hi;	/* new - base */
+	long long k;
+	int exact;
+};
+
 /* stats.c */
 void stats_of(double *v, int n, struct stats *s);
 double exact_p(int m, int n, double u);
 void mann_whitney(const double *x, int n1, const double *y, int n2, struct utest *t);
 double min_p(int n1, int n2);
 int need_runs(double alpha);
+long long moses_k(int n1, int n2, double alpha, int *exact);
+void hodges_lehmann(const double *base, int n1, const double *new, int n2, double alpha,
+		    struct shift *s);
+void bh_adjust(const double *p, int n, double *q);
 
 /* Metrics, their formats and their meaning (table.c) */
 
@@ -83,6 +113,7 @@ extern const struct metric metrics[M_N];
 
 struct key {
 	const char *workload, *relay, *protocol;
+	const char *build;	/* the build's label (bench --build), or NULL */
 	long jobs, cpu_limit;
 	double duration, warmup;
 	long request_size, response_size, rate;	/* builtin-rr, builtin-crr; 1, 1, 0 otherwise */
