@@ -8,6 +8,7 @@
 #include "ff.h"
 
 #include <getopt.h>
+#include <stdint.h>
 #include <string.h>
 
 #define ALPHA 0.05	/* compare's significance level, and its false discovery rate */
@@ -136,12 +137,15 @@ struct group {
 	struct run *runs;	/* in order */
 	int nruns, cap;
 	int order;		/* of first appearance */
+	json_t *build;		/* the build of its first record, or NULL */
+	struct env_kv *env;	/* the distinct environment values of its runs */
+	int nenv;
 };
 
-/* The environment fields compare shows, and their names there. */
-#define N_ENV_FIELDS 4
-extern const char *const env_fields[N_ENV_FIELDS];
-extern const char *const env_field_names[N_ENV_FIELDS];
+/* A field of the environment (or a setting) and one of its values. */
+struct env_kv {
+	char *name, *value;
+};
 
 /* The runs of a results file or a bench, by case. */
 struct results {
@@ -152,12 +156,18 @@ struct results {
 	size_t nslot;
 	json_t *env;		/* the first environment */
 	json_t *router_env;	/* the first of an ok skrouterd run */
-	char envv[N_ENV_FIELDS][2048];	/* distinct values, " | " between */
+	uint64_t *seen;		/* the identities of the records taken (0: free) */
+	long *seen_line;	/* and their lines */
+	size_t nseen, cap_seen;
+	long line;		/* the line being taken */
+	long ndup, dup_line, dup_of;	/* duplicates left out; the first, and its original */
 };
 
 int num(const json_t *obj, const char *key, double *out);
 int is_status(const json_t *rec, const char *status);
 int key_eq(const struct key *a, const struct key *b, int with_warmup);
+int same_label(const char *a, const char *b);
+int case_eq(const struct key *a, const struct key *b);
 void results_free(struct results *r);
 void results_of(json_t *records, int with_warmup, struct results *r);
 const char *status_name(char status);
@@ -198,6 +208,7 @@ void print_results(struct results *res);
 /* ff-bench compare (compare.c) */
 
 int compare_main(int argc, char *argv[]);
+void compare_builds(const struct results *r);
 
 /* ff-bench: running the matrix (bench.c), one run at a time (run.c) */
 
