@@ -555,14 +555,14 @@ print_unmatched(const char *side, const struct side *s, const struct side *o, in
 
 /*
  * Every metric of the cases both sides have, one table per metric, and
- * the cases that failed on a side; returns how many verdicts fail the
- * --threshold gate (worse, or failed in new). matched: the cases in both.
+ * the cases that failed on a side; returns how many verdicts are worse.
+ * matched: the cases in both; nfailed: those that failed in new, not base.
  */
 static int
-compare_cases(const struct side *bs, const struct side *ns, int md, int *matched)
+compare_cases(const struct side *bs, const struct side *ns, int md, int *matched, int *nfailed)
 {
 	const struct results *base = bs->r, *new = ns->r;
-	int i, j, m, nrows = 0, nfail = 0, ntested = 0, gate = 0, first, k;
+	int i, j, m, nrows = 0, nfail = 0, ntested = 0, worse = 0, first, k;
 	struct cmp_row *rows = calloc((size_t)base->ng * M_NCMP + 1, sizeof(*rows));
 	struct cmp_row *failed = calloc(base->ng + 1, sizeof(*failed));
 	double *p, *q;
@@ -570,7 +570,7 @@ compare_cases(const struct side *bs, const struct side *ns, int md, int *matched
 
 	if (!rows || !failed)
 		ff_die("out of memory");
-	*matched = 0;
+	*matched = *nfailed = 0;
 	/* Every row first: q needs every p of the table. */
 	for (i = 0; i < base->ng; i++) {
 		const struct group *b = &base->g[i], *n = NULL;
@@ -595,7 +595,7 @@ compare_cases(const struct side *bs, const struct side *ns, int md, int *matched
 							     "no run in new") :
 				     group_count(b, 'f') ? "failed in base" : "no run in base";
 			r->q = NAN;
-			gate += !group_count(n, 'o') && group_count(b, 'o');
+			*nfailed += !group_count(n, 'o') && group_count(b, 'o');
 			continue;
 		}
 		for (m = 0; m < M_NCMP; m++)
@@ -663,7 +663,7 @@ compare_cases(const struct side *bs, const struct side *ns, int md, int *matched
 	for (i = 0; i < nrows; i++) {
 		if (strcmp(rows[i].verdict, "worse"))
 			continue;
-		gate++;
+		worse++;
 		if (!cmpopt.threshold_set)
 			continue;
 		fmt_change(&rows[i], change, sizeof(change));
@@ -680,14 +680,24 @@ compare_cases(const struct side *bs, const struct side *ns, int md, int *matched
 				failed[i].failed_n, failed[i].n->nruns, last_reason(failed[i].n));
 	free(rows);
 	free(failed);
-	return gate;
+	return worse;
+}
+
+/* "2 worse verdicts and 1 case failed in new at the threshold of 5%" */
+static const char *
+gate_str(int worse, int nfailed, char *buf, size_t n)
+{
+	snprintf(buf, n, "%d worse verdict%s and %d case%s failed in new at the threshold of %g%%",
+		 worse, worse == 1 ? "" : "s", nfailed, nfailed == 1 ? "" : "s", cmpopt.threshold);
+	return buf;
 }
 
 /* After the tables: failed runs, the threshold's count. */
 static void
-compare_footer(const struct side *bs, const struct side *ns, int gate, int md)
+compare_footer(const struct side *bs, const struct side *ns, int worse, int nfailed, int md)
 {
 	int fb = 0, fn = 0, i;
+	char buf[256];
 
 	for (i = 0; i < bs->r->ng; i++)
 		if (same_label(bs->r->g[i].k.build, bs->label))
@@ -698,9 +708,8 @@ compare_footer(const struct side *bs, const struct side *ns, int gate, int md)
 	if (fb || fn)
 		printf("\nFailed runs, not counted: %d in base, %d in new\n", fb, fn);
 	if (cmpopt.threshold_set)
-		printf("\n%s%d worse verdict%s or case%s failed in new, at the threshold of %g%%%s\n",
-		       md ? "**" : "", gate, gate == 1 ? "" : "s", gate == 1 ? "" : "s",
-		       cmpopt.threshold, md ? "**" : "");
+		printf("\n%s%s%s\n", md ? "**" : "", gate_str(worse, nfailed, buf, sizeof(buf)),
+		       md ? "**" : "");
 }
 
 /* compare's options, into cmpopt; BASE and NEW (NULL: none) into bpath and npath. */
@@ -859,7 +868,7 @@ compare_builds(const struct results *r)
 {
 	const char **l;
 	struct side b = { "", "", r, NULL }, n = { "", "", r, NULL };
-	int nl = labels_of(r, &l), i, matched;
+	int nl = labels_of(r, &l), i, matched, nfailed;
 
 	for (i = 1; i < nl; i++) {
 		if (!l[0] || !l[i])
@@ -867,7 +876,7 @@ compare_builds(const struct results *r)
 		b.label = l[0];
 		n.label = l[i];
 		printf("\nBuild %s against %s (the base)\n", l[i], l[0]);
-		compare_cases(&b, &n, 0, &matched);
+		compare_cases(&b, &n, 0, &matched, &nfailed);
 		if (!matched)
 			printf("\nno case in common\n");
 	}
@@ -880,7 +889,8 @@ compare_main(int argc, char *argv[])
 	const char *bpath, *npath;
 	struct results rb, rn;
 	struct side base = { NULL, NULL, &rb, NULL }, new = { NULL, NULL, &rn, NULL };
-	int gate, matched = 0, md;
+	int worse, nfailed, gate, matched = 0, md;
+	char buf[256];
 
 	compare_options(argc, argv, &bpath, &npath);
 	md = !strcmp(cmpopt.format, "markdown");
@@ -913,7 +923,7 @@ compare_main(int argc, char *argv[])
 			 base.name, base.label ? " build " : "", base.label ? base.label : "",
 			 new.name, new.label ? " build " : "", new.label ? new.label : "");
 	compare_env(&base, &new);
-	gate = compare_cases(&base, &new, md, &matched);
+	worse = compare_cases(&base, &new, md, &matched, &nfailed);
 	if (!cmpopt.json && matched) {
 		int nb = 0, nn = 0, i;
 
@@ -927,7 +937,7 @@ compare_main(int argc, char *argv[])
 	print_unmatched("base", &base, &new, md);
 	print_unmatched("new", &new, &base, md);
 	if (!cmpopt.json)
-		compare_footer(&base, &new, gate, md);
+		compare_footer(&base, &new, worse, nfailed, md);
 	results_free(&rb);
 	if (npath)
 		results_free(&rn);
@@ -940,13 +950,12 @@ compare_main(int argc, char *argv[])
 		ff_die("builds '%s' and '%s' of '%s' have no case in common", cmpopt.base_label,
 		       cmpopt.new_label, base.name);
 	}
-	gate = cmpopt.threshold_set ? gate : 0;
+	gate = cmpopt.threshold_set && (worse || nfailed);
 	if (cmpopt.json)
 		ff_emit_end(gate ? 1 : 0);
 	if (ff_finish())
 		return 1;
 	if (gate)
-		ff_warn("%d worse verdict%s or case%s failed in new, at the threshold of %g%%", gate,
-			gate == 1 ? "" : "s", gate == 1 ? "" : "s", cmpopt.threshold);
+		ff_warn("%s", gate_str(worse, nfailed, buf, sizeof(buf)));
 	return gate ? 1 : 0;
 }

@@ -300,7 +300,7 @@ cmp_group(const void *a, const void *b)
 
 /* A case none of whose runs succeeded: the reason of its last failed or skipped run. */
 static void
-bad_case_row(struct table *t, const struct group *g, char *cells[])
+bad_case_row(struct table *t, const struct group *g, char *cells[], int lab)
 {
 	const struct run *last_bad = NULL;
 	char reason[4096];
@@ -318,16 +318,17 @@ bad_case_row(struct table *t, const struct group *g, char *cells[])
 	snprintf(reason, sizeof(reason), "%s: %s%s%s%s", status_name(last_bad->status),
 		 why ? why : "no reason given",
 		 dir ? " (run directory " : "", dir ? dir : "", dir ? ")" : "");
-	cells[3] = reason;
-	trow_v(t, 4, (const char *const *)cells);
+	cells[3 + lab] = reason;
+	trow_v(t, 4 + lab, (const char *const *)cells);
 }
 
 /*
  * A case's rows: its figures in t, its relay CPU per unit of work in e.
- * *nfoot counts the cases with failed runs, footnoted.
+ * *nfoot counts the cases with failed runs, footnoted. lab: a Build column
+ * after the protocol.
  */
 static void
-case_rows(struct table *t, struct table *e, const struct group *g, int *nfoot)
+case_rows(struct table *t, struct table *e, const struct group *g, int *nfoot, int lab)
 {
 	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
 	char cells[MAXCOLS][128], *cp[MAXCOLS];
@@ -339,27 +340,30 @@ case_rows(struct table *t, struct table *e, const struct group *g, int *nfoot)
 	snprintf(cells[0], 128, "%s", g->k.workload);
 	snprintf(cells[1], 128, "%s", g->k.relay);
 	snprintf(cells[2], 128, "%s", g->k.protocol);
+	snprintf(cells[3], 128, "%s", g->k.build ? g->k.build : "-");
 	if (!group_count(g, 'o') && g->nruns) {
-		bad_case_row(t, g, cp);
+		bad_case_row(t, g, cp, lab);
 		return;
 	}
 	for (j = 0; j < 7; j++) {
 		group_stats(g, cols[j], &s);
-		fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
+		fmt_stats(&s, cols[j], "+/-", cells[3 + lab + j], 128);
 	}
 	if (group_count(g, 'f'))
-		snprintf(cells[2] + strlen(cells[2]), 128 - strlen(cells[2]), " [%d]", ++*nfoot);
-	trow_v(t, 10, (const char *const *)cp);
+		snprintf(cells[2 + lab] + strlen(cells[2 + lab]), 128 - strlen(cells[2 + lab]), " [%d]",
+			 ++*nfoot);
+	trow_v(t, 10 + lab, (const char *const *)cp);
 	group_stats(g, M_RELAYCPU, &s);
 	if (!s.n)
 		return;
 	snprintf(cells[2], 128, "%s", g->k.protocol);
-	fmt_stats(&s, M_RELAYCPU, "+/-", cells[3], 128);
+	snprintf(cells[3], 128, "%s", g->k.build ? g->k.build : "-");
+	fmt_stats(&s, M_RELAYCPU, "+/-", cells[3 + lab], 128);
 	group_stats(g, M_CPU_GB, &s);
-	fmt_stats(&s, M_CPU_GB, "+/-", cells[4], 128);
+	fmt_stats(&s, M_CPU_GB, "+/-", cells[4 + lab], 128);
 	group_stats(g, M_CPU_KREQ, &s);
-	fmt_stats(&s, M_CPU_KREQ, "+/-", cells[5], 128);
-	trow_v(e, 6, (const char *const *)cp);
+	fmt_stats(&s, M_CPU_KREQ, "+/-", cells[5 + lab], 128);
+	trow_v(e, 6 + lab, (const char *const *)cp);
 }
 
 /* The failed runs of the cases that also have successful ones, by footnote. */
@@ -393,16 +397,21 @@ print_failed_runs(const struct group *g, int ng)
  * histogram p99.9 and the maximum.
  */
 static void
-print_latency(const struct group *g, int ng)
+print_latency(const struct group *g, int ng, int lab)
 {
 	static const int cols[] = { M_OPS, M_P50, M_P99, M_P999, M_LATMAX };
-	struct table t = { 8, "lllrrrrr", NULL, 0 };
-	char cells[8][128], *cp[8];
+	static const char *const head[] = { "Workload", "Relay", "Protocol", "Build", "Ops/s", "p50",
+					    "p99", "p99.9", "Max" };
+	struct table t = { 8 + lab, lab ? "llllrrrrr" : "lllrrrrr", NULL, 0 };
+	char cells[9][128], *cp[9];
+	const char *hp[9];
 	struct stats s;
 	int i, j;
 
-	trow(&t, 8, "Workload", "Relay", "Protocol", "Ops/s", "p50", "p99", "p99.9", "Max");
-	for (j = 0; j < 8; j++)
+	for (j = 0; j < 8 + lab; j++)
+		hp[j] = head[j < 3 || lab ? j : j + 1];
+	trow_v(&t, 8 + lab, hp);
+	for (j = 0; j < 9; j++)
 		cp[j] = cells[j];
 	for (i = 0; i < ng; i++) {
 		group_stats(&g[i], M_P50, &s);
@@ -411,11 +420,12 @@ print_latency(const struct group *g, int ng)
 		snprintf(cells[0], 128, "%s", g[i].k.workload);
 		snprintf(cells[1], 128, "%s", g[i].k.relay);
 		snprintf(cells[2], 128, "%s", g[i].k.protocol);
+		snprintf(cells[3], 128, "%s", g[i].k.build ? g[i].k.build : "-");
 		for (j = 0; j < 5; j++) {
 			group_stats(&g[i], cols[j], &s);
-			fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
+			fmt_stats(&s, cols[j], "+/-", cells[3 + lab + j], 128);
 		}
-		trow_v(&t, 8, (const char *const *)cp);
+		trow_v(&t, 8 + lab, (const char *const *)cp);
 	}
 	if (t.nrows > 1) {
 		printf("\nLatency (lower is better; Ops/s: transactions, connections for builtin-crr)\n\n");
@@ -428,22 +438,37 @@ void
 print_results(struct results *res)
 {
 	static const char *const head[] = {
-		"Workload", "Relay", "Protocol", "Bits/s", "Ops/s", "Lat",
+		"Workload", "Relay", "Protocol", "Build", "Bits/s", "Ops/s", "Lat",
 		"R1 CPU", "R1 RSS", "R2 CPU", "R2 RSS"
+	};
+	static const char *const ehead[] = {
+		"Workload", "Relay", "Protocol", "Build", "Relay CPU", "CPU s/GB", "CPU s/1k req"
 	};
 	struct table t = { 10, "lllrrrrrrr", NULL, 0 }, e = { 6, "lllrrr", NULL, 0 };
 	struct group *g = res->g;
-	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0;
+	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0, lab = 0;
+	const char *hp[11];
 
+	/* With builds (bench --build), a Build column: their rows are cases of their own. */
+	for (i = 0; i < ng; i++)
+		lab |= g[i].k.build != NULL;
+	if (lab) {
+		t = (struct table){ 11, "llllrrrrrrr", NULL, 0 };
+		e = (struct table){ 7, "llllrrr", NULL, 0 };
+	}
 	qsort(g, ng, sizeof(*g), cmp_group);
-	trow_v(&t, 10, head);
-	trow(&e, 6, "Workload", "Relay", "Protocol", "Relay CPU", "CPU s/GB", "CPU s/1k req");
+	for (i = 0; i < 10 + lab; i++)
+		hp[i] = head[i < 3 || lab ? i : i + 1];
+	trow_v(&t, 10 + lab, hp);
+	for (i = 0; i < 6 + lab; i++)
+		hp[i] = ehead[i < 3 || lab ? i : i + 1];
+	trow_v(&e, 6 + lab, hp);
 	for (i = 0; i < ng; i++) {
 		ok = group_count(&g[i], 'o');
 		uniform &= g[i].k.jobs == g[0].k.jobs && g[i].k.warmup == g[0].k.warmup &&
 			   g[i].k.duration == g[0].k.duration && g[i].k.cpu_limit == g[0].k.cpu_limit;
 		maxn = ok > maxn ? ok : maxn;
-		case_rows(&t, &e, &g[i], &nfoot);
+		case_rows(&t, &e, &g[i], &nfoot, lab);
 	}
 
 	printf("\nBenchmark results");
@@ -459,8 +484,9 @@ print_results(struct results *res)
 	if (!uniform) {
 		printf("\nThe cases were run with different settings:\n");
 		for (i = 0; i < ng; i++)
-			printf("  %s %s %s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
-			       g[i].k.workload, g[i].k.relay, g[i].k.protocol, g[i].k.jobs,
+			printf("  %s %s %s%s%s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
+			       g[i].k.workload, g[i].k.relay, g[i].k.protocol, g[i].k.build ? " " : "",
+			       g[i].k.build ? g[i].k.build : "", g[i].k.jobs,
 			       g[i].k.warmup, g[i].k.duration, g[i].k.cpu_limit);
 	}
 	if (nfoot)
@@ -469,7 +495,9 @@ print_results(struct results *res)
 		printf("\nRelay CPU per unit of work (R1 + R2; lower is better)\n\n");
 		table_print(&e);
 	}
-	print_latency(g, ng);
+	print_latency(g, ng, lab);
 	table_free(&t);
 	table_free(&e);
+	/* Two builds or more: each against the first, as compare judges them. */
+	compare_builds(res);
 }
