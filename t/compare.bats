@@ -157,6 +157,12 @@ steady() {
 	run -0 --separate-stderr ff-bench compare --json a.jsonl b.jsonl
 	jq -e -s '[.[] | select(.event == "environment_difference") | .field] ==
 		["hostname", "cpus_available", "warmup_s", "iperf3.version"]' <<<"$output"
+	# A file whose runs were made on bench-vm2, then vm2 (--append): two
+	# hosts, not one that contains the other's name.
+	{ cat a.jsonl; jq -c '.environment.hostname = "vm2" | .repeat += 10' a.jsonl; } >mixed.jsonl
+	run -0 --separate-stderr ff-bench compare mixed.jsonl a.jsonl
+	has_line "^  hostname +DIFFERS: base 'bench-vm2 \\| vm2', new 'bench-vm2'$"
+	[ "$stderr" = "ff-bench: the environments differ: hostname: base 'bench-vm2 | vm2', new 'bench-vm2'" ]
 	# The same environment: no difference, no warning.
 	run -0 --separate-stderr ff-bench compare base.jsonl new.jsonl
 	[ -z "$stderr" ]
