@@ -631,12 +631,12 @@ compare_cases(const struct side *bs, const struct side *ns, int md, int *matched
 		json_object_set_new(ev, "min_runs", json_integer(MIN_RUNS));
 		ff_emit(ev);
 	} else
-		printf("\n%sChange: the Hodges-Lehmann shift of new against base, in %% of the base median,\n"
+		printf("\nChange: the Hodges-Lehmann shift of new against base, in %% of the base median,\n"
 		       "with its 95%% confidence interval. p: the two-sided Mann-Whitney U test; q: p\n"
 		       "adjusted for the %d comparison%s of this table (Benjamini-Hochberg, false\n"
 		       "discovery rate %g). better or worse when q < %g and the whole interval lies\n"
 		       "beyond %g%%, with at least %d runs a side; otherwise no change (or inconclusive).\n",
-		       md ? "" : "", ntested, ntested == 1 ? "" : "s", ALPHA, ALPHA, cmpopt.threshold,
+		       ntested, ntested == 1 ? "" : "s", ALPHA, ALPHA, cmpopt.threshold,
 		       MIN_RUNS);
 
 	for (m = 0; m < M_NCMP; m++) {
@@ -837,7 +837,7 @@ labels_str(const char **l, int n)
 
 /* The build of a side: the one asked for, which must be there, or the file's only one. */
 static void
-pick_label(struct side *s, const char *want, const char *opt)
+pick_label(struct side *s, const char *want, const char *option)
 {
 	const char **l;
 	char *list;
@@ -847,13 +847,13 @@ pick_label(struct side *s, const char *want, const char *opt)
 		;
 	if (want && i == n) {
 		list = labels_str(l, n);
-		ff_usage_error(compare_usage, "%s: no build '%s' in '%s' (it holds %s)", opt, want,
+		ff_usage_error(compare_usage, "%s: no build '%s' in '%s' (it holds %s)", option, want,
 			       s->name, list);
 	}
 	if (!want && n > 1) {
 		list = labels_str(l, n);
 		ff_usage_error(compare_usage, "'%s' holds several builds (%s): choose one with %s LABEL",
-			       s->name, list, opt);
+			       s->name, list, option);
 	}
 	s->label = want ? l[i] : l[0];
 	free(l);
@@ -906,7 +906,7 @@ compare_main(int argc, char *argv[])
 	base.name = strcmp(base.path, "-") ? base.path : "standard input";
 	new.name = strcmp(new.path, "-") ? new.path : "standard input";
 	pick_label(&base, cmpopt.base_label, "--base");
-	pick_label(&new, cmpopt.new_label, npath ? "--new" : "--new");
+	pick_label(&new, cmpopt.new_label, "--new");
 	/* The cases in bench's order, the matrix's */
 	qsort(rb.g, rb.ng, sizeof(*rb.g), cmp_group);
 	if (npath)
