@@ -31,4 +31,8 @@ done
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ -x "$top/bin/ff-bench" ] || { echo "ab-sim.sh: '$top/bin/ff-bench' is missing: run make" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "ab-sim.sh: python3 is not on PATH" >&2; exit 1; }
-exec python3 "$top/bench/ab-sim.py" "$top/bin/ff-bench" "$tables" "$runs" "$cases" "$cv" "$seed" "$shifts"
+# A copy of the program measured, so a rebuild meanwhile does not disturb it.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp "$top/bin/ff-bench" "$tmp/ff-bench"
+python3 "$top/bench/ab-sim.py" "$tmp/ff-bench" "$tables" "$runs" "$cases" "$cv" "$seed" "$shifts"
