@@ -53,7 +53,7 @@ def table(shift, threshold):
     return rows, p.returncode
 
 def pct(k, n):
-    return "%5.1f%%" % (100.0 * k / n) if n else "    -"
+    return "%6.2f%%" % (100.0 * k / n) if n else "     -"
 
 # A/A: the same distribution under two labels.
 t_any = t_raw = t_gate2 = t_gate5 = c_any = c_raw = c_n = 0
