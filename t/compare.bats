@@ -91,6 +91,9 @@ steady() {
 	# not break it: the gate passes.
 	run -0 --separate-stderr ff-bench compare --threshold 5 new.jsonl base.jsonl
 	has_line '^iperf3 +nginx +tcp +0 ok, 10 failed +10 ok, 0 failed +failed in base: '
+	run -0 --separate-stderr ff-bench compare --json --threshold 5 new.jsonl base.jsonl
+	jq -e -s '.[] | select(.event == "comparison" and .workload == "iperf3") |
+		.verdict == "failed in base" and (.beyond_threshold | not)' <<<"$output"
 }
 
 @test "compare: a file of a newer schema, or another tool's case lines, is refused in one line" {

@@ -397,7 +397,8 @@ emit_row_json(const struct cmp_row *r, const struct side *b, const struct side *
 	json_object_set_new(ev, "verdict", json_string(r->verdict));
 	json_object_set_new(ev, "regression", json_boolean(!strcmp(r->verdict, "worse")));
 	json_object_set_new(ev, "beyond_threshold", json_boolean(cmpopt.threshold_set &&
-					(!strcmp(r->verdict, "worse") || m < 0)));
+					(!strcmp(r->verdict, "worse") ||
+					 !strcmp(r->verdict, "failed in new"))));
 	ff_emit(ev);
 }
 
