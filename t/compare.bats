@@ -239,6 +239,14 @@ steady() {
 	side plain.jsonl - builtin nginx "$TEN" "$ONES"
 	run -0 --separate-stderr ff-bench compare plain.jsonl one.jsonl
 	has_line '^Comparing plain\.jsonl \(base\) with one\.jsonl build main \(new\)$'
+	# A bench without --build names its relay in a build without a label:
+	# a case like the runs without any build.
+	jq -c '.build.label = null' one.jsonl >nolabel.jsonl
+	run -0 --separate-stderr ff-bench compare nolabel.jsonl plain.jsonl
+	has_line '^  base  nolabel\.jsonl: nginx v-main, sha256 [0-9a-f]{16}, /opt/main/sbin/nginx$'
+	has_line '^builtin +nginx +tcp +1\.00 +1\.00 +\+0\.0% .* no change \(n=10\+10\)$'
+	run -0 --separate-stderr ff-bench summarize nolabel.jsonl
+	! has_line 'Build' || false
 }
 
 @test "summarize: results of two builds show a Build column, then each build against the first, as compare judges them" {

@@ -141,8 +141,8 @@ side_str(const struct results *r, const char *label, char *buf, size_t n)
 	sha = ff_json_str(b, "sha256");
 	path = ff_json_str(b, "path");
 	pr = json_object_get(b, "proton");
-	snprintf(buf, n, "build %s: %s %s, sha256 %.16s, %s%s%s%s%s", label ? label : "(no label)",
-		 relay ? relay : "relay", ver ? ver : "version unknown", sha ? sha : "unknown",
+	snprintf(buf, n, "%s%s%s%s %s, sha256 %.16s, %s%s%s%s%s", label ? "build " : "",
+		 label ? label : "", label ? ": " : "", relay ? relay : "relay", ver ? ver : "version unknown", sha ? sha : "unknown",
 		 path ? path : "path unknown", json_is_object(pr) ? ", proton " : "",
 		 json_is_object(pr) && ff_json_str(pr, "version") ? ff_json_str(pr, "version") : "",
 		 json_is_object(pr) ? " " : "",
