@@ -13,8 +13,9 @@ load helper
 	assert_line "0 failures"
 	refute_line --partial "not ok"
 	# Every check ran: 9 tests of 3 values, 5 single values, 5 stats of 3,
-	# 4 intervals of 4 values and 1 of 3, 6 critical values, 7 q-values.
-	[ "$(grep -c '^ok: ' <<<"$output")" -eq 79 ]
+	# 4 intervals of 4 values and 1 of 3, 6 critical values, 7 q-values,
+	# and the random samples against brute force.
+	[ "$(grep -c '^ok: ' <<<"$output")" -eq 80 ]
 }
 
 @test "ff-bench statistics: the reference values still come out of the reference script" {

@@ -62,6 +62,56 @@ check_hl(const char *what, const double *x, int n1, const double *y, int n2,
 	}
 }
 
+/*
+ * hodges_lehmann finds its order statistics by bisection, never writing the
+ * differences down; here they are all written down and sorted, for random
+ * samples (a fixed LCG) with ties, negative values and unequal sizes. The
+ * count of disagreements should be 0.
+ */
+static int
+brute_force_mismatches(void)
+{
+	static double x[40], y[40], d[1600];
+	unsigned long long seed = 12345;
+	struct shift s;
+	long long k, n;
+	int trial, n1, n2, i, j, bad = 0, ex;
+	double est;
+
+	for (trial = 0; trial < 300; trial++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		n1 = 1 + (int)((seed >> 35) % 40);
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		n2 = 1 + (int)((seed >> 40) % 40);
+		for (i = 0; i < n1 + n2; i++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			/* trial % 2: coarse values, many ties; else fine ones, around -5e3 */
+			double v = trial % 2 ? (double)((seed >> 33) % 7) :
+				   ((double)(seed >> 11) / 9007199254740992.0 - 0.5) * 1e4;
+
+			if (i < n1)
+				x[i] = v;
+			else
+				y[i - n1] = v + (trial % 5);
+		}
+		n = (long long)n1 * n2;
+		for (i = 0; i < n1; i++)
+			for (j = 0; j < n2; j++)
+				d[i * n2 + j] = y[j] - x[i];
+		qsort(d, n, sizeof(*d), ff_cmp_double);
+		est = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+		hodges_lehmann(x, n1, y, n2, 0.05, &s);
+		k = moses_k(n1, n2, 0.05, &ex);
+		if (s.est != est || s.k != k ||
+		    (k >= 1 ? s.lo != d[k - 1] || s.hi != d[n - k] : !isnan(s.lo) || !isnan(s.hi))) {
+			printf("mismatch: n1 %d n2 %d: shift %.17g want %.17g, k %lld want %lld\n",
+			       n1, n2, s.est, est, s.k, k);
+			bad++;
+		}
+	}
+	return bad;
+}
+
 static void
 check_stats(const char *what, double *v, int n, double median, double spread)
 {
@@ -134,6 +184,8 @@ main(void)
 		check_hl("the issue's ties", isx, 10, isy, 10, 0.5, 24, 0, 0.5);
 		check_hl("10 and 10 mixed", m10x, 10, m10y, 10, 6.25, 24, 3.5, 9);
 		check_hl("31 and 31, normal", bigx, 31, bigy, 31, 10.5, 341, 5.5, 15.5);
+		near("300 random samples against every difference sorted: mismatches",
+		     brute_force_mismatches(), 0);
 		/* The published critical values of U at two-sided 0.05 are k - 1. */
 		near("moses_k(4, 4)", moses_k(4, 4, 0.05, &ex), 1);
 		near("moses_k(5, 8)", moses_k(5, 8, 0.05, &ex), 7);
