@@ -45,6 +45,7 @@ struct rcase {
 struct rseries {
 	int c, file, build;
 	char *name;
+	int rank;		/* a build's place among bench's --build options (the first is the base) */
 };
 
 struct rrun {
@@ -64,8 +65,9 @@ struct page {
 	char **envtext;		/* each environment, as compact text */
 };
 
+/* The same chart: the bench case, whatever the relay, its chain and the build. */
 static int
-case_eq(const struct key *a, const struct key *b)
+chart_eq(const struct key *a, const struct key *b)
 {
 	return !strcmp(a->workload, b->workload) && !strcmp(a->protocol, b->protocol) &&
 	       a->jobs == b->jobs && a->cpu_limit == b->cpu_limit && a->duration == b->duration &&
@@ -79,7 +81,7 @@ case_of(struct page *pg, const struct key *k)
 	size_t i;
 
 	for (i = 0; i < pg->nc; i++)
-		if (case_eq(&pg->cases[i].k, k))
+		if (chart_eq(&pg->cases[i].k, k))
 			return i;
 	FF_GROW(pg->cases, pg->nc + 1, pg->capc);
 	pg->cases[pg->nc].k = *k;
@@ -91,7 +93,7 @@ case_of(struct page *pg, const struct key *k)
 }
 
 static int
-series_of(struct page *pg, int c, const char *name, int build)
+series_of(struct page *pg, int c, const char *name, int build, int rank)
 {
 	size_t i;
 
@@ -100,7 +102,7 @@ series_of(struct page *pg, int c, const char *name, int build)
 		    pg->series[i].build == build && !strcmp(pg->series[i].name, name))
 			return i;
 	FF_GROW(pg->series, pg->ns + 1, pg->caps);
-	pg->series[pg->ns] = (struct rseries){ c, pg->file, build, ff_strdup(name) };
+	pg->series[pg->ns] = (struct rseries){ c, pg->file, build, ff_strdup(name), rank };
 	return pg->ns++;
 }
 
@@ -192,7 +194,14 @@ take_run(const json_t *rec, const struct results *r, int group, int run, void *a
 	const char *label = json_is_object(build) ? ff_json_str(build, "label") : NULL;
 	json_t *o = json_object(), *v = json_object();
 	char *dir = ff_json_path_value(json_object_get(rec, "run_dir"));
-	int c = case_of(pg, &g->k), s = series_of(pg, c, label ? label : g->k.relay, label != NULL), m;
+	char name[128];
+	int c, s, m;
+
+	/* A series: a build, or a relay (with its chain when not its own: "nginx (4 hops)"). */
+	snprintf(name, sizeof(name), "%s%s", label ? label : g->k.relay,
+		 label ? "" : hops_label(g->k.relay, g->k.hops));
+	c = case_of(pg, &g->k);
+	s = series_of(pg, c, name, label != NULL, build_rank(&r->g[group]));
 
 	FF_GROW(pg->runs, pg->nr + 1, pg->capr);
 	pg->runs[pg->nr] = (struct rrun){ s, pg->file, group, run };
@@ -297,35 +306,33 @@ series_stats(const struct page *pg, int s)
 }
 
 /*
- * The change of NEW against BASE for metric m, as compare judges it.
- *
- * This is the seam to compare's statistics, and the only one: today it is
- * compare's change of the median and its two-sided Mann-Whitney U test
- * (compare.c's compare_row, with stats.c), which give no interval, so lo
- * and hi are NAN and the page draws the point alone. A comparison that
- * gives the change with its confidence interval fills lo and hi here, and
- * the page draws them.
+ * The change of NEW against BASE for metric m, as compare judges it: the
+ * Hodges-Lehmann shift with its 95% interval, in % of the base median,
+ * and the Mann-Whitney p; the q and the verdict come once every change of
+ * the page is known (all_changes).
  */
 struct change {
 	double pct, lo, hi, p;
-	int significant, too_few, worse;
+	int too_few;
 };
 
 static void
-change_of(int m, double *x, int nx, double *y, int ny, struct change *c)
+change_of(double *x, int nx, double *y, int ny, struct change *c)
 {
-	struct stats b, n;
+	struct stats b;
 	struct utest t;
+	struct shift sh;
+	double base;
 
 	mann_whitney(x, nx, y, ny, &t);
+	hodges_lehmann(x, nx, y, ny, ALPHA, &sh);
 	stats_of(x, nx, &b);
-	stats_of(y, ny, &n);
-	c->pct = b.median != 0 ? (n.median - b.median) / fabs(b.median) * 100 : NAN;
-	c->lo = c->hi = NAN;
+	base = fabs(b.median);
+	c->pct = base != 0 ? sh.est / base * 100 : NAN;
+	c->lo = base != 0 ? sh.lo / base * 100 : NAN;
+	c->hi = base != 0 ? sh.hi / base * 100 : NAN;
 	c->p = t.p;
-	c->too_few = min_p(nx, ny) > ALPHA;
-	c->significant = !c->too_few && t.p < ALPHA;
-	c->worse = metrics[m].higher_better ? n.median < b.median : n.median > b.median;
+	c->too_few = nx < MIN_RUNS || ny < MIN_RUNS;
 }
 
 static json_t *
@@ -346,14 +353,12 @@ changes_of(const struct page *pg, int sb, int sn, json_t *out)
 		nx = series_values(pg, sb, m, &x);
 		ny = series_values(pg, sn, m, &y);
 		if (nx && ny) {
-			change_of(m, x, nx, y, ny, &ch);
-			json_array_append_new(out, json_pack("{s:i,s:i,s:i,s:s,s:b,s:o,s:o,s:o,s:f,s:i,s:i,s:b,s:b,s:s}",
+			change_of(x, nx, y, ny, &ch);
+			json_array_append_new(out, json_pack("{s:i,s:i,s:i,s:s,s:i,s:b,s:o,s:o,s:o,s:f,s:i,s:i,s:b}",
 				"case", pg->series[sb].c, "base", sb, "new", sn,
-				"metric", metrics[m].key, "higher_better", metrics[m].higher_better,
+				"metric", metrics[m].key, "m", m, "higher_better", metrics[m].higher_better,
 				"pct", num_or_null(ch.pct), "lo", num_or_null(ch.lo), "hi", num_or_null(ch.hi),
-				"p", ch.p, "n_base", nx, "n_new", ny, "significant", ch.significant,
-				"too_few", ch.too_few,
-				"verdict", !ch.significant ? "~" : ch.worse ? "worse" : "better"));
+				"p", ch.p, "n_base", nx, "n_new", ny, "too_few", ch.too_few));
 		}
 		free(x);
 		free(y);
@@ -391,14 +396,47 @@ all_changes(const struct page *pg)
 
 		if (!a->build)
 			continue;
-		for (first = 0; first < pg->ns; first++)
-			if (pg->series[first].build && pg->series[first].c == a->c &&
-			    pg->series[first].file == a->file)
-				break;
+		/* The base: the first --build of the case (in its file). */
+		for (first = i, j = 0; j < pg->ns; j++)
+			if (pg->series[j].build && pg->series[j].c == a->c &&
+			    pg->series[j].file == a->file && pg->series[j].rank < pg->series[first].rank)
+				first = j;
 		if (first != i)
 			changes_of(pg, first, i, out);
 	}
 	return out;
+}
+
+/*
+ * The q (Benjamini-Hochberg over the page's changes, as compare's over its
+ * table) and the verdict of each change, by compare's rule.
+ */
+static void
+judge_changes(json_t *changes)
+{
+	size_t i, n = json_array_size(changes), k = 0;
+	double *p = ff_realloc(NULL, (n + 1) * sizeof(*p)), *q = ff_realloc(NULL, (n + 1) * sizeof(*q));
+	json_t *ch;
+
+	json_array_foreach(changes, i, ch)
+		if (!json_is_true(json_object_get(ch, "too_few")))
+			p[k++] = json_real_value(json_object_get(ch, "p"));
+	bh_adjust(p, (int)k, q);
+	k = 0;
+	json_array_foreach(changes, i, ch) {
+		int too_few = json_is_true(json_object_get(ch, "too_few"));
+		double qv = too_few ? NAN : q[k++];
+
+		json_object_set_new(ch, "q", num_or_null(qv));
+		json_object_set_new(ch, "significant", json_boolean(!too_few && qv < ALPHA));
+		json_object_set_new(ch, "verdict", json_string(verdict_of(
+			(int)json_integer_value(json_object_get(ch, "m")), too_few, qv,
+			ff_json_num(ch, "pct", NAN), ff_json_num(ch, "lo", NAN), ff_json_num(ch, "hi", NAN),
+			THRESHOLD)));
+		json_object_del(ch, "m");
+	}
+	free(p);
+	free(q);
 }
 
 /* The page's data */
@@ -517,6 +555,7 @@ page_data(struct page *pg)
 	json_array_foreach(pg->runs_json, i, x)
 		json_object_set_new(x, "series", json_integer(sid[json_integer_value(json_object_get(x, "series"))]));
 	ch = all_changes(pg);
+	judge_changes(ch);
 	json_array_foreach(ch, i, x) {
 		json_object_set_new(x, "case", json_integer(cid[json_integer_value(json_object_get(x, "case"))]));
 		json_object_set_new(x, "base", json_integer(sid[json_integer_value(json_object_get(x, "base"))]));

@@ -41,6 +41,7 @@ config_json(const struct bcase *c)
  * The case's relay build: the --build's, else the relay's program on PATH
  * (label null); null for relay none. Each made once (a sha256 of the
  * binary); a run's own topology names it again, with the Proton it loaded.
+ * A --build's has its `order` among the --build options too.
  */
 json_t *
 build_of(const struct bcase *c)
@@ -51,9 +52,14 @@ build_of(const struct bcase *c)
 	int r;
 
 	if (c->build >= 0) {
+		json_t *b;
+
 		if (!opt.build_json[c->build])
 			opt.build_json[c->build] = ff_build_json(&opt.builds[c->build], 0);
-		return json_deep_copy(opt.build_json[c->build]);
+		b = json_deep_copy(opt.build_json[c->build]);
+		/* Its place among the --build options: the first is the base. */
+		json_object_set_new(b, "order", json_integer(c->build));
+		return b;
 	}
 	r = ff_parse_name(NULL, "relay", c->relay, ff_relays);
 	if (!known[r] && ff_relay_program(c->relay) && ff_build_of_path(c->relay, &b) == 0) {
@@ -487,8 +493,14 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 	json_object_set_new(rec, "result", event_field(cr->result));
 	json_object_set_new(rec, "resources", event_field(cr->resources));
 	/* The build as the run started it: with the Proton library it loaded. */
-	if (json_is_object(json_object_get(cr->topology, "build")))
-		json_object_set(rec, "build", json_object_get(cr->topology, "build"));
+	if (json_is_object(json_object_get(cr->topology, "build"))) {
+		json_t *b = json_deep_copy(json_object_get(cr->topology, "build")),
+		       *order = json_object_get(json_object_get(rec, "build"), "order");
+
+		if (order)
+			json_object_set(b, "order", order);
+		json_object_set_new(rec, "build", b);
+	}
 	json_object_set_new(rec, "topology", event_field(cr->topology));
 	json_object_set_new(rec, "capture", json_null());
 	json_object_set_new(rec, "environment", cr->environment ?

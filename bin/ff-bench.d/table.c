@@ -339,27 +339,55 @@ bad_case_row(struct table *t, const struct group *g, char *cells[], int o)
 }
 
 /*
- * A case's first cells: workload, relay, protocol, and its hops when the
- * tables show them (`hops`); returns the next cell's index.
+ * A case's first cells: workload, relay, protocol, then its hops and its
+ * build when the tables show them (`hops`, `lab`); returns the next cell's
+ * index.
  */
 static int
-case_cells(char cells[][128], const struct group *g, int hops)
+case_cells(char cells[][128], const struct group *g, int hops, int lab)
 {
+	int o = 3;
+
 	snprintf(cells[0], 128, "%s", g->k.workload);
 	snprintf(cells[1], 128, "%s", g->k.relay);
 	snprintf(cells[2], 128, "%s", g->k.protocol);
 	if (hops)
-		snprintf(cells[3], 128, "%ld", g->k.hops);
-	return 3 + !!hops;
+		snprintf(cells[o++], 128, "%ld", g->k.hops);
+	if (lab)
+		snprintf(cells[o++], 128, "%s", g->k.build ? g->k.build : "-");
+	return o;
+}
+
+/*
+ * A table's heading: head[] names every column, Hops (index 3) and Build
+ * (4) among them, and those two are there only when asked (hops, lab).
+ * The case's columns are left-aligned, the figures right-aligned; the
+ * alignment goes in align, which must outlive the table.
+ */
+static void
+heading(struct table *t, const char *const head[], int n, int hops, int lab, char align[])
+{
+	const char *hp[MAXCOLS];
+	int i, j;
+
+	for (i = j = 0; i < n; i++)
+		if ((i != 3 || hops) && (i != 4 || lab)) {
+			align[j] = i < 5 ? 'l' : 'r';
+			hp[j++] = head[i];
+		}
+	align[j] = 0;
+	t->ncols = j;
+	t->align = align;
+	trow_v(t, j, hp);
 }
 
 /*
  * A case's rows: its figures in t, its relay CPU per unit of work in e
- * (`hops`: with a Hops column). *nfoot counts the cases with failed runs,
- * footnoted.
+ * (`hops`, `lab`: with a Hops and a Build column). *nfoot counts the cases
+ * with failed runs, footnoted.
  */
 static void
-case_rows(struct table *t, struct table *e, const struct group *g, int hops, int *nfoot)
+case_rows(struct table *t, struct table *e, const struct group *g, int hops, int lab, int *nfoot)
 {
 	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
 	char cells[MAXCOLS][128], *cp[MAXCOLS];
@@ -368,7 +396,7 @@ case_rows(struct table *t, struct table *e, const struct group *g, int hops, int
 
 	for (j = 0; j < MAXCOLS; j++)
 		cp[j] = cells[j];
-	o = case_cells(cells, g, hops);
+	o = case_cells(cells, g, hops, lab);
 	if (!group_count(g, 'o') && g->nruns) {
 		bad_case_row(t, g, cp, o);
 		return;
@@ -423,30 +451,25 @@ print_failed_runs(const struct group *g, int ng)
  * histogram p99.9 and the maximum.
  */
 static void
-print_latency(const struct group *g, int ng, int hops)
+print_latency(const struct group *g, int ng, int hops, int lab)
 {
 	static const int cols[] = { M_OPS, M_P50, M_P99, M_P999, M_LATMAX };
 	static const char *const head[] = {
-		"Workload", "Relay", "Protocol", "Hops", "Ops/s", "p50", "p99", "p99.9", "Max"
+		"Workload", "Relay", "Protocol", "Hops", "Build", "Ops/s", "p50", "p99", "p99.9", "Max"
 	};
-	struct table t = { 8 + !!hops, hops ? "llllrrrrr" : "lllrrrrr", NULL, 0 };
-	char cells[9][128], *cp[9];
-	const char *hp[9];
+	struct table t = { 0, NULL, NULL, 0 };
+	char cells[MAXCOLS][128], *cp[MAXCOLS], align[MAXCOLS + 1];
 	struct stats s;
 	int i, j, o;
 
-	/* Without hops, the heading leaves "Hops" out. */
-	for (i = j = 0; i < 9; i++)
-		if (hops || i != 3)
-			hp[j++] = head[i];
-	trow_v(&t, t.ncols, hp);
-	for (j = 0; j < 9; j++)
+	heading(&t, head, FF_ARRAY_SIZE(head), hops, lab, align);
+	for (j = 0; j < MAXCOLS; j++)
 		cp[j] = cells[j];
 	for (i = 0; i < ng; i++) {
 		group_stats(&g[i], M_P50, &s);
 		if (!s.n)
 			continue;
-		o = case_cells(cells, &g[i], hops);
+		o = case_cells(cells, &g[i], hops, lab);
 		for (j = 0; j < 5; j++) {
 			group_stats(&g[i], cols[j], &s);
 			fmt_stats(&s, cols[j], "+/-", cells[o + j], 128);
@@ -461,46 +484,43 @@ print_latency(const struct group *g, int ng, int hops)
 }
 
 /*
- * The bench table. Chains other than the relays' own two (--hops) add a
- * Hops column to each table, after the protocol: the original's table is
- * the one without.
+ * The bench table: its figures, the relay CPU per unit of work, the
+ * latency; then the verdict of builds. Without chains other than the
+ * relays' own and without builds, the original's table.
  */
 void
 print_results(struct results *res)
 {
 	static const char *const head[] = {
-		"Workload", "Relay", "Protocol", "Hops", "Bits/s", "Ops/s", "Lat",
+		"Workload", "Relay", "Protocol", "Hops", "Build", "Bits/s", "Ops/s", "Lat",
 		"R1 CPU", "R1 RSS", "R2 CPU", "R2 RSS"
 	};
 	static const char *const ehead[] = {
-		"Workload", "Relay", "Protocol", "Hops", "Relay CPU", "CPU s/GB", "CPU s/1k req"
+		"Workload", "Relay", "Protocol", "Hops", "Build", "Relay CPU", "CPU s/GB", "CPU s/1k req"
 	};
-	struct table t = { 10, "lllrrrrrrr", NULL, 0 }, e = { 6, "lllrrr", NULL, 0 };
+	struct table t = { 0, NULL, NULL, 0 }, e = { 0, NULL, NULL, 0 };
 	struct group *g = res->g;
-	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0, hops = 0;
-	const char *h[11], *eh[7];
+	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0, hops = 0, lab = 0;
+	char talign[MAXCOLS + 1], ealign[MAXCOLS + 1];
 
 	qsort(g, ng, sizeof(*g), cmp_group);
-	for (i = 0; i < ng; i++)
+	/*
+	 * Chains other than the relays' own (--hops) add a Hops column, and
+	 * builds (bench --build) a Build column: their rows are cases of
+	 * their own.
+	 */
+	for (i = 0; i < ng; i++) {
 		hops |= g[i].k.hops != ff_relay_hops(g[i].k.relay);
-	if (hops) {
-		t = (struct table){ 11, "llllrrrrrrr", NULL, 0 };
-		e = (struct table){ 7, "llllrrr", NULL, 0 };
+		lab |= g[i].k.build != NULL;
 	}
-	for (i = ok = 0; i < 11; i++)
-		if (hops || i != 3)
-			h[ok++] = head[i];
-	trow_v(&t, t.ncols, h);
-	for (i = ok = 0; i < 7; i++)
-		if (hops || i != 3)
-			eh[ok++] = ehead[i];
-	trow_v(&e, e.ncols, eh);
+	heading(&t, head, FF_ARRAY_SIZE(head), hops, lab, talign);
+	heading(&e, ehead, FF_ARRAY_SIZE(ehead), hops, lab, ealign);
 	for (i = 0; i < ng; i++) {
 		ok = group_count(&g[i], 'o');
 		uniform &= g[i].k.jobs == g[0].k.jobs && g[i].k.warmup == g[0].k.warmup &&
 			   g[i].k.duration == g[0].k.duration && g[i].k.cpu_limit == g[0].k.cpu_limit;
 		maxn = ok > maxn ? ok : maxn;
-		case_rows(&t, &e, &g[i], hops, &nfoot);
+		case_rows(&t, &e, &g[i], hops, lab, &nfoot);
 	}
 
 	printf("\nBenchmark results");
@@ -516,9 +536,10 @@ print_results(struct results *res)
 	if (!uniform) {
 		printf("\nThe cases were run with different settings:\n");
 		for (i = 0; i < ng; i++)
-			printf("  %s %s %s%s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
+			printf("  %s %s %s%s%s%s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
 			       g[i].k.workload, g[i].k.relay, g[i].k.protocol,
-			       hops_label(g[i].k.relay, g[i].k.hops), g[i].k.jobs,
+			       hops_label(g[i].k.relay, g[i].k.hops), g[i].k.build ? " " : "",
+			       g[i].k.build ? g[i].k.build : "", g[i].k.jobs,
 			       g[i].k.warmup, g[i].k.duration, g[i].k.cpu_limit);
 	}
 	if (nfoot)
@@ -528,7 +549,9 @@ print_results(struct results *res)
 		       hops ? "every relay of the chain, R1 + ... + RN" : "R1 + R2");
 		table_print(&e);
 	}
-	print_latency(g, ng, hops);
+	print_latency(g, ng, hops, lab);
 	table_free(&t);
 	table_free(&e);
+	/* Two builds or more: each against the first, as compare judges them. */
+	compare_builds(res);
 }

@@ -23,7 +23,8 @@
 	var PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
 	/* Dashes for the lines of series beside their colour, for print in grey too. */
 	var DASHES = ['', '6 3', '2 3', '9 3 2 3'];
-	var VERDICT = { better: '#0072B2', worse: '#D55E00', '~': '#777777' };
+	var VERDICT = { better: '#0072B2', worse: '#D55E00' };
+	function verdictColour(v) { return VERDICT[v] || '#777777'; }
 	var $ = function (id) { return document.getElementById(id); };
 
 	/* Metrics: titles with units, and formats */
@@ -281,8 +282,9 @@
 		$('changes-note').textContent = (D.files.length === 2 ?
 			'Each series of ' + D.files[1].label + ' against the same series of ' + D.files[0].label :
 			'Each build against the first build of its case') +
-			', as flimflam compare judges it: the change of the median in percent; blue is better, ' +
-			'vermillion worse, grey not significant at 0.05 (~). ' +
+			', as flimflam compare judges it: the Hodges-Lehmann change in percent of the base median; ' +
+			'blue is better, vermillion worse (q < 0.05 after Benjamini-Hochberg over the page, and the ' +
+			'interval beyond 2%), grey no change or inconclusive; a filled point is significant. ' +
 			(anyCi ? 'The whisker is the 95% confidence interval of the change.' :
 				'This comparison gives no interval: the point is the change of the medians.');
 		Object.keys(METRIC).forEach(function (key) {
@@ -305,22 +307,22 @@
 				tip(s('text', { x: f.x0 - 6, y: y + 4, 'text-anchor': 'end' }, f.svg, short(name, 54)), name);
 				var attrs = { 'data-case': ch.case, 'data-metric': key, 'data-base': ch.base, 'data-new': ch.new,
 					'data-value': num(ch.pct), 'data-lo': num(ch.lo), 'data-hi': num(ch.hi),
-					'data-p': num(ch.p), 'data-verdict': ch.verdict };
+					'data-p': num(ch.p), 'data-q': num(ch.q), 'data-verdict': ch.verdict };
 				var text = ch.pct === null ? 'base median 0' : pct(ch.pct) + ' ' + ch.verdict +
-					' (p=' + ch.p.toFixed(3) + ' n=' + ch.n_base + '+' + ch.n_new + ')' +
+					' (p=' + ch.p.toPrecision(2) + (ch.q !== null ? ', q=' + ch.q.toPrecision(2) : '') + ' n=' + ch.n_base + '+' + ch.n_new + ')' +
 					(ch.too_few ? ' too few runs' : '');
 				s('text', { x: f.x1 + 6, y: y + 4 }, f.svg, ch.pct === null ? 'n/a' : pct(ch.pct) + ' ' + ch.verdict);
 				if (ch.pct === null)
 					return;
 				if (ch.lo !== null && ch.hi !== null)
 					s('line', { class: 'change-ci', x1: x(ch.lo), x2: x(ch.hi), y1: y, y2: y,
-						stroke: VERDICT[ch.verdict] }, f.svg);
+						stroke: verdictColour(ch.verdict) }, f.svg);
 				attrs.class = 'change';
 				attrs.cx = x(ch.pct);
 				attrs.cy = y;
 				attrs.r = 4.5;
-				attrs.fill = ch.significant ? VERDICT[ch.verdict] : '#fff';
-				attrs.stroke = VERDICT[ch.verdict];
+				attrs.fill = ch.significant ? verdictColour(ch.verdict) : '#fff';
+				attrs.stroke = verdictColour(ch.verdict);
 				attrs['stroke-width'] = 2;
 				tip(s('circle', attrs, f.svg), name + '\n' + text);
 				npts++;
