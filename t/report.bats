@@ -52,7 +52,7 @@ shot() {
 	run -0 python3 "$CHECK" two.dom "$FIX/ff-bench/base.jsonl" "$FIX/ff-bench/new.jsonl" --compare compare.jsonl
 	echo "$output"
 	[ "${lines[0]}" = "strip charts: 12, holding 311 points of 104 runs" ]
-	[ "${lines[2]}" = "change charts: 20 points, each compare's delta_pct, p and verdict" ]
+	[ "${lines[2]}" = "change charts: 20 points, each compare's change, interval, p, q and verdict" ]
 	# Axes say their units; the failed runs are listed with their reasons.
 	grep -q '>Throughput (bit/s)</text>' two.dom
 	grep -q '>Relay CPU per GB, R1 + R2 (CPU seconds per 10⁹ bytes)</text>' two.dom
@@ -70,7 +70,7 @@ shot() {
 	echo "$output"
 	[ "${lines[0]}" = "strip charts: 6, holding 50 points of 17 runs" ]
 	[ "${lines[1]}" = "latency charts: 10 curves, one per run with percentiles" ]
-	[ "${lines[2]}" = "change charts: 7 points, each build against the first" ]
+	[ "${lines[2]}" = "change charts: 7 points, each build against the first, at its Hodges-Lehmann change" ]
 	[ "${lines[3]}" = "interval charts: 5 (bits_per_s, cpu, latency, ops_per_s, rss) of run 0, 72 points" ]
 	# The selector: run 1 (build "mine", not steady) by the location hash.
 	dom "$PWD/builds.html" "run=1" b1.dom
