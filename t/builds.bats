@@ -249,3 +249,23 @@ maps_has() {
 	grep -qx "Router 1" <<<"$output"
 	grep -qx "Router 2" <<<"$output"
 }
+
+@test "A/A: one nginx under two labels, interleaved, comes out no change, against the first --build as base" {
+	local f="$BATS_TEST_TMPDIR/aa.jsonl"
+	# Seed 2 runs b first: the base is still a, the first --build.
+	run --separate-stderr flimflam bench -w builtin -r nginx -p tcp --warmup 0 --duration 1 \
+		--repeat 5 --build "a=$A" --build "b=$B" --seed 2 --output "$f"
+	echo "$output"
+	echo "$stderr"
+	grep -q '^flimflam bench: \[1/10\] builtin nginx tcp build b' <<<"$stderr"
+	jq -e -s 'all(.[]; .build.order == {"a": 0, "b": 1}[.build.label])' "$f"
+	# The verdict of b against a: a line per metric, each "no change", never
+	# better or worse (a run lost to a busy machine leaves fewer than 5: inconclusive).
+	has_line "^Build b against a \\(the base\\)$"
+	n=$(grep -cE '^builtin +nginx +tcp +.*(no change|inconclusive: fewer than 5 runs per side) \(n=[0-9]\+[0-9]\)$' <<<"$output")
+	[ "$n" -ge 2 ]
+	! grep -qE '(better|worse) \(n=' <<<"$output"
+	# compare reads the one file by labels and says the same.
+	run -0 flimflam compare "$f" --base a --new b --threshold 2
+	! grep -qE '(better|worse) \(n=' <<<"$output"
+}
