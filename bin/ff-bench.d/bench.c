@@ -16,6 +16,7 @@ static const char usage[] =
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
 	"                [--repeat N] [--output FILE [--force | --append]]\n"
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"                [--interval SECONDS]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW\n"
@@ -47,6 +48,8 @@ static const char usage[] =
 	"  --append              Add the new runs to an existing results FILE\n"
 	"  --request-size BYTES, --response-size BYTES, --rate N\n"
 	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
+	"  --interval SECONDS    Each run's window as a time series, as in flimflam run;\n"
+	"                        unsteady runs are marked in the table (default 1)\n"
 	"\n"
 	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
 	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
@@ -352,6 +355,7 @@ bench_options(int argc, char *argv[])
 	for (w = 0; w < opt.nw; w++)
 		if (ff_workload_limits(opt.workloads[w], &opt.run, limit, sizeof(limit)) < 0)
 			ff_usage_error(usage, "%s", limit);
+	ff_check_interval(usage, opt.run.interval, opt.run.duration);
 	if (ff_nofile_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
 		ff_die("%s", limit);
 }

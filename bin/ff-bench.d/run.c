@@ -28,6 +28,7 @@ config_json(const struct bcase *c)
 	json_object_set_new(o, "warmup_s", json_integer(opt.run.warmup));
 	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
 	json_object_set_new(o, "cpu_limit", json_integer(opt.run.cpu_limit));
+	json_object_set_new(o, "interval_s", json_real(opt.run.interval));
 	if (ff_workload_is_rr(c->workload)) {
 		json_object_set_new(o, "request_size", json_integer(opt.run.request_size));
 		json_object_set_new(o, "response_size", json_integer(opt.run.response_size));

@@ -165,10 +165,13 @@ start_pipeline(const struct cmd *c, const char *rundir)
 		pipecmd_arg(cmd, args.v[i]);
 	ff_argv_free(&args);
 	pipeline_command(p, cmd);
-	pipeline_command(p, samples(c) ?
-			 stage("ff-capture", c->mode, "--run-dir", rundir, "--call-graph",
-			       perf_opt.call_graph, "--freq", freq_arg(), NULL) :
-			 stage("ff-capture", c->mode, "--run-dir", rundir, NULL));
+	cmd = samples(c) ?
+	      stage("ff-capture", c->mode, "--run-dir", rundir, "--call-graph",
+		    perf_opt.call_graph, "--freq", freq_arg(), NULL) :
+	      stage("ff-capture", c->mode, "--run-dir", rundir, NULL);
+	pipecmd_arg(cmd, "--interval");
+	pipecmd_argf(cmd, "%.9g", opt.run.interval);
+	pipeline_command(p, cmd);
 	pipeline_want_infile(p, "/dev/null");	/* the first stage reads nothing */
 	pipeline_want_out(p, -1);
 	pipeline_ignore_signals(p, 0);
