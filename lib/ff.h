@@ -858,7 +858,8 @@ json_t *ff_steadiness(const json_t *intervals);
 int ff_utf8_locale(void);
 /*
  * A sparkline of v[n] (malloc'd): at most `width` columns, each the mean
- * of its share of the values, scaled from 0 to the largest column; the
+ * of its share of the values, scaled from the smallest column to the
+ * largest (a flat series is a flat line, at the bottom when all zero); the
  * Unicode blocks U+2581..U+2588 when `utf8`, else the ASCII "_.-:=+*#".
  */
 char *ff_sparkline(const double *v, size_t n, size_t width, int utf8);

@@ -94,7 +94,7 @@ ff_sparkline(const double *v, size_t n, size_t width, int utf8)
 	static const char ascii[] = "_.-:=+*#";
 	struct ff_buf b = FF_BUF_INIT;
 	size_t cols = n < width ? n : width, c, i;
-	double *col = ff_realloc(NULL, (cols + 1) * sizeof(*col)), max = 0;
+	double *col = ff_realloc(NULL, (cols + 1) * sizeof(*col)), max = 0, min = 0;
 
 	/* Each column the mean of its share of the values. */
 	for (c = 0; c < cols; c++) {
@@ -104,10 +104,12 @@ ff_sparkline(const double *v, size_t n, size_t width, int utf8)
 		for (i = from; i < to; i++)
 			s += v[i] > 0 ? v[i] : 0;
 		col[c] = s / (to - from);
-		max = fmax(max, col[c]);
+		max = c ? fmax(max, col[c]) : col[c];
+		min = c ? fmin(min, col[c]) : col[c];
 	}
 	for (c = 0; c < cols; c++) {
-		int k = max > 0 ? (int)floor(col[c] / max * 8) : 0;
+		/* a flat series: a flat line, low when it is all zeros */
+		int k = max > min ? (int)floor((col[c] - min) / (max - min) * 8) : max > 0 ? 3 : 0;
 
 		k = k > 7 ? 7 : k;
 		if (utf8)

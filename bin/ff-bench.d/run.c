@@ -450,6 +450,13 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 	json_object_set_new(rec, "log", logpath[0] ? ff_json_path(logpath) : json_null());
 	json_object_set_new(rec, "stderr_tail", !ok && cr->err.len ?
 			    ff_json_text(tail_lines(cr->err.text, cr->err.len, 20)) : json_null());
+	/* The window's time series: the row's own, out of its result. */
+	json_object_set(rec, "intervals", json_object_get(cr->result, "intervals") ?
+			json_object_get(cr->result, "intervals") : json_null());
+	json_object_set(rec, "steadiness", json_object_get(cr->result, "steadiness") ?
+			json_object_get(cr->result, "steadiness") : json_null());
+	json_object_del(cr->result, "intervals");
+	json_object_del(cr->result, "steadiness");
 	json_object_set_new(rec, "result", event_field(cr->result));
 	json_object_set_new(rec, "resources", event_field(cr->resources));
 	json_object_set_new(rec, "topology", event_field(cr->topology));

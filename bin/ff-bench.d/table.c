@@ -324,10 +324,11 @@ bad_case_row(struct table *t, const struct group *g, char *cells[])
 
 /*
  * A case's rows: its figures in t, its relay CPU per unit of work in e.
- * *nfoot counts the cases with failed runs, footnoted.
+ * *nfoot counts the cases with failed runs, footnoted; *nunsteady those
+ * with a run whose window was not steady, marked "~" after their Bits/s.
  */
 static void
-case_rows(struct table *t, struct table *e, const struct group *g, int *nfoot)
+case_rows(struct table *t, struct table *e, const struct group *g, int *nfoot, int *nunsteady)
 {
 	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
 	char cells[MAXCOLS][128], *cp[MAXCOLS];
@@ -347,6 +348,12 @@ case_rows(struct table *t, struct table *e, const struct group *g, int *nfoot)
 		group_stats(g, cols[j], &s);
 		fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
 	}
+	for (j = 0; j < g->nruns; j++)
+		if (g->runs[j].status == 'o' && g->runs[j].unsteady) {
+			snprintf(cells[3] + strlen(cells[3]), 128 - strlen(cells[3]), " ~");
+			(*nunsteady)++;
+			break;
+		}
 	if (group_count(g, 'f'))
 		snprintf(cells[2] + strlen(cells[2]), 128 - strlen(cells[2]), " [%d]", ++*nfoot);
 	trow_v(t, 10, (const char *const *)cp);
@@ -433,7 +440,7 @@ print_results(struct results *res)
 	};
 	struct table t = { 10, "lllrrrrrrr", NULL, 0 }, e = { 6, "lllrrr", NULL, 0 };
 	struct group *g = res->g;
-	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0;
+	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0, nunsteady = 0;
 
 	qsort(g, ng, sizeof(*g), cmp_group);
 	trow_v(&t, 10, head);
@@ -443,7 +450,7 @@ print_results(struct results *res)
 		uniform &= g[i].k.jobs == g[0].k.jobs && g[i].k.warmup == g[0].k.warmup &&
 			   g[i].k.duration == g[0].k.duration && g[i].k.cpu_limit == g[0].k.cpu_limit;
 		maxn = ok > maxn ? ok : maxn;
-		case_rows(&t, &e, &g[i], &nfoot);
+		case_rows(&t, &e, &g[i], &nfoot, &nunsteady);
 	}
 
 	printf("\nBenchmark results");
@@ -456,6 +463,11 @@ print_results(struct results *res)
 		       "range where that exceeds 2%% of the median.\n");
 	printf("\n");
 	table_print(&t);
+	if (nunsteady)
+		printf("\n~ not steady: in a run of the case, throughput varied by more than %d%% over\n"
+		       "  the window (coefficient of variation of its intervals), or moved more than\n"
+		       "  %d%% from its first half to its second; each run's steadiness says why.\n",
+		       FF_STEADY_CV_PCT, FF_STEADY_TREND_PCT);
 	if (!uniform) {
 		printf("\nThe cases were run with different settings:\n");
 		for (i = 0; i < ng; i++)
