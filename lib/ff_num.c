@@ -257,7 +257,13 @@ ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o
 double
 ff_parse_interval(const char *usage, const char *s)
 {
-	return ff_parse_double(usage, "--interval", s, FF_INTERVAL_MIN, 86400);
+	double v = ff_parse_double(usage, "--interval", s, -HUGE_VAL, HUGE_VAL);
+
+	/* its upper bound is the duration, checked once every option is known */
+	if (v < FF_INTERVAL_MIN || v > 86400)
+		ff_usage_error(usage, "--interval: %s is out of range (%g s to the duration)",
+			       s, FF_INTERVAL_MIN);
+	return v;
 }
 
 void
