@@ -186,6 +186,12 @@ steadiness_ok() {
 		(.intervals | length) == 4 and ([.intervals[].bytes] | add) == .result.bytes and
 		(.steadiness.steady | type) == "boolean" and
 		(.result | has("intervals") or has("steadiness") | not))' b.jsonl
+	# each run's progress line says what its row says
+	local w st n
+	while read -r w st; do
+		n=$(grep -cE "\] $w none tcp: .*, not steady \(" <<<"$stderr" || true)
+		[ "$n" -eq "$([ "$st" = false ] && echo 1 || echo 0)" ] || { echo "$w $st: $stderr"; false; }
+	done < <(jq -r '"\(.config.workload) \(.steadiness.steady)"' b.jsonl)
 	# The table's mark follows each row's steadiness: builtin's set to not
 	# steady, builtin-rr's to steady, and summarize reads them back.
 	jq -c 'if .config.workload == "builtin" then .steadiness.steady = false | .steadiness.reason = "x"

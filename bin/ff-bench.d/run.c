@@ -468,9 +468,10 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 	return rec;
 }
 
-/* The run's line: its figures, or why it failed. */
+/* The run's line: its figures (and whether its window was steady), or why it failed. */
 static void
-crun_say(const struct crun *cr, const json_t *result, int ok, const char *reason)
+crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness, int ok,
+	 const char *reason)
 {
 	char bits[64] = "-", ops[64] = "";
 	double v;
@@ -483,7 +484,9 @@ crun_say(const struct crun *cr, const json_t *result, int ok, const char *reason
 			fmt_si(v, ops + 2, sizeof(ops) - 2);
 			strcat(ops, " ops/s");
 		}
-		ff_say("%s: %s bits/s%s (%.1f s)\n", cr->caseid, bits, ops, cr->elapsed);
+		ff_say("%s: %s bits/s%s%s (%.1f s)\n", cr->caseid, bits, ops,
+		       json_is_false(json_object_get(steadiness, "steady")) ? ", not steady" : "",
+		       cr->elapsed);
 	} else if (cr->run_dir[0] && !strstr(reason, cr->run_dir))
 		ff_say("%s: failed: %s (run directory %s)\n", cr->caseid, reason, cr->run_dir);
 	else
@@ -532,6 +535,6 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	}
 	rec = crun_record(&cr, repeat, ok, reason);
 	crun_free(&cr);
-	crun_say(&cr, json_object_get(rec, "result"), ok, reason);
+	crun_say(&cr, json_object_get(rec, "result"), json_object_get(rec, "steadiness"), ok, reason);
 	return rec;
 }

@@ -59,6 +59,10 @@ tick(void)
 void
 interval_event(json_t *ev)
 {
+	if (!waiting)
+		waiting = json_array();
+	if (!seen)
+		seen = json_array();
 	json_array_append_new(waiting, ev);
 	intervals_flush();
 }
@@ -120,10 +124,6 @@ resources_begin(double duration)
 			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
 	}
 	relay_ivs = json_array();
-	if (!waiting)
-		waiting = json_array();
-	if (!seen)
-		seen = json_array();
 	tick_at = window_start;
 	window_len = duration;
 	nticks = ff_intervals_count(opt.interval, window_len);
