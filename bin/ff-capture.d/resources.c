@@ -41,6 +41,7 @@ tick(void)
 		json_object_set_new(o, "role", json_string(t->role));
 		json_object_set_new(o, "cpu_fraction", cpu >= 0 && dt > 0 ?
 				    json_real(round((cpu - t->cpu_tick) / dt * 1e4) / 1e4) : json_null());
+		json_object_set_new(o, "cpu_s", cpu >= 0 ? json_real(ff_usec(cpu - t->cpu_tick)) : json_null());
 		json_object_set_new(o, "rss_bytes", rss >= 0 ? json_integer(rss) : json_null());
 		json_array_append_new(arr, o);
 		if (cpu >= 0)
@@ -133,21 +134,22 @@ resources_begin(double duration)
 void
 resources_end(void)
 {
+	json_t *ev, *arr = json_array();
 	double window;
+	int i;
 
+	/* The last interval's reads are the window's: they add up. */
 	while (ticks < nticks)
 		tick();
 	window = tick_at - window_start;
-	json_t *ev = ff_event("resources"), *arr = json_array();
-	int i;
-
+	ev = ff_event("resources");
 	for (i = 0; i < opt.n; i++) {
 		struct target *t = &opt.t[i];
-		double cpu = ff_proc_cpu_s(t->pid);
+		double cpu = t->cpu_tick;
 		long long rss = ff_proc_hwm_bytes(t->pid);
 		json_t *o;
 
-		if (cpu < 0 || rss < 0 || !ff_proc_alive(t->pid))
+		if (ff_proc_cpu_s(t->pid) < 0 || rss < 0 || !ff_proc_alive(t->pid))
 			ff_die_event("%s (pid %d) died during the window", t->role, (int)t->pid);
 		o = json_object();
 		json_object_set_new(o, "role", json_string(t->role));
