@@ -98,6 +98,7 @@ steadiness_ok() {
 }
 
 @test "--interval: below 0.1 s, longer than the window, not a number: usage errors, nothing started" {
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"	# this test's own: nothing_started
 	run -2 --separate-stderr flimflam run -r none --duration 2 --interval 0.05
 	[[ "$stderr" == "flimflam: --interval: 0.05 is out of range (0.1 s to the duration)"* ]]
 	run -2 --separate-stderr flimflam run -r none --duration 2 --interval -1
