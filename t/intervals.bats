@@ -113,8 +113,10 @@ steadiness_ok() {
 	[[ "$stderr" == *"--interval: 2 s is longer than the window (--duration 1 s)"* ]]
 	run -2 --separate-stderr ff-workload drive --duration 1 --interval 1.5
 	[[ "$stderr" == "ff-workload: --interval: 1.5 s is longer than the window"* ]]
-	run -2 --separate-stderr ff-capture --pid $$ --duration 1 --interval 2
+	run -2 --separate-stderr ff-capture --duration 1 --interval 2
 	[[ "$stderr" == "ff-capture: --interval: 2 s is longer than the window"* ]]
+	run -2 --separate-stderr ff-capture --pid $$ --duration 1 --interval 0.5
+	[[ "$stderr" == "ff-capture: --interval pairs the relays' figures with the workload's intervals in the stream; with --pid there are none"* ]]
 	nothing_started
 }
 

@@ -273,6 +273,8 @@ run_alone(void)
 {
 	double deadline;
 
+	/* Alone there are no workload intervals to pair: one, the window. */
+	opt.interval = opt.duration;
 	window_begin(opt.duration);
 	deadline = window_start + opt.duration;
 	while (ff_now() < deadline) {
@@ -288,7 +290,7 @@ run_alone(void)
 int
 main(int argc, char *argv[])
 {
-	int c, alone;
+	int c, alone, interval_given = 0;
 
 	ff_setprog(argv[0]);
 	opterr = 0;
@@ -320,6 +322,7 @@ main(int argc, char *argv[])
 			break;
 		case OPT_INTERVAL:
 			opt.interval = ff_parse_interval(usage, optarg);
+			interval_given = 1;
 			break;
 		}
 	if (optind < argc)
@@ -332,6 +335,8 @@ main(int argc, char *argv[])
 	alone = opt.n > 0;
 	if (alone && !opt.duration)
 		ff_usage_error(usage, "--pid needs --duration");
+	if (alone && interval_given)
+		ff_usage_error(usage, "--interval pairs the relays' figures with the workload's intervals in the stream; with --pid there are none");
 	if (opt.duration)
 		ff_check_interval(usage, opt.interval, opt.duration);
 	if (alone && opt.mode == SKSTAT)
