@@ -209,3 +209,15 @@ steadiness_ok() {
 	run -0 --separate-stderr flimflam bench summarize steady.jsonl
 	[[ "$output" != *"~"* ]]
 }
+
+@test "one interval: steadiness not judged, in the result and the summary" {
+	local f="$BATS_TEST_TMPDIR/ev"
+	run_steady flimflam run --json -r none --warmup 0 --duration 1
+	echo "$output" >"$f"
+	event_ok "$f" result '(.intervals | length) == 1 and .intervals[0].bytes == .bytes and
+		.steadiness == {"cv_pct": null, "trend_pct": null, "steady": null,
+			"reason": "fewer than two intervals: nothing to compare"}'
+	run_steady flimflam run -r none --warmup 0 --duration 1
+	[[ "$output" == *"  Steady:      not judged: fewer than two intervals: nothing to compare"* ]]
+	[[ "$output" != *"Warning:"* ]]
+}

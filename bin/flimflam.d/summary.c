@@ -95,7 +95,11 @@ spark_line(const char *label, const double *v, size_t n, int utf8,
 		min = fmin(min, v[i]);
 		max = fmax(max, v[i]);
 	}
-	ff_print("  %-12s %s  %s to %s\n", label, line, fmt(min, lo, sizeof(lo)), fmt(max, hi, sizeof(hi)));
+	if (min == max)
+		ff_print("  %-12s %s  %s\n", label, line, fmt(min, lo, sizeof(lo)));
+	else
+		ff_print("  %-12s %s  %s to %s\n", label, line, fmt(min, lo, sizeof(lo)),
+			 fmt(max, hi, sizeof(hi)));
 	free(line);
 }
 
@@ -163,6 +167,8 @@ summarize_intervals(const json_t *res)
 	else if (json_is_false(json_object_get(st, "steady")))
 		ff_print("  Warning:     the window was not steady: %s; its figures are an average of unlike parts (a longer --warmup, or a quieter machine, may help)\n",
 			 ff_json_str(st, "reason") ? ff_json_str(st, "reason") : "?");
+	else if (ff_json_str(st, "reason"))
+		ff_print("  Steady:      not judged: %s\n", ff_json_str(st, "reason"));
 }
 
 void
