@@ -9,6 +9,7 @@
  * Events on stdout (ff-workload adds start and end around them):
  *   window  when the window opens
  *   sample  once a second of the window, from its own interval
+ *   interval  every --interval seconds of the window, likewise
  *   result  when it closes, then the connections are closed
  *
  * A few threads, each with an epoll set of its non-blocking connections
@@ -43,11 +44,12 @@
 
 static const char usage[] =
 	"usage: ff-builtin-client --port PORT [--jobs N] [--warmup SECONDS]\n"
-	"                         [--duration SECONDS]\n"
+	"                         [--duration SECONDS] [--interval SECONDS]\n"
 	"\n"
 	"Stream to 127.0.0.1:PORT on N connections (default 2) and count the\n"
 	"bytes echoed back during a window of --duration seconds (default 5)\n"
-	"that opens --warmup seconds (default 5) after the start.\n"
+	"that opens --warmup seconds (default 5) after the start; an interval\n"
+	"event every --interval seconds of it (default 1).\n"
 	"--version prints the version. --pipeline-stage (ff-workload gives it as\n"
 	"flimflam's stage): a signal stops it without a \"stopped by\" line.\n";
 
@@ -285,14 +287,28 @@ emit_sample(double elapsed, double interval, uint64_t bytes)
 	ff_emit(ev);
 }
 
+/* An `interval` of the window: t_s from its start, dt_s long. */
 static void
-run(int jobs, long warmup, long duration)
+emit_interval(double t, double dt, uint64_t bytes)
 {
-	double t0 = ff_now(), open, t, prev, len;
-	uint64_t b0, b, bprev;
+	json_t *ev = ff_event("interval");
+
+	json_object_set_new(ev, "t_s", json_real(ff_usec(t)));
+	json_object_set_new(ev, "dt_s", json_real(ff_usec(dt)));
+	json_object_set_new(ev, "bytes", json_integer(bytes));
+	json_object_set_new(ev, "operations", json_null());
+	json_object_set_new(ev, "latency_us", json_null());
+	ff_emit(ev);
+}
+
+static void
+run(int jobs, long warmup, long duration, double interval)
+{
+	double t0 = ff_now(), open, t, prev, len, ivprev, next_iv;
+	uint64_t b0, b, bprev, ivbytes;
 	struct worker *ws;
 	json_t *ev;
-	int nw, i;
+	int nw, i = 1, k = 1, niv = ff_intervals_count(interval, duration);
 
 	ff_load_fail_init(port);
 	ws = start(jobs, &nw);
@@ -302,15 +318,30 @@ run(int jobs, long warmup, long duration)
 	b0 = count(ws, nw);
 	ff_emit_window(warmup, duration, open);
 
-	prev = open;
-	bprev = b0;
-	for (i = 1; i <= duration; i++) {
-		ff_load_wait(open + i, "window");
+	/*
+	 * A sample each second and an interval each --interval, read from the
+	 * same counters: the last of each is read at the window's end, so both
+	 * add up to the result exactly.
+	 */
+	prev = ivprev = open;
+	bprev = ivbytes = b0;
+	while (i <= duration || k <= niv) {
+		next_iv = open + ff_interval_edge(interval, duration, k);
+		ff_load_wait(i <= duration && open + i < next_iv ? open + i : next_iv, "window");
 		t = ff_now();
 		b = count(ws, nw);
-		emit_sample(t - open, t - prev, b - bprev);
-		prev = t;
-		bprev = b;
+		if (i <= duration && t >= open + i) {
+			emit_sample(t - open, t - prev, b - bprev);
+			prev = t;
+			bprev = b;
+			i++;
+		}
+		if (k <= niv && t >= next_iv) {
+			emit_interval(ivprev - open, t - ivprev, b - ivbytes);
+			ivprev = t;
+			ivbytes = b;
+			k++;
+		}
 	}
 	ff_load_check("window");
 	stop(ws, nw, jobs);
@@ -340,9 +371,11 @@ main(int argc, char *argv[])
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long jobs = 2, warmup = 5, duration = 5, p = -1;
+	double interval = 1;
 	int c;
 
 	ff_setprog(argv[0]);
@@ -363,15 +396,19 @@ main(int argc, char *argv[])
 		case 'd':
 			duration = ff_parse_run_opt(usage, "--duration", optarg);
 			break;
+		case 'i':
+			interval = ff_parse_interval(usage, optarg);
+			break;
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (p < 0)
 		ff_usage_error(usage, "missing --port");
 	port = p;
+	ff_check_interval(usage, interval, duration);
 
 	ff_signals_init();
 	ff_raise_nofile(jobs + 64);
-	run(jobs, warmup, duration);
+	run(jobs, warmup, duration, interval);
 	return ff_finish();
 }

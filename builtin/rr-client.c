@@ -20,6 +20,8 @@
  * Events on stdout (ff-workload adds start and end around them):
  *   window  when the window opens
  *   sample  once a second of the window: the transactions of that second
+ *   interval  when it closes, one for every --interval seconds of it:
+ *           the transactions that ended in it, their latency percentiles
  *   result  when it closes: counts, rates, latency percentiles
  *
  * One thread per job, each with a blocking socket (the fewest system
@@ -47,7 +49,7 @@
 static const char usage[] =
 	"usage: ff-builtin-rr-client --port PORT [--crr] [--jobs N] [--warmup SECONDS]\n"
 	"                            [--duration SECONDS] [--request-size BYTES]\n"
-	"                            [--response-size BYTES] [--rate N]\n"
+	"                            [--response-size BYTES] [--rate N] [--interval SECONDS]\n"
 	"                            [--timeout SECONDS] [--histogram-dir DIR]\n"
 	"\n"
 	"Request/response transactions with 127.0.0.1:PORT on N connections\n"
@@ -55,7 +57,8 @@ static const char usage[] =
 	"--duration seconds (default 5) that opens --warmup seconds (default 5)\n"
 	"after the start. --rate: N transactions a second in all (open loop).\n"
 	"--timeout: a connect, request or response taking longer fails (default\n"
-	"10). --histogram-dir: write the latency histograms there.\n"
+	"10). --histogram-dir: write the latency histograms there. --interval:\n"
+	"an interval event for every SECONDS of the window (default 1), at its end.\n"
 	"--version prints the version. --pipeline-stage (ff-workload gives it as\n"
 	"flimflam's stage): a signal stops it without a \"stopped by\" line.\n";
 
@@ -69,6 +72,10 @@ struct job {
 	uint64_t phase_ns;		/* first due time after the start (--rate) */
 	_Atomic uint64_t done, bytes;	/* in the window; written by this job only */
 	struct ff_hist *lat, *conn;	/* in the window */
+	/* The interval being counted: its transactions, added to ivs[] as the next begins. */
+	struct ff_hist *iv_lat;
+	uint64_t iv_done, iv_bytes;
+	int iv_k;
 	uint64_t attempts, errors, timeouts;	/* crr, the whole run */
 	char why[192];			/* the first failure */
 } __attribute__((aligned(64)));
@@ -76,6 +83,14 @@ struct job {
 static int port, crr, timeout_s = 10;
 static long req_size = 1, resp_size = 1, rate;
 static uint64_t t0_ns, open_ns, close_ns, interval_ns;
+/* The window's intervals (--interval): niv of them, each's sums. */
+static double iv_s = 1;
+static int niv;
+static struct ivsum {
+	uint64_t done, bytes;
+} *ivs;
+static struct ff_hist *iv_hists;
+static pthread_mutex_t iv_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *reqbuf;
 static struct job *jobs_v;
 static int njobs;
@@ -215,12 +230,61 @@ sleep_until(uint64_t ns)
 		;
 }
 
+/*
+ * The job's interval into the sums, once per interval and job (a lock
+ * then is cheap); its histogram emptied, writing only the buckets used,
+ * so untouched pages stay unmapped.
+ */
+static void
+iv_flush(struct job *j)
+{
+	struct ff_hist *h = j->iv_lat;
+	int i;
+
+	if (!j->iv_done)
+		return;
+	pthread_mutex_lock(&iv_lock);
+	ff_hist_merge(&iv_hists[j->iv_k], h);
+	ivs[j->iv_k].done += j->iv_done;
+	ivs[j->iv_k].bytes += j->iv_bytes;
+	pthread_mutex_unlock(&iv_lock);
+	for (i = 0; i < FF_HIST_BUCKETS; i++)
+		if (h->counts[i])
+			h->counts[i] = 0;
+	h->count = h->over = h->min_ns = h->max_ns = h->sum_ns = 0;
+	j->iv_done = j->iv_bytes = 0;
+}
+
+/* The interval (0-based) that holds `end`, a moment of the window. */
+static int
+iv_of(uint64_t end)
+{
+	int k = (int)((end - open_ns) / (iv_s * 1e9));
+
+	/* the edges as every program cuts them (ff_interval_edge), in ns */
+	while (k + 1 < niv && end >= open_ns + (uint64_t)(ff_interval_edge(iv_s, (close_ns - open_ns) / 1e9, k + 1) * 1e9))
+		k++;
+	while (k > 0 && end < open_ns + (uint64_t)(ff_interval_edge(iv_s, (close_ns - open_ns) / 1e9, k) * 1e9))
+		k--;
+	return k < niv ? k : niv - 1;
+}
+
 /* A transaction that ended at `end` counts if the window holds that moment. */
 static void
 count(struct job *j, uint64_t start, uint64_t connected, uint64_t end)
 {
+	int k;
+
 	if (end < open_ns || end >= close_ns)
 		return;
+	k = iv_of(end);
+	if (k != j->iv_k) {
+		iv_flush(j);
+		j->iv_k = k;
+	}
+	ff_hist_record(j->iv_lat, end - start);
+	j->iv_done++;
+	j->iv_bytes += req_size + resp_size;
 	ff_hist_record(j->lat, end - start);
 	if (j->conn)
 		ff_hist_record(j->conn, connected - start);
@@ -286,6 +350,7 @@ job_main(void *arg)
 		}
 		count(j, start, connected, end);
 	}
+	iv_flush(j);
 	return NULL;
 }
 
@@ -312,7 +377,14 @@ start(long warmup, long duration)
 	char why[192];
 	int i, timed_out;
 
-	struct ff_hist *lats = new_hists(njobs), *conns = crr ? new_hists(njobs) : NULL;
+	struct ff_hist *lats = new_hists(njobs), *conns = crr ? new_hists(njobs) : NULL,
+		       *ivlats = new_hists(njobs);
+
+	niv = ff_intervals_count(iv_s, duration);
+	iv_hists = new_hists(niv);
+	ivs = calloc(niv, sizeof(*ivs));
+	if (!ivs)
+		ff_die("out of memory");
 
 	jobs_v = aligned_alloc(64, njobs * sizeof(*jobs_v));
 	reqbuf = malloc(req_size < CHUNK ? req_size : CHUNK);
@@ -326,6 +398,7 @@ start(long warmup, long duration)
 		j->id = i + 1;
 		j->lat = &lats[i];
 		j->conn = crr ? &conns[i] : NULL;
+		j->iv_lat = &ivlats[i];
 		atomic_store(&j->fd, -1);
 		/* rr: every connection first; failing to connect is an error. */
 		if (!crr) {
@@ -472,6 +545,40 @@ result(long duration, const char *hist_dir)
 	munmap(lat, 2 * sizeof(*lat));
 }
 
+/*
+ * The window's intervals, once the jobs are stopped: each transaction in
+ * the one its end falls in, so they add up to the result exactly.
+ */
+static void
+emit_intervals(long duration)
+{
+	json_t *ev, *lat;
+	int k;
+
+	for (k = 0; k < niv; k++) {
+		double t = ff_interval_edge(iv_s, duration, k),
+		       dt = ff_interval_edge(iv_s, duration, k + 1) - t;
+		const struct ff_hist *h = &iv_hists[k];
+
+		ev = ff_event("interval");
+		json_object_set_new(ev, "t_s", json_real(ff_usec(t)));
+		json_object_set_new(ev, "dt_s", json_real(ff_usec(dt)));
+		json_object_set_new(ev, "bytes", json_integer((json_int_t)ivs[k].bytes));
+		json_object_set_new(ev, "operations", json_integer((json_int_t)ivs[k].done));
+		if (h->count) {
+			lat = json_object();
+			json_object_set_new(lat, "p50", json_real(ff_hist_percentile(h, 50) / 1e3));
+			json_object_set_new(lat, "p90", json_real(ff_hist_percentile(h, 90) / 1e3));
+			json_object_set_new(lat, "p99", json_real(ff_hist_percentile(h, 99) / 1e3));
+			json_object_set_new(lat, "p99.9", json_real(ff_hist_percentile(h, 99.9) / 1e3));
+			json_object_set_new(lat, "max", json_real(h->max_ns / 1e3));
+		} else
+			lat = json_null();
+		json_object_set_new(ev, "latency_us", lat);
+		ff_emit(ev);
+	}
+}
+
 static void
 run(long warmup, long duration, const char *hist_dir)
 {
@@ -500,6 +607,7 @@ run(long warmup, long duration, const char *hist_dir)
 	}
 	ff_load_check("window");
 	stop();
+	emit_intervals(duration);
 	result(duration, hist_dir);
 }
 
@@ -520,6 +628,7 @@ main(int argc, char *argv[])
 		{ "request-size", required_argument, NULL, FF_OPT_REQUEST_SIZE },
 		{ "response-size", required_argument, NULL, FF_OPT_RESPONSE_SIZE },
 		{ "rate", required_argument, NULL, FF_OPT_RATE },
+		{ "interval", required_argument, NULL, FF_OPT_INTERVAL },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ff_run_opts o = FF_RUN_OPTS_DEFAULTS;
@@ -557,6 +666,8 @@ main(int argc, char *argv[])
 	req_size = o.request_size;
 	resp_size = o.response_size;
 	rate = o.rate;
+	ff_check_interval(usage, o.interval, o.duration);
+	iv_s = o.interval;
 	if (hist_dir) {
 		char why[256];
 

@@ -22,6 +22,7 @@
  *   ff_hist.c   latency histograms: record, merge, percentiles, files
  *   ff_load.c   the builtin programs: window event, waits on the clock, threads, failures
  *   ff_build.c  relay builds (--build LABEL=PATH): binary, environment, name
+ *   ff_series.c the window as a time series: steadiness, sparklines
  *
  * lib/ff_int.h declares what only the library's files share.
  *
@@ -163,7 +164,7 @@ void ff_argv_addf(struct ff_argv *a, const char *fmt, ...) __attribute__((format
  * The run options as the programs take them: "--jobs" N "--warmup" N
  * "--duration" N, "--cpu-limit" N when `with_cpu_limit`, then those of the
  * request/response workloads that differ from their defaults
- * ("--request-size" N, "--response-size" N, "--rate" N).
+ * ("--request-size" N, "--response-size" N, "--rate" N), and "--interval" S.
  */
 struct ff_run_opts;
 void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_limit);
@@ -198,10 +199,12 @@ struct ff_run_opts {
 	long jobs, warmup, duration, cpu_limit;
 	/* The request/response workloads (builtin-rr, builtin-crr): bytes, and transactions/s (0: closed loop). */
 	long request_size, response_size, rate;
+	/* Seconds between `interval` events of the window (0.1 to the duration). */
+	double interval;
 };
-#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0 }	/* the original's defaults */
+#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0, 1.0 }	/* the original's defaults */
 enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT,
-       FF_OPT_REQUEST_SIZE, FF_OPT_RESPONSE_SIZE, FF_OPT_RATE, FF_OPT_OWN };
+       FF_OPT_REQUEST_SIZE, FF_OPT_RESPONSE_SIZE, FF_OPT_RATE, FF_OPT_INTERVAL, FF_OPT_OWN };
 #define FF_RUN_LONGOPTS \
 	{ "jobs", required_argument, NULL, FF_OPT_JOBS }, \
 	{ "warmup", required_argument, NULL, FF_OPT_WARMUP }, \
@@ -209,8 +212,23 @@ enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT,
 	{ "cpu-limit", required_argument, NULL, FF_OPT_CPU_LIMIT }, \
 	{ "request-size", required_argument, NULL, FF_OPT_REQUEST_SIZE }, \
 	{ "response-size", required_argument, NULL, FF_OPT_RESPONSE_SIZE }, \
-	{ "rate", required_argument, NULL, FF_OPT_RATE }
+	{ "rate", required_argument, NULL, FF_OPT_RATE }, \
+	{ "interval", required_argument, NULL, FF_OPT_INTERVAL }
 int ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o);
+/*
+ * --interval: "--interval" SECONDS, a number from FF_INTERVAL_MIN; and,
+ * once every option is parsed, no longer than --duration (usage errors).
+ */
+#define FF_INTERVAL_MIN 0.1
+double ff_parse_interval(const char *usage, const char *s);
+void ff_check_interval(const char *usage, double interval, long duration);
+/*
+ * The intervals of a window of `duration` s: how many (the last one may be
+ * shorter), and where the k-th (0-based) starts and ends, in s from its
+ * start. Every program cuts the window the same way.
+ */
+int ff_intervals_count(double interval, double duration);
+double ff_interval_edge(double interval, double duration, int k);
 /* 1 if a request/response option differs from its default (ff_argv_run_opts passes those). */
 int ff_rr_opts_set(const struct ff_run_opts *o);
 /* A decimal number (fractions allowed) in [min, max]; usage error otherwise. */
@@ -446,6 +464,8 @@ int ff_sleep(double seconds);
 double ff_proc_cpu_s(pid_t pid);
 /* Peak RSS (VmHWM) summed over a process and its descendants, bytes; -1 if gone. */
 long long ff_proc_hwm_bytes(pid_t pid);
+/* Current RSS (VmRSS) summed likewise, bytes; -1 if gone. */
+long long ff_proc_rss_bytes(pid_t pid);
 /* pid and its descendants (from /proc/PID/task/TID/children); returns count. */
 int ff_proc_tree(pid_t pid, pid_t *out, int max);
 /* Is the process's own executable gone or a zombie? 1 alive, 0 not. */
@@ -908,5 +928,31 @@ void ff_build_env_leave(const struct ff_build *b, void *saved);
 json_t *ff_build_json(const struct ff_build *b, pid_t pid);
 /* "build main: skrouterd /p/sbin/skrouterd, version V, sha256 0123456789ab; Proton /p/lib/libqpid-proton-core.so.10 0.41.0" */
 const char *ff_build_line(const json_t *build, char *buf, size_t n);
+
+/* ff_series.c */
+
+/*
+ * The window's steadiness, from its `interval` events (or the intervals of
+ * a result): throughput is bytes / dt_s of each interval (operations when
+ * no bytes moved), a last interval under half the longest left out. An
+ * object {cv_pct, trend_pct, steady, reason}: cv_pct the coefficient of
+ * variation of throughput, trend_pct the change from the mean of the first
+ * half of the intervals to that of the second, over the mean (an odd
+ * count's middle one in neither); unsteady (steady false, reason saying
+ * why) when cv_pct is above FF_STEADY_CV_PCT or |trend_pct| above
+ * FF_STEADY_TREND_PCT. With fewer than two intervals: nulls, and a reason.
+ */
+#define FF_STEADY_CV_PCT 10
+#define FF_STEADY_TREND_PCT 10
+json_t *ff_steadiness(const json_t *intervals);
+/* Is the user's locale's character set (LC_ALL, LC_CTYPE, LANG) UTF-8? */
+int ff_utf8_locale(void);
+/*
+ * A sparkline of v[n] (malloc'd): at most `width` columns, each the mean
+ * of its share of the values, scaled from the smallest column to the
+ * largest (a flat series is a flat line, at the bottom when all zero); the
+ * Unicode blocks U+2581..U+2588 when `utf8`, else the ASCII "_.-:=+*#".
+ */
+char *ff_sparkline(const double *v, size_t n, size_t width, int utf8);
 
 #endif

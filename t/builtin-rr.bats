@@ -116,7 +116,10 @@ result_sane() {
 		--request-size 100 --response-size 3000 --histogram-dir "$BATS_TEST_TMPDIR"
 	echo "$output" >"$out"
 	[ -z "$stderr" ]
-	jq -e -s 'length == 4 and .[0].event == "window" and .[0].warmup_s == 1 and
+	# the intervals (default 1 s) come as the window closes, before the result
+	jq -e -s '[.[] | .event] == ["window", "sample", "sample", "interval", "interval", "result"]' "$out"
+	jq -e -s 'map(select(.event != "interval")) |
+		length == 4 and .[0].event == "window" and .[0].warmup_s == 1 and
 		.[0].duration_s == 2 and .[0].monotonic_s > 0 and [.[1:3][] | .event] == ["sample", "sample"] and
 		(.[3] | .workload == "builtin-rr" and .jobs == 3 and .duration_s == 2 and
 			.request_size == 100 and .response_size == 3000 and .rate_per_s == null and

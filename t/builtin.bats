@@ -182,6 +182,13 @@ teardown() {
 			sys.exit(status)
 		EOF
 		kernel_bytes=$output
+		# The intervals (default 1 s) are read with the samples: the same figures.
+		jq -c 'select(.event == "interval")' "$out" >"$out.iv"
+		jq -c 'select(.event != "interval")' "$out" >"$out.rest" && mv "$out.rest" "$out"
+		jq -e -s --slurpfile iv "$out.iv" '
+			[.[] | select(.event == "sample") | .bytes] == [$iv[].bytes] and
+			($iv | length) == 3 and $iv[0].t_s == 0 and
+			($iv[-1] | .t_s + .dt_s) == (.[] | select(.event == "result") | .duration_s)' "$out"
 		jq -e -s '
 			length == 5 and
 			.[0].event == "window" and .[0].warmup_s == 1 and .[0].duration_s == 3 and
@@ -223,7 +230,8 @@ teardown() {
 	wait_exit "${pids[-1]}" 10
 	[ "$status" -eq 0 ]
 	[ "$n" -eq 200 ]
-	jq -e -s 'length == 4 and .[3].jobs == 200 and .[3].bits > 0' "$out"
+	jq -e -s 'map(select(.event != "interval")) | length == 4 and .[3].jobs == 200 and .[3].bits > 0' "$out"
+	jq -e -s '[.[] | select(.event == "interval")] | length == 2' "$out"
 }
 
 @test "ff-builtin-client: a closed port is one clean error" {

@@ -16,7 +16,7 @@ static const char usage[] =
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
 	"                [--hops N[,N...]] [--repeat N] [--output FILE [--force | --append]]\n"
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
-	"                [--build LABEL=PATH ...] [--seed N]\n"
+	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW\n"
@@ -52,6 +52,8 @@ static const char usage[] =
 	"  --append              Add the new runs to an existing results FILE\n"
 	"  --request-size BYTES, --response-size BYTES, --rate N\n"
 	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
+	"  --interval SECONDS    Each run's window as a time series, as in flimflam run;\n"
+	"                        unsteady runs are marked in the table (default 1)\n"
 	"  --build LABEL=PATH    A build of the relay under test (-r names one relay):\n"
 	"                        its binary, or an install prefix whose sbin/ or bin/\n"
 	"                        holds it; repeat it for each build. Each round runs\n"
@@ -460,6 +462,7 @@ bench_options(int argc, char *argv[])
 	for (w = 0; w < opt.nw; w++)
 		if (ff_workload_limits(opt.workloads[w], &opt.run, limit, sizeof(limit)) < 0)
 			ff_usage_error(usage, "%s", limit);
+	ff_check_interval(usage, opt.run.interval, opt.run.duration);
 	if (ff_nofile_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
 		ff_die("%s", limit);
 }

@@ -131,6 +131,7 @@ struct run {
 	double v[M_N];
 	long repeat;
 	char *reason, *run_dir;	/* failed and skipped runs only */
+	int unsteady;		/* its window was not steady (the record's steadiness) */
 };
 
 struct group {

@@ -376,6 +376,7 @@ results_add(struct results *r, const json_t *rec)
 		for (m = 0; m < M_N; m++)
 			if (rec_value(rec, m, &run->v[m]))
 				run->have |= 1u << m;
+		run->unsteady = json_is_false(json_object_get(json_object_get(rec, "steadiness"), "steady"));
 	} else {
 		run->reason = ff_strdup(ff_json_str(rec, "reason"));
 		run->run_dir = ff_strdup(ff_json_str(rec, "run_dir"));

@@ -29,6 +29,7 @@ config_json(const struct bcase *c)
 	json_object_set_new(o, "warmup_s", json_integer(opt.run.warmup));
 	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
 	json_object_set_new(o, "cpu_limit", json_integer(opt.run.cpu_limit));
+	json_object_set_new(o, "interval_s", json_real(opt.run.interval));
 	if (ff_workload_is_rr(c->workload)) {
 		json_object_set_new(o, "request_size", json_integer(opt.run.request_size));
 		json_object_set_new(o, "response_size", json_integer(opt.run.response_size));
@@ -490,6 +491,13 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 	json_object_set_new(rec, "log", logpath[0] ? ff_json_path(logpath) : json_null());
 	json_object_set_new(rec, "stderr_tail", !ok && cr->err.len ?
 			    ff_json_text(tail_lines(cr->err.text, cr->err.len, 20)) : json_null());
+	/* The window's time series: the row's own, out of its result. */
+	json_object_set(rec, "intervals", json_object_get(cr->result, "intervals") ?
+			json_object_get(cr->result, "intervals") : json_null());
+	json_object_set(rec, "steadiness", json_object_get(cr->result, "steadiness") ?
+			json_object_get(cr->result, "steadiness") : json_null());
+	json_object_del(cr->result, "intervals");
+	json_object_del(cr->result, "steadiness");
 	json_object_set_new(rec, "result", event_field(cr->result));
 	json_object_set_new(rec, "resources", event_field(cr->resources));
 	/* The build as the run started it: with the Proton library it loaded. */
@@ -510,9 +518,10 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 	return rec;
 }
 
-/* The run's line: its figures, or why it failed. */
+/* The run's line: its figures (and whether its window was steady), or why it failed. */
 static void
-crun_say(const struct crun *cr, const json_t *result, int ok, const char *reason)
+crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness, int ok,
+	 const char *reason)
 {
 	char bits[64] = "-", ops[64] = "";
 	double v;
@@ -525,7 +534,9 @@ crun_say(const struct crun *cr, const json_t *result, int ok, const char *reason
 			fmt_si(v, ops + 2, sizeof(ops) - 2);
 			strcat(ops, " ops/s");
 		}
-		ff_say("%s: %s bits/s%s (%.1f s)\n", cr->caseid, bits, ops, cr->elapsed);
+		ff_say("%s: %s bits/s%s%s (%.1f s)\n", cr->caseid, bits, ops,
+		       json_is_false(json_object_get(steadiness, "steady")) ? ", not steady" : "",
+		       cr->elapsed);
 	} else if (cr->run_dir[0] && !strstr(reason, cr->run_dir))
 		ff_say("%s: failed: %s (run directory %s)\n", cr->caseid, reason, cr->run_dir);
 	else
@@ -577,6 +588,6 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	}
 	rec = crun_record(&cr, repeat, ok, reason);
 	crun_free(&cr);
-	crun_say(&cr, json_object_get(rec, "result"), ok, reason);
+	crun_say(&cr, json_object_get(rec, "result"), json_object_get(rec, "steadiness"), ok, reason);
 	return rec;
 }

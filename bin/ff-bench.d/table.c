@@ -384,10 +384,12 @@ heading(struct table *t, const char *const head[], int n, int hops, int lab, cha
 /*
  * A case's rows: its figures in t, its relay CPU per unit of work in e
  * (`hops`, `lab`: with a Hops and a Build column). *nfoot counts the cases
- * with failed runs, footnoted.
+ * with failed runs, footnoted; *nunsteady those with a run whose window
+ * was not steady, marked "~" after their Bits/s.
  */
 static void
-case_rows(struct table *t, struct table *e, const struct group *g, int hops, int lab, int *nfoot)
+case_rows(struct table *t, struct table *e, const struct group *g, int hops, int lab, int *nfoot,
+	  int *nunsteady)
 {
 	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
 	char cells[MAXCOLS][128], *cp[MAXCOLS];
@@ -405,6 +407,12 @@ case_rows(struct table *t, struct table *e, const struct group *g, int hops, int
 		group_stats(g, cols[j], &s);
 		fmt_stats(&s, cols[j], "+/-", cells[o + j], 128);
 	}
+	for (j = 0; j < g->nruns; j++)
+		if (g->runs[j].status == 'o' && g->runs[j].unsteady) {
+			snprintf(cells[o] + strlen(cells[o]), 128 - strlen(cells[o]), " ~");
+			(*nunsteady)++;
+			break;
+		}
 	if (group_count(g, 'f'))
 		snprintf(cells[2] + strlen(cells[2]), 128 - strlen(cells[2]), " [%d]", ++*nfoot);
 	trow_v(t, o + 7, (const char *const *)cp);
@@ -500,7 +508,7 @@ print_results(struct results *res)
 	};
 	struct table t = { 0, NULL, NULL, 0 }, e = { 0, NULL, NULL, 0 };
 	struct group *g = res->g;
-	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0, hops = 0, lab = 0;
+	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0, nunsteady = 0, hops = 0, lab = 0;
 	char talign[MAXCOLS + 1], ealign[MAXCOLS + 1];
 
 	qsort(g, ng, sizeof(*g), cmp_group);
@@ -520,7 +528,7 @@ print_results(struct results *res)
 		uniform &= g[i].k.jobs == g[0].k.jobs && g[i].k.warmup == g[0].k.warmup &&
 			   g[i].k.duration == g[0].k.duration && g[i].k.cpu_limit == g[0].k.cpu_limit;
 		maxn = ok > maxn ? ok : maxn;
-		case_rows(&t, &e, &g[i], hops, lab, &nfoot);
+		case_rows(&t, &e, &g[i], hops, lab, &nfoot, &nunsteady);
 	}
 
 	printf("\nBenchmark results");
@@ -533,6 +541,11 @@ print_results(struct results *res)
 		       "range where that exceeds 2%% of the median.\n");
 	printf("\n");
 	table_print(&t);
+	if (nunsteady)
+		printf("\n~ not steady: in a run of the case, throughput varied by more than %d%% over\n"
+		       "  the window (coefficient of variation of its intervals), or moved more than\n"
+		       "  %d%% from its first half to its second; each run's steadiness says why.\n",
+		       FF_STEADY_CV_PCT, FF_STEADY_TREND_PCT);
 	if (!uniform) {
 		printf("\nThe cases were run with different settings:\n");
 		for (i = 0; i < ng; i++)

@@ -27,7 +27,7 @@ struct target {
 	char role[16], program[64];
 	pid_t pid;
 	int mgmt_port;
-	double cpu0;
+	double cpu0, cpu_tick;	/* CPU time at the window's start, at the last interval's end */
 	pid_t pids[MAX_PIDS];	/* the process and its descendants at window start */
 	int npids;
 	struct ff_child perf;	/* stat: perf stat of this relay */
@@ -39,6 +39,7 @@ struct capture_opt {
 	enum mode mode;
 	const char *run_dir, *call_graph;
 	long duration, freq;
+	double interval;
 	int check, json, pipeline_stage;
 	const char *build;	/* --build LABEL=PATH: skstat is that router's */
 	struct target t[MAX_TARGETS];
@@ -89,7 +90,20 @@ void collect_skstat(void);
 
 /* resources.c */
 extern double window_start;
-void resources_begin(void);
+void resources_begin(double duration);
 void resources_end(void);
+/*
+ * The intervals: when the next one (but the last, which resources_end
+ * measures) ends, 0 if none; tick() measures the relays then. A workload's
+ * `interval` event (stolen) waits for the relays' figures of the same
+ * interval (the n-th of each), or for intervals_done() after the window;
+ * emit_result() emits the result (stolen) with them and their steadiness.
+ */
+double next_tick(void);
+void tick(void);
+void interval_event(json_t *ev);
+void intervals_flush(void);
+void intervals_done(void);
+void emit_result(json_t *ev);
 
 #endif

@@ -64,7 +64,7 @@ static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
 	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
 	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
-	"       [--build LABEL=PATH]%s\n"
+	"       [--interval SECONDS] [--build LABEL=PATH]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
@@ -90,6 +90,8 @@ static const char run_usage_fmt[] =
 	"  --response-size BYTES builtin-rr, builtin-crr: the response's size (default 1)\n"
 	"  --rate N              builtin-rr, builtin-crr: N transactions a second in all,\n"
 	"                        latency from when each was due (default: closed loop)\n"
+	"  --interval SECONDS    The window as a time series: figures every SECONDS\n"
+	"                        (0.1 to the duration; default 1)\n"
 	"  --build LABEL=PATH    Run the relay from PATH (its binary, or an install prefix\n"
 	"                        whose sbin/ or bin/ holds it) in that build's own\n"
 	"                        environment%s\n"
@@ -305,6 +307,7 @@ validate_run(const struct cmd *c)
 		ff_usage_error(run_usage, "%s", why);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(run_usage, "%s", why);
+	ff_check_interval(run_usage, opt.run.interval, opt.run.duration);
 	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
 		ff_usage_error(run_usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
 			       opt.workload);

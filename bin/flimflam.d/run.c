@@ -180,6 +180,8 @@ start_pipeline(const struct cmd *c, const char *rundir)
 			   stage("ff-capture", c->mode, "--run-dir", rundir, NULL);
 	if (opt.nbuild && !strcmp(c->mode, "skstat"))
 		pipecmd_args(cmd, "--build", opt.build[opt.cur], NULL);
+	pipecmd_arg(cmd, "--interval");
+	pipecmd_argf(cmd, "%.9g", opt.run.interval);
 	pipeline_command(p, cmd);
 	pipeline_want_infile(p, "/dev/null");	/* the first stage reads nothing */
 	pipeline_want_out(p, -1);

@@ -74,6 +74,101 @@ summarize_rr(const json_t *res)
 		ff_print("  Histogram:   %s\n", ff_json_str(res, "histogram"));
 }
 
+/* The sparklines' width, in columns: longer series are averaged into it. */
+#define SPARK_WIDTH 60
+
+/*
+ * One line of the time series: `label`, the sparkline of v[n], and the
+ * range it spans ("from 1.2 to 4.5 Gbit/s"), each value shown by `fmt`.
+ */
+static void
+spark_line(const char *label, const double *v, size_t n, int utf8,
+	   const char *(*fmt)(double, char *, size_t))
+{
+	char *line = ff_sparkline(v, n, SPARK_WIDTH, utf8), lo[64], hi[64];
+	double min = v[0], max = v[0];
+	size_t i;
+
+	for (i = 1; i < n; i++) {
+		min = fmin(min, v[i]);
+		max = fmax(max, v[i]);
+	}
+	if (min == max)
+		ff_print("  %-12s %s  %s\n", label, line, fmt(min, lo, sizeof(lo)));
+	else
+		ff_print("  %-12s %s  %s to %s\n", label, line, fmt(min, lo, sizeof(lo)),
+			 fmt(max, hi, sizeof(hi)));
+	free(line);
+}
+
+static const char *
+fmt_bits(double v, char *buf, size_t n)
+{
+	return human(v, "bit/s", buf, n);
+}
+
+static const char *
+fmt_ops(double v, char *buf, size_t n)
+{
+	return human(v, "op/s", buf, n);
+}
+
+static const char *
+fmt_cpu(double v, char *buf, size_t n)
+{
+	snprintf(buf, n, "%.0f%%", 100 * v);
+	return buf;
+}
+
+/*
+ * The window as a time series: throughput (operations, where the workload
+ * counts them) and each relay's CPU as sparklines, Unicode blocks or, when
+ * the locale is not UTF-8, ASCII; then its steadiness, a warning when it
+ * was not steady.
+ */
+static void
+summarize_intervals(const json_t *res)
+{
+	const json_t *ivs = json_object_get(res, "intervals"), *st = json_object_get(res, "steadiness"),
+		     *iv, *r;
+	size_t n = json_array_size(ivs), i, k;
+	double *v, dt;
+	int utf8 = ff_utf8_locale();
+	char label[32];
+
+	if (!n)
+		return;
+	v = ff_realloc(NULL, n * sizeof(*v));
+	ff_print("\nIntervals (%zu of %g s)\n", n, opt.run.interval);
+	json_array_foreach(ivs, i, iv) {
+		dt = ff_json_num(iv, "dt_s", 0);
+		v[i] = dt > 0 ? 8 * ff_json_num(iv, "bytes", 0) / dt : 0;
+	}
+	spark_line("Throughput:", v, n, utf8, fmt_bits);
+	if (json_is_number(json_object_get(json_array_get(ivs, 0), "operations"))) {
+		json_array_foreach(ivs, i, iv) {
+			dt = ff_json_num(iv, "dt_s", 0);
+			v[i] = dt > 0 ? ff_json_num(iv, "operations", 0) / dt : 0;
+		}
+		spark_line("Operations:", v, n, utf8, fmt_ops);
+	}
+	json_array_foreach(json_object_get(json_array_get(ivs, 0), "relays"), k, r) {
+		json_array_foreach(ivs, i, iv)
+			v[i] = ff_json_num(json_array_get(json_object_get(iv, "relays"), k), "cpu_fraction", 0);
+		snprintf(label, sizeof(label), "%s CPU:", role_name(ff_json_str(r, "role")));
+		spark_line(label, v, n, utf8, fmt_cpu);
+	}
+	free(v);
+	if (json_is_true(json_object_get(st, "steady")))
+		ff_print("  Steady:      yes (throughput varied by %.1f%%, %+.1f%% from the first half to the second)\n",
+			 ff_json_num(st, "cv_pct", 0), ff_json_num(st, "trend_pct", 0));
+	else if (json_is_false(json_object_get(st, "steady")))
+		ff_print("  Warning:     the window was not steady: %s; its figures are an average of unlike parts (a longer --warmup, or a quieter machine, may help)\n",
+			 ff_json_str(st, "reason") ? ff_json_str(st, "reason") : "?");
+	else if (ff_json_str(st, "reason"))
+		ff_print("  Steady:      not judged: %s\n", ff_json_str(st, "reason"));
+}
+
 void
 summarize(json_t *events, const char *rundir)
 {
@@ -136,6 +231,7 @@ summarize(json_t *events, const char *rundir)
 	if (ff_json_num(res, "failed", 0) > 0)
 		ff_print("  Failed:      %.0f of %.0f request%s\n", ff_json_num(res, "failed", 0),
 		       ff_json_num(res, "requests", 0), ff_json_num(res, "requests", 0) == 1 ? "" : "s");
+	summarize_intervals(res);
 	if (json_array_size(json_object_get(rsc, "relays"))) {
 		ff_print("\nResources\n");
 		json_array_foreach(json_object_get(rsc, "relays"), i, r) {
