@@ -18,9 +18,15 @@
  * the socket with recv(MSG_TRUNC), which for TCP consumes the bytes and
  * returns their count without copying them out (tcp(7)): the client never
  * looks at them, and the copy was a fifth of its CPU (bench/README.md).
- * Every byte taken is added to the thread's own counter (one relaxed atomic
- * store, no I/O); the main thread reads the counters on a CLOCK_MONOTONIC
- * timer.
+ * The window is cut by timestamps, not by when the main thread wakes: the
+ * bytes of every recv count in the part of the window (between two edges:
+ * each second, each --interval) that the CLOCK_MONOTONIC time just after it
+ * falls in, in the thread's own counter of that part (one clock read and a
+ * relaxed store, no I/O). Once an edge has passed, the main thread waits
+ * for any thread still inside its count (the `busy` flag), and then the
+ * parts before the edge are final: the samples, the intervals and the
+ * result add up exactly, and a main thread that wakes late (a busy
+ * machine) stretches nothing.
  */
 #include "ff.h"
 
@@ -68,13 +74,23 @@ struct conn {
 };
 
 struct worker {
-	_Atomic uint64_t bytes;	/* received; written by this worker only */
+	_Atomic uint64_t *part;	/* bytes received in each part of the window (below) */
+	atomic_int busy;	/* between its clock read and its count */
+	int cur;		/* the part of the last count: they only go forward */
 	pthread_t tid;
 	int epfd;
 	int wakefd;		/* eventfd: the main thread says stop */
 	struct conn **ready;	/* connections with work left over */
 	int nready;
 } __attribute__((aligned(64)));
+
+/*
+ * The window's edges on CLOCK_MONOTONIC, in ns: edge[0] opens it, edge[k]
+ * (k = 1..nedges) ends part k, edge[nedges] closes it. Part 0 is before the
+ * window, part nedges + 1 after it.
+ */
+static uint64_t *edge;
+static int nedges;
 
 static int port;
 static struct conn *conns;	/* jobs of them */
@@ -86,6 +102,38 @@ fail(const struct conn *c, const char *why)
 {
 	if (!atomic_load(&stopping))
 		ff_load_fail(c->id, why);
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Count n bytes just received in the part of the window of this moment.
+ * busy is set (a full barrier) before the clock is read, so the main
+ * thread, finding it clear once an edge has passed, knows every count of a
+ * time before the edge is in. Single writer of its parts: a relaxed load
+ * and store, no locked add.
+ */
+static void
+take(struct worker *w, ssize_t n)
+{
+	uint64_t t;
+	_Atomic uint64_t *p;
+
+	atomic_store(&w->busy, 1);
+	t = now_ns();
+	while (w->cur <= nedges && t >= edge[w->cur])
+		w->cur++;
+	p = &w->part[w->cur];
+	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+	atomic_store_explicit(&w->busy, 0, memory_order_release);
 }
 
 /*
@@ -111,10 +159,7 @@ pump(struct worker *w, struct conn *c)
 		}
 		n = recv(c->fd, NULL, IO_BYTES, MSG_TRUNC);
 		if (n > 0) {
-			/* Single writer: a relaxed load and store, no locked add. */
-			atomic_store_explicit(&w->bytes,
-				atomic_load_explicit(&w->bytes, memory_order_relaxed) + n,
-				memory_order_relaxed);
+			take(w, n);
 			moved += n;
 			progress = 1;
 		} else if (n == 0) {
@@ -197,15 +242,52 @@ connect_one(void)
 	return fd;
 }
 
+/*
+ * The bytes of part k (1..nedges), once edge[k] has passed: any thread
+ * still counting is waited for (its count is a few instructions, unless
+ * the machine took its CPU away), so part k is final.
+ */
 static uint64_t
-count(const struct worker *ws, int n)
+part_bytes(struct worker *ws, int n, int k)
 {
 	uint64_t sum = 0;
 	int i;
 
-	for (i = 0; i < n; i++)
-		sum += atomic_load_explicit(&ws[i].bytes, memory_order_relaxed);
+	for (i = 0; i < n; i++) {
+		while (atomic_load_explicit(&ws[i].busy, memory_order_acquire))
+			sched_yield();
+		sum += atomic_load_explicit(&ws[i].part[k], memory_order_relaxed);
+	}
 	return sum;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The edges of a window opening at `open` (ns): each second and each
+ * interval's end (ff_interval_edge), once each, in order.
+ */
+static void
+make_edges(uint64_t open, long duration, double interval)
+{
+	int niv = ff_intervals_count(interval, duration), k, m = 0;
+
+	edge = ff_realloc(NULL, (duration + niv + 1) * sizeof(*edge));
+	edge[m++] = open;
+	for (k = 1; k <= duration; k++)
+		edge[m++] = open + (uint64_t)k * 1000000000ULL;
+	for (k = 1; k <= niv; k++)
+		edge[m++] = open + (uint64_t)llround(ff_interval_edge(interval, duration, k) * 1e9);
+	qsort(edge, m, sizeof(*edge), cmp_u64);
+	for (nedges = 0, k = 1; k < m; k++)
+		if (edge[k] != edge[nedges])
+			edge[++nedges] = edge[k];
 }
 
 static struct worker *
@@ -251,10 +333,22 @@ start(int jobs, int *nw)
 			       strerror(errno));
 	}
 
-	for (i = 0; i < n; i++)
-		ff_load_thread(&ws[i].tid, NULL, worker_main, &ws[i]);
 	*nw = n;
 	return ws;
+}
+
+/* The threads, once the window's edges are known: each counts into its parts. */
+static void
+go(struct worker *ws, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ws[i].part = calloc(nedges + 2, sizeof(*ws[i].part));
+		if (!ws[i].part)
+			ff_die("out of memory");
+		ff_load_thread(&ws[i].tid, NULL, worker_main, &ws[i]);
+	}
 }
 
 /* Stop the workers, then the streams: close every connection. */
@@ -304,56 +398,62 @@ emit_interval(double t, double dt, uint64_t bytes)
 static void
 run(int jobs, long warmup, long duration, double interval)
 {
-	double t0 = ff_now(), open, t, prev, len, ivprev, next_iv;
-	uint64_t b0, b, bprev, ivbytes;
+	uint64_t open, b, total = 0, sbytes = 0, ibytes = 0;
+	double t, sprev = 0, iprev = 0;
 	struct worker *ws;
 	json_t *ev;
-	int nw, i = 1, k = 1, niv = ff_intervals_count(interval, duration);
+	int nw, k, sec = 1, iv = 1, niv = ff_intervals_count(interval, duration);
 
 	ff_load_fail_init(port);
+	/*
+	 * The window opens --warmup seconds after the start, as the clock
+	 * says, or once every connection is up if that took longer.
+	 */
+	open = now_ns() + (uint64_t)warmup * 1000000000ULL;
 	ws = start(jobs, &nw);
-	ff_load_wait(t0 + warmup, "warmup");
-
-	open = ff_now();
-	b0 = count(ws, nw);
-	ff_emit_window(warmup, duration, open);
+	if (now_ns() > open)
+		open = now_ns();
+	make_edges(open, duration, interval);
+	go(ws, nw);
+	ff_load_wait(open / 1e9, "warmup");
+	ff_emit_window(warmup, duration, open / 1e9);
 
 	/*
-	 * A sample each second and an interval each --interval, read from the
-	 * same counters: the last of each is read at the window's end, so both
-	 * add up to the result exactly.
+	 * A sample at each second's edge and an interval at each --interval's,
+	 * from the parts of the window: they add up to the result exactly.
+	 * Each is told a moment (2 ms) after its edge, once the counts of that
+	 * time are in.
 	 */
-	prev = ivprev = open;
-	bprev = ivbytes = b0;
-	while (i <= duration || k <= niv) {
-		next_iv = open + ff_interval_edge(interval, duration, k);
-		ff_load_wait(i <= duration && open + i < next_iv ? open + i : next_iv, "window");
-		t = ff_now();
-		b = count(ws, nw);
-		if (i <= duration && t >= open + i) {
-			emit_sample(t - open, t - prev, b - bprev);
-			prev = t;
-			bprev = b;
-			i++;
+	for (k = 1; k <= nedges; k++) {
+		ff_load_wait((edge[k] + 2000000) / 1e9, "window");
+		b = part_bytes(ws, nw, k);
+		total += b;
+		sbytes += b;
+		ibytes += b;
+		t = (edge[k] - open) / 1e9;
+		if (sec <= duration && edge[k] == open + (uint64_t)sec * 1000000000ULL) {
+			emit_sample(t, t - sprev, sbytes);
+			sprev = t;
+			sbytes = 0;
+			sec++;
 		}
-		if (k <= niv && t >= next_iv) {
-			emit_interval(ivprev - open, t - ivprev, b - ivbytes);
-			ivprev = t;
-			ivbytes = b;
-			k++;
+		if (iv <= niv && edge[k] == open + (uint64_t)llround(ff_interval_edge(interval, duration, iv) * 1e9)) {
+			emit_interval(iprev, t - iprev, ibytes);
+			iprev = t;
+			ibytes = 0;
+			iv++;
 		}
 	}
 	ff_load_check("window");
 	stop(ws, nw, jobs);
 
-	len = ff_usec(prev - open);
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string("builtin"));
 	json_object_set_new(ev, "jobs", json_integer(jobs));
-	json_object_set_new(ev, "duration_s", json_real(len));
-	json_object_set_new(ev, "bytes", json_integer(bprev - b0));
-	json_object_set_new(ev, "bits", json_integer(8 * (bprev - b0)));
-	json_object_set_new(ev, "bits_per_s", json_real(8 * (bprev - b0) / len));
+	json_object_set_new(ev, "duration_s", json_real(duration));
+	json_object_set_new(ev, "bytes", json_integer(total));
+	json_object_set_new(ev, "bits", json_integer(8 * total));
+	json_object_set_new(ev, "bits_per_s", json_real(8.0 * total / duration));
 	json_object_set_new(ev, "operations", json_null());
 	json_object_set_new(ev, "ops_per_s", json_null());
 	json_object_set_new(ev, "errors", json_integer(0));
