@@ -19,7 +19,7 @@ static const char usage[] =
 	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
-	"                        BASE NEW\n"
+	"                        BASE NEW | FILE --base LABEL --new LABEL\n"
 	"       ff-bench report [-o FILE] FILE...\n"
 	"\n"
 	"Run each workload on each relay and summarize the results\n"
