@@ -1,11 +1,13 @@
 /*
- * ff-topology - start two relays, R2 then R1, in front of a server.
+ * ff-topology - start a chain of relays, RN first and R1 last, in front of
+ * a server.
  *
- * Reads the stream up to the `server` event (or takes --server-port), starts
- * R2 aimed at the server and R1 aimed at R2, waits until R1 listens, emits
- * `topology` and holds both relays until its reader closes the pipe. Alone,
- * `ff-topology -r nginx --server-port 8080` puts a relay chain in front of
- * any server until Ctrl-C.
+ * Reads the stream up to the `server` event (or takes --server-port),
+ * starts RN aimed at the server, then each relay aimed at the next (N is
+ * --hops, 2 by default), waits until R1 listens, emits `topology` and holds
+ * the relays until its reader closes the pipe. Alone, `ff-topology -r nginx
+ * --server-port 8080` puts a relay chain in front of any server until
+ * Ctrl-C.
  *
  * --relay-role ROLE starts one relay only, for relays on hosts of their
  * own (flimflam --hosts): it relays to the host and port of the upstream's
@@ -28,27 +30,33 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--cpu-limit N]\n"
+	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--hops N] [--cpu-limit N]\n"
 	"                   [--encapsulation legacy|lite] [--server-port PORT]\n"
-	"                   [--run-dir DIR] [--config-only] [--listen ADDRESS]\n"
+	"                   [--run-dir DIR] [--config-only] [--build LABEL=PATH]\n"
+	"                   [--listen ADDRESS]\n"
 	"                   [--relay-role ROLE [--target-event server|topology]]\n"
 	"\n"
 	"Relays: skrouterd (default), nghttpx, nginx, none.\n"
 	"Protocols: tcp (default), http1, http2.\n"
+	"--hops N chains N relays, client -> r1 -> ... -> rN -> server (1 to 8;\n"
+	"default 2; relay none has no relay, and takes no --hops).\n"
 	"Without --server-port, the server's port comes from the `server` event\n"
 	"on stdin. --cpu-limit pins each relay to N CPUs of its own (0: no limit).\n"
 	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
 	"default: the router's own). --config-only writes the relays' configurations\n"
 	"into the run directory, emits `config`, and starts nothing.\n"
+	"--build runs the relay from PATH (a binary, or an install prefix whose sbin/\n"
+	"or bin/ holds it) in that build's own environment, not the one on PATH.\n"
 	"--listen: the address R1 listens on (default 127.0.0.1). --relay-role\n"
-	"(r1, r2, ...): only that relay (nginx, nghttpx), in front of the host and\n"
-	"port that the upstream's `server` event names (or its `topology` event,\n"
-	"with --target-event topology); its `topology` lists the upstream's relays too.\n"
+	"(r1 ... r8): only that relay (nginx, nghttpx; no --hops), in front of the\n"
+	"host and port that the upstream's `server` event names (or its `topology`\n"
+	"event, with --target-event topology); its `topology` lists the upstream's\n"
+	"relays too.\n"
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
 enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY,
-       OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT };
+       OPT_HOPS, OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -61,45 +69,63 @@ static const struct option longopts[] = {
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "encapsulation", required_argument, NULL, OPT_ENCAPSULATION },
 	{ "config-only", no_argument, NULL, OPT_CONFIG_ONLY },
+	{ "hops", required_argument, NULL, OPT_HOPS },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "relay-role", required_argument, NULL, OPT_RELAY_ROLE },
 	{ "target-event", required_argument, NULL, OPT_TARGET_EVENT },
+	FF_LONGOPT_BUILD,
 	{ NULL, 0, NULL, 0 }
 };
 
 static struct {
-	const char *relay, *protocol, *run_dir, *encapsulation;
+	const char *relay, *protocol, *run_dir, *encapsulation, *build;
 	long cpu_limit, server_port;
 	int config_only;
+	long hops;		/* -1: the relay's own (2; none's 0) */
 	const char *listen, *relay_role, *target_event;
-} opt = { "skrouterd", "tcp", NULL, NULL, 1, 0, 0, "127.0.0.1", NULL, "server" };
+} opt = { "skrouterd", "tcp", NULL, NULL, NULL, 1, 0, 0, -1, "127.0.0.1", NULL, "server" };
 
 static const char *const target_events[] = { "server", "topology", NULL };
 
 static const char *const encapsulations[] = { "legacy", "lite", NULL };
 
+struct link;
+
+/* A relay of the chain, r1 (the client's) to rN (the server's). */
 struct relay {
-	const char *role;		/* "r1", "r2" */
+	char role[8];			/* "r1" ... "r8" */
 	struct ff_child child;
 	const char *listen_host, *target_host;	/* data path addresses */
-	int port;			/* where it accepts the workload's traffic */
-	int target_port;		/* where it sends it */
-	int mgmt_port, inter_router_port;	/* skrouterd */
+	int port;			/* where it accepts the workload's traffic (0: over its link only) */
+	int target_port;		/* where it sends it (0: over its link only) */
+	int mgmt_port;			/* skrouterd */
+	struct link *in, *out;		/* from the relay before it, to the one after; NULL at the ends */
 	int ready_port;			/* what to wait for */
 	cpu_set_t cpus;
 	int pinned;
 	char *dir, *conf;
 };
 
-static struct relay r1 = { .role = "r1", .listen_host = "127.0.0.1", .target_host = "127.0.0.1" },
-	r2 = { .role = "r2", .listen_host = "127.0.0.1", .target_host = "127.0.0.1" };
-static int only;		/* --relay-role: r2 alone, named as that role */
+/*
+ * A link of the chain, R(i) -> R(i+1): `from` sends the traffic to `port`,
+ * where `to` accepts it (its data port; skrouterd: its inter-router
+ * listener). Each relay's configuration takes its links' parts.
+ */
+struct link {
+	struct relay *from, *to;
+	int port;
+};
+
+static struct relay relays[FF_HOPS_MAX];
+static struct link links[FF_HOPS_MAX - 1];
+static int nrelays;
 static json_t *upstream_relays;	/* --target-event topology: the relays behind ours */
 static const char *front_host = "127.0.0.1";	/* where the client connects */
 static int cpus_shared;
 static json_t *cpus_others;	/* other runs' relays on our CPUs, or NULL */
 static char *program_path;
 static const struct ff_relay *row;	/* opt.relay's row of the matrix */
+static struct ff_build build;		/* the relay's build (label NULL: on PATH) */
 
 /* The threads (workers) each relay runs: one per CPU it has, else its row's. */
 static long
@@ -166,21 +192,33 @@ others_on(const cpu_set_t *ours)
 	return found;
 }
 
+/* A template of relay-conf filled, added to `text`. */
+static void
+conf_part(struct ff_buf *text, const char *tmpl_name, enum ff_conf_syntax syntax,
+	  const char *const vars[])
+{
+	char *tmpl = ff_datapath(tmpl_name), *part;
+
+	if (!tmpl)
+		ff_die("cannot find '%s'", tmpl_name);
+	part = ff_template_fill(tmpl, syntax, vars);
+	free(tmpl);
+	if (!part)
+		exit(1);
+	ff_buf_addstr(text, part);
+	free(part);
+}
+
 static void
 write_conf(struct relay *r, const char *tmpl_name, enum ff_conf_syntax syntax,
 	   const char *const vars[])
 {
-	char *tmpl = ff_datapath(tmpl_name), *text;
+	struct ff_buf text = FF_BUF_INIT;
 
-	if (!tmpl)
-		ff_die("cannot find '%s'", tmpl_name);
-	text = ff_template_fill(tmpl, syntax, vars);
-	free(tmpl);
-	if (!text)
+	conf_part(&text, tmpl_name, syntax, vars);
+	if (ff_write_file(r->conf, text.s, 0600) < 0)
 		exit(1);
-	if (ff_write_file(r->conf, text, 0600) < 0)
-		exit(1);
-	free(text);
+	ff_buf_free(&text);
 }
 
 /*
@@ -248,24 +286,33 @@ configure_nghttpx(struct relay *r)
 	r->ready_port = r->port;
 }
 
+/* Router r's configuration, from its parts (relay-conf/skrouterd-*.conf). */
 static void
 configure_skrouterd(struct relay *r)
 {
-	char port[16], target[16], nworkers[16], mgmt[16], inter[16];
+	char port[16], target[16], nworkers[16], mgmt[16], in_port[16], out_port[16];
 	int http = strcmp(opt.protocol, "tcp") != 0;
 	char encap[64] = "";
 	const char *adaptor = !http ? encap :
 		!strcmp(opt.protocol, "http1") ? "    protocolVersion: HTTP1\n" :
 		"    protocolVersion: HTTP2\n";
 	const char *const vars[] = {
-		"PORT", port, "TARGET_PORT", target, "WORKERS", nworkers,
-		"MANAGEMENT_PORT", mgmt, "INTER_ROUTER_PORT", inter,
+		"ROLE", r->role, "WORKERS", nworkers, "MANAGEMENT_PORT", mgmt, NULL
+	};
+	const char *const link_in[] = {
+		"PORT", in_port, "FROM", r->in ? r->in->from->role : "", NULL
+	};
+	const char *const link_out[] = {
+		"PORT", out_port, "TO", r->out ? r->out->to->role : "", NULL
+	};
+	const char *const adaptors[] = {
+		"PORT", port, "TARGET_PORT", target, "PROTOCOL", opt.protocol,
 		"LISTEN_HOST", r->listen_host, "TARGET_HOST", r->target_host,
-		"PROTOCOL", opt.protocol,
 		"LISTENER", http ? "httpListener" : "tcpListener",
 		"CONNECTOR", http ? "httpConnector" : "tcpConnector",
 		"ADAPTOR_LINES", adaptor, NULL
 	};
+	struct ff_buf text = FF_BUF_INIT;
 
 	if (opt.encapsulation)
 		snprintf(encap, sizeof(encap), "    encapsulation: %s\n", opt.encapsulation);
@@ -273,23 +320,45 @@ configure_skrouterd(struct relay *r)
 	snprintf(target, sizeof(target), "%d", r->target_port);
 	snprintf(nworkers, sizeof(nworkers), "%ld", workers());
 	snprintf(mgmt, sizeof(mgmt), "%d", r->mgmt_port);
-	snprintf(inter, sizeof(inter), "%d", r->inter_router_port);
+	snprintf(in_port, sizeof(in_port), "%d", r->in ? r->in->port : 0);
+	snprintf(out_port, sizeof(out_port), "%d", r->out ? r->out->port : 0);
 	r->conf = ff_asprintf("%s/skrouterd.conf", r->dir);
-	write_conf(r, r == &r1 ? "relay-conf/skrouterd-r1.conf" :
-		   "relay-conf/skrouterd-r2.conf", FF_CONF_SKROUTERD, vars);
-	/* R2 is ready when R1 can reach it; R1 when its adaptor listens. */
-	r->ready_port = r == &r2 ? r->inter_router_port : r->port;
+	conf_part(&text, "relay-conf/skrouterd-router.conf", FF_CONF_SKROUTERD, vars);
+	if (r->in)
+		conf_part(&text, "relay-conf/skrouterd-link-listener.conf", FF_CONF_SKROUTERD, link_in);
+	if (r->out)
+		conf_part(&text, "relay-conf/skrouterd-link-connector.conf", FF_CONF_SKROUTERD, link_out);
+	if (!r->in)
+		conf_part(&text, "relay-conf/skrouterd-in.conf", FF_CONF_SKROUTERD, adaptors);
+	if (!r->out)
+		conf_part(&text, "relay-conf/skrouterd-out.conf", FF_CONF_SKROUTERD, adaptors);
+	if (ff_write_file(r->conf, text.s, 0600) < 0)
+		exit(1);
+	ff_buf_free(&text);
+	/*
+	 * A router past r1 is ready when the one before it can reach it; r1
+	 * when its adaptor listens, which it does once the route through the
+	 * whole chain to the last router's connector exists.
+	 */
+	r->ready_port = r->in ? r->in->port : r->port;
 }
 
-/* The routers' own ports: R1 and R2 link, each has management, R2 no data listener. */
+/* A router's own ports: its management; only r1 takes the client's traffic, only rN sends it on. */
 static void
-ports_skrouterd(void)
+ports_skrouterd(struct relay *r)
 {
-	r2.inter_router_port = r1.inter_router_port = ff_free_port();
-	r1.mgmt_port = ff_free_port();
-	r2.mgmt_port = ff_free_port();
-	r2.port = 0;
-	r1.target_port = 0;
+	r->mgmt_port = ff_free_port();
+	if (r->in)
+		r->port = 0;
+	if (r->out)
+		r->target_port = 0;
+}
+
+/* The link R(i) -> R(i+1): an inter-router connection to a listener of its own. */
+static void
+link_skrouterd(struct link *l)
+{
+	l->port = ff_free_port();
 }
 
 static int
@@ -321,20 +390,22 @@ args_skrouterd(struct relay *r, char *argv[])
 
 /*
  * Each relay's own code, beside its row of the matrix (ff_matrix.c): its
- * ports beyond the data path, its configuration, its command line after the
- * program, and whether the Proton library it loaded belongs in the
- * environment. A relay with processes has an entry here.
+ * ports beyond the data path, per relay and per link, its configuration,
+ * its command line after the program, and whether the Proton library it
+ * loaded belongs in the environment. A relay with processes has an entry
+ * here.
  */
 static const struct relay_code {
 	const char *relay;
-	void (*ports)(void);		/* NULL: the data ports only */
+	void (*ports)(struct relay *r);	/* NULL: the data ports only */
+	void (*link)(struct link *l);	/* NULL: the link is the next relay's data port */
 	void (*configure)(struct relay *r);
 	int (*args)(struct relay *r, char *argv[]);
 	int proton;
 } relay_codes[] = {
-	{ "skrouterd", ports_skrouterd, configure_skrouterd, args_skrouterd, 1 },
-	{ "nghttpx", NULL, configure_nghttpx, args_nghttpx, 0 },
-	{ "nginx", NULL, configure_nginx, args_nginx, 0 },
+	{ "skrouterd", ports_skrouterd, link_skrouterd, configure_skrouterd, args_skrouterd, 1 },
+	{ "nghttpx", NULL, NULL, configure_nghttpx, args_nghttpx, 0 },
+	{ "nginx", NULL, NULL, configure_nginx, args_nginx, 0 },
 };
 
 static const struct relay_code *
@@ -366,6 +437,7 @@ start_relay(struct relay *r)
 	o.log = log;
 	o.cpus = r->pinned ? &r->cpus : NULL;
 	o.dir = r->dir;
+	o.env = build.label ? build.env : NULL;	/* the build's own, never ours */
 	snprintf(role, sizeof(role), "%s (%s)", r->role, opt.relay);
 	if (ff_spawn(&r->child, role, argv, &o) < 0)
 		ff_die("cannot start %s", r->role);
@@ -393,62 +465,92 @@ relay_json(struct relay *r)
 	return o;
 }
 
-/* The relays this stage starts, in the order they start. */
-static struct relay *
-next_relay(struct relay *r)
+/*
+ * The chain's ports and links for one attempt: each relay's data port, RN
+ * aimed at the server and each other relay at the next over their link;
+ * then the relay's own (code->ports, code->link).
+ */
+static void
+chain_ports(const struct relay_code *code, const char *server_host, int server_port)
 {
-	if (!r)
-		return &r2;
-	return r == &r2 && !only ? &r1 : NULL;
+	int i;
+
+	for (i = nrelays - 1; i >= 0; i--) {
+		relays[i].port = ff_free_port();
+		relays[i].target_port = i == nrelays - 1 ? server_port : relays[i + 1].port;
+		relays[i].listen_host = i ? "127.0.0.1" : opt.listen;
+		relays[i].target_host = i == nrelays - 1 ? server_host : "127.0.0.1";
+	}
+	for (i = 0; i + 1 < nrelays; i++) {
+		links[i].port = relays[i + 1].port;
+		if (code->link)
+			code->link(&links[i]);
+	}
+	for (i = 0; i < nrelays; i++)
+		if (code->ports)
+			code->ports(&relays[i]);
 }
 
-/* The relay the client (or the relay before it) connects to. */
-static struct relay *
-front(void)
+/*
+ * Each relay's CPUs: slot i of --cpu-limit CPUs for r(i+1); with more
+ * relays than there are CPUs for, the slots wrap and share (cpus_shared).
+ * A relay alone (--relay-role) takes slot 0 of its host's.
+ */
+static void
+place_relays(void)
 {
-	return only ? &r2 : &r1;
+	cpu_set_t avail, ours;
+	int i;
+
+	if (opt.cpu_limit <= 0)
+		return;
+	ff_cpus_available(&avail);
+	CPU_ZERO(&ours);
+	for (i = 0; i < nrelays; i++) {
+		if (!ff_cpus_slot(&avail, (int)opt.cpu_limit, i, &relays[i].cpus))
+			cpus_shared = 1;
+		relays[i].pinned = 1;
+		CPU_OR(&ours, &ours, &relays[i].cpus);
+	}
+	/* The topology event says so; flimflam's summary words it. */
+	cpus_others = opt.config_only ? NULL : others_on(&ours);
 }
 
-/* Start R2, then R1 (or the one relay of --relay-role); return the front's port. */
+/*
+ * Start RN, then each relay before it down to R1 (or the one relay of
+ * --relay-role); return R1's port (the client's target).
+ */
 static int
 start_relays(const char *server_host, int server_port)
 {
 	const struct relay_code *code;
-	cpu_set_t avail;
+	int i;
 
-	if (!row->processes) {
+	if (!nrelays) {
 		front_host = server_host;	/* relay none: the client goes to the server */
 		return server_port;
 	}
 	front_host = opt.listen;
 	code = relay_code();
-
-	ff_cpus_available(&avail);
-	if (opt.cpu_limit > 0) {
-		int a = ff_cpus_slot(&avail, opt.cpu_limit, 0, &r1.cpus);
-		int b = ff_cpus_slot(&avail, opt.cpu_limit, 1, &r2.cpus);
-
-		cpu_set_t ours;
-
-		r1.pinned = r2.pinned = 1;
-		cpus_shared = !(a && b) && !only;
-		CPU_OR(&ours, &r1.cpus, &r2.cpus);
-		/* The topology event says so; flimflam's summary words it. */
-		cpus_others = opt.config_only ? NULL : others_on(&ours);
+	for (i = 0; i < nrelays; i++) {
+		snprintf(relays[i].role, sizeof(relays[i].role), "r%d", i + 1);
+		if (opt.relay_role)
+			snprintf(relays[i].role, sizeof(relays[i].role), "%s", opt.relay_role);
+		relays[i].in = i ? &links[i - 1] : NULL;
+		relays[i].out = i + 1 < nrelays ? &links[i] : NULL;
+		if (i + 1 < nrelays)
+			links[i] = (struct link){ &relays[i], &relays[i + 1], 0 };
 	}
+	place_relays();
 	for (int attempt = 0;; attempt++) {
-		struct relay *failed;
-		int st, lost;
+		struct relay *r, *failed = NULL;
+		int lost;
 
-		r2.target_host = server_host;
-		r2.target_port = server_port;
-		r2.port = ff_free_port();
-		r1.target_port = r2.port;
-		r1.port = ff_free_port();
-		front()->listen_host = opt.listen;
-		if (code->ports)
-			code->ports();
-		for (struct relay *r = next_relay(NULL); r; r = next_relay(r)) {
+		chain_ports(code, server_host, server_port);
+		for (i = nrelays - 1; i >= 0; i--) {
+			r = &relays[i];
+			free(r->dir);
+			free(r->conf);
 			r->dir = ff_asprintf("%s/%s", ff_rundir(NULL), r->role);
 			if (ff_mkdirs(r->dir, 0700) < 0)
 				ff_die("cannot create '%s': %s", r->dir, strerror(errno));
@@ -456,11 +558,11 @@ start_relays(const char *server_host, int server_port)
 		}
 		if (opt.config_only)
 			break;
-		failed = start_relay(&r2) == 0 ? &r1 : &r2;
-		if (only && failed == &r1)
-			break;
-		st = failed == &r1 ? start_relay(&r1) : -1;
-		if (failed == &r1 && st == 0)
+		/* From the server back: each relay's next one is up when it starts. */
+		for (i = nrelays - 1; i >= 0 && !failed; i--)
+			if (start_relay(&relays[i]) != 0)
+				failed = &relays[i];
+		if (!failed)
 			break;
 		if (ff_signalled())
 			ff_exit_signalled();
@@ -473,7 +575,7 @@ start_relays(const char *server_host, int server_port)
 			       opt.relay, ff_rundir(NULL));
 		ff_info("%s lost its port to another program; trying other ports", failed->role);
 	}
-	return front()->port;
+	return relays[0].port;
 }
 
 /*
@@ -489,6 +591,31 @@ start_relays(const char *server_host, int server_port)
  */
 static pid_t env_pid = -1;
 static int env_fd = -1;
+
+/*
+ * In the collecting child: the build is the relay the environment names,
+ * its directory (or a link to it, by the program's name, in the run
+ * directory) first on PATH, with the build's own libraries.
+ */
+static void
+env_of_build(void)
+{
+	const char *base = strrchr(build.path, '/') + 1, *path = getenv("PATH");
+	char *dir, *link;
+
+	if (!strcmp(base, row->program)) {
+		dir = ff_strdup(build.path);
+		*strrchr(dir, '/') = 0;
+	} else {
+		dir = ff_asprintf("%s/build-bin", ff_rundir(NULL));
+		link = ff_asprintf("%s/%s", dir, row->program);
+		if (ff_mkdirs(dir, 0700) < 0 || (symlink(build.path, link) < 0 && errno != EEXIST))
+			ff_debug("cannot link '%s' as '%s': %s", build.path, link, strerror(errno));
+		free(link);
+	}
+	setenv("PATH", path ? ff_asprintf("%s:%s", dir, path) : dir, 1);
+	ff_build_env_enter(&build);
+}
 
 static void
 env_start(void)
@@ -516,6 +643,8 @@ env_start(void)
 	null = open("/dev/null", O_RDWR);
 	dup2(null, 0);
 	dup2(null, 1);	/* not the stream */
+	if (build.label)
+		env_of_build();
 	env = ff_env_collect();
 	_exit(json_dumpfd(env, fds[1], JSON_COMPACT) == 0 ? 0 : 1);
 }
@@ -543,8 +672,8 @@ emit_environment(json_t *env)
 	json_t *ev = ff_event("environment");
 	char *proton = NULL;
 
-	if (row->processes && relay_code()->proton)
-		proton = ff_env_proton_maps(front()->child.pid);
+	if (nrelays && relay_code()->proton)
+		proton = ff_env_proton_maps(relays[0].child.pid);
 	json_object_update(ev, env);
 	json_decref(env);
 	json_object_set_new(ev, "proton_library", ff_json_path(proton));
@@ -570,7 +699,7 @@ take_server(struct ff_stage *s, char **host)
 				port = (int)ff_json_num(ev, "port", 0);
 				if (port <= 0)
 					ff_die_event("the upstream's topology event has no port");
-				*host = strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
+				*host = ff_strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
 				upstream_relays = json_incref(json_object_get(ev, "relays"));
 				json_decref(ev);
 				break;
@@ -581,7 +710,7 @@ take_server(struct ff_stage *s, char **host)
 			}
 			if (!strcmp(ff_event_name(ev), "server")) {
 				port = (int)ff_json_num(ev, "port", 0);
-				*host = strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
+				*host = ff_strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
 				workload = ff_json_str(ev, "workload");
 				if (workload && !ff_carries(workload, opt.relay, opt.protocol,
 							    NULL, NULL, why, sizeof(why)))
@@ -629,6 +758,14 @@ parse_args(int argc, char *argv[])
 		case OPT_CONFIG_ONLY:
 			opt.config_only = 1;
 			break;
+		case OPT_HOPS:
+			opt.hops = ff_parse_run_opt(usage, "--hops", optarg);
+			break;
+		case FF_OPT_BUILD:
+			if (opt.build)
+				ff_usage_error(usage, "--build is given twice: the relays run one build");
+			opt.build = optarg;
+			break;
 		case OPT_ENCAPSULATION:
 			opt.encapsulation = encapsulations[ff_parse_name(usage, "encapsulation", optarg, encapsulations)];
 			break;
@@ -640,11 +777,17 @@ parse_args(int argc, char *argv[])
 			opt.listen = optarg;
 			break;
 		}
-		case OPT_RELAY_ROLE:
-			if (optarg[0] != 'r' || !optarg[1] || strspn(optarg + 1, "0123456789") != strlen(optarg + 1))
-				ff_usage_error(usage, "--relay-role: '%s' is not a relay's role (r1, r2, ...)", optarg);
+		case OPT_RELAY_ROLE: {
+			char *end;
+			long k = optarg[0] == 'r' && optarg[1] >= '1' && optarg[1] <= '9' ?
+				strtol(optarg + 1, &end, 10) : 0;
+
+			if (!k || *end || k > FF_HOPS_MAX)
+				ff_usage_error(usage, "--relay-role: '%s' is not a relay's role (r1 ... r%d)",
+					       optarg, FF_HOPS_MAX);
 			opt.relay_role = optarg;
 			break;
+		}
 		case OPT_TARGET_EVENT:
 			opt.target_event = target_events[ff_parse_name(usage, "target event", optarg, target_events)];
 			break;
@@ -653,6 +796,8 @@ parse_args(int argc, char *argv[])
 		ff_usage_error(usage, "--target-event is for --relay-role");
 	if (opt.relay_role && opt.server_port && strcmp(opt.target_event, "server"))
 		ff_usage_error(usage, "--server-port names the server: it goes with --target-event server");
+	if (opt.relay_role && opt.hops >= 0)
+		ff_usage_error(usage, "--relay-role starts one relay: --hops is for a chain");
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 }
@@ -670,6 +815,17 @@ check_relay(void)
 	row = ff_relay_find(opt.relay);
 	if (!ff_carries(NULL, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
 		ff_usage_error(usage, "%s (it works with: %s)", why, ff_combos_for(NULL, opt.relay));
+	/* A relay with ports of its own beyond the data path (skrouterd's links) is a chain's. */
+	if (opt.relay_role && (!row->processes || relay_code()->ports || relay_code()->link))
+		ff_usage_error(usage, "--relay-role starts one relay alone, and relay '%s' cannot be (these can: nginx, nghttpx)",
+			       opt.relay);
+	if (opt.relay_role)
+		opt.hops = 1;
+	if (opt.hops < 0)
+		opt.hops = ff_relay_hops(opt.relay);
+	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
+		ff_usage_error(usage, "%s", why);
+	nrelays = (int)opt.hops;
 	if (opt.cpu_limit > 0) {
 		cpu_set_t avail;
 		int n = ff_cpus_available(&avail);
@@ -678,27 +834,28 @@ check_relay(void)
 			ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 				       opt.cpu_limit, n, n == 1 ? "" : "s");
 	}
-	if (row->program) {
+	if (opt.build) {
+		if (ff_build_parse(opt.build, opt.relay, &build, why, sizeof(why)) < 0)
+			ff_fail(2, "%s", why);
+		program_path = ff_strdup(build.path);
+	} else if (row->program) {
 		program_path = ff_which(row->program);
 		if (!program_path)
 			ff_die("relay '%s' needs %s, which is not on PATH", opt.relay, row->program);
 	}
 	if (opt.encapsulation && !row->encapsulation)
 		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
-	/* A relay with ports of its own beyond the data path (skrouterd's link) comes in pairs. */
-	if (opt.relay_role && (!row->processes || relay_code()->ports))
-		ff_usage_error(usage, "--relay-role starts one relay alone, and relay '%s' cannot be (these can: nginx, nghttpx)",
-			       opt.relay);
-	if (opt.relay_role) {
-		only = 1;
-		r2.role = opt.relay_role;
-	}
-	if (program_path && !opt.config_only && row->check &&
+	if (program_path && !opt.config_only && row->check && !opt.build &&
 	    row->check(program_path, why, sizeof(why)) < 0)
-		ff_die("%s", why);
+		ff_die("%s", why);	/* a build's was checked with it */
+	if (program_path && !opt.build && !opt.config_only)
+		ff_build_at(NULL, program_path, opt.relay, &build, why, sizeof(why));
 	if (program_path) {
+		void *saved = ff_build_env_enter(&build);
 		int can = ff_carries(NULL, opt.relay, opt.protocol, program_path,
 				     opt.encapsulation, why, sizeof(why));
+
+		ff_build_env_leave(&build, saved);
 
 		if (can < 0)
 			ff_die("%s", why);
@@ -711,15 +868,15 @@ check_relay(void)
 static void
 emit_config(void)
 {
-	json_t *ev = ff_event("config"), *relays = json_array();
+	json_t *ev = ff_event("config"), *list = json_array();
 
 	json_object_set_new(ev, "relay", json_string(opt.relay));
 	json_object_set_new(ev, "protocol", json_string(opt.protocol));
-	if (row->processes && !only)
-		json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r1", "config", ff_json_path(r1.conf)));
-	if (row->processes)
-		json_array_append_new(relays, json_pack("{s:s,s:o}", "role", r2.role, "config", ff_json_path(r2.conf)));
-	json_object_set_new(ev, "relays", relays);
+	json_object_set_new(ev, "hops", json_integer(nrelays));
+	for (int i = 0; i < nrelays; i++)
+		json_array_append_new(list, json_pack("{s:s,s:o}", "role", relays[i].role,
+						      "config", ff_json_path(relays[i].conf)));
+	json_object_set_new(ev, "relays", list);
 	ff_emit(ev);
 }
 
@@ -727,7 +884,7 @@ emit_config(void)
 static void
 emit_topology(int port, int server_port)
 {
-	json_t *ev = ff_event("topology"), *relays = json_array();
+	json_t *ev = ff_event("topology"), *list = json_array();
 
 	json_object_set_new(ev, "relay", json_string(opt.relay));
 	json_object_set_new(ev, "protocol", json_string(opt.protocol));
@@ -735,12 +892,16 @@ emit_topology(int port, int server_port)
 	json_object_set_new(ev, "host", json_string(front_host));
 	json_object_set_new(ev, "port", json_integer(port));
 	json_object_set_new(ev, "server_port", json_integer(server_port));
-	if (row->processes)
-		for (struct relay *r = only ? &r2 : &r1; r; r = r == &r1 ? &r2 : NULL)
-			json_array_append_new(relays, relay_json(r));
+	for (int i = 0; i < nrelays; i++)
+		json_array_append_new(list, relay_json(&relays[i]));
 	if (upstream_relays)
-		json_array_extend(relays, upstream_relays);
-	json_object_set_new(ev, "relays", relays);
+		json_array_extend(list, upstream_relays);
+	/* The whole chain's: the upstream's relays with ours (--relay-role). */
+	json_object_set_new(ev, "hops", json_integer((json_int_t)json_array_size(list)));
+	json_object_set_new(ev, "relays", list);
+	/* The relay build measured, with or without --build. */
+	json_object_set_new(ev, "build", nrelays && build.path ?
+			    ff_build_json(&build, relays[0].child.pid) : json_null());
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
 	json_object_set_new(ev, "cpus_other_runs", cpus_others ? json_incref(cpus_others) : json_null());
 	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
@@ -767,9 +928,9 @@ int
 main(int argc, char *argv[])
 {
 	static struct ff_stage stage;
-	struct ff_child *kids[2] = { &r1.child, &r2.child };
+	struct ff_child *kids[FF_HOPS_MAX];
 	char *server_host = NULL;
-	int server_port, port;
+	int server_port, port, i;
 
 	ff_setprog(argv[0]);
 	parse_args(argc, argv);
@@ -796,7 +957,7 @@ main(int argc, char *argv[])
 	emit_environment(env_finish());
 	/* Hold the relays until the reader is done. */
 	forward_upstream(&stage);
-	if (only)
-		kids[0] = &r2.child;
-	return ff_stage_hold(&stage, kids, only ? 1 : row->processes);
+	for (i = 0; i < nrelays; i++)
+		kids[i] = &relays[i].child;
+	return ff_stage_hold(&stage, kids, nrelays);
 }

@@ -22,23 +22,28 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: ff-workload serve [-w WORKLOAD] [--cpu-limit N] [--run-dir DIR]\n"
+	"usage: ff-workload serve [-w WORKLOAD] [--cpu-limit N] [--hops N] [--run-dir DIR]\n"
 	"                         [--listen ADDRESS]\n"
 	"       ff-workload drive [-w WORKLOAD] [--jobs N] [--warmup SECONDS]\n"
-	"                         [--duration SECONDS] [--cpu-limit N] [--run-dir DIR]\n"
+	"                         [--duration SECONDS] [--cpu-limit N] [--hops N]\n"
+	"                         [--run-dir DIR]\n"
 	"                         [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"                         [--interval SECONDS]\n"
 	"\n"
 	"Workloads: builtin (default), iperf3, h2load, h2load-h1, builtin-rr,\n"
 	"builtin-crr. The sizes (also for serve) and --rate are builtin-rr's and\n"
 	"builtin-crr's.\n"
 	"serve starts the workload's server and holds it; drive reads the\n"
-	"topology event on stdin and runs the client through the relays.\n"
+	"topology event on stdin and runs the client through the relays, with an\n"
+	"interval event for every --interval seconds of the window (default 1).\n"
+	"With --cpu-limit, the workload runs on the CPUs the chain's --hops relays\n"
+	"(default 2) leave, if any.\n"
 	"--listen: the address serve's server listens on (default 127.0.0.1;\n"
 	"builtin and iperf3), which the server event names as its host.\n"
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
-enum { OPT_RUN_DIR = FF_OPT_OWN, OPT_LISTEN };
+enum { OPT_RUN_DIR = FF_OPT_OWN, OPT_HOPS, OPT_LISTEN };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -47,6 +52,7 @@ static const struct option longopts[] = {
 	{ "workload", required_argument, NULL, 'w' },
 	FF_RUN_LONGOPTS,
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
+	{ "hops", required_argument, NULL, OPT_HOPS },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ NULL, 0, NULL, 0 }
 };
@@ -58,8 +64,9 @@ static struct {
 	const char *workload;
 	struct ff_run_opts run;
 	const char *run_dir;
+	long hops;		/* the relays on CPUs of their own before ours */
 	const char *listen;	/* serve's server's address */
-} opt = { "builtin", FF_RUN_OPTS_DEFAULTS, NULL, "127.0.0.1" };
+} opt = { "builtin", FF_RUN_OPTS_DEFAULTS, NULL, 2, "127.0.0.1" };
 
 static const struct ff_workload *wl;	/* opt.workload's row of the matrix */
 static cpu_set_t workload_cpus;
@@ -451,6 +458,7 @@ client_failed(struct drive *d)
 
 static int start_client(struct drive *d, int out_fd);
 static int finish_iperf3(struct drive *d);
+static double iperf3_interval(void);
 static int finish_h2load(struct drive *d);
 
 /*
@@ -607,6 +615,8 @@ start_client(struct drive *d, int out_fd)
 		arg_num(&a, "--parallel", opt.run.jobs);
 		arg_num(&a, "--time", opt.run.duration);
 		arg_num(&a, "--omit", opt.run.warmup);
+		ff_argv_add(&a, "--interval");
+		ff_argv_addf(&a, "%.9g", iperf3_interval());
 		ff_argv_addl(&a, "--json", "--logfile", d->out_file, NULL);
 		spawn_or_die(&d->client, "client", a.v, d->client_log, -1);
 		ff_argv_free(&a);
@@ -633,6 +643,71 @@ start_client(struct drive *d, int out_fd)
 	close(fd);
 	ff_argv_free(&a);
 	return 0;
+}
+
+/*
+ * iperf3 reports at most every 60 s: a longer --interval is made of
+ * iperf3_group() of its intervals.
+ */
+#define IPERF3_MAX_INTERVAL 60
+static int
+iperf3_group(void)
+{
+	return (int)ceil(opt.run.interval / IPERF3_MAX_INTERVAL - 1e-9);
+}
+
+static double
+iperf3_interval(void)
+{
+	return opt.run.interval / iperf3_group();
+}
+
+static void
+emit_interval(double t, double dt, json_int_t bytes, json_t *operations, json_t *latency)
+{
+	json_t *ev = ff_event("interval");
+
+	json_object_set_new(ev, "t_s", json_real(ff_usec(t)));
+	json_object_set_new(ev, "dt_s", json_real(ff_usec(dt)));
+	json_object_set_new(ev, "bytes", json_integer(bytes));
+	json_object_set_new(ev, "operations", operations);
+	json_object_set_new(ev, "latency_us", latency);
+	ff_emit(ev);
+}
+
+/*
+ * iperf3's intervals of the window (not --omit's), as it reports them: its
+ * clock restarts after --omit; what it counts is what the sender sent (its
+ * total, not the receiver's). An interval under a tenth of the one asked
+ * (a sliver as the omitted period ends) is added to the next.
+ */
+static void
+iperf3_intervals(const json_t *doc)
+{
+	json_t *iv, *s;
+	double t = -1, end = 0, bytes = 0;
+	int n = 0, group = iperf3_group();
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "intervals"), i, iv) {
+		s = json_object_get(iv, "sum");
+		if (json_is_true(json_object_get(s, "omitted")))
+			continue;
+		if (t < 0)
+			t = ff_json_num(s, "start", 0);
+		end = ff_json_num(s, "end", 0);
+		bytes += ff_json_num(s, "bytes", 0);
+		if (end - ff_json_num(s, "start", 0) < iperf3_interval() / 10 && i + 1 < json_array_size(json_object_get(doc, "intervals")))
+			continue;
+		if (++n < group && i + 1 < json_array_size(json_object_get(doc, "intervals")))
+			continue;
+		emit_interval(t, end - t, (json_int_t)bytes, json_null(), json_null());
+		t = -1;
+		bytes = 0;
+		n = 0;
+	}
+	if (t >= 0)
+		emit_interval(t, end - t, (json_int_t)bytes, json_null(), json_null());
 }
 
 /* iperf3: the receiver's figures from its JSON. */
@@ -667,6 +742,7 @@ finish_iperf3(struct drive *d)
 		json_object_set_new(ev, "bits_per_s", json_real(ff_json_num(s, "bits_per_second", 0)));
 		ff_emit(ev);
 	}
+	iperf3_intervals(doc);
 	end = json_object_get(doc, "end");
 	sum = json_object_get(end, "sum_received");
 	bits_per_s = ff_json_num(sum, "bits_per_second", -1);
@@ -711,14 +787,72 @@ quantile(const double *v, size_t n, double q)
 	return v[k - 1];
 }
 
+/* A successful request of h2load's log: when it started (us), its latency. */
+struct req {
+	double start, us;
+};
+
+static int
+cmp_req(const void *a, const void *b)
+{
+	const struct req *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * h2load's intervals, from its requests: each in the interval of its start
+ * (the first started at the window's start; one after its end is in the
+ * last), latency percentiles of each, and the window's bytes shared out by
+ * requests (h2load does not log them; each response is the same object),
+ * so that they add up to its total.
+ */
+static void
+h2load_intervals(struct req *r, size_t n, double seconds, double bytes)
+{
+	/* The intervals of the window asked; the last one ends where h2load's did. */
+	int niv = ff_intervals_count(opt.run.interval, opt.run.duration), k;
+	size_t i = 0, j, cum = 0;
+	double *lat = ff_realloc(NULL, (n + 1) * sizeof(*lat)), given = 0;
+
+	qsort(r, n, sizeof(*r), cmp_req);
+	for (k = 0; k < niv; k++) {
+		double t = ff_interval_edge(opt.run.interval, opt.run.duration, k),
+		       t1 = k == niv - 1 ? fmax(t, seconds) :
+			    ff_interval_edge(opt.run.interval, opt.run.duration, k + 1), share;
+		json_t *l = json_null();
+
+		for (j = 0; i < n && (k == niv - 1 || (r[i].start - r[0].start) / 1e6 < t1); i++)
+			lat[j++] = r[i].us;
+		cum += j;
+		share = n ? round(bytes * cum / n) - given : 0;
+		given += share;
+		if (j) {
+			qsort(lat, j, sizeof(*lat), ff_cmp_double);
+			l = json_object();
+			json_object_set_new(l, "p50", json_real(quantile(lat, j, 0.50)));
+			json_object_set_new(l, "p90", json_real(quantile(lat, j, 0.90)));
+			json_object_set_new(l, "p99", json_real(quantile(lat, j, 0.99)));
+			json_object_set_new(l, "p99.9", json_real(quantile(lat, j, 0.999)));
+			json_object_set_new(l, "max", json_real(lat[j - 1]));
+		}
+		emit_interval(t, t1 - t, (json_int_t)share, json_integer((json_int_t)j), l);
+	}
+	free(lat);
+}
+
 /*
  * The latencies of the successful requests, sorted, from h2load's request
- * log, and their sum. The log holds a line per request of the main
- * duration: whole lines, as many 2xx as h2load counted, or it was cut short.
+ * log, and their sum; its intervals emitted (`seconds` the window, `bytes`
+ * its total). The log holds a line per request of the main duration: whole
+ * lines, as many 2xx as h2load counted, or it was cut short.
  */
 static double *
-h2load_latencies(const struct drive *d, double s2xx, size_t *n, double *sum)
+h2load_latencies(const struct drive *d, double s2xx, size_t *n, double *sum,
+		 double seconds, double bytes)
 {
+	struct req *reqs = NULL;
+	size_t rcap = 0;
 	char *logtext, *line, *next;
 	double *lat = NULL;
 	size_t nlat = 0, cap = 0;
@@ -738,15 +872,20 @@ h2load_latencies(const struct drive *d, double s2xx, size_t *n, double *sum)
 		if (status < 200 || status >= 300)
 			continue;
 		lat = ff_grow(lat, nlat + 1, &cap, sizeof(*lat), 65536);
+		reqs = ff_grow(reqs, nlat + 1, &rcap, sizeof(*reqs), 65536);
+		reqs[nlat] = (struct req){ start, us };
 		lat[nlat++] = us;
 		*sum += us;
 	}
 	free(logtext);
 	if (bad || nlat != (size_t)s2xx) {
 		free(lat);
+		free(reqs);
 		ff_die_event("h2load's request log '%s' is incomplete (%zu of the %.0f successful requests h2load counted%s: a full disk?); no latency from it",
 			     d->log_file, nlat, s2xx, bad ? ", and a line cut short" : "");
 	}
+	h2load_intervals(reqs, nlat, seconds, bytes);
+	free(reqs);
 	qsort(lat, nlat, sizeof(*lat), ff_cmp_double);
 	*n = nlat;
 	return lat;
@@ -808,7 +947,7 @@ finish_h2load(struct drive *d)
 	if (s2xx <= 0)
 		ff_die_event("h2load: no request succeeded (%.0f total, %.0f failed, %.0f errored, %.0f 4xx, %.0f 5xx); see '%s'",
 			     total, failed, errored, s4xx, s5xx, d->out_file);
-	lat = h2load_latencies(d, s2xx, &nlat, &sum);
+	lat = h2load_latencies(d, s2xx, &nlat, &sum, seconds, bytes);
 
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string(opt.workload));
@@ -879,6 +1018,9 @@ main(int argc, char *argv[])
 		case OPT_RUN_DIR:
 			opt.run_dir = optarg;
 			break;
+		case OPT_HOPS:
+			opt.hops = ff_parse_run_opt(usage, "--hops", optarg);
+			break;
 		case OPT_LISTEN: {
 			struct in_addr in;
 
@@ -897,6 +1039,7 @@ main(int argc, char *argv[])
 			       opt.workload);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(usage, "%s", why);
+	ff_check_interval(usage, opt.run.interval, opt.run.duration);
 	wl = ff_workload_find(opt.workload);
 	if (strcmp(opt.listen, "127.0.0.1") &&
 	    !(!strcmp(opt.workload, "builtin") || !strcmp(opt.workload, "iperf3")))
@@ -909,7 +1052,7 @@ main(int argc, char *argv[])
 	ff_set_cleanup(cleanup);
 	ff_rundir(opt.run_dir);
 	ff_cpus_available(&avail);
-	have_workload_cpus = ff_cpus_workload(&avail, opt.run.cpu_limit, 2, &workload_cpus);
+	have_workload_cpus = ff_cpus_workload(&avail, opt.run.cpu_limit, (int)opt.hops, &workload_cpus);
 	/* serve reads nothing: its stdin is not a stream. */
 	ff_stage_begin(&stage, !strcmp(mode, "drive"));
 	return !strcmp(mode, "serve") ? serve() : drive();

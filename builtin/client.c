@@ -9,6 +9,7 @@
  * Events on stdout (ff-workload adds start and end around them):
  *   window  when the window opens
  *   sample  once a second of the window, from its own interval
+ *   interval  every --interval seconds of the window, likewise
  *   result  when it closes, then the connections are closed
  *
  * A few threads, each with an epoll set of its non-blocking connections
@@ -17,9 +18,15 @@
  * the socket with recv(MSG_TRUNC), which for TCP consumes the bytes and
  * returns their count without copying them out (tcp(7)): the client never
  * looks at them, and the copy was a fifth of its CPU (bench/README.md).
- * Every byte taken is added to the thread's own counter (one relaxed atomic
- * store, no I/O); the main thread reads the counters on a CLOCK_MONOTONIC
- * timer.
+ * The window is cut by timestamps, not by when the main thread wakes: the
+ * bytes of every recv count in the part of the window (between two edges:
+ * each second, each --interval) that the CLOCK_MONOTONIC time just after it
+ * falls in, in the thread's own counter of that part (one clock read and a
+ * relaxed store, no I/O). Once an edge has passed, the main thread waits
+ * for any thread still inside its count (the `busy` flag), and then the
+ * parts before the edge are final: the samples, the intervals and the
+ * result add up exactly, and a main thread that wakes late (a busy
+ * machine) stretches nothing.
  */
 #include "ff.h"
 
@@ -44,10 +51,12 @@
 static const char usage[] =
 	"usage: ff-builtin-client --port PORT [--host ADDRESS] [--jobs N]\n"
 	"                         [--warmup SECONDS] [--duration SECONDS]\n"
+	"                         [--interval SECONDS]\n"
 	"\n"
 	"Stream to ADDRESS:PORT (default 127.0.0.1) on N connections (default 2) and count the\n"
 	"bytes echoed back during a window of --duration seconds (default 5)\n"
-	"that opens --warmup seconds (default 5) after the start.\n"
+	"that opens --warmup seconds (default 5) after the start; an interval\n"
+	"event every --interval seconds of it (default 1).\n"
 	"--version prints the version. --pipeline-stage (ff-workload gives it as\n"
 	"flimflam's stage): a signal stops it without a \"stopped by\" line.\n";
 
@@ -66,13 +75,23 @@ struct conn {
 };
 
 struct worker {
-	_Atomic uint64_t bytes;	/* received; written by this worker only */
+	_Atomic uint64_t *part;	/* bytes received in each part of the window (below) */
+	atomic_int busy;	/* between its clock read and its count */
+	int cur;		/* the part of the last count: they only go forward */
 	pthread_t tid;
 	int epfd;
 	int wakefd;		/* eventfd: the main thread says stop */
 	struct conn **ready;	/* connections with work left over */
 	int nready;
 } __attribute__((aligned(64)));
+
+/*
+ * The window's edges on CLOCK_MONOTONIC, in ns: edge[0] opens it, edge[k]
+ * (k = 1..nedges) ends part k, edge[nedges] closes it. Part 0 is before the
+ * window, part nedges + 1 after it.
+ */
+static uint64_t *edge;
+static int nedges;
 
 static int port;
 static struct in_addr host;		/* --host; 127.0.0.1 unless given */
@@ -81,28 +100,43 @@ static struct conn *conns;	/* jobs of them */
 static const char *wbuf;	/* what we send: constant, shared */
 static atomic_int stopping;
 
-/* The first failure of a connection, for the main thread to report. */
-static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int fail_id;	/* 0: none yet */
-static char fail_why[256];
-static int fail_fd = -1;	/* eventfd that wakes the main thread */
-
 static void
 fail(const struct conn *c, const char *why)
 {
-	uint64_t one = 1;
+	if (!atomic_load(&stopping))
+		ff_load_fail(c->id, why);
+}
 
-	if (atomic_load(&stopping))
-		return;
-	pthread_mutex_lock(&fail_lock);
-	if (!fail_id) {
-		fail_id = c->id;
-		snprintf(fail_why, sizeof(fail_why), "%s", why);
-	}
-	pthread_mutex_unlock(&fail_lock);
-	if (write(fail_fd, &one, sizeof(one)) < 0) {
-		/* the counter is already non-zero */
-	}
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Count n bytes just received in the part of the window of this moment.
+ * busy is set (a full barrier) before the clock is read, so the main
+ * thread, finding it clear once an edge has passed, knows every count of a
+ * time before the edge is in. Single writer of its parts: a relaxed load
+ * and store, no locked add.
+ */
+static void
+take(struct worker *w, ssize_t n)
+{
+	uint64_t t;
+	_Atomic uint64_t *p;
+
+	atomic_store(&w->busy, 1);
+	t = now_ns();
+	while (w->cur <= nedges && t >= edge[w->cur])
+		w->cur++;
+	p = &w->part[w->cur];
+	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+	atomic_store_explicit(&w->busy, 0, memory_order_release);
 }
 
 /*
@@ -128,10 +162,7 @@ pump(struct worker *w, struct conn *c)
 		}
 		n = recv(c->fd, NULL, IO_BYTES, MSG_TRUNC);
 		if (n > 0) {
-			/* Single writer: a relaxed load and store, no locked add. */
-			atomic_store_explicit(&w->bytes,
-				atomic_load_explicit(&w->bytes, memory_order_relaxed) + n,
-				memory_order_relaxed);
+			take(w, n);
 			moved += n;
 			progress = 1;
 		} else if (n == 0) {
@@ -214,48 +245,52 @@ connect_one(void)
 	return fd;
 }
 
-/* A signal ends the run, a failed connection fails it. */
-static void
-check(const char *phase)
-{
-	if (ff_signalled())
-		ff_exit_signalled();
-	if (atomic_load(&fail_id)) {
-		pthread_mutex_lock(&fail_lock);
-		ff_die("connection %d to %s:%d failed during the %s: %s",
-		       atomic_load(&fail_id), host_str, port, phase, fail_why);
-	}
-}
-
-/* Sleep until the monotonic time `when`, checking as we go. */
-static void
-wait_until(double when, const char *phase)
-{
-	while (ff_wait_until(when, fail_fd) != 0)
-		check(phase);
-	check(phase);
-}
-
+/*
+ * The bytes of part k (1..nedges), once edge[k] has passed: any thread
+ * still counting is waited for (its count is a few instructions, unless
+ * the machine took its CPU away), so part k is final.
+ */
 static uint64_t
-count(const struct worker *ws, int n)
+part_bytes(struct worker *ws, int n, int k)
 {
 	uint64_t sum = 0;
 	int i;
 
-	for (i = 0; i < n; i++)
-		sum += atomic_load_explicit(&ws[i].bytes, memory_order_relaxed);
+	for (i = 0; i < n; i++) {
+		while (atomic_load_explicit(&ws[i].busy, memory_order_acquire))
+			sched_yield();
+		sum += atomic_load_explicit(&ws[i].part[k], memory_order_relaxed);
+	}
 	return sum;
 }
 
 static int
-thread_count(int jobs)
+cmp_u64(const void *a, const void *b)
 {
-	cpu_set_t set;
-	int n = ff_cpus_available(&set);
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	if (n > jobs)
-		n = jobs;
-	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
+	return (x > y) - (x < y);
+}
+
+/*
+ * The edges of a window opening at `open` (ns): each second and each
+ * interval's end (ff_interval_edge), once each, in order.
+ */
+static void
+make_edges(uint64_t open, long duration, double interval)
+{
+	int niv = ff_intervals_count(interval, duration), k, m = 0;
+
+	edge = ff_realloc(NULL, (duration + niv + 1) * sizeof(*edge));
+	edge[m++] = open;
+	for (k = 1; k <= duration; k++)
+		edge[m++] = open + (uint64_t)k * 1000000000ULL;
+	for (k = 1; k <= niv; k++)
+		edge[m++] = open + (uint64_t)llround(ff_interval_edge(interval, duration, k) * 1e9);
+	qsort(edge, m, sizeof(*edge), cmp_u64);
+	for (nedges = 0, k = 1; k < m; k++)
+		if (edge[k] != edge[nedges])
+			edge[++nedges] = edge[k];
 }
 
 static struct worker *
@@ -263,8 +298,7 @@ start(int jobs, int *nw)
 {
 	struct worker *ws;
 	struct epoll_event ev;
-	sigset_t all, old;
-	int n = thread_count(jobs), i;
+	int n = ff_load_threads(MAX_THREADS, jobs), i;
 	char *b;
 
 	b = aligned_alloc(4096, IO_BYTES);
@@ -276,12 +310,11 @@ start(int jobs, int *nw)
 	wbuf = b;
 	memset(ws, 0, n * sizeof(*ws));
 	for (i = 0; i < n; i++) {
-		ws[i].epfd = epoll_create1(EPOLL_CLOEXEC);
+		ws[i].epfd = ff_load_epoll();
 		ws[i].wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		ws[i].ready = calloc(jobs / n + 1, sizeof(*ws[i].ready));
-		if (ws[i].epfd < 0 || ws[i].wakefd < 0)
-			ff_die("cannot create an event queue: %s",
-			       strerror(errno));
+		if (ws[i].wakefd < 0)
+			ff_die("cannot create an eventfd: %s", strerror(errno));
 		if (!ws[i].ready)
 			ff_die("out of memory");
 		ev.events = EPOLLIN;
@@ -303,17 +336,22 @@ start(int jobs, int *nw)
 			       strerror(errno));
 	}
 
-	/* The workers take no signals: the main thread does. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	for (i = 0; i < n; i++) {
-		errno = pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]);
-		if (errno)
-			ff_die("cannot start a thread: %s", strerror(errno));
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	*nw = n;
 	return ws;
+}
+
+/* The threads, once the window's edges are known: each counts into its parts. */
+static void
+go(struct worker *ws, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ws[i].part = calloc(nedges + 2, sizeof(*ws[i].part));
+		if (!ws[i].part)
+			ff_die("out of memory");
+		ff_load_thread(&ws[i].tid, NULL, worker_main, &ws[i]);
+	}
 }
 
 /* Stop the workers, then the streams: close every connection. */
@@ -346,46 +384,79 @@ emit_sample(double elapsed, double interval, uint64_t bytes)
 	ff_emit(ev);
 }
 
+/* An `interval` of the window: t_s from its start, dt_s long. */
 static void
-run(int jobs, long warmup, long duration)
+emit_interval(double t, double dt, uint64_t bytes)
 {
-	double t0 = ff_now(), open, t, prev, len;
-	uint64_t b0, b, bprev;
+	json_t *ev = ff_event("interval");
+
+	json_object_set_new(ev, "t_s", json_real(ff_usec(t)));
+	json_object_set_new(ev, "dt_s", json_real(ff_usec(dt)));
+	json_object_set_new(ev, "bytes", json_integer(bytes));
+	json_object_set_new(ev, "operations", json_null());
+	json_object_set_new(ev, "latency_us", json_null());
+	ff_emit(ev);
+}
+
+static void
+run(int jobs, long warmup, long duration, double interval)
+{
+	uint64_t open, b, total = 0, sbytes = 0, ibytes = 0;
+	double t, sprev = 0, iprev = 0;
 	struct worker *ws;
 	json_t *ev;
-	int nw, i;
+	int nw, k, sec = 1, iv = 1, niv = ff_intervals_count(interval, duration);
 
-	fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fail_fd < 0)
-		ff_die("cannot create an eventfd: %s", strerror(errno));
+	ff_load_fail_init(host_str, port);
+	/*
+	 * The window opens --warmup seconds after the start, as the clock
+	 * says, or once every connection is up if that took longer.
+	 */
+	open = now_ns() + (uint64_t)warmup * 1000000000ULL;
 	ws = start(jobs, &nw);
-	wait_until(t0 + warmup, "warmup");
+	if (now_ns() > open)
+		open = now_ns();
+	make_edges(open, duration, interval);
+	go(ws, nw);
+	ff_load_wait(open / 1e9, "warmup");
+	ff_emit_window(warmup, duration, open / 1e9);
 
-	open = ff_now();
-	b0 = count(ws, nw);
-	ff_emit_window(warmup, duration, open);
-
-	prev = open;
-	bprev = b0;
-	for (i = 1; i <= duration; i++) {
-		wait_until(open + i, "window");
-		t = ff_now();
-		b = count(ws, nw);
-		emit_sample(t - open, t - prev, b - bprev);
-		prev = t;
-		bprev = b;
+	/*
+	 * A sample at each second's edge and an interval at each --interval's,
+	 * from the parts of the window: they add up to the result exactly.
+	 * Each is told a moment (2 ms) after its edge, once the counts of that
+	 * time are in.
+	 */
+	for (k = 1; k <= nedges; k++) {
+		ff_load_wait((edge[k] + 2000000) / 1e9, "window");
+		b = part_bytes(ws, nw, k);
+		total += b;
+		sbytes += b;
+		ibytes += b;
+		t = (edge[k] - open) / 1e9;
+		if (sec <= duration && edge[k] == open + (uint64_t)sec * 1000000000ULL) {
+			emit_sample(t, t - sprev, sbytes);
+			sprev = t;
+			sbytes = 0;
+			sec++;
+		}
+		if (iv <= niv && edge[k] == open + (uint64_t)llround(ff_interval_edge(interval, duration, iv) * 1e9)) {
+			emit_interval(iprev, t - iprev, ibytes);
+			iprev = t;
+			ibytes = 0;
+			iv++;
+		}
 	}
-	check("window");
+	ff_load_check("window");
 	stop(ws, nw, jobs);
 
-	len = ff_usec(prev - open);
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string("builtin"));
 	json_object_set_new(ev, "jobs", json_integer(jobs));
-	json_object_set_new(ev, "duration_s", json_real(len));
-	json_object_set_new(ev, "bytes", json_integer(bprev - b0));
-	json_object_set_new(ev, "bits", json_integer(8 * (bprev - b0)));
-	json_object_set_new(ev, "bits_per_s", json_real(8 * (bprev - b0) / len));
+	json_object_set_new(ev, "duration_s", json_real(duration));
+	json_object_set_new(ev, "bytes", json_integer(total));
+	json_object_set_new(ev, "bits", json_integer(8 * total));
+	json_object_set_new(ev, "bits_per_s", json_real(8.0 * total / duration));
 	json_object_set_new(ev, "operations", json_null());
 	json_object_set_new(ev, "ops_per_s", json_null());
 	json_object_set_new(ev, "errors", json_integer(0));
@@ -404,9 +475,11 @@ main(int argc, char *argv[])
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long jobs = 2, warmup = 5, duration = 5, p = -1;
+	double interval = 1;
 	int c;
 
 	ff_setprog(argv[0]);
@@ -433,15 +506,19 @@ main(int argc, char *argv[])
 		case 'd':
 			duration = ff_parse_run_opt(usage, "--duration", optarg);
 			break;
+		case 'i':
+			interval = ff_parse_interval(usage, optarg);
+			break;
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (p < 0)
 		ff_usage_error(usage, "missing --port");
 	port = p;
+	ff_check_interval(usage, interval, duration);
 
 	ff_signals_init();
 	ff_raise_nofile(jobs + 64);
-	run(jobs, warmup, duration);
+	run(jobs, warmup, duration, interval);
 	return ff_finish();
 }

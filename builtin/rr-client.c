@@ -20,6 +20,8 @@
  * Events on stdout (ff-workload adds start and end around them):
  *   window  when the window opens
  *   sample  once a second of the window: the transactions of that second
+ *   interval  when it closes, one for every --interval seconds of it:
+ *           the transactions that ended in it, their latency percentiles
  *   result  when it closes: counts, rates, latency percentiles
  *
  * One thread per job, each with a blocking socket (the fewest system
@@ -47,7 +49,7 @@
 static const char usage[] =
 	"usage: ff-builtin-rr-client --port PORT [--crr] [--jobs N] [--warmup SECONDS]\n"
 	"                            [--duration SECONDS] [--request-size BYTES]\n"
-	"                            [--response-size BYTES] [--rate N]\n"
+	"                            [--response-size BYTES] [--rate N] [--interval SECONDS]\n"
 	"                            [--timeout SECONDS] [--histogram-dir DIR]\n"
 	"\n"
 	"Request/response transactions with 127.0.0.1:PORT on N connections\n"
@@ -55,7 +57,8 @@ static const char usage[] =
 	"--duration seconds (default 5) that opens --warmup seconds (default 5)\n"
 	"after the start. --rate: N transactions a second in all (open loop).\n"
 	"--timeout: a connect, request or response taking longer fails (default\n"
-	"10). --histogram-dir: write the latency histograms there.\n"
+	"10). --histogram-dir: write the latency histograms there. --interval:\n"
+	"an interval event for every SECONDS of the window (default 1), at its end.\n"
 	"--version prints the version. --pipeline-stage (ff-workload gives it as\n"
 	"flimflam's stage): a signal stops it without a \"stopped by\" line.\n";
 
@@ -69,6 +72,10 @@ struct job {
 	uint64_t phase_ns;		/* first due time after the start (--rate) */
 	_Atomic uint64_t done, bytes;	/* in the window; written by this job only */
 	struct ff_hist *lat, *conn;	/* in the window */
+	/* The interval being counted: its transactions, added to ivs[] as the next begins. */
+	struct ff_hist *iv_lat;
+	uint64_t iv_done, iv_bytes;
+	int iv_k;
 	uint64_t attempts, errors, timeouts;	/* crr, the whole run */
 	char why[192];			/* the first failure */
 } __attribute__((aligned(64)));
@@ -76,16 +83,18 @@ struct job {
 static int port, crr, timeout_s = 10;
 static long req_size = 1, resp_size = 1, rate;
 static uint64_t t0_ns, open_ns, close_ns, interval_ns;
+/* The window's intervals (--interval): niv of them, each's sums. */
+static double iv_s = 1;
+static int niv;
+static struct ivsum {
+	uint64_t done, bytes;
+} *ivs;
+static struct ff_hist *iv_hists;
+static pthread_mutex_t iv_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *reqbuf;
 static struct job *jobs_v;
 static int njobs;
 static atomic_int stopping;
-
-/* The first failure of an rr connection, for the main thread to report. */
-static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int fail_id;
-static char fail_why[256];
-static int fail_fd = -1;
 
 static uint64_t
 now_ns(void)
@@ -99,19 +108,8 @@ now_ns(void)
 static void
 fail(const struct job *j, const char *why)
 {
-	uint64_t one = 1;
-
-	if (atomic_load(&stopping))
-		return;
-	pthread_mutex_lock(&fail_lock);
-	if (!fail_id) {
-		fail_id = j->id;
-		snprintf(fail_why, sizeof(fail_why), "%s", why);
-	}
-	pthread_mutex_unlock(&fail_lock);
-	if (write(fail_fd, &one, sizeof(one)) < 0) {
-		/* the counter is already non-zero */
-	}
+	if (!atomic_load(&stopping))
+		ff_load_fail(j->id, why);
 }
 
 static void
@@ -232,12 +230,61 @@ sleep_until(uint64_t ns)
 		;
 }
 
+/*
+ * The job's interval into the sums, once per interval and job (a lock
+ * then is cheap); its histogram emptied, writing only the buckets used,
+ * so untouched pages stay unmapped.
+ */
+static void
+iv_flush(struct job *j)
+{
+	struct ff_hist *h = j->iv_lat;
+	int i;
+
+	if (!j->iv_done)
+		return;
+	pthread_mutex_lock(&iv_lock);
+	ff_hist_merge(&iv_hists[j->iv_k], h);
+	ivs[j->iv_k].done += j->iv_done;
+	ivs[j->iv_k].bytes += j->iv_bytes;
+	pthread_mutex_unlock(&iv_lock);
+	for (i = 0; i < FF_HIST_BUCKETS; i++)
+		if (h->counts[i])
+			h->counts[i] = 0;
+	h->count = h->over = h->min_ns = h->max_ns = h->sum_ns = 0;
+	j->iv_done = j->iv_bytes = 0;
+}
+
+/* The interval (0-based) that holds `end`, a moment of the window. */
+static int
+iv_of(uint64_t end)
+{
+	int k = (int)((end - open_ns) / (iv_s * 1e9));
+
+	/* the edges as every program cuts them (ff_interval_edge), in ns */
+	while (k + 1 < niv && end >= open_ns + (uint64_t)(ff_interval_edge(iv_s, (close_ns - open_ns) / 1e9, k + 1) * 1e9))
+		k++;
+	while (k > 0 && end < open_ns + (uint64_t)(ff_interval_edge(iv_s, (close_ns - open_ns) / 1e9, k) * 1e9))
+		k--;
+	return k < niv ? k : niv - 1;
+}
+
 /* A transaction that ended at `end` counts if the window holds that moment. */
 static void
 count(struct job *j, uint64_t start, uint64_t connected, uint64_t end)
 {
+	int k;
+
 	if (end < open_ns || end >= close_ns)
 		return;
+	k = iv_of(end);
+	if (k != j->iv_k) {
+		iv_flush(j);
+		j->iv_k = k;
+	}
+	ff_hist_record(j->iv_lat, end - start);
+	j->iv_done++;
+	j->iv_bytes += req_size + resp_size;
 	ff_hist_record(j->lat, end - start);
 	if (j->conn)
 		ff_hist_record(j->conn, connected - start);
@@ -303,28 +350,8 @@ job_main(void *arg)
 		}
 		count(j, start, connected, end);
 	}
+	iv_flush(j);
 	return NULL;
-}
-
-/* A signal ends the run, a failed rr connection fails it. */
-static void
-check(const char *phase)
-{
-	if (ff_signalled())
-		ff_exit_signalled();
-	if (atomic_load(&fail_id)) {
-		pthread_mutex_lock(&fail_lock);
-		ff_die("connection %d to 127.0.0.1:%d failed during the %s: %s",
-		       atomic_load(&fail_id), port, phase, fail_why);
-	}
-}
-
-static void
-wait_until_ns(uint64_t when, const char *phase)
-{
-	while (ff_wait_until(when / 1e9, fail_fd) != 0)
-		check(phase);
-	check(phase);
 }
 
 /*
@@ -347,11 +374,17 @@ static void
 start(long warmup, long duration)
 {
 	pthread_attr_t attr;
-	sigset_t all, old;
 	char why[192];
 	int i, timed_out;
 
-	struct ff_hist *lats = new_hists(njobs), *conns = crr ? new_hists(njobs) : NULL;
+	struct ff_hist *lats = new_hists(njobs), *conns = crr ? new_hists(njobs) : NULL,
+		       *ivlats = new_hists(njobs);
+
+	niv = ff_intervals_count(iv_s, duration);
+	iv_hists = new_hists(niv);
+	ivs = calloc(niv, sizeof(*ivs));
+	if (!ivs)
+		ff_die("out of memory");
 
 	jobs_v = aligned_alloc(64, njobs * sizeof(*jobs_v));
 	reqbuf = malloc(req_size < CHUNK ? req_size : CHUNK);
@@ -365,6 +398,7 @@ start(long warmup, long duration)
 		j->id = i + 1;
 		j->lat = &lats[i];
 		j->conn = crr ? &conns[i] : NULL;
+		j->iv_lat = &ivlats[i];
 		atomic_store(&j->fd, -1);
 		/* rr: every connection first; failing to connect is an error. */
 		if (!crr) {
@@ -388,17 +422,10 @@ start(long warmup, long duration)
 			jobs_v[i].phase_ns = interval_ns * i / njobs;
 	}
 
-	/* The jobs take no signals: the main thread does. */
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	for (i = 0; i < njobs; i++) {
-		errno = pthread_create(&jobs_v[i].tid, &attr, job_main, &jobs_v[i]);
-		if (errno)
-			ff_die("cannot start a thread: %s", strerror(errno));
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	for (i = 0; i < njobs; i++)
+		ff_load_thread(&jobs_v[i].tid, &attr, job_main, &jobs_v[i]);
 	pthread_attr_destroy(&attr);
 }
 
@@ -518,6 +545,40 @@ result(long duration, const char *hist_dir)
 	munmap(lat, 2 * sizeof(*lat));
 }
 
+/*
+ * The window's intervals, once the jobs are stopped: each transaction in
+ * the one its end falls in, so they add up to the result exactly.
+ */
+static void
+emit_intervals(long duration)
+{
+	json_t *ev, *lat;
+	int k;
+
+	for (k = 0; k < niv; k++) {
+		double t = ff_interval_edge(iv_s, duration, k),
+		       dt = ff_interval_edge(iv_s, duration, k + 1) - t;
+		const struct ff_hist *h = &iv_hists[k];
+
+		ev = ff_event("interval");
+		json_object_set_new(ev, "t_s", json_real(ff_usec(t)));
+		json_object_set_new(ev, "dt_s", json_real(ff_usec(dt)));
+		json_object_set_new(ev, "bytes", json_integer((json_int_t)ivs[k].bytes));
+		json_object_set_new(ev, "operations", json_integer((json_int_t)ivs[k].done));
+		if (h->count) {
+			lat = json_object();
+			json_object_set_new(lat, "p50", json_real(ff_hist_percentile(h, 50) / 1e3));
+			json_object_set_new(lat, "p90", json_real(ff_hist_percentile(h, 90) / 1e3));
+			json_object_set_new(lat, "p99", json_real(ff_hist_percentile(h, 99) / 1e3));
+			json_object_set_new(lat, "p99.9", json_real(ff_hist_percentile(h, 99.9) / 1e3));
+			json_object_set_new(lat, "max", json_real(h->max_ns / 1e3));
+		} else
+			lat = json_null();
+		json_object_set_new(ev, "latency_us", lat);
+		ff_emit(ev);
+	}
+}
+
 static void
 run(long warmup, long duration, const char *hist_dir)
 {
@@ -525,17 +586,15 @@ run(long warmup, long duration, const char *hist_dir)
 	json_t *ev;
 	int i;
 
-	fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fail_fd < 0)
-		ff_die("cannot create an eventfd: %s", strerror(errno));
+	ff_load_fail_init("127.0.0.1", port);
 	start(warmup, duration);
-	wait_until_ns(open_ns, "warmup");
+	ff_load_wait(open_ns / 1e9, "warmup");
 	ff_emit_window(warmup, duration, open_ns / 1e9);
 
 	prev = open_ns;
 	dprev = bprev = 0;
 	for (i = 1; i <= duration; i++) {
-		wait_until_ns(open_ns + i * 1000000000ULL, "window");
+		ff_load_wait((open_ns + i * 1000000000ULL) / 1e9, "window");
 		t = now_ns();
 		sums(&d, &b);
 		ev = ff_event("sample");
@@ -546,8 +605,9 @@ run(long warmup, long duration, const char *hist_dir)
 		dprev = d;
 		bprev = b;
 	}
-	check("window");
+	ff_load_check("window");
 	stop();
+	emit_intervals(duration);
 	result(duration, hist_dir);
 }
 
@@ -568,6 +628,7 @@ main(int argc, char *argv[])
 		{ "request-size", required_argument, NULL, FF_OPT_REQUEST_SIZE },
 		{ "response-size", required_argument, NULL, FF_OPT_RESPONSE_SIZE },
 		{ "rate", required_argument, NULL, FF_OPT_RATE },
+		{ "interval", required_argument, NULL, FF_OPT_INTERVAL },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ff_run_opts o = FF_RUN_OPTS_DEFAULTS;
@@ -605,6 +666,8 @@ main(int argc, char *argv[])
 	req_size = o.request_size;
 	resp_size = o.response_size;
 	rate = o.rate;
+	ff_check_interval(usage, o.interval, o.duration);
+	iv_s = o.interval;
 	if (hist_dir) {
 		char why[256];
 

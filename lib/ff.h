@@ -20,7 +20,9 @@
  *   ff_elf.c    frame pointers, from a program's debug sections
  *   ff_perf.c   what perf can open
  *   ff_hist.c   latency histograms: record, merge, percentiles, files
- *   ff_load.c   the builtin workload clients: window event, waits on the clock
+ *   ff_load.c   the builtin programs: window event, waits on the clock, threads, failures
+ *   ff_build.c  relay builds (--build LABEL=PATH): binary, environment, name
+ *   ff_series.c the window as a time series: steadiness, sparklines
  *
  * lib/ff_int.h declares what only the library's files share.
  *
@@ -44,6 +46,7 @@
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 
 #include "ff_matrix.h"	/* the workloads, relays and protocols */
 
@@ -162,7 +165,7 @@ void ff_argv_addf(struct ff_argv *a, const char *fmt, ...) __attribute__((format
  * The run options as the programs take them: "--jobs" N "--warmup" N
  * "--duration" N, "--cpu-limit" N when `with_cpu_limit`, then those of the
  * request/response workloads that differ from their defaults
- * ("--request-size" N, "--response-size" N, "--rate" N).
+ * ("--request-size" N, "--response-size" N, "--rate" N), and "--interval" S.
  */
 struct ff_run_opts;
 void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_limit);
@@ -181,7 +184,8 @@ long ff_parse_long(const char *usage, const char *opt, const char *s,
  * The run options every program shares, each with its one range:
  * "--jobs" 1..4096, "--warmup" 0..86400, "--duration" 1..86400,
  * "--cpu-limit" 0..CPU_SETSIZE, "--freq" 1..1000000, "--request-size" and
- * "--response-size" 1..16777216, "--rate" 1..10000000. A usage error like
+ * "--response-size" 1..16777216, "--rate" 1..10000000, "--hops" 1..8
+ * (FF_HOPS_MAX). A usage error like
  * ff_parse_long.
  */
 long ff_parse_run_opt(const char *usage, const char *opt, const char *s);
@@ -196,10 +200,12 @@ struct ff_run_opts {
 	long jobs, warmup, duration, cpu_limit;
 	/* The request/response workloads (builtin-rr, builtin-crr): bytes, and transactions/s (0: closed loop). */
 	long request_size, response_size, rate;
+	/* Seconds between `interval` events of the window (0.1 to the duration). */
+	double interval;
 };
-#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0 }	/* the original's defaults */
+#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0, 1.0 }	/* the original's defaults */
 enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT,
-       FF_OPT_REQUEST_SIZE, FF_OPT_RESPONSE_SIZE, FF_OPT_RATE, FF_OPT_OWN };
+       FF_OPT_REQUEST_SIZE, FF_OPT_RESPONSE_SIZE, FF_OPT_RATE, FF_OPT_INTERVAL, FF_OPT_OWN };
 #define FF_RUN_LONGOPTS \
 	{ "jobs", required_argument, NULL, FF_OPT_JOBS }, \
 	{ "warmup", required_argument, NULL, FF_OPT_WARMUP }, \
@@ -207,8 +213,23 @@ enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT,
 	{ "cpu-limit", required_argument, NULL, FF_OPT_CPU_LIMIT }, \
 	{ "request-size", required_argument, NULL, FF_OPT_REQUEST_SIZE }, \
 	{ "response-size", required_argument, NULL, FF_OPT_RESPONSE_SIZE }, \
-	{ "rate", required_argument, NULL, FF_OPT_RATE }
+	{ "rate", required_argument, NULL, FF_OPT_RATE }, \
+	{ "interval", required_argument, NULL, FF_OPT_INTERVAL }
 int ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o);
+/*
+ * --interval: "--interval" SECONDS, a number from FF_INTERVAL_MIN; and,
+ * once every option is parsed, no longer than --duration (usage errors).
+ */
+#define FF_INTERVAL_MIN 0.1
+double ff_parse_interval(const char *usage, const char *s);
+void ff_check_interval(const char *usage, double interval, long duration);
+/*
+ * The intervals of a window of `duration` s: how many (the last one may be
+ * shorter), and where the k-th (0-based) starts and ends, in s from its
+ * start. Every program cuts the window the same way.
+ */
+int ff_intervals_count(double interval, double duration);
+double ff_interval_edge(double interval, double duration, int k);
 /* 1 if a request/response option differs from its default (ff_argv_run_opts passes those). */
 int ff_rr_opts_set(const struct ff_run_opts *o);
 /* A decimal number (fractions allowed) in [min, max]; usage error otherwise. */
@@ -238,6 +259,13 @@ int ff_parse_name(const char *usage, const char *what, const char *s,
 struct option;
 #define FF_OPT_VERSION 0x7ffe
 #define FF_LONGOPT_VERSION { "version", no_argument, NULL, FF_OPT_VERSION }
+/*
+ * FF_LONGOPT_BUILD is --build LABEL=PATH (ff_build.c): the one option
+ * ff_getopt lets come more than once (bench takes several builds); a
+ * program that takes one says so itself.
+ */
+#define FF_OPT_BUILD 0x7ffc
+#define FF_LONGOPT_BUILD { "build", required_argument, NULL, FF_OPT_BUILD }
 #define FF_OPT_PIPELINE_STAGE 0x7ffd
 #define FF_LONGOPT_PIPELINE_STAGE { "pipeline-stage", no_argument, NULL, FF_OPT_PIPELINE_STAGE }
 int ff_pipeline_stage(void);
@@ -437,6 +465,8 @@ int ff_sleep(double seconds);
 double ff_proc_cpu_s(pid_t pid);
 /* Peak RSS (VmHWM) summed over a process and its descendants, bytes; -1 if gone. */
 long long ff_proc_hwm_bytes(pid_t pid);
+/* Current RSS (VmRSS) summed likewise, bytes; -1 if gone. */
+long long ff_proc_rss_bytes(pid_t pid);
 /* pid and its descendants (from /proc/PID/task/TID/children); returns count. */
 int ff_proc_tree(pid_t pid, pid_t *out, int max);
 /* Is the process's own executable gone or a zombie? 1 alive, 0 not. */
@@ -822,5 +852,113 @@ void ff_emit_window(long warmup, long duration, double monotonic);
 int ff_wait_until(double when, int fd);
 /* Seconds rounded to the microsecond, for events. */
 double ff_usec(double s);
+
+/*
+ * The threads of the builtin programs. ff_load_threads: how many to start:
+ * the CPUs we may use, at most `most` (and at most `jobs` when jobs > 0),
+ * at least 1. ff_load_thread: start one that takes no signals (the main
+ * thread takes them); dies when it cannot.
+ */
+int ff_load_threads(int most, long jobs);
+void ff_load_thread(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+/* A new epoll instance (close-on-exec); dies when it cannot. */
+int ff_load_epoll(void);
+/*
+ * A client's failure record: its threads report the first failure of a
+ * connection (ff_load_fail: connection id 1.., why; later ones are dropped),
+ * which wakes the main thread; the main thread waits with ff_load_wait,
+ * which, like ff_load_check, ends the program on a signal, or with
+ * "connection ID to HOST:PORT failed during the PHASE: WHY" once a
+ * connection failed. ff_load_fail_init first, in the main thread (HOST:
+ * the address the client connects to, kept).
+ */
+void ff_load_fail_init(const char *host, int port);
+void ff_load_fail(int id, const char *why);
+void ff_load_check(const char *phase);
+void ff_load_wait(double when, const char *phase);
+/* ff_build.c */
+
+/*
+ * A relay build: `--build LABEL=PATH`, PATH a relay binary or an install
+ * prefix whose sbin/ or bin/ holds it. Its processes run in an environment
+ * derived from the build alone (`env`, for ff_spawn_opts): LD_LIBRARY_PATH
+ * is the binary's RUNPATH (else RPATH; $ORIGIN expanded), else PREFIX/lib
+ * and PREFIX/lib64 where they exist, else unset; for skrouterd, PYTHONPATH
+ * is its Python directory (the -I default of its --help, where its schema
+ * is) and the Proton binding under PREFIX (a lib directory's
+ * python3.N/site-packages or dist-packages holding proton), and `skstat` the PREFIX/bin/skstat beside it (run with
+ * `skstat_env`: the build's libraries only with the build's binding).
+ * A build without a label is the relay found on PATH, as without --build:
+ * its processes inherit the caller's environment.
+ */
+struct ff_build {
+	char *label;		/* NULL: no --build (the program on PATH) */
+	const char *relay;	/* static: skrouterd, nginx, nghttpx */
+	char *path;		/* the binary, absolute */
+	char *prefix;		/* its install prefix, or NULL */
+	char *version;		/* the first line of its version output */
+	char *ld_library_path, *pythonpath;	/* NULL: unset */
+	char *skstat;		/* skrouterd: PREFIX/bin/skstat, or NULL */
+	char *env[3];		/* "NAME=VALUE", or "NAME" to unset; NULL-terminated */
+	char *skstat_env[3];
+};
+/* Is s[0..len) a label: 1 to 64 of [A-Za-z0-9._-]? */
+int ff_build_label_ok(const char *s, size_t len);
+/*
+ * "LABEL=PATH" for `relay`: the label is well formed, PATH exists, is (or
+ * holds) an executable, and that answers as the relay (its version output;
+ * skrouterd: ff_skrouterd_check, run in the build's environment). 0, or -1
+ * with "--build LABEL: why" (or "--build 'ARG': why") in `why`.
+ */
+int ff_build_parse(const char *arg, const char *relay, struct ff_build *b, char *why, size_t n);
+/* The same for a label (or NULL) and a path. */
+int ff_build_at(const char *label, const char *path, const char *relay, struct ff_build *b,
+		char *why, size_t n);
+/* The relay's program on PATH as a build without a label; -1 when there is none usable. */
+int ff_build_of_path(const char *relay, struct ff_build *b);
+void ff_build_free(struct ff_build *b);
+/*
+ * Put the build's LD_LIBRARY_PATH and PYTHONPATH in this process's
+ * environment (for the probes it runs: ff_env_run) until ..._leave puts
+ * the caller's back. A build without a label changes nothing.
+ */
+void *ff_build_env_enter(const struct ff_build *b);
+void ff_build_env_leave(const struct ff_build *b, void *saved);
+/*
+ * The `build` object: {label (null without --build), relay, path, version,
+ * sha256 (of the binary), proton: {path, version} or null}. Proton (for
+ * skrouterd) is the libqpid-proton*.so mapped in process `pid` when > 0,
+ * else what the loader would pick (ldd in the build's environment); its
+ * version from pkgconfig/libqpid-proton-core.pc beside it, else null.
+ */
+json_t *ff_build_json(const struct ff_build *b, pid_t pid);
+/* "build main: skrouterd /p/sbin/skrouterd, version V, sha256 0123456789ab; Proton /p/lib/libqpid-proton-core.so.10 0.41.0" */
+const char *ff_build_line(const json_t *build, char *buf, size_t n);
+
+/* ff_series.c */
+
+/*
+ * The window's steadiness, from its `interval` events (or the intervals of
+ * a result): throughput is bytes / dt_s of each interval (operations when
+ * no bytes moved), a last interval under half the longest left out. An
+ * object {cv_pct, trend_pct, steady, reason}: cv_pct the coefficient of
+ * variation of throughput, trend_pct the change from the mean of the first
+ * half of the intervals to that of the second, over the mean (an odd
+ * count's middle one in neither); unsteady (steady false, reason saying
+ * why) when cv_pct is above FF_STEADY_CV_PCT or |trend_pct| above
+ * FF_STEADY_TREND_PCT. With fewer than two intervals: nulls, and a reason.
+ */
+#define FF_STEADY_CV_PCT 10
+#define FF_STEADY_TREND_PCT 10
+json_t *ff_steadiness(const json_t *intervals);
+/* Is the user's locale's character set (LC_ALL, LC_CTYPE, LANG) UTF-8? */
+int ff_utf8_locale(void);
+/*
+ * A sparkline of v[n] (malloc'd): at most `width` columns, each the mean
+ * of its share of the values, scaled from the smallest column to the
+ * largest (a flat series is a flat line, at the bottom when all zero); the
+ * Unicode blocks U+2581..U+2588 when `utf8`, else the ASCII "_.-:=+*#".
+ */
+char *ff_sparkline(const double *v, size_t n, size_t width, int utf8);
 
 #endif

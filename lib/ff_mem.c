@@ -171,6 +171,8 @@ ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_li
 		ff_argv_add(a, "--rate");
 		ff_argv_addf(a, "%ld", o->rate);
 	}
+	ff_argv_add(a, "--interval");
+	ff_argv_addf(a, "%.9g", o->interval);
 }
 
 void

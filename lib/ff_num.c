@@ -197,7 +197,7 @@ ff_getopt(int argc, char *const argv[], const char *optstring,
 	for (o = longopts; o && o->name; o++)
 		if (o->val == c)
 			valued = o->has_arg == required_argument;
-	if (!valued)
+	if (!valued || c == FF_OPT_BUILD)
 		return c;
 	for (i = 0; i < nseen && seen[i].val != c; i++)
 		;
@@ -226,6 +226,7 @@ ff_parse_run_opt(const char *usage, const char *opt, const char *s)
 		{ "--request-size", 1, 16 << 20 },
 		{ "--response-size", 1, 16 << 20 },
 		{ "--rate", 1, 10000000 },
+		{ "--hops", 1, FF_HOPS_MAX },
 	};
 	size_t i;
 
@@ -244,10 +245,51 @@ ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o
 	long *fields[] = { &o->jobs, &o->warmup, &o->duration, &o->cpu_limit,
 			   &o->request_size, &o->response_size, &o->rate };
 
+	if (c == FF_OPT_INTERVAL) {
+		o->interval = ff_parse_interval(usage, arg);
+		return 1;
+	}
 	if (c < FF_OPT_JOBS || c > FF_OPT_RATE)
 		return 0;
 	*fields[c - FF_OPT_JOBS] = ff_parse_run_opt(usage, names[c - FF_OPT_JOBS], arg);
 	return 1;
+}
+
+double
+ff_parse_interval(const char *usage, const char *s)
+{
+	double v = ff_parse_double(usage, "--interval", s, -HUGE_VAL, HUGE_VAL);
+
+	/* its upper bound is the duration, checked once every option is known */
+	if (v < FF_INTERVAL_MIN || v > 86400)
+		ff_usage_error(usage, "--interval: %s is out of range (%g s to the duration)",
+			       s, FF_INTERVAL_MIN);
+	return v;
+}
+
+void
+ff_check_interval(const char *usage, double interval, long duration)
+{
+	if (interval > duration)
+		ff_usage_error(usage, "--interval: %g s is longer than the window (--duration %ld s): give %g to %ld",
+			       interval, duration, FF_INTERVAL_MIN, duration);
+}
+
+int
+ff_intervals_count(double interval, double duration)
+{
+	/* 1e-9: 5 / 0.1 is 50.000000000000007 in binary */
+	int n = (int)ceil(duration / interval - 1e-9);
+
+	return n < 1 ? 1 : n;
+}
+
+double
+ff_interval_edge(double interval, double duration, int k)
+{
+	double t = k * interval;
+
+	return k >= ff_intervals_count(interval, duration) || t > duration ? duration : t;
 }
 
 int

@@ -511,8 +511,9 @@ ff_proc_cpu_s(pid_t pid)
 	return (double)total / hz;
 }
 
+/* A "NAME: N kB" line of /proc/PID/status, in bytes; -1 if gone. */
 static long long
-hwm_one(pid_t pid)
+status_kb(pid_t pid, const char *fmt)
 {
 	char path[64], line[256];
 	long long kb = -1;
@@ -523,25 +524,37 @@ hwm_one(pid_t pid)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %lld kB", &kb) == 1)
+		if (sscanf(line, fmt, &kb) == 1)
 			break;
 	fclose(f);
 	return kb < 0 ? -1 : kb * 1024;
 }
 
-long long
-ff_proc_hwm_bytes(pid_t pid)
+static long long
+tree_kb(pid_t pid, const char *fmt)
 {
 	pid_t tree[256];
 	int n = ff_proc_tree(pid, tree, 256), i;
 	long long total = 0, v;
 
-	if (hwm_one(pid) < 0)
+	if (status_kb(pid, fmt) < 0)
 		return -1;
 	for (i = 0; i < n; i++)
-		if ((v = hwm_one(tree[i])) > 0)
+		if ((v = status_kb(tree[i], fmt)) > 0)
 			total += v;
 	return total;
+}
+
+long long
+ff_proc_hwm_bytes(pid_t pid)
+{
+	return tree_kb(pid, "VmHWM: %lld kB");
+}
+
+long long
+ff_proc_rss_bytes(pid_t pid)
+{
+	return tree_kb(pid, "VmRSS: %lld kB");
 }
 
 int

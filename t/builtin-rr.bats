@@ -15,28 +15,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in "${pids[@]}"; do
-		kill -CONT "$p" 2>/dev/null || true
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-}
-
-# listening PORT CMD...: CMD in the background ($server), once it listens on PORT.
-listening() {
-	local port="$1" i
-	shift
-	"$@" >"$BATS_TEST_TMPDIR/server.out" 2>"$BATS_TEST_TMPDIR/server.err" &
-	server=$!
-	pids+=("$server")
-	for ((i = 0; i < 200; i++)); do
-		[ -n "$(ss -ltnH "sport = :$port")" ] && return 0
-		kill -0 "$server" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "the server does not listen on port $port" >&2
-	return 1
+	end_pids
 }
 
 # result_sane FILE: the result adds up with the samples, the histogram and
@@ -137,7 +116,10 @@ result_sane() {
 		--request-size 100 --response-size 3000 --histogram-dir "$BATS_TEST_TMPDIR"
 	echo "$output" >"$out"
 	[ -z "$stderr" ]
-	jq -e -s 'length == 4 and .[0].event == "window" and .[0].warmup_s == 1 and
+	# the intervals (default 1 s) come as the window closes, before the result
+	jq -e -s '[.[] | .event] == ["window", "sample", "sample", "interval", "interval", "result"]' "$out"
+	jq -e -s 'map(select(.event != "interval")) |
+		length == 4 and .[0].event == "window" and .[0].warmup_s == 1 and
 		.[0].duration_s == 2 and .[0].monotonic_s > 0 and [.[1:3][] | .event] == ["sample", "sample"] and
 		(.[3] | .workload == "builtin-rr" and .jobs == 3 and .duration_s == 2 and
 			.request_size == 100 and .response_size == 3000 and .rate_per_s == null and

@@ -264,10 +264,10 @@ ssh_master() {
 	jq -c 'select(.host != "ns1")' "$res" >"$BATS_TEST_TMPDIR/new.jsonl"
 	run in_local flimflam compare "$BATS_TEST_TMPDIR/base.jsonl" "$BATS_TEST_TMPDIR/new.jsonl"
 	echo "$output"
-	has_line "^  pool   DIFFERS: base 'ns1', new 'ns2'"
-	has_line 'warning: the runs were made on different machines'
+	has_line "^  pool_host +DIFFERS: base 'ns1', new 'ns2'"
+	has_line 'warning: the two sides ran in different environments'
 	run in_local flimflam compare "$res" "$BATS_TEST_TMPDIR/new.jsonl"
-	has_line "^  pool   DIFFERS: base 'ns[12] \| ns[12]', new 'ns2'"
+	has_line "^  pool_host +DIFFERS: base 'ns[12] \| ns[12]', new 'ns2'"
 	hosts_clean 10
 }
 

@@ -24,16 +24,51 @@ config_json(const struct bcase *c)
 	json_object_set_new(o, "workload", json_string(c->workload));
 	json_object_set_new(o, "relay", json_string(c->relay));
 	json_object_set_new(o, "protocol", json_string(c->protocol));
+	json_object_set_new(o, "hops", json_integer(c->hops));
 	json_object_set_new(o, "jobs", json_integer(opt.run.jobs));
 	json_object_set_new(o, "warmup_s", json_integer(opt.run.warmup));
 	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
 	json_object_set_new(o, "cpu_limit", json_integer(opt.run.cpu_limit));
+	json_object_set_new(o, "interval_s", json_real(opt.run.interval));
 	if (ff_workload_is_rr(c->workload)) {
 		json_object_set_new(o, "request_size", json_integer(opt.run.request_size));
 		json_object_set_new(o, "response_size", json_integer(opt.run.response_size));
 		json_object_set_new(o, "rate_per_s", opt.run.rate ? json_integer(opt.run.rate) : json_null());
 	}
 	return o;
+}
+
+/*
+ * The case's relay build: the --build's, else the relay's program on PATH
+ * (label null); null for relay none. Each made once (a sha256 of the
+ * binary); a run's own topology names it again, with the Proton it loaded.
+ * A --build's has its `order` among the --build options too.
+ */
+json_t *
+build_of(const struct bcase *c)
+{
+	static json_t *on_path[8];
+	static int known[8];
+	struct ff_build b;
+	int r;
+
+	if (c->build >= 0) {
+		json_t *b;
+
+		if (!opt.build_json[c->build])
+			opt.build_json[c->build] = ff_build_json(&opt.builds[c->build], 0);
+		b = json_deep_copy(opt.build_json[c->build]);
+		/* Its place among the --build options: the first is the base. */
+		json_object_set_new(b, "order", json_integer(c->build));
+		return b;
+	}
+	r = ff_parse_name(NULL, "relay", c->relay, ff_relays);
+	if (!known[r] && ff_relay_program(c->relay) && ff_build_of_path(c->relay, &b) == 0) {
+		on_path[r] = ff_build_json(&b, 0);
+		ff_build_free(&b);
+	}
+	known[r] = 1;
+	return on_path[r] ? json_deep_copy(on_path[r]) : json_null();
 }
 
 json_t *
@@ -51,6 +86,9 @@ new_record(const struct bcase *c, const char *status, const char *reason,
 	json_object_set_new(rec, "config", config_json(c));
 	json_object_set_new(rec, "repeat", json_integer(repeat));
 	json_object_set_new(rec, "repeats", json_integer(opt.repeat));
+	json_object_set_new(rec, "build", build_of(c));
+	/* The shuffle's seed: --seed replays the order of the runs. */
+	json_object_set_new(rec, "seed", opt.shuffle ? json_integer(opt.seed) : json_null());
 	return rec;
 }
 
@@ -215,6 +253,8 @@ case_args(struct ff_argv *a, const struct bcase *c)
 
 	ff_argv_addl(a, "run", "--json", "-w", c->workload, "-r", c->relay,
 		     "-p", c->protocol, NULL);
+	if (c->hops != ff_relay_hops(c->relay))
+		ff_argv_addf(a, "--hops=%ld", c->hops);
 	if (!ff_workload_is_rr(c->workload)) {
 		/* The request/response options are builtin-rr's and builtin-crr's. */
 		struct ff_run_opts d = FF_RUN_OPTS_DEFAULTS;
@@ -224,6 +264,8 @@ case_args(struct ff_argv *a, const struct bcase *c)
 		run.rate = d.rate;
 	}
 	ff_argv_run_opts(a, &run, 1);
+	if (c->build >= 0)
+		ff_argv_addl(a, "--build", opt.build_args[c->build], NULL);
 }
 
 /*
@@ -457,8 +499,24 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 	json_object_set_new(rec, "log", logpath[0] ? ff_json_path(logpath) : json_null());
 	json_object_set_new(rec, "stderr_tail", !ok && cr->err.len ?
 			    ff_json_text(tail_lines(cr->err.text, cr->err.len, 20)) : json_null());
+	/* The window's time series: the row's own, out of its result. */
+	json_object_set(rec, "intervals", json_object_get(cr->result, "intervals") ?
+			json_object_get(cr->result, "intervals") : json_null());
+	json_object_set(rec, "steadiness", json_object_get(cr->result, "steadiness") ?
+			json_object_get(cr->result, "steadiness") : json_null());
+	json_object_del(cr->result, "intervals");
+	json_object_del(cr->result, "steadiness");
 	json_object_set_new(rec, "result", event_field(cr->result));
 	json_object_set_new(rec, "resources", event_field(cr->resources));
+	/* The build as the run started it: with the Proton library it loaded. */
+	if (json_is_object(json_object_get(cr->topology, "build"))) {
+		json_t *b = json_deep_copy(json_object_get(cr->topology, "build")),
+		       *order = json_object_get(json_object_get(rec, "build"), "order");
+
+		if (order)
+			json_object_set(b, "order", order);
+		json_object_set_new(rec, "build", b);
+	}
 	json_object_set_new(rec, "topology", event_field(cr->topology));
 	json_object_set_new(rec, "capture", json_null());
 	json_object_set_new(rec, "environment", cr->environment ?
@@ -468,9 +526,10 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 	return rec;
 }
 
-/* The run's line: its figures, or why it failed. */
+/* The run's line: its figures (and whether its window was steady), or why it failed. */
 static void
-crun_say(const struct crun *cr, const json_t *result, int ok, const char *reason)
+crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness, int ok,
+	 const char *reason)
 {
 	char bits[64] = "-", ops[64] = "";
 	double v;
@@ -483,7 +542,9 @@ crun_say(const struct crun *cr, const json_t *result, int ok, const char *reason
 			fmt_si(v, ops + 2, sizeof(ops) - 2);
 			strcat(ops, " ops/s");
 		}
-		ff_say("%s: %s bits/s%s (%.1f s)\n", cr->caseid, bits, ops, cr->elapsed);
+		ff_say("%s: %s bits/s%s%s (%.1f s)\n", cr->caseid, bits, ops,
+		       json_is_false(json_object_get(steadiness, "steady")) ? ", not steady" : "",
+		       cr->elapsed);
 	} else if (cr->run_dir[0] && !strstr(reason, cr->run_dir))
 		ff_say("%s: failed: %s (run directory %s)\n", cr->caseid, reason, cr->run_dir);
 	else
@@ -509,7 +570,7 @@ crun_finish(struct crun *cr, int repeat)
 	}
 	rec = crun_record(cr, repeat, ok, reason);
 	crun_free(cr);
-	crun_say(cr, json_object_get(rec, "result"), ok, reason);
+	crun_say(cr, json_object_get(rec, "result"), json_object_get(rec, "steadiness"), ok, reason);
 	return rec;
 }
 
@@ -524,8 +585,11 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	json_t *rec;
 
 	cr.errors = json_array();
-	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s", ff_prog(), k, n,
-		 c->workload, c->relay, c->protocol);
+	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s%s", ff_prog(), k, n,
+		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops));
+	if (c->build >= 0)
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " build %s", opt.builds[c->build].label);
 	if (opt.repeat > 1)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " (run %d of %ld)", repeat, opt.repeat);
@@ -560,8 +624,12 @@ replay_case(const struct bcase *c, int repeat, const char *host, const char *out
 	ssize_t r;
 
 	cr.errors = json_array();
-	snprintf(cr.caseid, sizeof(cr.caseid), "%s: %s %s %s on %s", ff_prog(),
-		 c->workload, c->relay, c->protocol, host);
+	snprintf(cr.caseid, sizeof(cr.caseid), "%s: %s %s %s%s", ff_prog(),
+		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops));
+	if (c->build >= 0)
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " build %s", opt.builds[c->build].label);
+	snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid), " on %s", host);
 	if (opt.repeat > 1)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " (run %d of %ld)", repeat, opt.repeat);

@@ -27,7 +27,7 @@ struct target {
 	char role[16], program[64];
 	pid_t pid;
 	int mgmt_port;
-	double cpu0;
+	double cpu0, cpu_tick;	/* CPU time at the window's start, at the last interval's end */
 	pid_t pids[MAX_PIDS];	/* the process and its descendants at window start */
 	int npids;
 	struct ff_child perf;	/* stat: perf stat of this relay */
@@ -40,7 +40,9 @@ struct capture_opt {
 	const char *run_dir, *call_graph;
 	const char *roles;	/* --roles: the relays of the topology to capture, or NULL: all */
 	long duration, freq;
+	double interval;
 	int check, json, pipeline_stage;
+	const char *build;	/* --build LABEL=PATH: skstat is that router's */
 	struct target t[MAX_TARGETS];
 	int n;
 };
@@ -73,6 +75,12 @@ void finish_child(struct ff_child *c, double timeout);
 json_t *capture_event(const char *tool, json_t *files);
 void collect_sampling(void);
 
+/*
+ * skstat.c: the skstat to run (malloc'd; NULL: none) and its environment
+ * settings (NULL: ours): with --build, the build's, else the one on PATH.
+ */
+char *skstat_program(char *const **env);
+
 /* stat.c */
 json_t *parse_stat(const char *text, char **table, const char **missing);
 void collect_stats(void);
@@ -83,7 +91,20 @@ void collect_skstat(void);
 
 /* resources.c */
 extern double window_start;
-void resources_begin(void);
+void resources_begin(double duration);
 void resources_end(void);
+/*
+ * The intervals: when the next one (but the last, which resources_end
+ * measures) ends, 0 if none; tick() measures the relays then. A workload's
+ * `interval` event (stolen) waits for the relays' figures of the same
+ * interval (the n-th of each), or for intervals_done() after the window;
+ * emit_result() emits the result (stolen) with them and their steadiness.
+ */
+double next_tick(void);
+void tick(void);
+void interval_event(json_t *ev);
+void intervals_flush(void);
+void intervals_done(void);
+void emit_result(json_t *ev);
 
 #endif

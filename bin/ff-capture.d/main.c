@@ -22,7 +22,8 @@
 static const char usage[] =
 	"usage: ff-capture [--pid PID[,PID...]] [--duration SECONDS] [--run-dir DIR]\n"
 	"                  [--call-graph fp|dwarf|lbr] [--freq HZ] [--check [--json]]\n"
-	"                  [--roles ROLE[,ROLE...]] [--pipeline-stage] [MODE]\n"
+	"                  [--interval SECONDS] [--roles ROLE[,ROLE...]] [--pipeline-stage]\n"
+	"                  [--build LABEL=PATH] [MODE]\n"
 	"\n"
 	"Modes:\n"
 	"  none    each relay's CPU time and peak memory over the window (default)\n"
@@ -38,6 +39,10 @@ static const char usage[] =
 	"  --freq HZ            record, c2c, mem: samples per second (default 997)\n"
 	"  --check              only check that this machine can capture in MODE\n"
 	"  --json               with --check: the answer as one `check` event on stdout\n"
+	"  --build LABEL=PATH   skstat: the skstat beside that router build (PATH/bin),\n"
+	"                       run in the build's environment, not the one on PATH\n"
+	"  --interval SECONDS   each relay's CPU and RSS every SECONDS of the window\n"
+	"                       (default 1), added to the workload's interval events\n"
 	"  --roles ROLES        only these relays of the topology (those on this host,\n"
 	"                       when flimflam --hosts puts the relays on hosts of their own)\n"
 	"  --pipeline-stage     flimflam's stage, after its --check: no notes, no lock,\n"
@@ -45,7 +50,7 @@ static const char usage[] =
 	"  --version            print the version and exit\n";
 
 enum { OPT_PID = 256, OPT_DURATION, OPT_RUN_DIR, OPT_CALL_GRAPH, OPT_FREQ, OPT_CHECK, OPT_JSON,
-       OPT_ROLES };
+       OPT_INTERVAL, OPT_ROLES };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -58,6 +63,8 @@ static const struct option longopts[] = {
 	{ "freq", required_argument, NULL, OPT_FREQ },
 	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "json", no_argument, NULL, OPT_JSON },
+	FF_LONGOPT_BUILD,
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "roles", required_argument, NULL, OPT_ROLES },
 	{ NULL, 0, NULL, 0 }
 };
@@ -65,7 +72,7 @@ static const struct option longopts[] = {
 const char *const modes[] = { "none", "stat", "record", "c2c", "mem", "skstat", NULL };
 static const char *const call_graphs[] = { "fp", "dwarf", "lbr", NULL };
 
-struct capture_opt opt = { .mode = NONE, .call_graph = "fp", .freq = 997 };
+struct capture_opt opt = { .mode = NONE, .call_graph = "fp", .freq = 997, .interval = 1 };
 
 json_t *result;
 
@@ -151,7 +158,7 @@ topology(const json_t *ev)
 }
 
 static void
-window_begin(void)
+window_begin(double duration)
 {
 	int i;
 
@@ -171,7 +178,7 @@ window_begin(void)
 		start_sampling();
 	perfs_enable();
 	/* The window, for perf and for the relays' CPU, starts as perf counts. */
-	resources_begin();
+	resources_begin(duration);
 }
 
 /* Stop at the deadline: perf first, then the resources, then collect. */
@@ -185,6 +192,7 @@ window_close(void)
 		interrupt(&opt.t[i].perf);
 	interrupt(&perf);
 	resources_end();
+	intervals_done();
 	if (opt.mode == STAT)
 		collect_stats();
 	else if (sampling())
@@ -223,7 +231,7 @@ run_stream(void)
 {
 	double deadline = 0;
 	int measured = 0, in_window = 0;
-	json_t *ev;
+	json_t *ev, *held = NULL;
 
 	for (;;) {
 		while ((ev = ff_stage_next(&stage))) {
@@ -232,15 +240,26 @@ run_stream(void)
 			if (!strcmp(name, "topology"))
 				topology(ev);
 			if (!strcmp(name, "result")) {
+				/* held until the window is measured: it gets the intervals */
 				json_decref(result);
 				result = json_incref(ev);
+				if (!measured) {
+					held = ev;
+					continue;
+				}
+				emit_result(ev);
+				continue;
+			}
+			if (!strcmp(name, "interval")) {
+				interval_event(ev);
+				continue;
 			}
 			if (!strcmp(name, "window") && !in_window && !measured) {
 				double d = opt.duration > 0 ? opt.duration :
 					   ff_json_num(ev, "duration_s", 0);
 
 				ff_emit(ev);
-				window_begin();
+				window_begin(d);
 				in_window = 1;
 				deadline = window_start + d;
 				continue;
@@ -249,15 +268,20 @@ run_stream(void)
 		}
 		if (in_window) {
 			watch_perfs();
+			while (next_tick() && ff_now() >= next_tick())
+				tick();
 			if (ff_now() >= deadline) {
 				window_close();
 				in_window = 0;
 				measured = 1;
+				if (held)
+					emit_result(held);
+				held = NULL;
 			}
 		}
 		if (stage.ended && !in_window)
 			break;
-		wait_turn(in_window ? deadline : 0);
+		wait_turn(!in_window ? 0 : next_tick() && next_tick() < deadline ? next_tick() : deadline);
 	}
 	if (!measured)
 		ff_die_event("the stream had no window to measure");
@@ -271,7 +295,9 @@ run_alone(void)
 {
 	double deadline;
 
-	window_begin();
+	/* Alone there are no workload intervals to pair: one, the window. */
+	opt.interval = opt.duration;
+	window_begin(opt.duration);
 	deadline = window_start + opt.duration;
 	while (ff_now() < deadline) {
 		wait_turn(deadline);
@@ -286,7 +312,7 @@ run_alone(void)
 int
 main(int argc, char *argv[])
 {
-	int c, alone;
+	int c, alone, interval_given = 0;
 
 	ff_setprog(argv[0]);
 	opterr = 0;
@@ -316,6 +342,15 @@ main(int argc, char *argv[])
 		case OPT_JSON:
 			opt.json = 1;
 			break;
+		case FF_OPT_BUILD:
+			if (opt.build)
+				ff_usage_error(usage, "--build is given twice: skstat reads one build");
+			opt.build = optarg;
+			break;
+		case OPT_INTERVAL:
+			opt.interval = ff_parse_interval(usage, optarg);
+			interval_given = 1;
+			break;
 		case OPT_ROLES:
 			if (!optarg[strspn(optarg, ",")])
 				ff_usage_error(usage, "--roles: expected ROLE[,ROLE...], not '%s'", optarg);
@@ -332,6 +367,10 @@ main(int argc, char *argv[])
 	alone = opt.n > 0;
 	if (alone && !opt.duration)
 		ff_usage_error(usage, "--pid needs --duration");
+	if (alone && interval_given)
+		ff_usage_error(usage, "--interval pairs the relays' figures with the workload's intervals in the stream; with --pid there are none");
+	if (opt.duration)
+		ff_check_interval(usage, opt.interval, opt.duration);
 	if (alone && opt.mode == SKSTAT)
 		ff_usage_error(usage, "skstat takes the routers' management ports from the stream, not --pid");
 

@@ -1,14 +1,122 @@
 /*
  * ff-capture: each relay's CPU time and peak memory over the window (every
- * mode), the `resources` event.
+ * mode), the `resources` event; and per interval of the window, each
+ * relay's CPU and RSS, added to the workload's `interval` events.
  */
 #include "ff-capture.h"
 
+#include <math.h>
+
 double window_start;
+
+/* The relays' figures of each interval measured so far (json arrays). */
+static json_t *relay_ivs;
+static double tick_at;		/* when the last one ended */
+static int ticks, nticks;
+static double window_len;
+/* The workload's intervals: those waiting for the relays', all seen. */
+static json_t *waiting, *seen;
+static int measured;
+
+double
+next_tick(void)
+{
+	return ticks + 1 < nticks ? window_start + ff_interval_edge(opt.interval, window_len, ticks + 1) : 0;
+}
+
+/* An interval of the window ended: each relay's CPU over it, its RSS now. */
+void
+tick(void)
+{
+	double now = ff_now(), dt = now - tick_at;
+	json_t *arr = json_array(), *o;
+	int i;
+
+	for (i = 0; i < opt.n; i++) {
+		struct target *t = &opt.t[i];
+		double cpu = ff_proc_cpu_s(t->pid);
+		long long rss = ff_proc_rss_bytes(t->pid);
+
+		o = json_object();
+		json_object_set_new(o, "role", json_string(t->role));
+		json_object_set_new(o, "cpu_fraction", cpu >= 0 && dt > 0 ?
+				    json_real(round((cpu - t->cpu_tick) / dt * 1e4) / 1e4) : json_null());
+		json_object_set_new(o, "cpu_s", cpu >= 0 ? json_real(ff_usec(cpu - t->cpu_tick)) : json_null());
+		json_object_set_new(o, "rss_bytes", rss >= 0 ? json_integer(rss) : json_null());
+		json_array_append_new(arr, o);
+		if (cpu >= 0)
+			t->cpu_tick = cpu;
+	}
+	json_array_append_new(relay_ivs, arr);
+	tick_at = now;
+	ticks++;
+	intervals_flush();
+}
+
+/*
+ * A workload's `interval`: the relays' figures of the same interval (the
+ * n-th of each) added, then emitted; kept waiting until they are measured.
+ */
+void
+interval_event(json_t *ev)
+{
+	if (!waiting)
+		waiting = json_array();
+	if (!seen)
+		seen = json_array();
+	json_array_append_new(waiting, ev);
+	intervals_flush();
+}
+
+void
+intervals_flush(void)
+{
+	json_t *ev, *r;
+
+	while (json_array_size(waiting) &&
+	       (measured || json_array_size(seen) < json_array_size(relay_ivs))) {
+		ev = json_incref(json_array_get(waiting, 0));
+		json_array_remove(waiting, 0);
+		r = json_array_get(relay_ivs, json_array_size(seen));
+		r = r ? json_copy(r) : json_array();
+		/* Relays on hosts of their own (--roles): the upstream capture's go after ours. */
+		if (json_is_array(json_object_get(ev, "relays")))
+			json_array_extend(r, json_object_get(ev, "relays"));
+		json_object_set_new(ev, "relays", r);
+		json_array_append(seen, ev);
+		ff_emit(ev);
+	}
+}
+
+/* The window measured: the intervals waiting go now, with what there is. */
+void
+intervals_done(void)
+{
+	measured = 1;
+	intervals_flush();
+}
+
+/* The result, with the window's intervals and their steadiness. */
+void
+emit_result(json_t *ev)
+{
+	json_t *ivs = json_array(), *iv, *c;
+	size_t i;
+
+	intervals_flush();
+	json_array_foreach(seen, i, iv) {
+		c = json_deep_copy(iv);
+		json_object_del(c, "event");
+		json_array_append_new(ivs, c);
+	}
+	json_object_set_new(ev, "steadiness", ff_steadiness(ivs));
+	json_object_set_new(ev, "intervals", ivs);
+	ff_emit(ev);
+}
 
 /* The window starts: each relay's CPU time so far. */
 void
-resources_begin(void)
+resources_begin(double duration)
 {
 	int i;
 
@@ -16,27 +124,36 @@ resources_begin(void)
 	for (i = 0; i < opt.n; i++) {
 		struct target *t = &opt.t[i];
 
-		t->cpu0 = ff_proc_cpu_s(t->pid);
+		t->cpu0 = t->cpu_tick = ff_proc_cpu_s(t->pid);
 		if (t->cpu0 < 0)
 			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
 	}
+	relay_ivs = json_array();
+	tick_at = window_start;
+	window_len = duration;
+	nticks = ff_intervals_count(opt.interval, window_len);
 }
 
-/* The window ends: the `resources` event. */
+/* The window ends: its last interval, the `resources` event. */
 void
 resources_end(void)
 {
-	double window = ff_now() - window_start;
-	json_t *ev = ff_event("resources"), *arr = json_array();
+	json_t *ev, *arr = json_array();
+	double window;
 	int i;
 
+	/* The last interval's reads are the window's: they add up. */
+	while (ticks < nticks)
+		tick();
+	window = tick_at - window_start;
+	ev = ff_event("resources");
 	for (i = 0; i < opt.n; i++) {
 		struct target *t = &opt.t[i];
-		double cpu = ff_proc_cpu_s(t->pid);
+		double cpu = t->cpu_tick;
 		long long rss = ff_proc_hwm_bytes(t->pid);
 		json_t *o;
 
-		if (cpu < 0 || rss < 0 || !ff_proc_alive(t->pid))
+		if (ff_proc_cpu_s(t->pid) < 0 || rss < 0 || !ff_proc_alive(t->pid))
 			ff_die_event("%s (pid %d) died during the window", t->role, (int)t->pid);
 		o = json_object();
 		json_object_set_new(o, "role", json_string(t->role));

@@ -25,6 +25,11 @@ struct run_opt {
 	struct ff_run_opts run;
 	int json;
 	const char *hosts;	/* --hosts, as given */
+	long hops;		/* -1 until validate_run: the relay's own */
+	/* --build LABEL=PATH: one, or two for flamegraph; `cur` the one running */
+	const char *build[2];
+	struct ff_build builds[2];
+	int nbuild, cur;
 };
 struct perf_opt {
 	const char *call_graph;
@@ -47,6 +52,7 @@ noreturn void stopped_by(int sig, const char *rundir);
 json_t *run_pipeline(const struct cmd *c, const char *rundir);
 void outputs_check(const struct cmd *c);
 void render_flamegraph(json_t *events, const char *rundir);
+void flamegraph_builds(const struct cmd *c);
 
 /* hosts.c: --hosts, the stages on other hosts over ssh */
 struct pipecmd;
@@ -56,6 +62,8 @@ int hosts_any_remote(void);
 const char *hosts_dest(const char *role);	/* [USER@]HOST, or NULL: here */
 const char *hosts_address(const char *role);	/* its data address, or NULL: 127.0.0.1 */
 int hosts_same(const char *a, const char *b);
+int hosts_relays_together(int nrelays);	/* r1 ... rN on one host */
+int hosts_relays_remote(int nrelays);	/* any of r1 ... rN on another */
 struct pipecmd *hosts_stage(const char *role, const char *name, char *const argv[], int own_dir);
 int hosts_fetch(const char *role, const char *remote, const char *local, char *why, size_t n);
 void hosts_connect(const char *rundir);
@@ -64,7 +72,6 @@ const char *hosts_lost(const char *role);
 int hosts_check(const char *workload, const char *relay);
 
 /* summary.c */
-json_t *find_event(json_t *events, const char *name);
 const char *role_name(const char *role);
 void summarize(json_t *events, const char *rundir);
 void summarize_capture(const struct cmd *c, json_t *events);

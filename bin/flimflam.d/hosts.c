@@ -117,8 +117,14 @@ hosts_parse(const char *spec, int nrelays, int need_address, char *why, size_t n
 		}
 		*eq = 0;
 		if (!role_ok(item, nrelays)) {
-			snprintf(why, n, "--hosts: '%s' is not a role of this run (client, r1 ... r%d, server)",
-				 item, nrelays);
+			char relays[32] = "";
+
+			if (nrelays > 2)
+				snprintf(relays, sizeof(relays), "r1 ... r%d, ", nrelays);
+			else if (nrelays)
+				snprintf(relays, sizeof(relays), "%s", nrelays == 1 ? "r1, " : "r1, r2, ");
+			snprintf(why, n, "--hosts: '%s' is not a role of this run (client, %sserver%s)",
+				 item, relays, nrelays ? "" : ": relay none has no relays");
 			goto bad;
 		}
 		for (i = 0; i < nroles; i++)
@@ -199,6 +205,34 @@ hosts_same(const char *a, const char *b)
 	const char *x = hosts_dest(a), *y = hosts_dest(b);
 
 	return x == y || (x && y && !strcmp(x, y));
+}
+
+/* Do the relays r1 ... rN all run on one host (here, or one other)? */
+int
+hosts_relays_together(int nrelays)
+{
+	char role[16];
+
+	for (int k = 2; k <= nrelays; k++) {
+		snprintf(role, sizeof(role), "r%d", k);
+		if (!hosts_same("r1", role))
+			return 0;
+	}
+	return 1;
+}
+
+/* Does any of the relays r1 ... rN run on another host? */
+int
+hosts_relays_remote(int nrelays)
+{
+	char role[16];
+
+	for (int k = 1; k <= nrelays; k++) {
+		snprintf(role, sizeof(role), "r%d", k);
+		if (hosts_dest(role))
+			return 1;
+	}
+	return 0;
 }
 
 /* ssh's options common to the master and the sessions, into `a`. */

@@ -2,7 +2,7 @@
  * flimflam - the dispatcher: maps the documented subcommands onto the
  * ff-* programs.
  *
- * check, bench and compare exec their program. run and the capture
+ * check, bench, compare and report exec their program. run and the capture
  * commands build the pipeline
  *
  *   ff-workload serve | ff-topology | ff-workload drive | ff-capture MODE
@@ -56,12 +56,15 @@ static const struct cmd cmds[] = {
 	  "Run each workload on each relay and summarize the results" },
 	{ "compare", "ff-bench", "compare", EXEC,
 	  "Compare two results files from bench" },
+	{ "report", "ff-bench", "report", EXEC,
+	  "Write an HTML page of results files from bench" },
 };
 
 static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
 	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
-	"       [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"       [--interval SECONDS] [--build LABEL=PATH]\n"
 	"       [--hosts ROLE=[USER@]HOST[/ADDRESS],...]%s\n"
 	"\n"
 	"%s\n"
@@ -81,15 +84,22 @@ static const char run_usage_fmt[] =
 	"  --duration SECONDS    The execution time (excluding warmup) in seconds (default 5)\n"
 	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
 	"                        (default 1)\n"
+	"  --hops N              The relays in a chain, client -> R1 -> ... -> RN -> server\n"
+	"                        (1 to 8; default 2; relay none has none)\n"
 	"  --json                Print the event stream (JSON lines) instead of the summary\n"
 	"  --request-size BYTES  builtin-rr, builtin-crr: the request's size (default 1)\n"
 	"  --response-size BYTES builtin-rr, builtin-crr: the response's size (default 1)\n"
 	"  --rate N              builtin-rr, builtin-crr: N transactions a second in all,\n"
 	"                        latency from when each was due (default: closed loop)\n"
+	"  --interval SECONDS    The window as a time series: figures every SECONDS\n"
+	"                        (0.1 to the duration; default 1)\n"
+	"  --build LABEL=PATH    Run the relay from PATH (its binary, or an install prefix\n"
+	"                        whose sbin/ or bin/ holds it) in that build's own\n"
+	"                        environment%s\n"
 	"  --hosts ROLE=[USER@]HOST[/ADDRESS],...\n"
-	"                        Run roles (client, r1, r2, server) on other hosts over\n"
-	"                        ssh; ADDRESS is the host's address for the workload's\n"
-	"                        traffic (default: HOST's). Unnamed roles run here\n"
+	"                        Run roles (client, r1 ... rN of --hops, server) on other\n"
+	"                        hosts over ssh; ADDRESS is the host's address for the\n"
+	"                        workload's traffic (default: HOST's). Unnamed roles run here\n"
 	"%s"
 	"\n"
 	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
@@ -97,7 +107,7 @@ static const char run_usage_fmt[] =
 
 static char run_usage[4096];
 
-enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_HOSTS };
+enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_HOPS, OPT_HOSTS };
 
 static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -109,11 +119,16 @@ static const struct option run_longopts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "freq", required_argument, NULL, OPT_FREQ },
+	{ "hops", required_argument, NULL, OPT_HOPS },
 	{ "hosts", required_argument, NULL, OPT_HOSTS },
+	FF_LONGOPT_BUILD,
 	{ NULL, 0, NULL, 0 }
 };
 
-struct run_opt opt = { "builtin", "skrouterd", "tcp", FF_RUN_OPTS_DEFAULTS, 0, NULL };
+struct run_opt opt = {
+	.workload = "builtin", .relay = "skrouterd", .protocol = "tcp",
+	.run = FF_RUN_OPTS_DEFAULTS, .hops = -1,
+};
 
 /* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
 static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
@@ -214,7 +229,7 @@ check_hosts(int argc, char *argv[])
 		}
 	if (optind < argc)
 		ff_usage_error(check_hosts_usage, "unexpected argument '%s'", argv[optind]);
-	if (hosts_parse(spec, 2, 0, why, sizeof(why)) < 0)
+	if (hosts_parse(spec, ff_relay_find(opt.relay)->processes ? FF_HOPS_MAX : 0, 0, why, sizeof(why)) < 0)
 		ff_usage_error(check_hosts_usage, "%s", why);
 	if (!hosts_any_remote())
 		ff_usage_error(check_hosts_usage, "--hosts names no other host (all are localhost); 'flimflam check' checks this one");
@@ -263,7 +278,10 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 	int ch;
 
 	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, c->name,
-		 samples(c) ? perf_synopsis : "", c->help, samples(c) ? perf_options : "");
+		 samples(c) ? perf_synopsis : "", c->help,
+		 !strcmp(c->name, "flamegraph") ? "; twice (A=PATH --build B=PATH):\n"
+		 "                        each build's flamegraph and the differential one" : "",
+		 samples(c) ? perf_options : "");
 	optind = 1;
 	while ((ch = ff_getopt(argc, argv, ":hw:r:p:", run_longopts, run_usage)) != -1)
 		switch (ch) {
@@ -284,6 +302,16 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		case OPT_HOSTS:
 			opt.hosts = optarg;
 			break;
+		case OPT_HOPS:
+			opt.hops = ff_parse_run_opt(run_usage, "--hops", optarg);
+			break;
+		case FF_OPT_BUILD:
+			if (opt.nbuild == (strcmp(c->name, "flamegraph") ? 1 : 2))
+				ff_fail(2, "--build is given %s: '%s' runs %s", opt.nbuild == 1 ?
+					"twice" : "three times", c->name, opt.nbuild == 1 ?
+					"one build (flamegraph compares two)" : "two builds at most");
+			opt.build[opt.nbuild++] = optarg;
+			break;
 		case OPT_CALL_GRAPH:
 		case OPT_FREQ:
 			if (!samples(c))
@@ -300,12 +328,6 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		}
 	if (optind < argc)
 		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
-	if (opt.hosts) {
-		char why[512];
-
-		if (hosts_parse(opt.hosts, 2, 1, why, sizeof(why)) < 0)
-			ff_usage_error(run_usage, "%s", why);
-	}
 }
 
 /*
@@ -318,16 +340,26 @@ validate_hosts(const struct cmd *c)
 {
 	if (!hosts_any())
 		return;
-	if (!strcmp(c->name, "flamegraph") && !hosts_same("r1", "r2"))
-		ff_usage_error(run_usage, "--hosts: a flamegraph renders one recording, and r1 and r2 on different hosts make one each: put them on one host, or 'record' and render each with ff-flame");
+	if (!strcmp(c->name, "flamegraph") && !hosts_relays_together((int)opt.hops))
+		ff_usage_error(run_usage, "--hosts: a flamegraph renders one recording, and relays on different hosts make one each: put them on one host, or 'record' and render each with ff-flame");
 	if (strcmp(opt.workload, "builtin") && strcmp(opt.workload, "iperf3"))
 		ff_usage_error(run_usage, "--hosts: workload '%s' runs on one host only (builtin and iperf3 run across hosts)",
 			       opt.workload);
-	if (!strcmp(opt.relay, "skrouterd") && !hosts_same("r1", "r2"))
-		ff_usage_error(run_usage, "--hosts: skrouterd's R1 and R2 link over 127.0.0.1, so they go on one host (r1 and r2 name different ones)");
-	if (!strcmp(opt.relay, "skrouterd") && hosts_address("r1") != hosts_address("r2") &&
-	    (!hosts_address("r1") || !hosts_address("r2") || strcmp(hosts_address("r1"), hosts_address("r2"))))
-		ff_usage_error(run_usage, "--hosts: r1 and r2 name one host for skrouterd, with one address");
+	if (strcmp(opt.relay, "skrouterd"))
+		return;
+	if (!hosts_relays_together((int)opt.hops))
+		ff_usage_error(run_usage, "--hosts: skrouterd's routers link over 127.0.0.1, so they go on one host (r1 ... r%ld name different ones)",
+			       opt.hops);
+	for (int k = 2; k <= opt.hops; k++) {
+		char rk[16];
+		const char *a = hosts_address("r1"), *b;
+
+		snprintf(rk, sizeof(rk), "r%d", k);
+		b = hosts_address(rk);
+		if (a != b && (!a || !b || strcmp(a, b)))
+			ff_usage_error(run_usage, "--hosts: r1 ... r%ld name one host for skrouterd, with one address",
+				       opt.hops);
+	}
 }
 
 /* Is the role's program checked here, or on its host (by its stage)? */
@@ -335,6 +367,28 @@ static int
 checked_here(const char *role)
 {
 	return !hosts_dest(role);
+}
+
+/*
+ * The builds: each resolves to the relay asked for (a usage error, one
+ * line, when not), their labels differ, and their relay runs a program.
+ */
+static void
+validate_builds(void)
+{
+	char why[1024];
+	int i;
+
+	for (i = 0; i < opt.nbuild; i++) {
+		if (!ff_relay_find(opt.relay)->program)
+			ff_fail(2, "--build is for a relay that runs a program, and relay '%s' runs none",
+				opt.relay);
+		if (ff_build_parse(opt.build[i], opt.relay, &opt.builds[i], why, sizeof(why)) < 0)
+			ff_fail(2, "%s", why);
+		if (i && !strcmp(opt.builds[0].label, opt.builds[i].label))
+			ff_fail(2, "--build: the label '%s' is given twice: each build needs its own",
+				opt.builds[i].label);
+	}
 }
 
 /* Everything that can be known before starting anything. */
@@ -353,8 +407,16 @@ validate_run(const struct cmd *c)
 	if (strcmp(c->mode, "none") && !rl->processes)
 		ff_usage_error(run_usage, "'%s' captures in the relays, and relay '%s' has none",
 			       c->name, opt.relay);
+	if (opt.hops < 0)
+		opt.hops = ff_relay_hops(opt.relay);
+	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
+		ff_usage_error(run_usage, "%s", why);
+	/* The roles r1 ... rN are the chain's: known once --hops is. */
+	if (opt.hosts && hosts_parse(opt.hosts, (int)opt.hops, 1, why, sizeof(why)) < 0)
+		ff_usage_error(run_usage, "%s", why);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(run_usage, "%s", why);
+	ff_check_interval(run_usage, opt.run.interval, opt.run.duration);
 	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
 		ff_usage_error(run_usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
 			       opt.workload);
@@ -366,10 +428,23 @@ validate_run(const struct cmd *c)
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
-	if (rl->program) {
+	if (rl->program && !opt.nbuild) {
 		relay_at = n;
 		role[n] = "r1";
 		need[n++] = rl->program;
+	}
+	for (i = 0; i < opt.nbuild; i++) {
+		struct ff_build *b = &opt.builds[i];
+		void *saved;
+		int can;
+
+		saved = ff_build_env_enter(b);
+		can = ff_carries(opt.workload, opt.relay, opt.protocol, b->path, NULL, why, sizeof(why));
+		ff_build_env_leave(b, saved);
+		if (can < 0)
+			ff_die("%s", why);
+		if (!can)
+			ff_fail(2, "--build %s: %s", b->label, why);
 	}
 	if (ff_workload_server_program(opt.workload)) {
 		role[n] = "server";
@@ -425,6 +500,8 @@ capture_usage(const struct cmd *c)
 			       "'skrouterd', not '%s'", opt.relay);
 	if (!ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
 		return;		/* a usage error first */
+	if (opt.nbuild)
+		return;		/* ff-capture --check finds the build's skstat */
 	p = ff_which("skrouterd");
 	if (!p)
 		ff_die("'skstat' reads the statistics of two skrouterd routers, and skrouterd is not "
@@ -444,17 +521,21 @@ capture_check(const struct cmd *c)
 {
 	char *path = program("ff-capture"), *out, *line, *next;
 	char *argv[] = { path, "--check", "--json", (char *)c->mode, "--call-graph",
-			 (char *)perf_opt.call_graph, "--freq", (char *)freq_arg(), NULL };
+			 (char *)perf_opt.call_graph, "--freq", (char *)freq_arg(), NULL, NULL, NULL };
 	json_t *ev = NULL, *note;
 	size_t i;
 	int status;
 
-	if (!strcmp(c->mode, "none") || hosts_dest("r1") || hosts_dest("r2"))
+	if (!strcmp(c->mode, "none") || hosts_relays_remote((int)opt.hops))
 		return;		/* relays elsewhere: ff-capture checks there, as their stage */
 	if (!path)
 		ff_die("cannot find ff-capture beside flimflam nor on PATH");
 	if (!samples(c))
 		argv[4] = NULL;
+	if (opt.nbuild && !strcmp(c->mode, "skstat")) {
+		argv[samples(c) ? 8 : 4] = "--build";
+		argv[samples(c) ? 9 : 5] = (char *)opt.build[0];
+	}
 	out = ff_env_run(argv, &status);
 	if (!out)
 		ff_die("cannot run '%s'", path);
@@ -554,11 +635,16 @@ main(int argc, char *argv[])
 
 	parse_run(c, argc, argv);
 	capture_usage(c);
+	validate_builds();
 	validate_run(c);
 	capture_check(c);
 	outputs_check(c);
 	ff_check_stdout();	/* not a whole run for a summary that cannot be printed */
 	ff_signals_init();
+	if (opt.nbuild == 2) {
+		flamegraph_builds(c);	/* each build's run, pages and summary */
+		return ff_finish();
+	}
 	rundir = ff_rundir(NULL);
 	events = run_pipeline(c, rundir);
 	if (!strcmp(c->name, "flamegraph"))

@@ -8,26 +8,24 @@
 #include <string.h>
 #include <unistd.h>
 
-json_t *
-find_event(json_t *events, const char *name)
-{
-	size_t i;
-	json_t *ev;
-
-	json_array_foreach(events, i, ev)
-		if (!strcmp(ff_event_name(ev), name))
-			return ev;
-	return NULL;
-}
-
-/* A rate for the summary, "25.4 Gbit/s"; "-" when the event had none. */
-/* "R1", "R2": a relay's role as the summaries print it. */
+/* "R1", "R2" ... "R8": a relay's role as the summaries print it (static). */
 const char *
 role_name(const char *role)
 {
-	return !role ? "?" : !strcmp(role, "r1") ? "R1" : !strcmp(role, "r2") ? "R2" : role;
+	static char buf[4][16];
+	static int k;
+	char *b = buf[k++ % 4];
+
+	if (!role)
+		return "?";
+	if (role[0] != 'r' || !role[1] || strspn(role + 1, "0123456789") != strlen(role + 1) ||
+	    strlen(role) >= sizeof(buf[0]))
+		return role;
+	snprintf(b, sizeof(buf[0]), "R%s", role + 1);
+	return b;
 }
 
+/* A rate for the summary, "25.4 Gbit/s"; "-" when the event had none. */
 static const char *
 human(double v, const char *unit, char *buf, size_t n)
 {
@@ -76,18 +74,124 @@ summarize_rr(const json_t *res)
 		ff_print("  Histogram:   %s\n", ff_json_str(res, "histogram"));
 }
 
+/* The sparklines' width, in columns: longer series are averaged into it. */
+#define SPARK_WIDTH 60
+
+/*
+ * One line of the time series: `label`, the sparkline of v[n], and the
+ * range it spans ("from 1.2 to 4.5 Gbit/s"), each value shown by `fmt`.
+ */
+static void
+spark_line(const char *label, const double *v, size_t n, int utf8,
+	   const char *(*fmt)(double, char *, size_t))
+{
+	char *line = ff_sparkline(v, n, SPARK_WIDTH, utf8), lo[64], hi[64];
+	double min = v[0], max = v[0];
+	size_t i;
+
+	for (i = 1; i < n; i++) {
+		min = fmin(min, v[i]);
+		max = fmax(max, v[i]);
+	}
+	if (min == max)
+		ff_print("  %-12s %s  %s\n", label, line, fmt(min, lo, sizeof(lo)));
+	else
+		ff_print("  %-12s %s  %s to %s\n", label, line, fmt(min, lo, sizeof(lo)),
+			 fmt(max, hi, sizeof(hi)));
+	free(line);
+}
+
+static const char *
+fmt_bits(double v, char *buf, size_t n)
+{
+	return human(v, "bit/s", buf, n);
+}
+
+static const char *
+fmt_ops(double v, char *buf, size_t n)
+{
+	return human(v, "op/s", buf, n);
+}
+
+static const char *
+fmt_cpu(double v, char *buf, size_t n)
+{
+	snprintf(buf, n, "%.0f%%", 100 * v);
+	return buf;
+}
+
+/*
+ * The window as a time series: throughput (operations, where the workload
+ * counts them) and each relay's CPU as sparklines, Unicode blocks or, when
+ * the locale is not UTF-8, ASCII; then its steadiness, a warning when it
+ * was not steady.
+ */
+static void
+summarize_intervals(const json_t *res)
+{
+	const json_t *ivs = json_object_get(res, "intervals"), *st = json_object_get(res, "steadiness"),
+		     *iv, *r;
+	size_t n = json_array_size(ivs), i, k;
+	double *v, dt;
+	int utf8 = ff_utf8_locale();
+	char label[32];
+
+	if (!n)
+		return;
+	v = ff_realloc(NULL, n * sizeof(*v));
+	ff_print("\nIntervals (%zu of %g s)\n", n, opt.run.interval);
+	json_array_foreach(ivs, i, iv) {
+		dt = ff_json_num(iv, "dt_s", 0);
+		v[i] = dt > 0 ? 8 * ff_json_num(iv, "bytes", 0) / dt : 0;
+	}
+	spark_line("Throughput:", v, n, utf8, fmt_bits);
+	if (json_is_number(json_object_get(json_array_get(ivs, 0), "operations"))) {
+		json_array_foreach(ivs, i, iv) {
+			dt = ff_json_num(iv, "dt_s", 0);
+			v[i] = dt > 0 ? ff_json_num(iv, "operations", 0) / dt : 0;
+		}
+		spark_line("Operations:", v, n, utf8, fmt_ops);
+	}
+	json_array_foreach(json_object_get(json_array_get(ivs, 0), "relays"), k, r) {
+		json_array_foreach(ivs, i, iv)
+			v[i] = ff_json_num(json_array_get(json_object_get(iv, "relays"), k), "cpu_fraction", 0);
+		snprintf(label, sizeof(label), "%s CPU:", role_name(ff_json_str(r, "role")));
+		spark_line(label, v, n, utf8, fmt_cpu);
+	}
+	free(v);
+	if (json_is_true(json_object_get(st, "steady")))
+		ff_print("  Steady:      yes (throughput varied by %.1f%%, %+.1f%% from the first half to the second)\n",
+			 ff_json_num(st, "cv_pct", 0), ff_json_num(st, "trend_pct", 0));
+	else if (json_is_false(json_object_get(st, "steady")))
+		ff_print("  Warning:     the window was not steady: %s; its figures are an average of unlike parts (a longer --warmup, or a quieter machine, may help)\n",
+			 ff_json_str(st, "reason") ? ff_json_str(st, "reason") : "?");
+	else if (ff_json_str(st, "reason"))
+		ff_print("  Steady:      not judged: %s\n", ff_json_str(st, "reason"));
+}
+
 void
 summarize(json_t *events, const char *rundir)
 {
-	json_t *topo = find_event(events, "topology"), *res = find_event(events, "result"),
-	       *rsc = find_event(events, "resources"), *r;
+	json_t *topo = ff_event_find(events, "topology"), *res = ff_event_find(events, "result"),
+	       *rsc = ff_event_find(events, "resources"), *r;
 	char a[64];
 	size_t i;
 
 	ff_print("Configuration\n");
 	ff_print("  Workload:    %s\n", opt.workload);
 	ff_print("  Relay:       %s\n", opt.relay);
+	if (json_is_object(json_object_get(topo, "build"))) {
+		char line[PATH_MAX * 2 + 256];
+
+		ff_print("  Build:       %s\n", ff_build_line(json_object_get(topo, "build"), line,
+							  sizeof(line)));
+	}
 	ff_print("  Protocol:    %s\n", opt.protocol);
+	if (opt.hops)
+		ff_print("  Hops:        %ld (client -> R1%s%s -> server)\n", opt.hops,
+			 opt.hops > 2 ? " -> ... -> " : opt.hops == 2 ? " -> " : "",
+			 opt.hops > 1 ? role_name(ff_json_str(json_array_get(json_object_get(topo, "relays"),
+									    opt.hops - 1), "role")) : "");
 	ff_print("  Jobs:        %ld\n", opt.run.jobs);
 	ff_print("  Warmup:      %ld s\n", opt.run.warmup);
 	ff_print("  Duration:    %ld s\n", opt.run.duration);
@@ -97,7 +201,7 @@ summarize(json_t *events, const char *rundir)
 		ff_print("  CPU limit:   %ld", opt.run.cpu_limit);
 		if (opt.run.cpu_limit > 0) {
 			json_array_foreach(json_object_get(topo, "relays"), i, r)
-				ff_print("%s%s on CPU %s", i ? ", " : " (", ff_json_str(r, "role"),
+				ff_print("%s%s on CPU %s", i ? ", " : " (", role_name(ff_json_str(r, "role")),
 				       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "any");
 			ff_print(")");
 		}
@@ -107,9 +211,12 @@ summarize(json_t *events, const char *rundir)
 			       (long long)json_integer_value(json_object_get(r, "pid")),
 			       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "?");
 		if (json_is_true(json_object_get(topo, "cpus_shared")))
-			ff_print("  Note:        too few CPUs for each relay to have its own: the relays share CPUs\n");
+			ff_print("  Note:        too few CPUs for each relay to have its own (%ld relay%s of %ld CPU%s, %.0f CPU%s here): the relays share CPUs\n",
+				 opt.hops, opt.hops == 1 ? "" : "s", opt.run.cpu_limit, opt.run.cpu_limit == 1 ? "" : "s",
+				 ff_json_num(ff_event_find(events, "environment"), "cpus_available", 0),
+				 ff_json_num(ff_event_find(events, "environment"), "cpus_available", 0) == 1 ? "" : "s");
 		/* with too few for the relays, none are left for the workload either */
-		if (opt.run.cpu_limit > 0 && !ff_json_str(find_event(events, "server"), "cpus"))
+		if (opt.run.cpu_limit > 0 && !ff_json_str(ff_event_find(events, "server"), "cpus"))
 			ff_print("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
 	}
 	ff_print("\nResults\n");
@@ -126,6 +233,7 @@ summarize(json_t *events, const char *rundir)
 	if (ff_json_num(res, "failed", 0) > 0)
 		ff_print("  Failed:      %.0f of %.0f request%s\n", ff_json_num(res, "failed", 0),
 		       ff_json_num(res, "requests", 0), ff_json_num(res, "requests", 0) == 1 ? "" : "s");
+	summarize_intervals(res);
 	if (json_array_size(json_object_get(rsc, "relays"))) {
 		ff_print("\nResources\n");
 		json_array_foreach(json_object_get(rsc, "relays"), i, r) {
@@ -164,7 +272,7 @@ print_figure(const json_t *ev, const char *key, const char *label, const char *f
 void
 summarize_capture(const struct cmd *c, json_t *events)
 {
-	json_t *cap = find_event(events, "capture"), *ev, *r, *pid;
+	json_t *cap = ff_event_find(events, "capture"), *ev, *r, *pid;
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
 	char old[PATH_MAX + 8];
 	size_t i, j;
@@ -182,8 +290,11 @@ summarize_capture(const struct cmd *c, json_t *events)
 			print_figure(ev, "instructions_per_byte", "Instructions per byte:", "%.2f");
 			print_figure(ev, "cycles_per_byte", "Cycles per byte:", "%.2f");
 		} else if (!strcmp(name, "skstat")) {
-			ff_print("\n%s\n\n", !strcmp(role, "r1") ? "Router 1" :
-			       !strcmp(role, "r2") ? "Router 2" : role);
+			/* "Router 1" for r1: role_name names a relay of the chain anew. */
+			if (role_name(role) != role)
+				ff_print("\nRouter %s\n\n", role + 1);
+			else
+				ff_print("\n%s\n\n", role);
 			ff_print("%s\n", ff_json_str(ev, "general") ? ff_json_str(ev, "general") : "");
 			ff_print("%s", ff_json_str(ev, "memory") ? ff_json_str(ev, "memory") : "");
 		}
