@@ -107,15 +107,6 @@ fail(const struct conn *c, const char *why)
 		ff_load_fail(c->id, why);
 }
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /*
  * Count n bytes just received in the part of the window of this moment.
  * busy is set (a full barrier) before the clock is read, so the main
@@ -130,7 +121,7 @@ take(struct worker *w, ssize_t n)
 	_Atomic uint64_t *p;
 
 	atomic_store(&w->busy, 1);
-	t = now_ns();
+	t = ff_now_ns();
 	while (w->cur <= nedges && t >= edge[w->cur])
 		w->cur++;
 	p = &w->part[w->cur];
@@ -412,10 +403,10 @@ run(int jobs, long warmup, long duration, double interval)
 	 * The window opens --warmup seconds after the start, as the clock
 	 * says, or once every connection is up if that took longer.
 	 */
-	open = now_ns() + (uint64_t)warmup * 1000000000ULL;
+	open = ff_now_ns() + (uint64_t)warmup * 1000000000ULL;
 	ws = start(jobs, &nw);
-	if (now_ns() > open)
-		open = now_ns();
+	if (ff_now_ns() > open)
+		open = ff_now_ns();
 	make_edges(open, duration, interval);
 	go(ws, nw);
 	ff_load_wait(open / 1e9, "warmup");

@@ -96,15 +96,6 @@ static struct job *jobs_v;
 static int njobs;
 static atomic_int stopping;
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void
 fail(const struct job *j, const char *why)
 {
@@ -312,7 +303,7 @@ job_main(void *arg)
 			start = due;
 			due += interval_ns;
 		} else {
-			start = now_ns();
+			start = ff_now_ns();
 			if (start >= close_ns)
 				break;
 		}
@@ -322,9 +313,9 @@ job_main(void *arg)
 			j->attempts++;
 			/* In j->fd, which stop() shuts down to cut it short. */
 			fd = connect_new(&j->fd, why, sizeof(why), &timed_out);
-			connected = now_ns();
+			connected = ff_now_ns();
 			r = fd >= 0 ? transact(fd, why, sizeof(why), &timed_out) : -1;
-			end = now_ns();
+			end = ff_now_ns();
 			if (fd >= 0) {
 				atomic_store(&j->fd, -1);
 				close(fd);
@@ -337,12 +328,12 @@ job_main(void *arg)
 				j->errors++;
 				j->timeouts += timed_out;
 				/* No spinning on a refused port; the run fails anyway. */
-				sleep_until(now_ns() + 10000000);
+				sleep_until(ff_now_ns() + 10000000);
 				continue;
 			}
 		} else {
 			r = transact(fd, why, sizeof(why), &timed_out);
-			end = now_ns();
+			end = ff_now_ns();
 			if (r < 0) {
 				fail(j, why);
 				break;
@@ -411,7 +402,7 @@ start(long warmup, long duration)
 		if (ff_signalled())
 			ff_exit_signalled();
 	}
-	t0_ns = now_ns();
+	t0_ns = ff_now_ns();
 	open_ns = t0_ns + warmup * 1000000000ULL;
 	close_ns = open_ns + duration * 1000000000ULL;
 	if (rate) {
@@ -595,7 +586,7 @@ run(long warmup, long duration, const char *hist_dir)
 	dprev = bprev = 0;
 	for (i = 1; i <= duration; i++) {
 		ff_load_wait((open_ns + i * 1000000000ULL) / 1e9, "window");
-		t = now_ns();
+		t = ff_now_ns();
 		sums(&d, &b);
 		ev = ff_event("sample");
 		json_object_set_new(ev, "elapsed_s", json_real(ff_usec((t - open_ns) / 1e9)));

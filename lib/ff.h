@@ -368,6 +368,8 @@ void ff_reader_free(struct ff_reader *r);
 
 /* Monotonic seconds. */
 double ff_now(void);
+/* The same clock in nanoseconds. */
+uint64_t ff_now_ns(void);
 /* Current UTC time as "2025-06-01T12:00:00Z" (static). */
 const char *ff_iso_time(void);
 
@@ -540,6 +542,8 @@ int ff_dir_writable(const char *dir, unsigned long long need, char *why, size_t 
  * ff_datapath("relay-conf/nginx-tcp.conf") -> malloc'd path, or NULL.
  */
 char *ff_datapath(const char *rel);
+/* The text of data file `rel` (malloc'd); dies, naming it, when it cannot be found or read. */
+char *ff_data_text(const char *rel);
 /* Path of a helper program: beside us, in libexec, or bare name for PATH. */
 char *ff_helper_path(const char *name);
 /* Full path of `prog` on PATH, or NULL (malloc'd). */

@@ -69,6 +69,20 @@ ff_datapath(const char *rel)
 }
 
 char *
+ff_data_text(const char *rel)
+{
+	char *path = ff_datapath(rel), *text;
+
+	if (!path)
+		ff_die("cannot find '%s' beside the program or under the install prefix", rel);
+	text = ff_read_file(path, NULL);
+	if (!text)
+		ff_die("cannot read '%s': %s", path, strerror(errno));
+	free(path);
+	return text;
+}
+
+char *
 ff_helper_path(const char *name)
 {
 	char dir[PATH_MAX], *p;

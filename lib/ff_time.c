@@ -14,6 +14,15 @@ ff_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+uint64_t
+ff_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 const char *
 ff_iso_time(void)
 {

@@ -614,17 +614,10 @@ add_script_json(struct ff_buf *b, const char *json)
 static char *
 asset(const char *name)
 {
-	char rel[256], *path, *text;
+	char rel[256];
 
 	snprintf(rel, sizeof(rel), "share/report/%s", name);
-	path = ff_datapath(rel);
-	if (!path)
-		ff_die("cannot find '%s' beside the program or under the install prefix", rel);
-	text = ff_read_file(path, NULL);
-	if (!text)
-		ff_die("cannot read '%s': %s", path, strerror(errno));
-	free(path);
-	return text;
+	return ff_data_text(rel);
 }
 
 /* The template with @REPORT_CSS@, @REPORT_DATA@ and @REPORT_JS@ filled in. */

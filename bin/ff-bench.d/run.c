@@ -53,14 +53,14 @@ build_of(const struct bcase *c)
 	int r;
 
 	if (c->build >= 0) {
-		json_t *b;
+		json_t *obj;
 
 		if (!opt.build_json[c->build])
 			opt.build_json[c->build] = ff_build_json(&opt.builds[c->build], 0);
-		b = json_deep_copy(opt.build_json[c->build]);
+		obj = json_deep_copy(opt.build_json[c->build]);
 		/* Its place among the --build options: the first is the base. */
-		json_object_set_new(b, "order", json_integer(c->build));
-		return b;
+		json_object_set_new(obj, "order", json_integer(c->build));
+		return obj;
 	}
 	r = ff_parse_name(NULL, "relay", c->relay, ff_relays);
 	if (!known[r] && ff_relay_program(c->relay) && ff_build_of_path(c->relay, &b) == 0) {

@@ -160,18 +160,10 @@ data_out(struct buf *b, json_t *meta, int diff, uint64_t total,
 static char *
 asset(const char *name)
 {
-	char rel[256], *path, *text;
+	char rel[256];
 
 	snprintf(rel, sizeof(rel), "share/flamegraph/%s", name);
-	path = ff_datapath(rel);
-	if (!path)
-		ff_die("cannot find '%s' beside the program or under the install prefix",
-		       rel);
-	text = ff_read_file(path, NULL);
-	if (!text)
-		ff_die("cannot read '%s': %s", path, strerror(errno));
-	free(path);
-	return text;
+	return ff_data_text(rel);
 }
 
 /* The template with @FLAME_CSS@, @FLAME_JS@ and @FLAME_DATA@ filled in. */
