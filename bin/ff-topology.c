@@ -120,6 +120,7 @@ static struct relay relays[FF_HOPS_MAX];
 static struct link links[FF_HOPS_MAX - 1];
 static int nrelays;
 static json_t *upstream_relays;	/* --target-event topology: the relays behind ours */
+static long upstream_server_port;	/* and the server's port they relay to */
 static const char *front_host = "127.0.0.1";	/* where the client connects */
 static int cpus_shared;
 static json_t *cpus_others;	/* other runs' relays on our CPUs, or NULL */
@@ -701,6 +702,7 @@ take_server(struct ff_stage *s, char **host)
 					ff_die_event("the upstream's topology event has no port");
 				*host = ff_strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
 				upstream_relays = json_incref(json_object_get(ev, "relays"));
+				upstream_server_port = (long)ff_json_num(ev, "server_port", 0);
 				json_decref(ev);
 				break;
 			}
@@ -891,7 +893,8 @@ emit_topology(int port, int server_port)
 	json_object_set_new(ev, "cpu_limit", json_integer(opt.cpu_limit));
 	json_object_set_new(ev, "host", json_string(front_host));
 	json_object_set_new(ev, "port", json_integer(port));
-	json_object_set_new(ev, "server_port", json_integer(server_port));
+	/* The chain's server: behind the upstream's relays, when ours is in front of them. */
+	json_object_set_new(ev, "server_port", json_integer(upstream_relays ? upstream_server_port : server_port));
 	for (int i = 0; i < nrelays; i++)
 		json_array_append_new(list, relay_json(&relays[i]));
 	if (upstream_relays)

@@ -293,7 +293,23 @@ ssh_master() {
 	done
 	run flimflam run -r skrouterd --hosts "r1=ns1/10.77.0.2,r2=ns2/10.77.0.3"
 	[ "$status" -eq 2 ]
-	has_line "skrouterd's R1 and R2 link over 127.0.0.1"
+	has_line "skrouterd's routers link over 127.0.0.1"
+	run flimflam run -r skrouterd --hops 3 --hosts "r1=ns1/10.77.0.2,r2=ns1/10.77.0.2,r3=ns2/10.77.0.3"
+	[ "$status" -eq 2 ]
+	has_line "skrouterd's routers link over 127\.0\.0\.1, so they go on one host \(r1 \.\.\. r3 name different ones\)"
+	# The relays' roles are the chain's: r1 ... rN of --hops (2 by default).
+	run flimflam run -r nginx --hosts "r3=ns1/10.77.0.2"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "flimflam: --hosts: 'r3' is not a role of this run (client, r1, r2, server)" ]
+	run flimflam run -r nginx --hops 3 --hosts "r4=ns1/10.77.0.2"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "flimflam: --hosts: 'r4' is not a role of this run (client, r1 ... r3, server)" ]
+	run flimflam run -r nginx --hops 1 --hosts "r2=ns1/10.77.0.2"
+	[ "$status" -eq 2 ]
+	has_line "(client, r1, server)"
+	run flimflam run -w iperf3 -r none --hosts "r1=ns1/10.77.0.2"
+	[ "$status" -eq 2 ]
+	has_line "(client, server: relay none has no relays)"
 	run flimflam run -w h2load -r nginx -p tcp --hosts "server=ns1/10.77.0.2"
 	[ "$status" -eq 2 ]
 	has_line "workload 'h2load' runs on one host only"
@@ -308,5 +324,30 @@ ssh_master() {
 	has_line '^Results'
 	has_line '^  Throughput: +[0-9.]+ [GM]bit/s'
 	has_line "^  Hosts: +client=ns1/${HOST_ADDR[1]},server=ns2/${HOST_ADDR[2]} "
+	hosts_clean 10
+}
+
+@test "run --hosts --hops 3: a chain of three nginx relays on three hosts, each in front of the next; data moves, nothing left" {
+	skip_unless_program nginx
+	hosts_up 4
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --hops 3 --warmup 1 --duration 2 --interval 1 \
+		--hosts "r1=ns1/${HOST_ADDR[1]},r2=ns2/${HOST_ADDR[2]},r3=ns3/${HOST_ADDR[3]},server=ns4/${HOST_ADDR[4]}"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 0 ]
+	ev="$BATS_TEST_TMPDIR/ev"
+	# One ff-topology per relay, r3 first: the chain r1 -> r2 -> r3 -> server, each on its host.
+	event_ok "$ev" topology '.host == $a1 and .hops == 3 and ([.relays[].role] == ["r1", "r2", "r3"]) and
+		([.relays[].address] == [$a1, $a2, $a3]) and
+		.relays[0].target_port == .relays[1].port and .relays[1].target_port == .relays[2].port and
+		.relays[2].target_port == .server_port' \
+		--arg a1 "${HOST_ADDR[1]}" --arg a2 "${HOST_ADDR[2]}" --arg a3 "${HOST_ADDR[3]}"
+	# Each relay's topology replaces the one behind it: one comes out.
+	[ "$(jq -s '[.[] | select(.event == "topology")] | length' "$ev")" -eq 1 ]
+	event_ok "$ev" result '.bits_per_s > 0 and .errors == 0'
+	# Each host's capture measured its own relay; the intervals carry all three.
+	[ "$(jq -s '[.[] | select(.event == "resources") | .relays[].role] | sort' "$ev" | jq -c .)" = '["r1","r2","r3"]' ]
+	jq -s -e '[.[] | select(.event == "interval")] | length >= 2 and
+		all(([.relays[].role] | sort) == ["r1", "r2", "r3"])' "$ev"
 	hosts_clean 10
 }
