@@ -21,10 +21,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 static const char usage[] =
 	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--cpu-limit N]\n"
 	"                   [--encapsulation legacy|lite] [--server-port PORT]\n"
-	"                   [--run-dir DIR] [--config-only]\n"
+	"                   [--run-dir DIR] [--config-only] [--tls]\n"
 	"\n"
 	"Relays: skrouterd (default), nghttpx, nginx, none.\n"
 	"Protocols: tcp (default), http1, http2.\n"
@@ -32,11 +36,14 @@ static const char usage[] =
 	"on stdin. --cpu-limit pins each relay to N CPUs of its own (0: no limit).\n"
 	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
 	"default: the router's own). --config-only writes the relays' configurations\n"
-	"into the run directory, emits `config`, and starts nothing.\n"
+	"into the run directory, emits `config`, and starts nothing. --tls: the link\n"
+	"from R1 to R2 is mutual TLS, with certificates made for the run (openssl);\n"
+	"the protocol and cipher the relays negotiated are in `topology`.\n"
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
-enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY };
+enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY,
+       OPT_TLS };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -49,14 +56,15 @@ static const struct option longopts[] = {
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "encapsulation", required_argument, NULL, OPT_ENCAPSULATION },
 	{ "config-only", no_argument, NULL, OPT_CONFIG_ONLY },
+	{ "tls", no_argument, NULL, OPT_TLS },
 	{ NULL, 0, NULL, 0 }
 };
 
 static struct {
 	const char *relay, *protocol, *run_dir, *encapsulation;
 	long cpu_limit, server_port;
-	int config_only;
-} opt = { "skrouterd", "tcp", NULL, NULL, 1, 0, 0 };
+	int config_only, tls;
+} opt = { "skrouterd", "tcp", NULL, NULL, 1, 0, 0, 0 };
 
 static const char *const encapsulations[] = { "legacy", "lite", NULL };
 
@@ -70,10 +78,21 @@ struct relay {
 	cpu_set_t cpus;
 	int pinned;
 	char *dir, *conf;
+	/*
+	 * --tls: its own certificate and key and the CA it trusts
+	 * (tls_relay), and its links (tls_link): the relay it accepts a TLS
+	 * link from, the relay it makes one to; nginx over tcp proves a link
+	 * through a probe listener on the first and a proof listener on the
+	 * second.
+	 */
+	char *tls_cert, *tls_key, *tls_ca;
+	struct relay *tls_from, *tls_to;
+	int probe_port, proof_port;
 };
 
 static struct relay r1 = { .role = "r1" }, r2 = { .role = "r2" };
 static int cpus_shared;
+static json_t *tls_links;	/* --tls: each link's proof */
 static json_t *cpus_others;	/* other runs' relays on our CPUs, or NULL */
 static char *program_path;
 static const struct ff_relay *row;	/* opt.relay's row of the matrix */
@@ -143,9 +162,9 @@ others_on(const cpu_set_t *ours)
 	return found;
 }
 
-static void
-write_conf(struct relay *r, const char *tmpl_name, enum ff_conf_syntax syntax,
-	   const char *const vars[])
+/* A template of relay-conf filled (malloc'd); the run fails if it cannot be. */
+static char *
+fill(const char *tmpl_name, enum ff_conf_syntax syntax, const char *const vars[])
 {
 	char *tmpl = ff_datapath(tmpl_name), *text;
 
@@ -155,9 +174,229 @@ write_conf(struct relay *r, const char *tmpl_name, enum ff_conf_syntax syntax,
 	free(tmpl);
 	if (!text)
 		exit(1);
-	if (ff_write_file(r->conf, text, 0600) < 0)
+	return text;
+}
+
+/* The relay's configuration: `before` (or NULL), then the template filled. */
+static void
+write_conf(struct relay *r, const char *tmpl_name, enum ff_conf_syntax syntax,
+	   const char *const vars[], const char *before)
+{
+	char *text = fill(tmpl_name, syntax, vars), *all;
+
+	all = ff_asprintf("%s%s", before ? before : "", text);
+	if (ff_write_file(r->conf, all, 0600) < 0)
 		exit(1);
 	free(text);
+	free(all);
+}
+
+/* --tls */
+
+static struct ff_skr_tls skr_tls;	/* skrouterd: its schema's names */
+static char *tls_openssl;		/* where openssl is */
+
+/* The run's certificates, once: a CA, and a certificate and key for each relay. */
+static void
+tls_certs(struct relay *const relays[], int n)
+{
+	const char *roles[64];
+	char why[1024];
+	int i;
+
+	for (i = 0; i < n && i < (int)FF_ARRAY_SIZE(roles); i++)
+		roles[i] = relays[i]->role;
+	if (ff_tls_certs(ff_rundir(NULL), roles, i, why, sizeof(why)) < 0)
+		ff_die("--tls: %s", why);
+}
+
+/* A relay's own certificate and key, and the CA it trusts. */
+static void
+tls_relay(struct relay *r)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s.crt", r->role);
+	r->tls_cert = ff_tls_file(ff_rundir(NULL), name);
+	snprintf(name, sizeof(name), "%s.key", r->role);
+	r->tls_key = ff_tls_file(ff_rundir(NULL), name);
+	r->tls_ca = ff_tls_file(ff_rundir(NULL), "ca.crt");
+}
+
+/*
+ * The link from relay `from` to the next one, `to`, made TLS: `to` takes
+ * it only from a peer whose certificate the run's CA signed, and `from`
+ * verifies `to`'s likewise (mutual, as Skupper's links between sites).
+ * Called for each link once an attempt's ports are chosen, before the
+ * relays are configured: their configure functions read what it sets.
+ */
+static void
+tls_link(struct relay *from, struct relay *to)
+{
+	from->tls_to = to;
+	to->tls_from = from;
+	if (!strcmp(opt.relay, "nginx") && !strcmp(opt.protocol, "tcp")) {
+		from->probe_port = ff_free_port();
+		to->proof_port = ff_free_port();
+	}
+}
+
+/*
+ * nginx's directives for its end of a TLS link, indented (malloc'd): the
+ * end that accepts it (`accepting`) or the end that makes it.
+ */
+static char *
+nginx_tls_lines(const struct relay *r, int accepting, const char *in)
+{
+	struct ff_buf b = FF_BUF_INIT;
+	char *cert = ff_nginx_quote(r->tls_cert), *key = ff_nginx_quote(r->tls_key);
+	char *ca = ff_nginx_quote(r->tls_ca);
+
+	if (accepting)
+		ff_buf_printf(&b, "%sssl_protocols TLSv1.2 TLSv1.3;\n"
+			      "%sssl_certificate %s;\n%sssl_certificate_key %s;\n"
+			      "%sssl_client_certificate %s;\n%sssl_verify_client on;\n",
+			      in, in, cert, in, key, in, ca, in);
+	else {
+		if (!strcmp(opt.protocol, "tcp"))
+			ff_buf_printf(&b, "%sproxy_ssl on;\n", in);
+		/* Before 1.23.4, nginx offered no TLSv1.3 upstream unless told. */
+		ff_buf_printf(&b, "%sproxy_ssl_protocols TLSv1.2 TLSv1.3;\n", in);
+		ff_buf_printf(&b, "%sproxy_ssl_certificate %s;\n%sproxy_ssl_certificate_key %s;\n"
+			      "%sproxy_ssl_trusted_certificate %s;\n%sproxy_ssl_verify on;\n"
+			      "%sproxy_ssl_name flimflam-%s;\n",
+			      in, cert, in, key, in, ca, in, in, r->tls_to->role);
+	}
+	free(cert);
+	free(key);
+	free(ca);
+	return ff_buf_take(&b);
+}
+
+/*
+ * nginx: what proves its links, in DIR/tls-proof.conf, and the line that
+ * includes it ("" for none; malloc'd). Over tcp, the relay a link leaves
+ * has a probe listener that makes the link's TLS connection to a proof
+ * listener of the next relay, which answers what it negotiated; over
+ * http1, the next relay answers a request of ff-topology's that came
+ * through the data listener itself.
+ */
+static char *
+nginx_tls_proof(const struct relay *r)
+{
+	struct ff_buf b = FF_BUF_INIT;
+	char probe[16], proof[16], *lines, *text, *path, *q, *line;
+
+	if (!strcmp(opt.protocol, "tcp")) {
+		if (r->tls_to) {
+			const char *const vars[] = { "PROBE_PORT", probe, "PROOF_PORT", proof,
+						     "TLS_LINES", lines = nginx_tls_lines(r, 0, "    "), NULL };
+
+			snprintf(probe, sizeof(probe), "%d", r->probe_port);
+			snprintf(proof, sizeof(proof), "%d", r->tls_to->proof_port);
+			text = fill("relay-conf/nginx-tls-probe.conf", FF_CONF_NGINX, vars);
+			ff_buf_addstr(&b, text);
+			free(text);
+			free(lines);
+		}
+		if (r->tls_from) {
+			const char *const vars[] = { "PROOF_PORT", proof,
+						     "TLS_LINES", lines = nginx_tls_lines(r, 1, "    "), NULL };
+
+			snprintf(proof, sizeof(proof), "%d", r->proof_port);
+			text = fill("relay-conf/nginx-tls-proof-tcp.conf", FF_CONF_NGINX, vars);
+			ff_buf_addstr(&b, text);
+			free(text);
+			free(lines);
+		}
+	} else if (r->tls_from) {
+		const char *const vars[] = { "ROLE", r->role, NULL };
+
+		text = fill("relay-conf/nginx-tls-proof-http1.conf", FF_CONF_NGINX, vars);
+		ff_buf_addstr(&b, text);
+		free(text);
+	}
+	if (!b.len)
+		return ff_strdup("");
+	path = ff_asprintf("%s/tls-proof.conf", r->dir);
+	text = ff_buf_take(&b);
+	if (ff_write_file(path, text, 0600) < 0)
+		exit(1);
+	q = ff_nginx_quote(path);
+	line = ff_asprintf("%sinclude %s;\n", strcmp(opt.protocol, "tcp") ? "        " : "    ", q);
+	free(q);
+	free(path);
+	free(text);
+	return line;
+}
+
+/* OpenSSL's TLSv1.3 suites, in its default order. */
+static const char openssl_tls13[] =
+	"TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256";
+
+/* nghttpx's settings for its ends of TLS links (malloc'd lines). */
+static char *
+nghttpx_tls_lines(const struct relay *r)
+{
+	struct ff_buf b = FF_BUF_INIT;
+
+	/*
+	 * The access log of the relay a link comes to holds the proof: what
+	 * it negotiated for ff-topology's request, and the subject of the
+	 * certificate that verified.
+	 */
+	/*
+	 * nghttpx would prefer TLS_AES_128_GCM_SHA256; nginx and the router
+	 * take OpenSSL's order, in which TLS_AES_256_GCM_SHA384 comes first:
+	 * that order here too (the side that accepts chooses), so that the
+	 * relays compare like for like.
+	 */
+	if (r->tls_from)
+		ff_buf_printf(&b, "tls13-ciphers=%s\nprivate-key-file=%s\ncertificate-file=%s\nverify-client=yes\n"
+			      "verify-client-cacert=%s\nno-ocsp=yes\naccesslog-file=%s/access.log\n"
+			      "accesslog-format=$path $tls_protocol $tls_cipher $tls_client_subject_name\n",
+			      openssl_tls13, r->tls_key, r->tls_cert, r->tls_ca, r->dir);
+	if (r->tls_to)
+		ff_buf_printf(&b, "client-private-key-file=%s\nclient-cert-file=%s\ncacert=%s\n",
+			      r->tls_key, r->tls_cert, r->tls_ca);
+	return ff_buf_take(&b);
+}
+
+/*
+ * skrouterd: the sslProfile (NULL without links), and the lines of the
+ * inter-router listener that accepts a link and of the connector that
+ * makes one (malloc'd): TLS required, the peer authenticated by its
+ * certificate (SASL EXTERNAL), as Skupper's inter-router links are.
+ * Proton checks a host name against the certificate's DNS names only, and
+ * the routers link by address (127.0.0.1): the connector verifies the
+ * chain, not the name.
+ */
+static char *
+skrouterd_tls_profile(const struct relay *r)
+{
+	const char *const vars[] = {
+		"CA_ATTR", skr_tls.ca, "CA", r->tls_ca, "CERT_ATTR", skr_tls.cert,
+		"CERT", r->tls_cert, "KEY_ATTR", skr_tls.key, "KEY", r->tls_key, NULL
+	};
+
+	return r->tls_from || r->tls_to ?
+		fill("relay-conf/skrouterd-tls.conf", FF_CONF_SKROUTERD, vars) : NULL;
+}
+
+static char *
+skrouterd_tls_lines(const struct relay *r, int accepting)
+{
+	struct ff_buf b = FF_BUF_INIT;
+
+	if (accepting && r->tls_from)
+		ff_buf_printf(&b, "    sslProfile: flimflam-link\n%s    authenticatePeer: yes\n"
+			      "    saslMechanisms: EXTERNAL\n",
+			      skr_tls.require_ssl ? "    requireSsl: yes\n" : "");
+	if (!accepting && r->tls_to)
+		ff_buf_printf(&b, "    sslProfile: flimflam-link\n%s%s",
+			      skr_tls.connector_sasl ? "    saslMechanisms: EXTERNAL\n" : "",
+			      skr_tls.verify_hostname ? "    verifyHostname: no\n" : "");
+	return b.len ? ff_buf_take(&b) : ff_strdup("");
 }
 
 /*
@@ -189,10 +428,15 @@ static void
 configure_nginx(struct relay *r)
 {
 	char port[16], target[16], nworkers[16];
+	char *from = r->tls_from ? nginx_tls_lines(r, 1, "        ") : ff_strdup("");
+	char *to = r->tls_to ? nginx_tls_lines(r, 0, "        ") : ff_strdup("");
+	char *tls = ff_asprintf("%s%s", from, to), *proof = nginx_tls_proof(r);
 	const char *const vars[] = {
 		"DIR", r->dir, "PORT", port, "TARGET_PORT", target,
 		"WORKERS", nworkers, "USER", ff_user_name(),
-		"LOAD_MODULE_LINES", nginx_load_module(), NULL
+		"LOAD_MODULE_LINES", nginx_load_module(),
+		"LISTEN_SSL", r->tls_from ? "ssl" : "", "SCHEME", r->tls_to ? "https" : "http",
+		"TLS_LINES", tls, "TLS_PROOF_LINES", proof, NULL
 	};
 
 	snprintf(port, sizeof(port), "%d", r->port);
@@ -200,27 +444,38 @@ configure_nginx(struct relay *r)
 	snprintf(nworkers, sizeof(nworkers), "%ld", workers());
 	r->conf = ff_asprintf("%s/nginx.conf", r->dir);
 	write_conf(r, !strcmp(opt.protocol, "tcp") ? "relay-conf/nginx-tcp.conf" :
-		   "relay-conf/nginx-http1.conf", FF_CONF_NGINX, vars);
+		   "relay-conf/nginx-http1.conf", FF_CONF_NGINX, vars, NULL);
 	r->ready_port = r->port;
+	free(from);
+	free(to);
+	free(tls);
+	free(proof);
 }
 
 static void
 configure_nghttpx(struct relay *r)
 {
-	char port[16], target[16], nworkers[16];
+	char port[16], target[16], nworkers[16], sni[64];
+	char *tls = nghttpx_tls_lines(r);
 	const char *const vars[] = {
 		"DIR", r->dir, "PORT", port, "TARGET_PORT", target,
 		"WORKERS", nworkers,
 		"BACKEND_PROTO", !strcmp(opt.protocol, "http2") ? "h2" : "http/1.1",
-		NULL
+		"FRONTEND_PARAMS", r->tls_from ? "" : ";no-tls", "BACKEND_PARAMS", sni,
+		"TLS_LINES", tls, NULL
 	};
+
+	/* The name the next relay's certificate has, sent and verified. */
+	snprintf(sni, sizeof(sni), "%s%s", r->tls_to ? ";tls;sni=flimflam-" : "",
+		 r->tls_to ? r->tls_to->role : "");
 
 	snprintf(port, sizeof(port), "%d", r->port);
 	snprintf(target, sizeof(target), "%d", r->target_port);
 	snprintf(nworkers, sizeof(nworkers), "%ld", workers());
 	r->conf = ff_asprintf("%s/nghttpx.conf", r->dir);
-	write_conf(r, "relay-conf/nghttpx.conf", FF_CONF_NGHTTPX, vars);
+	write_conf(r, "relay-conf/nghttpx.conf", FF_CONF_NGHTTPX, vars, NULL);
 	r->ready_port = r->port;
+	free(tls);
 }
 
 static void
@@ -232,7 +487,10 @@ configure_skrouterd(struct relay *r)
 	const char *adaptor = !http ? encap :
 		!strcmp(opt.protocol, "http1") ? "    protocolVersion: HTTP1\n" :
 		"    protocolVersion: HTTP2\n";
+	char *listener = skrouterd_tls_lines(r, 1), *connector = skrouterd_tls_lines(r, 0);
+	char *profile = skrouterd_tls_profile(r);
 	const char *const vars[] = {
+		"TLS_LISTENER_LINES", listener, "TLS_CONNECTOR_LINES", connector,
 		"PORT", port, "TARGET_PORT", target, "WORKERS", nworkers,
 		"MANAGEMENT_PORT", mgmt, "INTER_ROUTER_PORT", inter,
 		"PROTOCOL", opt.protocol,
@@ -250,7 +508,10 @@ configure_skrouterd(struct relay *r)
 	snprintf(inter, sizeof(inter), "%d", r->inter_router_port);
 	r->conf = ff_asprintf("%s/skrouterd.conf", r->dir);
 	write_conf(r, r == &r1 ? "relay-conf/skrouterd-r1.conf" :
-		   "relay-conf/skrouterd-r2.conf", FF_CONF_SKROUTERD, vars);
+		   "relay-conf/skrouterd-r2.conf", FF_CONF_SKROUTERD, vars, profile);
+	free(listener);
+	free(connector);
+	free(profile);
 	/* R2 is ready when R1 can reach it; R1 when its adaptor listens. */
 	r->ready_port = r == &r2 ? r->inter_router_port : r->port;
 }
@@ -347,6 +608,187 @@ start_relay(struct relay *r)
 	return ff_wait_listen(&r->child, r->ready_port, row->start_seconds);
 }
 
+/* Proving the links: read from the relays what they negotiated */
+
+/*
+ * What came back on a connection to 127.0.0.1:port after sending `req`
+ * (NULL: nothing), up to its end or 10 s (malloc'd; "" for nothing).
+ */
+static char *
+probe(int port, const char *req)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct ff_buf b = FF_BUF_INIT;
+	double deadline = ff_now() + 10;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char buf[4096];
+	ssize_t n;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    (req && write(fd, req, strlen(req)) != (ssize_t)strlen(req))) {
+		if (fd >= 0)
+			close(fd);
+		return ff_strdup("");
+	}
+	for (;;) {
+		struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { ff_signal_fd(), POLLIN, 0 } };
+		double left = deadline - ff_now();
+
+		if (left <= 0 || poll(pfd, 2, (int)(left * 1000) + 1) < 0)
+			break;
+		if (ff_signalled())
+			ff_exit_signalled();
+		if (!pfd[0].revents)
+			continue;
+		if ((n = read(fd, buf, sizeof(buf))) <= 0 || b.len > 65536)
+			break;
+		ff_buf_add(&b, buf, n);
+	}
+	close(fd);
+	return b.len ? ff_buf_take(&b) : ff_strdup("");
+}
+
+/* The last line of a relay's log that speaks of TLS, for the error (malloc'd, or NULL). */
+static char *
+tls_log_hint(const char *log)
+{
+	char *text = ff_read_file(log, NULL), *line, *next, *found = NULL;
+
+	for (line = text; line && *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = 0;
+		if (strstr(line, "SSL") || strstr(line, "certificate") || strstr(line, "TLS"))
+			found = line;
+	}
+	found = found ? ff_strdup(found) : NULL;
+	free(text);
+	return found;
+}
+
+/* The link failed its proof: the run stops here, before any load, with why. */
+noreturn static void
+tls_fail(const struct relay *from, const struct relay *to, const char *what)
+{
+	char *log = !strcmp(opt.relay, "skrouterd") ? ff_strdup(from->child.log) :
+		    ff_asprintf("%s/error.log", from->dir);
+	char *hint = tls_log_hint(log);
+
+	ff_die_event("--tls: the link from %s to %s %s%s%s; the certificates are in '%s/tls'",
+		     from->role, to->role, what, hint ? "; " : "", hint ? hint : "",
+		     ff_rundir(NULL));
+}
+
+/* "PROTOCOL CIPHER VERIFY" from the last line of `text`, into the proof. */
+static int
+tls_words(const char *text, char proto[64], char cipher[128], char verify[256])
+{
+	const char *last = text, *p;
+
+	for (p = text; *p; p++)
+		if (*p == '\n' && p[1])
+			last = p + 1;
+	proto[0] = cipher[0] = verify[0] = 0;
+	return sscanf(last, "%63s %127s %255[^\r\n]", proto, cipher, verify);
+}
+
+/*
+ * Prove the link from `from` to `to` (`entry`: the port the chain's
+ * traffic enters at): the protocol and cipher as the relay the link comes
+ * to read them, and that the peer's certificate verified. A link that did
+ * not come up, or came up without TLS, fails the run. Returns the
+ * `tls_links` object of the topology event.
+ */
+static json_t *
+tls_prove(const struct relay *from, const struct relay *to, int entry)
+{
+	char proto[64], cipher[128], peer[256], *text = NULL, *req = NULL;
+	const char *source;
+	int i;
+
+	if (!strcmp(opt.relay, "skrouterd")) {
+		char bus[64], *argv[] = { "skmanage", "-b", bus, "query", "--type", "connection", NULL };
+		json_t *list, *c;
+		size_t k;
+		int st, links = 0;
+
+		snprintf(bus, sizeof(bus), "127.0.0.1:%d", to->mgmt_port);
+		text = ff_env_run(argv, &st);
+		list = text && st == 0 ? json_loads(text, 0, NULL) : NULL;
+		if (!json_is_array(list))
+			ff_die_event("--tls: cannot read %s's connections through its management ('skmanage -b %s query --type connection' %s): %.200s",
+				     to->role, bus, !text ? "cannot run; skmanage is installed beside skrouterd" :
+				     ff_status_how(st), text ? text : "");
+		source = "its management's connection list (ssl, sslProto, sslCipher, user)";
+		proto[0] = cipher[0] = peer[0] = 0;
+		json_array_foreach(list, k, c) {
+			const char *role = ff_json_str(c, "role"), *dir = ff_json_str(c, "dir");
+
+			if (!role || strncmp(role, "inter-router", 12) || !dir || strcmp(dir, "in"))
+				continue;
+			links++;
+			if (!json_is_true(json_object_get(c, "ssl")))
+				tls_fail(from, to, "came up without TLS (the router says ssl false)");
+			if (!json_is_true(json_object_get(c, "isAuthenticated")))
+				tls_fail(from, to, "came up without authenticating its peer");
+			snprintf(proto, sizeof(proto), "%s", ff_json_str(c, "sslProto") ? ff_json_str(c, "sslProto") : "");
+			snprintf(cipher, sizeof(cipher), "%s", ff_json_str(c, "sslCipher") ? ff_json_str(c, "sslCipher") : "");
+			snprintf(peer, sizeof(peer), "%s", ff_json_str(c, "user") ? ff_json_str(c, "user") : "");
+		}
+		json_decref(list);
+		if (!links)
+			tls_fail(from, to, "has no inter-router connection");
+	} else if (!strcmp(opt.relay, "nginx")) {
+		if (!strcmp(opt.protocol, "tcp"))
+			text = probe(from->probe_port, NULL);
+		else {
+			req = ff_asprintf("GET /flimflam-tls-proof/%s HTTP/1.1\r\nHost: flimflam\r\n"
+					  "Connection: close\r\n\r\n", to->role);
+			text = probe(entry, req);
+			if (strncmp(text, "HTTP/1.1 200 ", 13))
+				tls_fail(from, to, "did not come up (the request through it was not answered)");
+		}
+		source = "$ssl_protocol, $ssl_cipher, $ssl_client_verify, $ssl_client_s_dn";
+		if (tls_words(text, proto, cipher, peer) < 3)
+			tls_fail(from, to, "did not come up (nothing came back through it)");
+		if (strncmp(peer, "SUCCESS ", 8))
+			tls_fail(from, to, "came up without a verified peer certificate");
+		memmove(peer, peer + 8, strlen(peer + 8) + 1);
+	} else {
+		char *log = ff_asprintf("%s/access.log", to->dir), *line, *want;
+		double deadline = ff_now() + 5;
+
+		req = ff_asprintf("GET /flimflam-tls-proof/%s HTTP/1.1\r\nHost: flimflam\r\n"
+				  "Connection: close\r\n\r\n", to->role);
+		free(probe(entry, req));
+		want = ff_asprintf("/flimflam-tls-proof/%s ", to->role);
+		source = "its access log ($tls_protocol, $tls_cipher, $tls_client_subject_name)";
+		/* The relay writes the line as the response leaves it: soon, not at once. */
+		for (line = NULL; !line && ff_now() < deadline; ff_sleep(0.05)) {
+			free(text);
+			text = ff_read_file(log, NULL);
+			line = text ? strstr(text, want) : NULL;
+		}
+		if (!line || tls_words(line + strlen(want), proto, cipher, peer) < 3)
+			tls_fail(from, to, "did not come up (the request through it did not reach the relay after it)");
+		free(log);
+		free(want);
+		if (!strcmp(peer, "-"))
+			tls_fail(from, to, "came up without a verified peer certificate");
+	}
+	if (!proto[0] || !strcmp(proto, "-") || !cipher[0] || !strcmp(cipher, "-"))
+		tls_fail(from, to, "came up without TLS (no protocol negotiated)");
+	for (i = 0; peer[i]; i++)
+		if ((unsigned char)peer[i] < ' ')
+			peer[i] = '?';
+	free(text);
+	free(req);
+	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:s, s:s}", "from", from->role, "to", to->role,
+			 "protocol", proto, "cipher", cipher, "peer_verified", 1,
+			 "peer", peer, "source", source);
+}
+
 static json_t *
 relay_json(struct relay *r)
 {
@@ -390,6 +832,13 @@ start_relays(int server_port)
 		/* The topology event says so; flimflam's summary words it. */
 		cpus_others = opt.config_only ? NULL : others_on(&ours);
 	}
+	if (opt.tls) {
+		struct relay *const all[] = { &r1, &r2 };
+
+		tls_certs(all, 2);
+		tls_relay(&r1);
+		tls_relay(&r2);
+	}
 	for (int attempt = 0;; attempt++) {
 		struct relay *failed;
 		int st, lost;
@@ -400,6 +849,8 @@ start_relays(int server_port)
 		r1.port = ff_free_port();
 		if (code->ports)
 			code->ports();
+		if (opt.tls)
+			tls_link(&r1, &r2);
 		for (struct relay *r = &r2; r; r = r == &r2 ? &r1 : NULL) {
 			r->dir = ff_asprintf("%s/%s", ff_rundir(NULL), r->role);
 			if (ff_mkdirs(r->dir, 0700) < 0)
@@ -422,6 +873,10 @@ start_relays(int server_port)
 			ff_die("the %s relays did not start; their logs are in '%s'",
 			       opt.relay, ff_rundir(NULL));
 		ff_info("%s lost its port to another program; trying other ports", failed->role);
+	}
+	if (opt.tls && !opt.config_only) {
+		tls_links = json_array();
+		json_array_append_new(tls_links, tls_prove(&r1, &r2, r1.port));
 	}
 	return r1.port;
 }
@@ -562,6 +1017,9 @@ parse_args(int argc, char *argv[])
 		case OPT_CONFIG_ONLY:
 			opt.config_only = 1;
 			break;
+		case OPT_TLS:
+			opt.tls = 1;
+			break;
 		case OPT_ENCAPSULATION:
 			opt.encapsulation = encapsulations[ff_parse_name(usage, "encapsulation", optarg, encapsulations)];
 			break;
@@ -598,6 +1056,14 @@ check_relay(void)
 	}
 	if (opt.encapsulation && !row->encapsulation)
 		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
+	if (opt.tls && !row->processes)
+		ff_usage_error(usage, "--tls is for the links between relays, and relay '%s' has none",
+			       opt.relay);
+	if (opt.tls && !(tls_openssl = ff_which("openssl")))
+		ff_die("--tls makes the run's certificates with openssl, which is not on PATH");
+	if (opt.tls && program_path && !strcmp(opt.relay, "skrouterd") &&
+	    ff_skrouterd_tls(program_path, &skr_tls, why, sizeof(why)) < 0)
+		ff_die("%s", why);
 	if (program_path && !opt.config_only && row->check &&
 	    row->check(program_path, why, sizeof(why)) < 0)
 		ff_die("%s", why);
@@ -645,6 +1111,8 @@ emit_topology(int port, int server_port)
 		json_array_append_new(relays, relay_json(&r2));
 	}
 	json_object_set_new(ev, "relays", relays);
+	json_object_set_new(ev, "tls", json_boolean(opt.tls));
+	json_object_set_new(ev, "tls_links", tls_links ? json_incref(tls_links) : json_null());
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
 	json_object_set_new(ev, "cpus_other_runs", cpus_others ? json_incref(cpus_others) : json_null());
 	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
