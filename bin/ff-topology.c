@@ -659,7 +659,8 @@ tls_log_hint(const char *log)
 		next = line + strcspn(line, "\n");
 		if (*next)
 			*next++ = 0;
-		if (strstr(line, "SSL") || strstr(line, "certificate") || strstr(line, "TLS"))
+		if (strstr(line, "SSL") || strstr(line, "certificate") || strstr(line, "TLS") ||
+		    strstr(line, "Could not connect"))
 			found = line;
 	}
 	found = found ? ff_strdup(found) : NULL;
@@ -747,7 +748,7 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 					  "Connection: close\r\n\r\n", to->role);
 			text = probe(entry, req);
 			if (strncmp(text, "HTTP/1.1 200 ", 13))
-				tls_fail(from, to, "did not come up (the request through it was not answered)");
+				tls_fail(from, to, "did not come up (the request through it got no answer from the relay after it)");
 		}
 		source = "$ssl_protocol, $ssl_cipher, $ssl_client_verify, $ssl_client_s_dn";
 		if (tls_words(text, proto, cipher, peer) < 3)

@@ -23,7 +23,7 @@ struct cmd {
 struct run_opt {
 	const char *workload, *relay, *protocol;
 	struct ff_run_opts run;
-	int json;
+	int json, tls;
 };
 struct perf_opt {
 	const char *call_graph;

@@ -61,7 +61,7 @@ static const struct cmd cmds[] = {
 static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
 	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
-	"       [--request-size BYTES] [--response-size BYTES] [--rate N]%s\n"
+	"       [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
@@ -85,6 +85,8 @@ static const char run_usage_fmt[] =
 	"  --response-size BYTES builtin-rr, builtin-crr: the response's size (default 1)\n"
 	"  --rate N              builtin-rr, builtin-crr: N transactions a second in all,\n"
 	"                        latency from when each was due (default: closed loop)\n"
+	"  --tls                 The links between relays use mutual TLS, with certificates\n"
+	"                        made for the run (the client and server stay plain)\n"
 	"%s"
 	"\n"
 	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
@@ -92,7 +94,7 @@ static const char run_usage_fmt[] =
 
 static char run_usage[4096];
 
-enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ };
+enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_TLS };
 
 static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -102,12 +104,13 @@ static const struct option run_longopts[] = {
 	{ "protocol", required_argument, NULL, 'p' },
 	FF_RUN_LONGOPTS,
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "tls", no_argument, NULL, OPT_TLS },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "freq", required_argument, NULL, OPT_FREQ },
 	{ NULL, 0, NULL, 0 }
 };
 
-struct run_opt opt = { "builtin", "skrouterd", "tcp", FF_RUN_OPTS_DEFAULTS, 0 };
+struct run_opt opt = { "builtin", "skrouterd", "tcp", FF_RUN_OPTS_DEFAULTS, 0, 0 };
 
 /* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
 static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
@@ -217,6 +220,9 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		case OPT_JSON:
 			opt.json = 1;
 			break;
+		case OPT_TLS:
+			opt.tls = 1;
+			break;
 		case OPT_CALL_GRAPH:
 		case OPT_FREQ:
 			if (!samples(c))
@@ -253,6 +259,9 @@ validate_run(const struct cmd *c)
 			       c->name, opt.relay);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(run_usage, "%s", why);
+	if (opt.tls && !rl->processes)
+		ff_usage_error(run_usage, "--tls is for the links between relays, and relay '%s' has none",
+			       opt.relay);
 	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
 		ff_usage_error(run_usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
 			       opt.workload);
@@ -272,6 +281,13 @@ validate_run(const struct cmd *c)
 		need[n++] = ff_workload_server_program(opt.workload);
 	if (ff_workload_client_program(opt.workload))
 		need[n++] = ff_workload_client_program(opt.workload);
+	if (opt.tls) {
+		char *p = ff_which("openssl");
+
+		if (!p)
+			ff_die("--tls makes the run's certificates with openssl, which is not on PATH: install openssl");
+		free(p);
+	}
 	for (i = 0; i < n; i++) {
 		char *p = ff_which(need[i]);
 

@@ -156,8 +156,11 @@ start_pipeline(const struct cmd *c, const char *rundir)
 		pipecmd_argf(cmd, "%ld", opt.run.response_size);
 	}
 	pipeline_command(p, cmd);
-	pipeline_command(p, stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
-				  "--cpu-limit", cpu, "--run-dir", rundir, NULL));
+	cmd = stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
+		    "--cpu-limit", cpu, "--run-dir", rundir, NULL);
+	if (opt.tls)
+		pipecmd_arg(cmd, "--tls");
+	pipeline_command(p, cmd);
 	cmd = stage("ff-workload", "drive", "-w", opt.workload, NULL);
 	ff_argv_run_opts(&args, &drive, 1);
 	ff_argv_addl(&args, "--run-dir", rundir, NULL);
