@@ -15,7 +15,7 @@ static const char usage[] =
 	"usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]\n"
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
 	"                [--repeat N] [--output FILE [--force | --append]]\n"
-	"                [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW\n"
@@ -47,6 +47,8 @@ static const char usage[] =
 	"  --append              Add the new runs to an existing results FILE\n"
 	"  --request-size BYTES, --response-size BYTES, --rate N\n"
 	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
+	"  --tls                 The links between relays use mutual TLS, as in flimflam\n"
+	"                        run (part of each case; relay none is skipped)\n"
 	"\n"
 	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
 	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
@@ -64,7 +66,7 @@ struct notrun {
 };
 
 /* Shared with run.c, through ff-bench.h. */
-struct bench_opts opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL, 0, 0 };
+struct bench_opts opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL, 0, 0, 0 };
 
 char *flimflam;
 json_t *bench_env;
@@ -279,7 +281,7 @@ check_output(void)
 static void
 bench_options(int argc, char *argv[])
 {
-	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND };
+	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_TLS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
@@ -291,6 +293,7 @@ bench_options(int argc, char *argv[])
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "append", no_argument, NULL, OPT_APPEND },
+		{ "tls", no_argument, NULL, OPT_TLS },
 		{ NULL, 0, NULL, 0 }
 	};
 	cpu_set_t avail;
@@ -324,6 +327,9 @@ bench_options(int argc, char *argv[])
 			break;
 		case OPT_APPEND:
 			opt.append = 1;
+			break;
+		case OPT_TLS:
+			opt.tls = 1;
 			break;
 		default:
 			ff_take_run_opt(usage, c, optarg, &opt.run);
@@ -385,7 +391,10 @@ plan_cases(struct plan *pl)
 					pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;
 				}
-				if ((miss = missing_program(bc)))
+				if (opt.tls && !ff_relay_find(bc->relay)->processes)
+					snprintf(bc->skip, sizeof(bc->skip),
+						 "--tls: relay %s has no links between relays", bc->relay);
+				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
 				else if (!strcmp(bc->relay, "skrouterd") &&
 					 (skrouterd || (skrouterd = ff_which("skrouterd"))) &&

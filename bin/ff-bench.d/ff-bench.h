@@ -86,6 +86,7 @@ struct key {
 	long jobs, cpu_limit;
 	double duration, warmup;
 	long request_size, response_size, rate;	/* builtin-rr, builtin-crr; 1, 1, 0 otherwise */
+	int tls;		/* --tls: the links between relays were TLS */
 };
 
 /*
@@ -185,7 +186,7 @@ struct bench_opts {
 	struct ff_run_opts run;
 	long repeat;
 	const char *output;
-	int force, append;
+	int force, append, tls;
 };
 extern struct bench_opts opt;
 extern char *flimflam;		/* the dispatcher beside us */
