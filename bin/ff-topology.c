@@ -833,13 +833,6 @@ start_relays(int server_port)
 		/* The topology event says so; flimflam's summary words it. */
 		cpus_others = opt.config_only ? NULL : others_on(&ours);
 	}
-	if (opt.tls) {
-		struct relay *const all[] = { &r1, &r2 };
-
-		tls_certs(all, 2);
-		tls_relay(&r1);
-		tls_relay(&r2);
-	}
 	for (int attempt = 0;; attempt++) {
 		struct relay *failed;
 		int st, lost;
@@ -1154,6 +1147,14 @@ main(int argc, char *argv[])
 	ff_rundir(opt.run_dir);
 	/* With --server-port, stdin is not a stream (a terminal, say). */
 	ff_stage_begin(&stage, !opt.server_port);
+	if (opt.tls && row->processes) {
+		/* Before anything else starts: a set that cannot be made stops the run here. */
+		struct relay *const all[] = { &r1, &r2 };
+
+		tls_certs(all, 2);
+		tls_relay(&r1);
+		tls_relay(&r2);
+	}
 	if (!opt.config_only)
 		env_start();
 
