@@ -194,7 +194,6 @@ write_conf(struct relay *r, const char *tmpl_name, enum ff_conf_syntax syntax,
 /* --tls */
 
 static struct ff_skr_tls skr_tls;	/* skrouterd: its schema's names */
-static char *tls_openssl;		/* where openssl is */
 
 /* The run's certificates, once: a CA, and a certificate and key for each relay. */
 static void
@@ -699,7 +698,8 @@ tls_words(const char *text, char proto[64], char cipher[128], char verify[256])
  * traffic enters at): the protocol and cipher as the relay the link comes
  * to read them, and that the peer's certificate verified. A link that did
  * not come up, or came up without TLS, fails the run. Returns the
- * `tls_links` object of the topology event.
+ * `tls_links` object of the topology event, or NULL when a router lost
+ * the port of its management to another program (its log says so).
  */
 static json_t *
 tls_prove(const struct relay *from, const struct relay *to, int entry)
@@ -717,6 +717,11 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 		snprintf(bus, sizeof(bus), "127.0.0.1:%d", to->mgmt_port);
 		text = ff_env_run(argv, &st);
 		list = text && st == 0 ? json_loads(text, 0, NULL) : NULL;
+		if (!json_is_array(list) && ff_child_lost_port(&to->child)) {
+			/* Its management listener lost its port: the caller tries others. */
+			free(text);
+			return NULL;
+		}
 		if (!json_is_array(list))
 			ff_die_event("--tls: cannot read %s's connections through its management ('skmanage -b %s query --type connection' %s): %.200s",
 				     to->role, bus, !text ? "cannot run; skmanage is installed beside skrouterd" :
@@ -855,8 +860,18 @@ start_relays(int server_port)
 			break;
 		failed = start_relay(&r2) == 0 ? &r1 : &r2;
 		st = failed == &r1 ? start_relay(&r1) : -1;
-		if (failed == &r1 && st == 0)
-			break;
+		if (failed == &r1 && st == 0) {
+			json_t *proof;
+
+			if (!opt.tls)
+				break;
+			if ((proof = tls_prove(&r1, &r2, r1.port))) {
+				tls_links = json_array();
+				json_array_append_new(tls_links, proof);
+				break;
+			}
+			failed = &r2;
+		}
 		if (ff_signalled())
 			ff_exit_signalled();
 		ff_children_stop_all();
@@ -867,10 +882,6 @@ start_relays(int server_port)
 			ff_die("the %s relays did not start; their logs are in '%s'",
 			       opt.relay, ff_rundir(NULL));
 		ff_info("%s lost its port to another program; trying other ports", failed->role);
-	}
-	if (opt.tls && !opt.config_only) {
-		tls_links = json_array();
-		json_array_append_new(tls_links, tls_prove(&r1, &r2, r1.port));
 	}
 	return r1.port;
 }
@@ -1053,8 +1064,13 @@ check_relay(void)
 	if (opt.tls && !row->processes)
 		ff_usage_error(usage, "--tls is for the links between relays, and relay '%s' has none",
 			       opt.relay);
-	if (opt.tls && !(tls_openssl = ff_which("openssl")))
-		ff_die("--tls makes the run's certificates with openssl, which is not on PATH");
+	if (opt.tls) {
+		char *p = ff_which("openssl");
+
+		if (!p)
+			ff_die("--tls makes the run's certificates with openssl, which is not on PATH");
+		free(p);
+	}
 	if (opt.tls && program_path && !strcmp(opt.relay, "skrouterd") &&
 	    ff_skrouterd_tls(program_path, &skr_tls, why, sizeof(why)) < 0)
 		ff_die("%s", why);
