@@ -582,6 +582,33 @@ relay_code(void)
 	ff_die("relay '%s' has no code in ff-topology to configure and start it", opt.relay);
 }
 
+noreturn static void tls_fail(const struct relay *from, const struct relay *to, const char *what);
+
+/*
+ * skrouterd over --tls: R1's listener opens once its link to R2 is up. A
+ * link whose certificates do not verify never comes up, and the router
+ * says why in its log ("SSL Failure"): the run stops then, not when its
+ * 60 s are over.
+ */
+static void
+tls_wait_route(struct relay *r)
+{
+	double until = ff_now() + row->start_seconds;
+	char *text;
+	int failed;
+
+	while (ff_now() < until && !ff_port_listening(r->ready_port, r->child.pid) &&
+	       !ff_child_check(&r->child)) {
+		text = ff_read_file(r->child.log, NULL);
+		failed = text && strstr(text, "SSL Failure");
+		free(text);
+		if (failed)
+			tls_fail(r, r->tls_to, "did not come up");
+		if (ff_sleep(0.05) < 0)
+			return;
+	}
+}
+
 static int
 start_relay(struct relay *r)
 {
@@ -604,6 +631,8 @@ start_relay(struct relay *r)
 	if (ff_spawn(&r->child, role, argv, &o) < 0)
 		ff_die("cannot start %s", r->role);
 	free(log);
+	if (opt.tls && r->tls_to && !strcmp(opt.relay, "skrouterd"))
+		tls_wait_route(r);
 	return ff_wait_listen(&r->child, r->ready_port, row->start_seconds);
 }
 

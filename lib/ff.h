@@ -447,6 +447,11 @@ int ff_proc_alive(pid_t pid);
 /* A TCP port on 127.0.0.1 that was free a moment ago; dies if none. */
 int ff_free_port(void);
 /*
+ * 1 if a socket bound to `port` on loopback or any address is in LISTEN
+ * state and belongs to `pid` or one of its descendants; 0 if not.
+ */
+int ff_port_listening(int port, pid_t pid);
+/*
  * Wait until the child listens on `port`. Returns 0 when it does; -1 if the
  * child exited (not reported: see ff_child_lost_port, ff_child_report);
  * -2 if the timeout passed (reported with its log tail) or a signal

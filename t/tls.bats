@@ -199,3 +199,15 @@ fake_router() {
 	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e6'
 	tls_files_ok "$(jq -r 'select(.event == "topology") | .run_dir' "$BATS_TEST_TMPDIR/ev")"
 }
+
+@test "tls: skrouterd: a certificate that does not verify stops the run before its window, with the router's words" {
+	skip_unless_program skrouterd openssl
+	FLIMFLAM_TLS_CERTS=$(bad_certs) run -1 --separate-stderr \
+		flimflam run --json -r skrouterd --tls --warmup 1 --duration 2
+	echo "$output" >"$BATS_TEST_TMPDIR/ev"
+	[[ "$stderr" == *"ff-topology: --tls: the link from r1 to r2 did not come up; "*"SSL Failure"* ]] ||
+		{ echo "$stderr"; false; }
+	! jq -e 'select(.event == "window" or .event == "topology")' "$BATS_TEST_TMPDIR/ev" || false
+	d=$(jq -r 'select(.event == "start") | .run_dir' "$BATS_TEST_TMPDIR/ev" | head -1)
+	[ -z "$(pids_of_run "$d")" ]
+}
