@@ -93,6 +93,7 @@ LINK_OK='.tls == true and (.tls_links | length) == 1 and
 	run --separate-stderr flimflam bench -w builtin -r nginx,none -p tcp --tls --warmup 1 \
 		--duration 2 --output b.jsonl
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	has_line '^builtin +nginx tls +tcp +[0-9.]+[KMG] '
 	jq -e -s 'length == 2 and all(.[]; .config.tls == true)' b.jsonl
 	jq -e -s --argjson x 1 '[.[] | select(.config.relay == "nginx")][0] |
 		.status == "ok" and (.topology.tls_links[0].protocol | test("^TLS"))' b.jsonl

@@ -337,7 +337,8 @@ case_rows(struct table *t, struct table *e, const struct group *g, int *nfoot)
 	for (j = 0; j < MAXCOLS; j++)
 		cp[j] = cells[j];
 	snprintf(cells[0], 128, "%s", g->k.workload);
-	snprintf(cells[1], 128, "%s", g->k.relay);
+	/* --tls is part of the case: "nginx tls" beside a plain "nginx". */
+	snprintf(cells[1], 128, "%s%s", g->k.relay, g->k.tls ? " tls" : "");
 	snprintf(cells[2], 128, "%s", g->k.protocol);
 	if (!group_count(g, 'o') && g->nruns) {
 		bad_case_row(t, g, cp);
