@@ -800,10 +800,12 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 		want = ff_asprintf("/flimflam-tls-proof/%s ", to->role);
 		source = "its access log ($tls_protocol, $tls_cipher, $tls_client_subject_name)";
 		/* The relay writes the line as the response leaves it: soon, not at once. */
-		for (line = NULL; !line && ff_now() < deadline; ff_sleep(0.05)) {
+		for (line = NULL; !line && ff_now() < deadline; ) {
 			free(text);
 			text = ff_read_file(log, NULL);
 			line = text ? strstr(text, want) : NULL;
+			if (!line && ff_sleep(0.05) < 0)
+				ff_exit_signalled();
 		}
 		if (!line || tls_words(line + strlen(want), proto, cipher, peer) < 3)
 			tls_fail(from, to, "did not come up (the request through it did not reach the relay after it)");
