@@ -744,8 +744,17 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 		int st, links = 0;
 
 		snprintf(bus, sizeof(bus), "127.0.0.1:%d", to->mgmt_port);
-		text = ff_env_run(argv, &st);
-		list = text && st == 0 ? json_loads(text, 0, NULL) : NULL;
+		/* Python and Proton starting on a busy machine: 5 s each, three tries. */
+		for (i = 0, list = NULL; i < 3 && !json_is_array(list); i++) {
+			free(text);
+			json_decref(list);
+			text = ff_env_run(argv, &st);
+			list = text && st == 0 ? json_loads(text, 0, NULL) : NULL;
+			if (ff_signalled())
+				ff_exit_signalled();
+			if (text && st != -1)
+				break;	/* an answer, or a failure that would be the same again */
+		}
 		if (!json_is_array(list) && ff_child_lost_port(&to->child)) {
 			/* Its management listener lost its port: the caller tries others. */
 			free(text);
@@ -754,7 +763,8 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 		if (!json_is_array(list))
 			ff_die_event("--tls: cannot read %s's connections through its management ('skmanage -b %s query --type connection' %s): %.200s",
 				     to->role, bus, !text ? "cannot run; skmanage is installed beside skrouterd" :
-				     ff_status_how(st), text ? text : "");
+				     st == -1 ? "took more than 5 s, three times" : ff_status_how(st),
+				     text ? text : "");
 		source = "its management's connection list (ssl, sslProto, sslCipher, user)";
 		proto[0] = cipher[0] = peer[0] = 0;
 		json_array_foreach(list, k, c) {
