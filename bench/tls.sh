@@ -65,7 +65,8 @@ for relay in "${rl[@]}"; do
 			args=(run --json -r "$relay" -w "$wl" -p "$proto" --jobs "$jobs" --warmup "$warmup" --duration "$duration")
 			[ "$mode" = tls ] && args+=(--tls)
 			if ! "$ff" "${args[@]}" >"$tmp/ev" 2>"$tmp/err"; then
-				echo "tls.sh: $relay $mode run $i failed: $(tail -1 "$tmp/err")" >&2
+				# The stage's own words, else flimflam's.
+				echo "tls.sh: $relay $mode run $i failed: $(grep -m1 '^ff-' "$tmp/err" || tail -1 "$tmp/err")" >&2
 				continue
 			fi
 			# mode role cpu_s_per_gb tls-description
