@@ -27,8 +27,7 @@ set -eu
 usage="usage: bench/builtin.sh [-j JOBS] [-w WARMUP] [-d DURATION] [-r RUNS]
                           [-b BUILTIN_DIR] [-o FLIMFLAM_CHECKOUT] [-l LOOPS] [-v]"
 jobs=2 warmup=2 duration=5 runs=3 original='' verbose='' loops=0
-top=$(cd "$(dirname "$0")/.." && pwd)
-bindir=$top/builtin
+bindir=
 while getopts ':hj:w:d:r:b:o:l:v' opt; do
 	case $opt in
 	h) echo "$usage"; exit 0 ;;
@@ -56,6 +55,9 @@ if [ "$duration" -lt 2 ] || [ "$jobs" -lt 1 ] || [ "$runs" -lt 1 ]; then
 	exit 2
 fi
 
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+bindir=${bindir:-$top/builtin}
 client=$bindir/ff-builtin-client
 server=$bindir/ff-builtin-server
 for p in "$client" "$server"; do
@@ -65,33 +67,7 @@ for p in iperf3 jq ss python3; do
 	command -v "$p" >/dev/null || { echo "builtin.sh: $p is not on PATH" >&2; exit 1; }
 done
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_listen() {	# PORT
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ -n "$(ss -ltnH "sport = :$1")" ] && return 0
-		sleep 0.02
-	done
-	echo "builtin.sh: nothing listens on port $1" >&2
-	exit 1
-}
+scratch
 
 wait_connected() {	# PORT CLIENT_PID: until the client has its jobs connections
 	local i

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# bench/common.sh - what turnaround.sh, owncpu.sh, placement.sh and
-# scaling.sh share; sourced, not run. Needs bash 5 ($EPOCHREALTIME), awk, jq.
+# bench/common.sh - what the scripts of bench/ share; sourced, not run.
+# Needs bash 5 ($EPOCHREALTIME), awk, jq.
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ff=$top/bin/flimflam
@@ -186,4 +186,40 @@ cpu_share() {
 event_time() {
 	awk -v n="\"event\":\"$2\"" 'index($0, n) { printf "%.3f\n", $1 / 1e6; found = 1; exit }
 		END { if (!found) print "-" }' "$1/events"
+}
+
+# scratch: a scratch directory in $tmp and a list of started processes in
+# pids (add to it: pids+=($!)); on exit, Ctrl-C or SIGTERM the processes
+# are ended and waited for, and the directory is removed.
+scratch() {
+	tmp=$(mktemp -d)
+	pids=()
+	trap end_scratch EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+end_scratch() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	rm -rf "$tmp"
+}
+
+# free_port: a TCP port of 127.0.0.1 that nothing listens on just now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_listen PORT: until something listens on 127.0.0.1:PORT (4 s at most,
+# then the script fails).
+wait_listen() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ -n "$(ss -ltnH "sport = :$1")" ] && return 0
+		sleep 0.02
+	done
+	echo "${0##*/}: nothing listens on port $1" >&2
+	exit 1
 }

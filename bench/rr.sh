@@ -58,33 +58,7 @@ for p in sockperf ss python3; do
 	command -v "$p" >/dev/null || { echo "rr.sh: $p is not on PATH (mk/deps.sh installs sockperf)" >&2; exit 1; }
 done
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_listen() {	# PORT
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ -n "$(ss -ltnH "sport = :$1")" ] && return 0
-		sleep 0.02
-	done
-	echo "rr.sh: nothing listens on port $1" >&2
-	exit 1
-}
+scratch
 
 # child_cpu CMD...: run CMD in a shell that then prints the CPU ticks of
 # its reaped children (cutime + cstime of its own /proc/PID/stat) on the

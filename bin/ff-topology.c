@@ -1,11 +1,13 @@
 /*
- * ff-topology - start two relays, R2 then R1, in front of a server.
+ * ff-topology - start a chain of relays, RN first and R1 last, in front of
+ * a server.
  *
- * Reads the stream up to the `server` event (or takes --server-port), starts
- * R2 aimed at the server and R1 aimed at R2, waits until R1 listens, emits
- * `topology` and holds both relays until its reader closes the pipe. Alone,
- * `ff-topology -r nginx --server-port 8080` puts a relay chain in front of
- * any server until Ctrl-C.
+ * Reads the stream up to the `server` event (or takes --server-port),
+ * starts RN aimed at the server, then each relay aimed at the next (N is
+ * --hops, 2 by default), waits until R1 listens, emits `topology` and holds
+ * the relays until its reader closes the pipe. Alone, `ff-topology -r nginx
+ * --server-port 8080` puts a relay chain in front of any server until
+ * Ctrl-C.
  */
 #include "ff.h"
 
@@ -26,24 +28,29 @@
 #include <sys/socket.h>
 
 static const char usage[] =
-	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--cpu-limit N]\n"
+	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--hops N] [--cpu-limit N]\n"
 	"                   [--encapsulation legacy|lite] [--server-port PORT]\n"
-	"                   [--run-dir DIR] [--config-only] [--tls]\n"
+	"                   [--run-dir DIR] [--config-only] [--build LABEL=PATH]\n"
+	"                   [--tls]\n"
 	"\n"
 	"Relays: skrouterd (default), nghttpx, nginx, none.\n"
 	"Protocols: tcp (default), http1, http2.\n"
+	"--hops N chains N relays, client -> r1 -> ... -> rN -> server (1 to 8;\n"
+	"default 2; relay none has no relay, and takes no --hops).\n"
 	"Without --server-port, the server's port comes from the `server` event\n"
 	"on stdin. --cpu-limit pins each relay to N CPUs of its own (0: no limit).\n"
 	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
 	"default: the router's own). --config-only writes the relays' configurations\n"
-	"into the run directory, emits `config`, and starts nothing. --tls: the link\n"
-	"from R1 to R2 is mutual TLS, with certificates made for the run (openssl);\n"
-	"the protocol and cipher the relays negotiated are in `topology`.\n"
+	"into the run directory, emits `config`, and starts nothing. --tls: each link\n"
+	"between relays (r1 to r2, ..., to rN) is mutual TLS, with certificates made\n"
+	"for the run (openssl); what each link negotiated is in `topology`.\n"
+	"--build runs the relay from PATH (a binary, or an install prefix whose sbin/\n"
+	"or bin/ holds it) in that build's own environment, not the one on PATH.\n"
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
 enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY,
-       OPT_TLS };
+       OPT_HOPS, OPT_TLS };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -56,24 +63,31 @@ static const struct option longopts[] = {
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "encapsulation", required_argument, NULL, OPT_ENCAPSULATION },
 	{ "config-only", no_argument, NULL, OPT_CONFIG_ONLY },
+	{ "hops", required_argument, NULL, OPT_HOPS },
+	FF_LONGOPT_BUILD,
 	{ "tls", no_argument, NULL, OPT_TLS },
 	{ NULL, 0, NULL, 0 }
 };
 
 static struct {
-	const char *relay, *protocol, *run_dir, *encapsulation;
+	const char *relay, *protocol, *run_dir, *encapsulation, *build;
 	long cpu_limit, server_port;
 	int config_only, tls;
-} opt = { "skrouterd", "tcp", NULL, NULL, 1, 0, 0, 0 };
+	long hops;		/* -1: the relay's own (2; none's 0) */
+} opt = { "skrouterd", "tcp", NULL, NULL, NULL, 1, 0, 0, 0, -1 };
 
 static const char *const encapsulations[] = { "legacy", "lite", NULL };
 
+struct link;
+
+/* A relay of the chain, r1 (the client's) to rN (the server's). */
 struct relay {
-	const char *role;		/* "r1", "r2" */
+	char role[8];			/* "r1" ... "r8" */
 	struct ff_child child;
-	int port;			/* where it accepts the workload's traffic */
-	int target_port;		/* where it sends it */
-	int mgmt_port, inter_router_port;	/* skrouterd */
+	int port;			/* where it accepts the workload's traffic (0: over its link only) */
+	int target_port;		/* where it sends it (0: over its link only) */
+	int mgmt_port;			/* skrouterd */
+	struct link *in, *out;		/* from the relay before it, to the one after; NULL at the ends */
 	int ready_port;			/* what to wait for */
 	cpu_set_t cpus;
 	int pinned;
@@ -90,12 +104,25 @@ struct relay {
 	int probe_port, proof_port;
 };
 
-static struct relay r1 = { .role = "r1" }, r2 = { .role = "r2" };
+/*
+ * A link of the chain, R(i) -> R(i+1): `from` sends the traffic to `port`,
+ * where `to` accepts it (its data port; skrouterd: its inter-router
+ * listener). Each relay's configuration takes its links' parts.
+ */
+struct link {
+	struct relay *from, *to;
+	int port;
+};
+
+static struct relay relays[FF_HOPS_MAX];
+static struct link links[FF_HOPS_MAX - 1];
+static int nrelays;
 static int cpus_shared;
 static json_t *tls_links;	/* --tls: each link's proof */
 static json_t *cpus_others;	/* other runs' relays on our CPUs, or NULL */
 static char *program_path;
 static const struct ff_relay *row;	/* opt.relay's row of the matrix */
+static struct ff_build build;		/* the relay's build (label NULL: on PATH) */
 
 /* The threads (workers) each relay runs: one per CPU it has, else its row's. */
 static long
@@ -162,33 +189,33 @@ others_on(const cpu_set_t *ours)
 	return found;
 }
 
-/* A template of relay-conf filled (malloc'd); the run fails if it cannot be. */
-static char *
-fill(const char *tmpl_name, enum ff_conf_syntax syntax, const char *const vars[])
+/* A template of relay-conf filled, added to `text`. */
+static void
+conf_part(struct ff_buf *text, const char *tmpl_name, enum ff_conf_syntax syntax,
+	  const char *const vars[])
 {
-	char *tmpl = ff_datapath(tmpl_name), *text;
+	char *tmpl = ff_datapath(tmpl_name), *part;
 
 	if (!tmpl)
 		ff_die("cannot find '%s'", tmpl_name);
-	text = ff_template_fill(tmpl, syntax, vars);
+	part = ff_template_fill(tmpl, syntax, vars);
 	free(tmpl);
-	if (!text)
+	if (!part)
 		exit(1);
-	return text;
+	ff_buf_addstr(text, part);
+	free(part);
 }
 
-/* The relay's configuration: `before` (or NULL), then the template filled. */
 static void
 write_conf(struct relay *r, const char *tmpl_name, enum ff_conf_syntax syntax,
-	   const char *const vars[], const char *before)
+	   const char *const vars[])
 {
-	char *text = fill(tmpl_name, syntax, vars), *all;
+	struct ff_buf text = FF_BUF_INIT;
 
-	all = ff_asprintf("%s%s", before ? before : "", text);
-	if (ff_write_file(r->conf, all, 0600) < 0)
+	conf_part(&text, tmpl_name, syntax, vars);
+	if (ff_write_file(r->conf, text.s, 0600) < 0)
 		exit(1);
-	free(text);
-	free(all);
+	ff_buf_free(&text);
 }
 
 /* --tls */
@@ -197,14 +224,14 @@ static struct ff_skr_tls skr_tls;	/* skrouterd: its schema's names */
 
 /* The run's certificates, once: a CA, and a certificate and key for each relay. */
 static void
-tls_certs(struct relay *const relays[], int n)
+tls_certs(const struct relay *rs, int n)
 {
-	const char *roles[64];
+	const char *roles[FF_HOPS_MAX];
 	char why[1024];
 	int i;
 
 	for (i = 0; i < n && i < (int)FF_ARRAY_SIZE(roles); i++)
-		roles[i] = relays[i]->role;
+		roles[i] = rs[i].role;
 	if (ff_tls_certs(ff_rundir(NULL), roles, i, why, sizeof(why)) < 0)
 		ff_die("--tls: %s", why);
 }
@@ -213,13 +240,13 @@ tls_certs(struct relay *const relays[], int n)
 static void
 tls_relay(struct relay *r)
 {
-	char name[64];
+	char *crt = ff_asprintf("%s.crt", r->role), *key = ff_asprintf("%s.key", r->role);
 
-	snprintf(name, sizeof(name), "%s.crt", r->role);
-	r->tls_cert = ff_tls_file(ff_rundir(NULL), name);
-	snprintf(name, sizeof(name), "%s.key", r->role);
-	r->tls_key = ff_tls_file(ff_rundir(NULL), name);
+	r->tls_cert = ff_tls_file(ff_rundir(NULL), crt);
+	r->tls_key = ff_tls_file(ff_rundir(NULL), key);
 	r->tls_ca = ff_tls_file(ff_rundir(NULL), "ca.crt");
+	free(crt);
+	free(key);
 }
 
 /*
@@ -293,9 +320,7 @@ nginx_tls_proof(const struct relay *r)
 
 			snprintf(probe, sizeof(probe), "%d", r->probe_port);
 			snprintf(proof, sizeof(proof), "%d", r->tls_to->proof_port);
-			text = fill("relay-conf/nginx-tls-probe.conf", FF_CONF_NGINX, vars);
-			ff_buf_addstr(&b, text);
-			free(text);
+			conf_part(&b, "relay-conf/nginx-tls-probe.conf", FF_CONF_NGINX, vars);
 			free(lines);
 		}
 		if (r->tls_from) {
@@ -303,17 +328,13 @@ nginx_tls_proof(const struct relay *r)
 						     "TLS_LINES", lines = nginx_tls_lines(r, 1, "    "), NULL };
 
 			snprintf(proof, sizeof(proof), "%d", r->proof_port);
-			text = fill("relay-conf/nginx-tls-proof-tcp.conf", FF_CONF_NGINX, vars);
-			ff_buf_addstr(&b, text);
-			free(text);
+			conf_part(&b, "relay-conf/nginx-tls-proof-tcp.conf", FF_CONF_NGINX, vars);
 			free(lines);
 		}
 	} else if (r->tls_from) {
 		const char *const vars[] = { "ROLE", r->role, NULL };
 
-		text = fill("relay-conf/nginx-tls-proof-http1.conf", FF_CONF_NGINX, vars);
-		ff_buf_addstr(&b, text);
-		free(text);
+		conf_part(&b, "relay-conf/nginx-tls-proof-http1.conf", FF_CONF_NGINX, vars);
 	}
 	if (!b.len)
 		return ff_strdup("");
@@ -362,7 +383,7 @@ nghttpx_tls_lines(const struct relay *r)
 }
 
 /*
- * skrouterd: the sslProfile (NULL without links), and the lines of the
+ * skrouterd: the sslProfile (added to `text`; nothing without links), and the lines of the
  * inter-router listener that accepts a link and of the connector that
  * makes one (malloc'd): TLS required, the peer authenticated by its
  * certificate (SASL EXTERNAL), as Skupper's inter-router links are.
@@ -370,16 +391,16 @@ nghttpx_tls_lines(const struct relay *r)
  * the routers link by address (127.0.0.1): the connector verifies the
  * chain, not the name.
  */
-static char *
-skrouterd_tls_profile(const struct relay *r)
+static void
+skrouterd_tls_profile(const struct relay *r, struct ff_buf *text)
 {
 	const char *const vars[] = {
 		"CA_ATTR", skr_tls.ca, "CA", r->tls_ca, "CERT_ATTR", skr_tls.cert,
 		"CERT", r->tls_cert, "KEY_ATTR", skr_tls.key, "KEY", r->tls_key, NULL
 	};
 
-	return r->tls_from || r->tls_to ?
-		fill("relay-conf/skrouterd-tls.conf", FF_CONF_SKROUTERD, vars) : NULL;
+	if (r->tls_from || r->tls_to)
+		conf_part(text, "relay-conf/skrouterd-tls.conf", FF_CONF_SKROUTERD, vars);
 }
 
 static char *
@@ -397,6 +418,7 @@ skrouterd_tls_lines(const struct relay *r, int accepting)
 			      skr_tls.verify_hostname ? "    verifyHostname: no\n" : "");
 	return b.len ? ff_buf_take(&b) : ff_strdup("");
 }
+
 
 /*
  * nginx's stream module, for tcp: the load_module line its configuration
@@ -443,7 +465,7 @@ configure_nginx(struct relay *r)
 	snprintf(nworkers, sizeof(nworkers), "%ld", workers());
 	r->conf = ff_asprintf("%s/nginx.conf", r->dir);
 	write_conf(r, !strcmp(opt.protocol, "tcp") ? "relay-conf/nginx-tcp.conf" :
-		   "relay-conf/nginx-http1.conf", FF_CONF_NGINX, vars, NULL);
+		   "relay-conf/nginx-http1.conf", FF_CONF_NGINX, vars);
 	r->ready_port = r->port;
 	free(from);
 	free(to);
@@ -472,31 +494,38 @@ configure_nghttpx(struct relay *r)
 	snprintf(target, sizeof(target), "%d", r->target_port);
 	snprintf(nworkers, sizeof(nworkers), "%ld", workers());
 	r->conf = ff_asprintf("%s/nghttpx.conf", r->dir);
-	write_conf(r, "relay-conf/nghttpx.conf", FF_CONF_NGHTTPX, vars, NULL);
+	write_conf(r, "relay-conf/nghttpx.conf", FF_CONF_NGHTTPX, vars);
 	r->ready_port = r->port;
 	free(tls);
 }
 
+/* Router r's configuration, from its parts (relay-conf/skrouterd-*.conf). */
 static void
 configure_skrouterd(struct relay *r)
 {
-	char port[16], target[16], nworkers[16], mgmt[16], inter[16];
+	char port[16], target[16], nworkers[16], mgmt[16], in_port[16], out_port[16];
 	int http = strcmp(opt.protocol, "tcp") != 0;
 	char encap[64] = "";
 	const char *adaptor = !http ? encap :
 		!strcmp(opt.protocol, "http1") ? "    protocolVersion: HTTP1\n" :
 		"    protocolVersion: HTTP2\n";
-	char *listener = skrouterd_tls_lines(r, 1), *connector = skrouterd_tls_lines(r, 0);
-	char *profile = skrouterd_tls_profile(r);
 	const char *const vars[] = {
-		"TLS_LISTENER_LINES", listener, "TLS_CONNECTOR_LINES", connector,
-		"PORT", port, "TARGET_PORT", target, "WORKERS", nworkers,
-		"MANAGEMENT_PORT", mgmt, "INTER_ROUTER_PORT", inter,
-		"PROTOCOL", opt.protocol,
+		"ROLE", r->role, "WORKERS", nworkers, "MANAGEMENT_PORT", mgmt, NULL
+	};
+	char *tls_in = skrouterd_tls_lines(r, 1), *tls_out = skrouterd_tls_lines(r, 0);
+	const char *const link_in[] = {
+		"PORT", in_port, "FROM", r->in ? r->in->from->role : "", "TLS_LINES", tls_in, NULL
+	};
+	const char *const link_out[] = {
+		"PORT", out_port, "TO", r->out ? r->out->to->role : "", "TLS_LINES", tls_out, NULL
+	};
+	const char *const adaptors[] = {
+		"PORT", port, "TARGET_PORT", target, "PROTOCOL", opt.protocol,
 		"LISTENER", http ? "httpListener" : "tcpListener",
 		"CONNECTOR", http ? "httpConnector" : "tcpConnector",
 		"ADAPTOR_LINES", adaptor, NULL
 	};
+	struct ff_buf text = FF_BUF_INIT;
 
 	if (opt.encapsulation)
 		snprintf(encap, sizeof(encap), "    encapsulation: %s\n", opt.encapsulation);
@@ -504,26 +533,48 @@ configure_skrouterd(struct relay *r)
 	snprintf(target, sizeof(target), "%d", r->target_port);
 	snprintf(nworkers, sizeof(nworkers), "%ld", workers());
 	snprintf(mgmt, sizeof(mgmt), "%d", r->mgmt_port);
-	snprintf(inter, sizeof(inter), "%d", r->inter_router_port);
+	snprintf(in_port, sizeof(in_port), "%d", r->in ? r->in->port : 0);
+	snprintf(out_port, sizeof(out_port), "%d", r->out ? r->out->port : 0);
 	r->conf = ff_asprintf("%s/skrouterd.conf", r->dir);
-	write_conf(r, r == &r1 ? "relay-conf/skrouterd-r1.conf" :
-		   "relay-conf/skrouterd-r2.conf", FF_CONF_SKROUTERD, vars, profile);
-	free(listener);
-	free(connector);
-	free(profile);
-	/* R2 is ready when R1 can reach it; R1 when its adaptor listens. */
-	r->ready_port = r == &r2 ? r->inter_router_port : r->port;
+	conf_part(&text, "relay-conf/skrouterd-router.conf", FF_CONF_SKROUTERD, vars);
+	skrouterd_tls_profile(r, &text);
+	if (r->in)
+		conf_part(&text, "relay-conf/skrouterd-link-listener.conf", FF_CONF_SKROUTERD, link_in);
+	if (r->out)
+		conf_part(&text, "relay-conf/skrouterd-link-connector.conf", FF_CONF_SKROUTERD, link_out);
+	if (!r->in)
+		conf_part(&text, "relay-conf/skrouterd-in.conf", FF_CONF_SKROUTERD, adaptors);
+	if (!r->out)
+		conf_part(&text, "relay-conf/skrouterd-out.conf", FF_CONF_SKROUTERD, adaptors);
+	if (ff_write_file(r->conf, text.s, 0600) < 0)
+		exit(1);
+	ff_buf_free(&text);
+	free(tls_in);
+	free(tls_out);
+	/*
+	 * A router past r1 is ready when the one before it can reach it; r1
+	 * when its adaptor listens, which it does once the route through the
+	 * whole chain to the last router's connector exists.
+	 */
+	r->ready_port = r->in ? r->in->port : r->port;
 }
 
-/* The routers' own ports: R1 and R2 link, each has management, R2 no data listener. */
+/* A router's own ports: its management; only r1 takes the client's traffic, only rN sends it on. */
 static void
-ports_skrouterd(void)
+ports_skrouterd(struct relay *r)
 {
-	r2.inter_router_port = r1.inter_router_port = ff_free_port();
-	r1.mgmt_port = ff_free_port();
-	r2.mgmt_port = ff_free_port();
-	r2.port = 0;
-	r1.target_port = 0;
+	r->mgmt_port = ff_free_port();
+	if (r->in)
+		r->port = 0;
+	if (r->out)
+		r->target_port = 0;
+}
+
+/* The link R(i) -> R(i+1): an inter-router connection to a listener of its own. */
+static void
+link_skrouterd(struct link *l)
+{
+	l->port = ff_free_port();
 }
 
 static int
@@ -555,20 +606,22 @@ args_skrouterd(struct relay *r, char *argv[])
 
 /*
  * Each relay's own code, beside its row of the matrix (ff_matrix.c): its
- * ports beyond the data path, its configuration, its command line after the
- * program, and whether the Proton library it loaded belongs in the
- * environment. A relay with processes has an entry here.
+ * ports beyond the data path, per relay and per link, its configuration,
+ * its command line after the program, and whether the Proton library it
+ * loaded belongs in the environment. A relay with processes has an entry
+ * here.
  */
 static const struct relay_code {
 	const char *relay;
-	void (*ports)(void);		/* NULL: the data ports only */
+	void (*ports)(struct relay *r);	/* NULL: the data ports only */
+	void (*link)(struct link *l);	/* NULL: the link is the next relay's data port */
 	void (*configure)(struct relay *r);
 	int (*args)(struct relay *r, char *argv[]);
 	int proton;
 } relay_codes[] = {
-	{ "skrouterd", ports_skrouterd, configure_skrouterd, args_skrouterd, 1 },
-	{ "nghttpx", NULL, configure_nghttpx, args_nghttpx, 0 },
-	{ "nginx", NULL, configure_nginx, args_nginx, 0 },
+	{ "skrouterd", ports_skrouterd, link_skrouterd, configure_skrouterd, args_skrouterd, 1 },
+	{ "nghttpx", NULL, NULL, configure_nghttpx, args_nghttpx, 0 },
+	{ "nginx", NULL, NULL, configure_nginx, args_nginx, 0 },
 };
 
 static const struct relay_code *
@@ -585,25 +638,28 @@ relay_code(void)
 noreturn static void tls_fail(const struct relay *from, const struct relay *to, const char *what);
 
 /*
- * skrouterd over --tls: R1's listener opens once its link to R2 is up. A
- * link whose certificates do not verify never comes up, and the router
- * says why in its log ("SSL Failure"): the run stops then, not when its
- * 60 s are over.
+ * skrouterd over --tls: r1's listener opens once the route through every
+ * link of the chain is up. A link whose certificates do not verify never
+ * comes up, and the router that makes it says why in its log ("SSL
+ * Failure"): the run stops then, naming that link, not when its 60 s are
+ * over.
  */
 static void
 tls_wait_route(struct relay *r)
 {
 	double until = ff_now() + row->start_seconds;
 	char *text;
-	int failed;
+	int i, failed;
 
 	while (ff_now() < until && !ff_port_listening(r->ready_port, r->child.pid) &&
 	       !ff_child_check(&r->child)) {
-		text = ff_read_file(r->child.log, NULL);
-		failed = text && strstr(text, "SSL Failure");
-		free(text);
-		if (failed)
-			tls_fail(r, r->tls_to, "did not come up");
+		for (i = 0; i + 1 < nrelays; i++) {
+			text = ff_read_file(relays[i].child.log, NULL);
+			failed = text && strstr(text, "SSL Failure");
+			free(text);
+			if (failed)
+				tls_fail(&relays[i], relays[i].tls_to, "did not come up");
+		}
 		if (ff_sleep(0.05) < 0)
 			return;
 	}
@@ -627,11 +683,12 @@ start_relay(struct relay *r)
 	o.log = log;
 	o.cpus = r->pinned ? &r->cpus : NULL;
 	o.dir = r->dir;
+	o.env = build.label ? build.env : NULL;	/* the build's own, never ours */
 	snprintf(role, sizeof(role), "%s (%s)", r->role, opt.relay);
 	if (ff_spawn(&r->child, role, argv, &o) < 0)
 		ff_die("cannot start %s", r->role);
 	free(log);
-	if (opt.tls && r->tls_to && !strcmp(opt.relay, "skrouterd"))
+	if (opt.tls && !r->in && r->tls_to && !strcmp(opt.relay, "skrouterd"))
 		tls_wait_route(r);
 	return ff_wait_listen(&r->child, r->ready_port, row->start_seconds);
 }
@@ -741,14 +798,22 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 		char bus[64], *argv[] = { "skmanage", "-b", bus, "query", "--type", "connection", NULL };
 		json_t *list, *c;
 		size_t k;
-		int st, links = 0;
+		int st, nlinks = 0;
+		void *saved;
+		char *own = build.label && build.prefix ? ff_asprintf("%s/bin/skmanage", build.prefix) : NULL;
+
+		/* A build's router: the skmanage of its prefix, in its environment. */
+		if (own && access(own, X_OK) == 0)
+			argv[0] = own;
 
 		snprintf(bus, sizeof(bus), "127.0.0.1:%d", to->mgmt_port);
 		/* Python and Proton starting on a busy machine: 5 s each, three tries. */
 		for (i = 0, list = NULL; i < 3 && !json_is_array(list); i++) {
 			free(text);
 			json_decref(list);
+			saved = ff_build_env_enter(&build);
 			text = ff_env_run(argv, &st);
+			ff_build_env_leave(&build, saved);
 			list = text && st == 0 ? json_loads(text, 0, NULL) : NULL;
 			if (ff_signalled())
 				ff_exit_signalled();
@@ -758,6 +823,7 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 		if (!json_is_array(list) && ff_child_lost_port(&to->child)) {
 			/* Its management listener lost its port: the caller tries others. */
 			free(text);
+			free(own);
 			return NULL;
 		}
 		if (!json_is_array(list))
@@ -772,7 +838,7 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 
 			if (!role || strncmp(role, "inter-router", 12) || !dir || strcmp(dir, "in"))
 				continue;
-			links++;
+			nlinks++;
 			if (!json_is_true(json_object_get(c, "ssl")))
 				tls_fail(from, to, "came up without TLS (the router says ssl false)");
 			if (!json_is_true(json_object_get(c, "isAuthenticated")))
@@ -782,7 +848,8 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 			snprintf(peer, sizeof(peer), "%s", ff_json_str(c, "user") ? ff_json_str(c, "user") : "");
 		}
 		json_decref(list);
-		if (!links)
+		free(own);
+		if (!nlinks)
 			tls_fail(from, to, "has no inter-router connection");
 	} else if (!strcmp(opt.relay, "nginx")) {
 		if (!strcmp(opt.protocol, "tcp"))
@@ -836,6 +903,7 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 			 "peer", peer, "source", source);
 }
 
+
 static json_t *
 relay_json(struct relay *r)
 {
@@ -855,43 +923,113 @@ relay_json(struct relay *r)
 	return o;
 }
 
-/* Start R2, then R1; return R1's port (the client's target). */
+/*
+ * The chain's ports and links for one attempt: each relay's data port, RN
+ * aimed at the server and each other relay at the next over their link;
+ * then the relay's own (code->ports, code->link).
+ */
+static void
+chain_ports(const struct relay_code *code, int server_port)
+{
+	int i;
+
+	for (i = nrelays - 1; i >= 0; i--) {
+		relays[i].port = ff_free_port();
+		relays[i].target_port = i == nrelays - 1 ? server_port : relays[i + 1].port;
+	}
+	for (i = 0; i + 1 < nrelays; i++) {
+		links[i].port = relays[i + 1].port;
+		if (code->link)
+			code->link(&links[i]);
+	}
+	for (i = 0; i < nrelays; i++)
+		if (code->ports)
+			code->ports(&relays[i]);
+}
+
+/*
+ * Each relay's CPUs: slot i of --cpu-limit CPUs for r(i+1); with more
+ * relays than there are CPUs for, the slots wrap and share (cpus_shared).
+ */
+static void
+place_relays(void)
+{
+	cpu_set_t avail, ours;
+	int i;
+
+	if (opt.cpu_limit <= 0)
+		return;
+	ff_cpus_available(&avail);
+	CPU_ZERO(&ours);
+	for (i = 0; i < nrelays; i++) {
+		if (!ff_cpus_slot(&avail, (int)opt.cpu_limit, i, &relays[i].cpus))
+			cpus_shared = 1;
+		relays[i].pinned = 1;
+		CPU_OR(&ours, &ours, &relays[i].cpus);
+	}
+	/* The topology event says so; flimflam's summary words it. */
+	cpus_others = opt.config_only ? NULL : others_on(&ours);
+}
+
+/* The chain: each relay's role, and its links to the ones beside it. */
+static void
+chain_relays(void)
+{
+	int i;
+
+	for (i = 0; i < nrelays; i++) {
+		snprintf(relays[i].role, sizeof(relays[i].role), "r%d", i + 1);
+		relays[i].in = i ? &links[i - 1] : NULL;
+		relays[i].out = i + 1 < nrelays ? &links[i] : NULL;
+		if (i + 1 < nrelays)
+			links[i] = (struct link){ &relays[i], &relays[i + 1], 0 };
+	}
+}
+
+/*
+ * --tls, once every relay is up: each link proved, into `tls_links`. 0, or
+ * -1 with `*failed` the router that lost its management's port.
+ */
+static int
+tls_prove_links(struct relay **failed)
+{
+	json_t *proof;
+	int i;
+
+	json_decref(tls_links);
+	tls_links = json_array();
+	for (i = 0; i + 1 < nrelays; i++) {
+		if (!(proof = tls_prove(&relays[i], &relays[i + 1], relays[0].port))) {
+			*failed = &relays[i + 1];
+			return -1;
+		}
+		json_array_append_new(tls_links, proof);
+	}
+	return 0;
+}
+
+/* Start RN, then each relay before it down to R1; return R1's port (the client's target). */
 static int
 start_relays(int server_port)
 {
 	const struct relay_code *code;
-	cpu_set_t avail;
+	int i;
 
-	if (!row->processes)
+	if (!nrelays)
 		return server_port;
 	code = relay_code();
-
-	ff_cpus_available(&avail);
-	if (opt.cpu_limit > 0) {
-		int a = ff_cpus_slot(&avail, opt.cpu_limit, 0, &r1.cpus);
-		int b = ff_cpus_slot(&avail, opt.cpu_limit, 1, &r2.cpus);
-
-		cpu_set_t ours;
-
-		r1.pinned = r2.pinned = 1;
-		cpus_shared = !(a && b);
-		CPU_OR(&ours, &r1.cpus, &r2.cpus);
-		/* The topology event says so; flimflam's summary words it. */
-		cpus_others = opt.config_only ? NULL : others_on(&ours);
-	}
+	place_relays();
 	for (int attempt = 0;; attempt++) {
-		struct relay *failed;
-		int st, lost;
+		struct relay *r, *failed = NULL;
+		int lost;
 
-		r2.target_port = server_port;
-		r2.port = ff_free_port();
-		r1.target_port = r2.port;
-		r1.port = ff_free_port();
-		if (code->ports)
-			code->ports();
-		if (opt.tls)
-			tls_link(&r1, &r2);
-		for (struct relay *r = &r2; r; r = r == &r2 ? &r1 : NULL) {
+		chain_ports(code, server_port);
+		for (i = 0; opt.tls && i + 1 < nrelays; i++)
+			tls_link(&relays[i], &relays[i + 1]);
+		for (i = nrelays - 1; i >= 0; i--) {
+			r = &relays[i];
+			free(r->dir);
+			free(r->conf);
 			r->dir = ff_asprintf("%s/%s", ff_rundir(NULL), r->role);
 			if (ff_mkdirs(r->dir, 0700) < 0)
 				ff_die("cannot create '%s': %s", r->dir, strerror(errno));
@@ -899,20 +1037,12 @@ start_relays(int server_port)
 		}
 		if (opt.config_only)
 			break;
-		failed = start_relay(&r2) == 0 ? &r1 : &r2;
-		st = failed == &r1 ? start_relay(&r1) : -1;
-		if (failed == &r1 && st == 0) {
-			json_t *proof;
-
-			if (!opt.tls)
-				break;
-			if ((proof = tls_prove(&r1, &r2, r1.port))) {
-				tls_links = json_array();
-				json_array_append_new(tls_links, proof);
-				break;
-			}
-			failed = &r2;
-		}
+		/* From the server back: each relay's next one is up when it starts. */
+		for (i = nrelays - 1; i >= 0 && !failed; i--)
+			if (start_relay(&relays[i]) != 0)
+				failed = &relays[i];
+		if (!failed && (!opt.tls || tls_prove_links(&failed) == 0))
+			break;
 		if (ff_signalled())
 			ff_exit_signalled();
 		ff_children_stop_all();
@@ -924,7 +1054,7 @@ start_relays(int server_port)
 			       opt.relay, ff_rundir(NULL));
 		ff_info("%s lost its port to another program; trying other ports", failed->role);
 	}
-	return r1.port;
+	return relays[0].port;
 }
 
 /*
@@ -940,6 +1070,31 @@ start_relays(int server_port)
  */
 static pid_t env_pid = -1;
 static int env_fd = -1;
+
+/*
+ * In the collecting child: the build is the relay the environment names,
+ * its directory (or a link to it, by the program's name, in the run
+ * directory) first on PATH, with the build's own libraries.
+ */
+static void
+env_of_build(void)
+{
+	const char *base = strrchr(build.path, '/') + 1, *path = getenv("PATH");
+	char *dir, *link;
+
+	if (!strcmp(base, row->program)) {
+		dir = ff_strdup(build.path);
+		*strrchr(dir, '/') = 0;
+	} else {
+		dir = ff_asprintf("%s/build-bin", ff_rundir(NULL));
+		link = ff_asprintf("%s/%s", dir, row->program);
+		if (ff_mkdirs(dir, 0700) < 0 || (symlink(build.path, link) < 0 && errno != EEXIST))
+			ff_debug("cannot link '%s' as '%s': %s", build.path, link, strerror(errno));
+		free(link);
+	}
+	setenv("PATH", path ? ff_asprintf("%s:%s", dir, path) : dir, 1);
+	ff_build_env_enter(&build);
+}
 
 static void
 env_start(void)
@@ -967,6 +1122,8 @@ env_start(void)
 	null = open("/dev/null", O_RDWR);
 	dup2(null, 0);
 	dup2(null, 1);	/* not the stream */
+	if (build.label)
+		env_of_build();
 	env = ff_env_collect();
 	_exit(json_dumpfd(env, fds[1], JSON_COMPACT) == 0 ? 0 : 1);
 }
@@ -994,8 +1151,8 @@ emit_environment(json_t *env)
 	json_t *ev = ff_event("environment");
 	char *proton = NULL;
 
-	if (row->processes && relay_code()->proton)
-		proton = ff_env_proton_maps(r1.child.pid);
+	if (nrelays && relay_code()->proton)
+		proton = ff_env_proton_maps(relays[0].child.pid);
 	json_object_update(ev, env);
 	json_decref(env);
 	json_object_set_new(ev, "proton_library", ff_json_path(proton));
@@ -1063,8 +1220,16 @@ parse_args(int argc, char *argv[])
 		case OPT_CONFIG_ONLY:
 			opt.config_only = 1;
 			break;
+		case OPT_HOPS:
+			opt.hops = ff_parse_run_opt(usage, "--hops", optarg);
+			break;
 		case OPT_TLS:
 			opt.tls = 1;
+			break;
+		case FF_OPT_BUILD:
+			if (opt.build)
+				ff_usage_error(usage, "--build is given twice: the relays run one build");
+			opt.build = optarg;
 			break;
 		case OPT_ENCAPSULATION:
 			opt.encapsulation = encapsulations[ff_parse_name(usage, "encapsulation", optarg, encapsulations)];
@@ -1082,11 +1247,16 @@ parse_args(int argc, char *argv[])
 static void
 check_relay(void)
 {
-	char why[512];
+	char why[512], tls_why[512];
 
 	row = ff_relay_find(opt.relay);
 	if (!ff_carries(NULL, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
 		ff_usage_error(usage, "%s (it works with: %s)", why, ff_combos_for(NULL, opt.relay));
+	if (opt.hops < 0)
+		opt.hops = ff_relay_hops(opt.relay);
+	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
+		ff_usage_error(usage, "%s", why);
+	nrelays = (int)opt.hops;
 	if (opt.cpu_limit > 0) {
 		cpu_set_t avail;
 		int n = ff_cpus_available(&avail);
@@ -1095,16 +1265,21 @@ check_relay(void)
 			ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 				       opt.cpu_limit, n, n == 1 ? "" : "s");
 	}
-	if (row->program) {
+	if (opt.build) {
+		if (ff_build_parse(opt.build, opt.relay, &build, why, sizeof(why)) < 0)
+			ff_fail(2, "%s", why);
+		program_path = ff_strdup(build.path);
+	} else if (row->program) {
 		program_path = ff_which(row->program);
 		if (!program_path)
 			ff_die("relay '%s' needs %s, which is not on PATH", opt.relay, row->program);
 	}
 	if (opt.encapsulation && !row->encapsulation)
 		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
-	if (opt.tls && !row->processes)
-		ff_usage_error(usage, "--tls is for the links between relays, and relay '%s' has none",
-			       opt.relay);
+	if (opt.tls && nrelays < 2)
+		ff_usage_error(usage, "--tls is for the links between relays, and %s",
+			       nrelays ? "--hops 1 has one relay and no link" :
+			       "relay 'none' has none");
 	if (opt.tls) {
 		char *p = ff_which("openssl");
 
@@ -1112,20 +1287,27 @@ check_relay(void)
 			ff_die("--tls makes the run's certificates with openssl, which is not on PATH");
 		free(p);
 	}
-	if (opt.tls && program_path && !strcmp(opt.relay, "skrouterd") &&
-	    ff_skrouterd_tls(program_path, &skr_tls, why, sizeof(why)) < 0)
-		ff_die("%s", why);
-	if (program_path && !opt.config_only && row->check &&
+	if (program_path && !opt.config_only && row->check && !opt.build &&
 	    row->check(program_path, why, sizeof(why)) < 0)
-		ff_die("%s", why);
+		ff_die("%s", why);	/* a build's was checked with it */
+	if (program_path && !opt.build && !opt.config_only)
+		ff_build_at(NULL, program_path, opt.relay, &build, why, sizeof(why));
 	if (program_path) {
+		void *saved = ff_build_env_enter(&build);
 		int can = ff_carries(NULL, opt.relay, opt.protocol, program_path,
 				     opt.encapsulation, why, sizeof(why));
+		/* The build's own schema names the sslProfile's attributes. */
+		int tls = opt.tls && can > 0 && !strcmp(opt.relay, "skrouterd") ?
+			ff_skrouterd_tls(program_path, &skr_tls, tls_why, sizeof(tls_why)) : 0;
+
+		ff_build_env_leave(&build, saved);
 
 		if (can < 0)
 			ff_die("%s", why);
 		if (!can)
 			ff_usage_error(usage, "%s", why);
+		if (tls < 0)
+			ff_die("%s", tls_why);
 	}
 }
 
@@ -1133,15 +1315,15 @@ check_relay(void)
 static void
 emit_config(void)
 {
-	json_t *ev = ff_event("config"), *relays = json_array();
+	json_t *ev = ff_event("config"), *list = json_array();
 
 	json_object_set_new(ev, "relay", json_string(opt.relay));
 	json_object_set_new(ev, "protocol", json_string(opt.protocol));
-	if (row->processes) {
-		json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r1", "config", ff_json_path(r1.conf)));
-		json_array_append_new(relays, json_pack("{s:s,s:o}", "role", "r2", "config", ff_json_path(r2.conf)));
-	}
-	json_object_set_new(ev, "relays", relays);
+	json_object_set_new(ev, "hops", json_integer(nrelays));
+	for (int i = 0; i < nrelays; i++)
+		json_array_append_new(list, json_pack("{s:s,s:o}", "role", relays[i].role,
+						      "config", ff_json_path(relays[i].conf)));
+	json_object_set_new(ev, "relays", list);
 	ff_emit(ev);
 }
 
@@ -1149,7 +1331,7 @@ emit_config(void)
 static void
 emit_topology(int port, int server_port)
 {
-	json_t *ev = ff_event("topology"), *relays = json_array();
+	json_t *ev = ff_event("topology"), *list = json_array();
 
 	json_object_set_new(ev, "relay", json_string(opt.relay));
 	json_object_set_new(ev, "protocol", json_string(opt.protocol));
@@ -1157,11 +1339,13 @@ emit_topology(int port, int server_port)
 	json_object_set_new(ev, "host", json_string("127.0.0.1"));
 	json_object_set_new(ev, "port", json_integer(port));
 	json_object_set_new(ev, "server_port", json_integer(server_port));
-	if (row->processes) {
-		json_array_append_new(relays, relay_json(&r1));
-		json_array_append_new(relays, relay_json(&r2));
-	}
-	json_object_set_new(ev, "relays", relays);
+	json_object_set_new(ev, "hops", json_integer(nrelays));
+	for (int i = 0; i < nrelays; i++)
+		json_array_append_new(list, relay_json(&relays[i]));
+	json_object_set_new(ev, "relays", list);
+	/* The relay build measured, with or without --build. */
+	json_object_set_new(ev, "build", nrelays && build.path ?
+			    ff_build_json(&build, relays[0].child.pid) : json_null());
 	json_object_set_new(ev, "tls", json_boolean(opt.tls));
 	json_object_set_new(ev, "tls_links", tls_links ? json_incref(tls_links) : json_null());
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
@@ -1190,8 +1374,8 @@ int
 main(int argc, char *argv[])
 {
 	static struct ff_stage stage;
-	struct ff_child *kids[2] = { &r1.child, &r2.child };
-	int server_port, port;
+	struct ff_child *kids[FF_HOPS_MAX];
+	int server_port, port, i;
 
 	ff_setprog(argv[0]);
 	parse_args(argc, argv);
@@ -1204,13 +1388,12 @@ main(int argc, char *argv[])
 	ff_rundir(opt.run_dir);
 	/* With --server-port, stdin is not a stream (a terminal, say). */
 	ff_stage_begin(&stage, !opt.server_port);
-	if (opt.tls && row->processes) {
+	chain_relays();
+	if (opt.tls) {
 		/* Before anything else starts: a set that cannot be made stops the run here. */
-		struct relay *const all[] = { &r1, &r2 };
-
-		tls_certs(all, 2);
-		tls_relay(&r1);
-		tls_relay(&r2);
+		tls_certs(relays, nrelays);
+		for (i = 0; i < nrelays; i++)
+			tls_relay(&relays[i]);
 	}
 	if (!opt.config_only)
 		env_start();
@@ -1226,5 +1409,7 @@ main(int argc, char *argv[])
 	emit_environment(env_finish());
 	/* Hold the relays until the reader is done. */
 	forward_upstream(&stage);
-	return ff_stage_hold(&stage, kids, row->processes);
+	for (i = 0; i < nrelays; i++)
+		kids[i] = &relays[i].child;
+	return ff_stage_hold(&stage, kids, nrelays);
 }

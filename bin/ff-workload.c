@@ -22,9 +22,10 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: ff-workload serve [-w WORKLOAD] [--cpu-limit N] [--run-dir DIR]\n"
+	"usage: ff-workload serve [-w WORKLOAD] [--cpu-limit N] [--hops N] [--run-dir DIR]\n"
 	"       ff-workload drive [-w WORKLOAD] [--jobs N] [--warmup SECONDS]\n"
-	"                         [--duration SECONDS] [--cpu-limit N] [--run-dir DIR]\n"
+	"                         [--duration SECONDS] [--cpu-limit N] [--hops N]\n"
+	"                         [--run-dir DIR]\n"
 	"                         [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
 	"\n"
 	"Workloads: builtin (default), iperf3, h2load, h2load-h1, builtin-rr,\n"
@@ -32,10 +33,12 @@ static const char usage[] =
 	"builtin-crr's.\n"
 	"serve starts the workload's server and holds it; drive reads the\n"
 	"topology event on stdin and runs the client through the relays.\n"
+	"With --cpu-limit, the workload runs on the CPUs the chain's --hops relays\n"
+	"(default 2) leave, if any.\n"
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
-enum { OPT_RUN_DIR = FF_OPT_OWN };
+enum { OPT_RUN_DIR = FF_OPT_OWN, OPT_HOPS };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -44,6 +47,7 @@ static const struct option longopts[] = {
 	{ "workload", required_argument, NULL, 'w' },
 	FF_RUN_LONGOPTS,
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
+	{ "hops", required_argument, NULL, OPT_HOPS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -54,7 +58,8 @@ static struct {
 	const char *workload;
 	struct ff_run_opts run;
 	const char *run_dir;
-} opt = { "builtin", FF_RUN_OPTS_DEFAULTS, NULL };
+	long hops;		/* the relays on CPUs of their own before ours */
+} opt = { "builtin", FF_RUN_OPTS_DEFAULTS, NULL, 2 };
 
 static const struct ff_workload *wl;	/* opt.workload's row of the matrix */
 static cpu_set_t workload_cpus;
@@ -868,6 +873,9 @@ main(int argc, char *argv[])
 		case OPT_RUN_DIR:
 			opt.run_dir = optarg;
 			break;
+		case OPT_HOPS:
+			opt.hops = ff_parse_run_opt(usage, "--hops", optarg);
+			break;
 		default:
 			ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
@@ -886,7 +894,7 @@ main(int argc, char *argv[])
 	ff_set_cleanup(cleanup);
 	ff_rundir(opt.run_dir);
 	ff_cpus_available(&avail);
-	have_workload_cpus = ff_cpus_workload(&avail, opt.run.cpu_limit, 2, &workload_cpus);
+	have_workload_cpus = ff_cpus_workload(&avail, opt.run.cpu_limit, (int)opt.hops, &workload_cpus);
 	/* serve reads nothing: its stdin is not a stream. */
 	ff_stage_begin(&stage, !strcmp(mode, "drive"));
 	return !strcmp(mode, "serve") ? serve() : drive();

@@ -79,28 +79,11 @@ static struct conn *conns;	/* jobs of them */
 static const char *wbuf;	/* what we send: constant, shared */
 static atomic_int stopping;
 
-/* The first failure of a connection, for the main thread to report. */
-static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int fail_id;	/* 0: none yet */
-static char fail_why[256];
-static int fail_fd = -1;	/* eventfd that wakes the main thread */
-
 static void
 fail(const struct conn *c, const char *why)
 {
-	uint64_t one = 1;
-
-	if (atomic_load(&stopping))
-		return;
-	pthread_mutex_lock(&fail_lock);
-	if (!fail_id) {
-		fail_id = c->id;
-		snprintf(fail_why, sizeof(fail_why), "%s", why);
-	}
-	pthread_mutex_unlock(&fail_lock);
-	if (write(fail_fd, &one, sizeof(one)) < 0) {
-		/* the counter is already non-zero */
-	}
+	if (!atomic_load(&stopping))
+		ff_load_fail(c->id, why);
 }
 
 /*
@@ -212,28 +195,6 @@ connect_one(void)
 	return fd;
 }
 
-/* A signal ends the run, a failed connection fails it. */
-static void
-check(const char *phase)
-{
-	if (ff_signalled())
-		ff_exit_signalled();
-	if (atomic_load(&fail_id)) {
-		pthread_mutex_lock(&fail_lock);
-		ff_die("connection %d to 127.0.0.1:%d failed during the %s: %s",
-		       atomic_load(&fail_id), port, phase, fail_why);
-	}
-}
-
-/* Sleep until the monotonic time `when`, checking as we go. */
-static void
-wait_until(double when, const char *phase)
-{
-	while (ff_wait_until(when, fail_fd) != 0)
-		check(phase);
-	check(phase);
-}
-
 static uint64_t
 count(const struct worker *ws, int n)
 {
@@ -245,24 +206,12 @@ count(const struct worker *ws, int n)
 	return sum;
 }
 
-static int
-thread_count(int jobs)
-{
-	cpu_set_t set;
-	int n = ff_cpus_available(&set);
-
-	if (n > jobs)
-		n = jobs;
-	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
-}
-
 static struct worker *
 start(int jobs, int *nw)
 {
 	struct worker *ws;
 	struct epoll_event ev;
-	sigset_t all, old;
-	int n = thread_count(jobs), i;
+	int n = ff_load_threads(MAX_THREADS, jobs), i;
 	char *b;
 
 	b = aligned_alloc(4096, IO_BYTES);
@@ -274,12 +223,11 @@ start(int jobs, int *nw)
 	wbuf = b;
 	memset(ws, 0, n * sizeof(*ws));
 	for (i = 0; i < n; i++) {
-		ws[i].epfd = epoll_create1(EPOLL_CLOEXEC);
+		ws[i].epfd = ff_load_epoll();
 		ws[i].wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		ws[i].ready = calloc(jobs / n + 1, sizeof(*ws[i].ready));
-		if (ws[i].epfd < 0 || ws[i].wakefd < 0)
-			ff_die("cannot create an event queue: %s",
-			       strerror(errno));
+		if (ws[i].wakefd < 0)
+			ff_die("cannot create an eventfd: %s", strerror(errno));
 		if (!ws[i].ready)
 			ff_die("out of memory");
 		ev.events = EPOLLIN;
@@ -301,15 +249,8 @@ start(int jobs, int *nw)
 			       strerror(errno));
 	}
 
-	/* The workers take no signals: the main thread does. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	for (i = 0; i < n; i++) {
-		errno = pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]);
-		if (errno)
-			ff_die("cannot start a thread: %s", strerror(errno));
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	for (i = 0; i < n; i++)
+		ff_load_thread(&ws[i].tid, NULL, worker_main, &ws[i]);
 	*nw = n;
 	return ws;
 }
@@ -353,11 +294,9 @@ run(int jobs, long warmup, long duration)
 	json_t *ev;
 	int nw, i;
 
-	fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fail_fd < 0)
-		ff_die("cannot create an eventfd: %s", strerror(errno));
+	ff_load_fail_init(port);
 	ws = start(jobs, &nw);
-	wait_until(t0 + warmup, "warmup");
+	ff_load_wait(t0 + warmup, "warmup");
 
 	open = ff_now();
 	b0 = count(ws, nw);
@@ -366,14 +305,14 @@ run(int jobs, long warmup, long duration)
 	prev = open;
 	bprev = b0;
 	for (i = 1; i <= duration; i++) {
-		wait_until(open + i, "window");
+		ff_load_wait(open + i, "window");
 		t = ff_now();
 		b = count(ws, nw);
 		emit_sample(t - open, t - prev, b - bprev);
 		prev = t;
 		bprev = b;
 	}
-	check("window");
+	ff_load_check("window");
 	stop(ws, nw, jobs);
 
 	len = ff_usec(prev - open);

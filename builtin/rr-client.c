@@ -81,12 +81,6 @@ static struct job *jobs_v;
 static int njobs;
 static atomic_int stopping;
 
-/* The first failure of an rr connection, for the main thread to report. */
-static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int fail_id;
-static char fail_why[256];
-static int fail_fd = -1;
-
 static uint64_t
 now_ns(void)
 {
@@ -99,19 +93,8 @@ now_ns(void)
 static void
 fail(const struct job *j, const char *why)
 {
-	uint64_t one = 1;
-
-	if (atomic_load(&stopping))
-		return;
-	pthread_mutex_lock(&fail_lock);
-	if (!fail_id) {
-		fail_id = j->id;
-		snprintf(fail_why, sizeof(fail_why), "%s", why);
-	}
-	pthread_mutex_unlock(&fail_lock);
-	if (write(fail_fd, &one, sizeof(one)) < 0) {
-		/* the counter is already non-zero */
-	}
+	if (!atomic_load(&stopping))
+		ff_load_fail(j->id, why);
 }
 
 static void
@@ -306,27 +289,6 @@ job_main(void *arg)
 	return NULL;
 }
 
-/* A signal ends the run, a failed rr connection fails it. */
-static void
-check(const char *phase)
-{
-	if (ff_signalled())
-		ff_exit_signalled();
-	if (atomic_load(&fail_id)) {
-		pthread_mutex_lock(&fail_lock);
-		ff_die("connection %d to 127.0.0.1:%d failed during the %s: %s",
-		       atomic_load(&fail_id), port, phase, fail_why);
-	}
-}
-
-static void
-wait_until_ns(uint64_t when, const char *phase)
-{
-	while (ff_wait_until(when / 1e9, fail_fd) != 0)
-		check(phase);
-	check(phase);
-}
-
 /*
  * n zeroed histograms in one anonymous mapping: a page costs memory only
  * once a value lands in it, so 4096 jobs' histograms (30 KiB each) cost a
@@ -347,7 +309,6 @@ static void
 start(long warmup, long duration)
 {
 	pthread_attr_t attr;
-	sigset_t all, old;
 	char why[192];
 	int i, timed_out;
 
@@ -388,17 +349,10 @@ start(long warmup, long duration)
 			jobs_v[i].phase_ns = interval_ns * i / njobs;
 	}
 
-	/* The jobs take no signals: the main thread does. */
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	for (i = 0; i < njobs; i++) {
-		errno = pthread_create(&jobs_v[i].tid, &attr, job_main, &jobs_v[i]);
-		if (errno)
-			ff_die("cannot start a thread: %s", strerror(errno));
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	for (i = 0; i < njobs; i++)
+		ff_load_thread(&jobs_v[i].tid, &attr, job_main, &jobs_v[i]);
 	pthread_attr_destroy(&attr);
 }
 
@@ -525,17 +479,15 @@ run(long warmup, long duration, const char *hist_dir)
 	json_t *ev;
 	int i;
 
-	fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fail_fd < 0)
-		ff_die("cannot create an eventfd: %s", strerror(errno));
+	ff_load_fail_init(port);
 	start(warmup, duration);
-	wait_until_ns(open_ns, "warmup");
+	ff_load_wait(open_ns / 1e9, "warmup");
 	ff_emit_window(warmup, duration, open_ns / 1e9);
 
 	prev = open_ns;
 	dprev = bprev = 0;
 	for (i = 1; i <= duration; i++) {
-		wait_until_ns(open_ns + i * 1000000000ULL, "window");
+		ff_load_wait((open_ns + i * 1000000000ULL) / 1e9, "window");
 		t = now_ns();
 		sums(&d, &b);
 		ev = ff_event("sample");
@@ -546,7 +498,7 @@ run(long warmup, long duration, const char *hist_dir)
 		dprev = d;
 		bprev = b;
 	}
-	check("window");
+	ff_load_check("window");
 	stop();
 	result(duration, hist_dir);
 }

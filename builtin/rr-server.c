@@ -168,24 +168,13 @@ adopt(int fd)
 static void
 serve(int lfd)
 {
-	sigset_t all, old;
-	cpu_set_t set;
 	int i;
 
-	nworkers = ff_cpus_available(&set);
-	nworkers = nworkers < 1 ? 1 : nworkers > MAX_THREADS ? MAX_THREADS : nworkers;
-	/* The workers take no signals: the main thread does. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	nworkers = ff_load_threads(MAX_THREADS, 0);
 	for (i = 0; i < nworkers; i++) {
-		workers[i].epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (workers[i].epfd < 0)
-			ff_die("cannot create an event queue: %s", strerror(errno));
-		errno = pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
-		if (errno)
-			ff_die("cannot start a thread: %s", strerror(errno));
+		workers[i].epfd = ff_load_epoll();
+		ff_load_thread(&workers[i].tid, NULL, worker_main, &workers[i]);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	ff_accept_loop(lfd, adopt);
 }
 

@@ -173,37 +173,17 @@ adopt(int fd)
 		ff_die("epoll_ctl: %s", strerror(errno));
 }
 
-static int
-thread_count(void)
-{
-	cpu_set_t set;
-	int n = ff_cpus_available(&set);
-
-	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
-}
-
 static void
 serve(int lfd)
 {
-	sigset_t all, old;
 	int i;
 
-	/* The workers take no signals: the main thread does. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	nworkers = thread_count();
+	nworkers = ff_load_threads(MAX_THREADS, 0);
 	for (i = 0; i < nworkers; i++) {
-		workers[i].epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (workers[i].epfd < 0)
-			ff_die("cannot create an event queue: %s",
-			       strerror(errno));
+		workers[i].epfd = ff_load_epoll();
 		workers[i].buf = ff_realloc(NULL, IO_BYTES);
-		errno = pthread_create(&workers[i].tid, NULL, worker_main,
-				       &workers[i]);
-		if (errno)
-			ff_die("cannot start a thread: %s", strerror(errno));
+		ff_load_thread(&workers[i].tid, NULL, worker_main, &workers[i]);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	ff_accept_loop(lfd, adopt);
 }
 

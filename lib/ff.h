@@ -20,7 +20,8 @@
  *   ff_elf.c    frame pointers, from a program's debug sections
  *   ff_perf.c   what perf can open
  *   ff_hist.c   latency histograms: record, merge, percentiles, files
- *   ff_load.c   the builtin workload clients: window event, waits on the clock
+ *   ff_load.c   the builtin programs: window event, waits on the clock, threads, failures
+ *   ff_build.c  relay builds (--build LABEL=PATH): binary, environment, name
  *   ff_tls.c    --tls: the run's CA, the relays' certificates and keys
  *
  * lib/ff_int.h declares what only the library's files share.
@@ -44,6 +45,7 @@
 
 #include <jansson.h>
 #include <poll.h>
+#include <pthread.h>
 
 #include "ff_matrix.h"	/* the workloads, relays and protocols */
 
@@ -181,7 +183,8 @@ long ff_parse_long(const char *usage, const char *opt, const char *s,
  * The run options every program shares, each with its one range:
  * "--jobs" 1..4096, "--warmup" 0..86400, "--duration" 1..86400,
  * "--cpu-limit" 0..CPU_SETSIZE, "--freq" 1..1000000, "--request-size" and
- * "--response-size" 1..16777216, "--rate" 1..10000000. A usage error like
+ * "--response-size" 1..16777216, "--rate" 1..10000000, "--hops" 1..8
+ * (FF_HOPS_MAX). A usage error like
  * ff_parse_long.
  */
 long ff_parse_run_opt(const char *usage, const char *opt, const char *s);
@@ -238,6 +241,13 @@ int ff_parse_name(const char *usage, const char *what, const char *s,
 struct option;
 #define FF_OPT_VERSION 0x7ffe
 #define FF_LONGOPT_VERSION { "version", no_argument, NULL, FF_OPT_VERSION }
+/*
+ * FF_LONGOPT_BUILD is --build LABEL=PATH (ff_build.c): the one option
+ * ff_getopt lets come more than once (bench takes several builds); a
+ * program that takes one says so itself.
+ */
+#define FF_OPT_BUILD 0x7ffc
+#define FF_LONGOPT_BUILD { "build", required_argument, NULL, FF_OPT_BUILD }
 #define FF_OPT_PIPELINE_STAGE 0x7ffd
 #define FF_LONGOPT_PIPELINE_STAGE { "pipeline-stage", no_argument, NULL, FF_OPT_PIPELINE_STAGE }
 int ff_pipeline_stage(void);
@@ -852,5 +862,86 @@ double ff_usec(double s);
 int ff_tls_certs(const char *rundir, const char *const roles[], int nroles, char *why, size_t n);
 /* RUNDIR/tls/NAME ("ca.crt", "r1.key"; malloc'd). */
 char *ff_tls_file(const char *rundir, const char *name);
+
+/*
+ * The threads of the builtin programs. ff_load_threads: how many to start:
+ * the CPUs we may use, at most `most` (and at most `jobs` when jobs > 0),
+ * at least 1. ff_load_thread: start one that takes no signals (the main
+ * thread takes them); dies when it cannot.
+ */
+int ff_load_threads(int most, long jobs);
+void ff_load_thread(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+/* A new epoll instance (close-on-exec); dies when it cannot. */
+int ff_load_epoll(void);
+/*
+ * A client's failure record: its threads report the first failure of a
+ * connection (ff_load_fail: connection id 1.., why; later ones are dropped),
+ * which wakes the main thread; the main thread waits with ff_load_wait,
+ * which, like ff_load_check, ends the program on a signal, or with
+ * "connection ID to 127.0.0.1:PORT failed during the PHASE: WHY" once a
+ * connection failed. ff_load_fail_init first, in the main thread.
+ */
+void ff_load_fail_init(int port);
+void ff_load_fail(int id, const char *why);
+void ff_load_check(const char *phase);
+void ff_load_wait(double when, const char *phase);
+/* ff_build.c */
+
+/*
+ * A relay build: `--build LABEL=PATH`, PATH a relay binary or an install
+ * prefix whose sbin/ or bin/ holds it. Its processes run in an environment
+ * derived from the build alone (`env`, for ff_spawn_opts): LD_LIBRARY_PATH
+ * is the binary's RUNPATH (else RPATH; $ORIGIN expanded), else PREFIX/lib
+ * and PREFIX/lib64 where they exist, else unset; for skrouterd, PYTHONPATH
+ * is its Python directory (the -I default of its --help, where its schema
+ * is) and the Proton binding under PREFIX (a lib directory's
+ * python3.N/site-packages or dist-packages holding proton), and `skstat` the PREFIX/bin/skstat beside it (run with
+ * `skstat_env`: the build's libraries only with the build's binding).
+ * A build without a label is the relay found on PATH, as without --build:
+ * its processes inherit the caller's environment.
+ */
+struct ff_build {
+	char *label;		/* NULL: no --build (the program on PATH) */
+	const char *relay;	/* static: skrouterd, nginx, nghttpx */
+	char *path;		/* the binary, absolute */
+	char *prefix;		/* its install prefix, or NULL */
+	char *version;		/* the first line of its version output */
+	char *ld_library_path, *pythonpath;	/* NULL: unset */
+	char *skstat;		/* skrouterd: PREFIX/bin/skstat, or NULL */
+	char *env[3];		/* "NAME=VALUE", or "NAME" to unset; NULL-terminated */
+	char *skstat_env[3];
+};
+/* Is s[0..len) a label: 1 to 64 of [A-Za-z0-9._-]? */
+int ff_build_label_ok(const char *s, size_t len);
+/*
+ * "LABEL=PATH" for `relay`: the label is well formed, PATH exists, is (or
+ * holds) an executable, and that answers as the relay (its version output;
+ * skrouterd: ff_skrouterd_check, run in the build's environment). 0, or -1
+ * with "--build LABEL: why" (or "--build 'ARG': why") in `why`.
+ */
+int ff_build_parse(const char *arg, const char *relay, struct ff_build *b, char *why, size_t n);
+/* The same for a label (or NULL) and a path. */
+int ff_build_at(const char *label, const char *path, const char *relay, struct ff_build *b,
+		char *why, size_t n);
+/* The relay's program on PATH as a build without a label; -1 when there is none usable. */
+int ff_build_of_path(const char *relay, struct ff_build *b);
+void ff_build_free(struct ff_build *b);
+/*
+ * Put the build's LD_LIBRARY_PATH and PYTHONPATH in this process's
+ * environment (for the probes it runs: ff_env_run) until ..._leave puts
+ * the caller's back. A build without a label changes nothing.
+ */
+void *ff_build_env_enter(const struct ff_build *b);
+void ff_build_env_leave(const struct ff_build *b, void *saved);
+/*
+ * The `build` object: {label (null without --build), relay, path, version,
+ * sha256 (of the binary), proton: {path, version} or null}. Proton (for
+ * skrouterd) is the libqpid-proton*.so mapped in process `pid` when > 0,
+ * else what the loader would pick (ldd in the build's environment); its
+ * version from pkgconfig/libqpid-proton-core.pc beside it, else null.
+ */
+json_t *ff_build_json(const struct ff_build *b, pid_t pid);
+/* "build main: skrouterd /p/sbin/skrouterd, version V, sha256 0123456789ab; Proton /p/lib/libqpid-proton-core.so.10 0.41.0" */
+const char *ff_build_line(const json_t *build, char *buf, size_t n);
 
 #endif

@@ -115,3 +115,83 @@ ff_env_frame_pointers(const char *path, struct ff_fp_info *fp)
 	}
 	return fp->units_without ? 0 : 1;
 }
+
+char *
+ff_elf_runpath(const char *path)
+{
+	const unsigned char *m;
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh;
+	struct stat st;
+	char *r = NULL, *origin, *slash;
+	size_t size;
+	int fd, i;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return NULL;
+	}
+	size = st.st_size;
+	m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	eh = (const Elf64_Ehdr *)m;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh->e_shoff > size || eh->e_shnum > (size - eh->e_shoff) / sizeof(Elf64_Shdr)) {
+		munmap((void *)m, size);
+		return NULL;
+	}
+	sh = (const Elf64_Shdr *)(m + eh->e_shoff);
+	for (i = 0; i < eh->e_shnum && !r; i++) {
+		const Elf64_Shdr *str;
+		const Elf64_Dyn *d;
+		size_t k, nd;
+
+		if (sh[i].sh_type != SHT_DYNAMIC || sh[i].sh_link >= eh->e_shnum ||
+		    sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset)
+			continue;
+		str = &sh[sh[i].sh_link];
+		if (str->sh_offset > size || str->sh_size > size - str->sh_offset)
+			continue;
+		d = (const Elf64_Dyn *)(m + sh[i].sh_offset);
+		nd = sh[i].sh_size / sizeof(*d);
+		/* DT_RUNPATH wins over DT_RPATH, as for the loader. */
+		for (k = 0; k < nd && d[k].d_tag != DT_NULL; k++)
+			if ((d[k].d_tag == DT_RUNPATH || (d[k].d_tag == DT_RPATH && !r)) &&
+			    d[k].d_un.d_val < str->sh_size) {
+				const char *s = (const char *)m + str->sh_offset + d[k].d_un.d_val;
+
+				free(r);
+				r = strndup(s, str->sh_size - d[k].d_un.d_val);
+				if (d[k].d_tag == DT_RUNPATH)
+					break;
+			}
+	}
+	munmap((void *)m, size);
+	if (!r || !*r || !strstr(r, "$ORIGIN"))
+		return r && *r ? r : (free(r), NULL);
+	/* $ORIGIN: the directory of the program. */
+	origin = ff_strdup(path);
+	slash = strrchr(origin, '/');
+	if (slash)
+		*slash = 0;
+	{
+		struct ff_buf b = FF_BUF_INIT;
+		const char *p = r, *q;
+
+		while ((q = strstr(p, "$ORIGIN"))) {
+			ff_buf_add(&b, p, q - p);
+			ff_buf_addstr(&b, slash ? origin : ".");
+			p = q + 7;
+		}
+		ff_buf_addstr(&b, p);
+		free(r);
+		r = ff_buf_take(&b);
+	}
+	free(origin);
+	return r;
+}

@@ -87,4 +87,9 @@ int ff_skrouterd_features(const char *schema_json_path, struct ff_skr_features *
 /* {"http":b,"tcp_encapsulation":b,"encapsulation_default":s|null,"worker_threads":b} */
 json_t *ff_skr_features_json(const struct ff_skr_features *f);
 
+/* ff_elf.c */
+
+/* The DT_RUNPATH (else DT_RPATH) of an ELF program, $ORIGIN expanded, or NULL (malloc'd). */
+char *ff_elf_runpath(const char *path);
+
 #endif

@@ -203,6 +203,35 @@ ff_relay_program(const char *relay)
 	return r ? r->program : NULL;
 }
 
+long
+ff_relay_hops(const char *relay)
+{
+	const struct ff_relay *r = ff_relay_find(relay);
+
+	return r ? r->processes : 2;
+}
+
+int
+ff_hops_fit(const char *relay, long hops, char *why, size_t n)
+{
+	char with[256] = "";
+	size_t i, k = 0;
+
+	if (hops == ff_relay_hops(relay))
+		return 1;
+	for (i = 0; i < FF_ARRAY_SIZE(relays); i++)
+		if (relays[i].processes && k < sizeof(with))
+			k += snprintf(with + k, sizeof(with) - k, "%s%s", k ? ", " : "", relays[i].name);
+	if (!ff_relay_hops(relay))
+		snprintf(why, n, "--hops: relay '%s' runs no relay between client and server (its chain has 0 hops); --hops is for %s",
+			 relay, with);
+	else if (hops < 1 || hops > FF_HOPS_MAX)
+		snprintf(why, n, "--hops: %ld is not from 1 to %d", hops, FF_HOPS_MAX);
+	else
+		return 1;
+	return 0;
+}
+
 const char *
 ff_workload_server_program(const char *workload)
 {

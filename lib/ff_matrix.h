@@ -48,7 +48,11 @@ struct ff_relay {
 	const char *name;
 	int protocols;		/* what it carries */
 	const char *program;	/* on PATH; NULL: no relay runs */
-	int processes;		/* relays started (R1, R2): 2, or 0 */
+	/*
+	 * Relays it starts by default (R1, R2): 2, or 0 for none. --hops N
+	 * (1 to FF_HOPS_MAX) chains N of them; none has only its own 0.
+	 */
+	int processes;
 	long threads;		/* threads/workers per relay when --cpu-limit is 0 */
 	int start_seconds;	/* how long a relay may take to listen */
 	int encapsulation;	/* takes --encapsulation */
@@ -105,6 +109,17 @@ const char *ff_workload_server_program(const char *workload);
 const char *ff_workload_client_program(const char *workload);
 /* 1 for a request/response workload (the row's request_response): builtin-rr, builtin-crr. */
 int ff_workload_is_rr(const char *workload);
+
+/*
+ * Chains of relays: client -> R1 -> ... -> RN -> server, N the hops
+ * (--hops, 1 to FF_HOPS_MAX). ff_relay_hops: the relay's own when --hops
+ * is not given (its row's processes: 2, none's 0). ff_hops_fit: can
+ * `relay` run `hops` relays? 1, or 0 with a usage-error message in `why`
+ * (none runs no relay: any --hops is refused).
+ */
+#define FF_HOPS_MAX 8
+long ff_relay_hops(const char *relay);
+int ff_hops_fit(const char *relay, long hops, char *why, size_t n);
 
 /*
  * The skrouterd at `path` (lib/ff_stage.c, from its schema): the skrouterd

@@ -197,7 +197,7 @@ ff_getopt(int argc, char *const argv[], const char *optstring,
 	for (o = longopts; o && o->name; o++)
 		if (o->val == c)
 			valued = o->has_arg == required_argument;
-	if (!valued)
+	if (!valued || c == FF_OPT_BUILD)
 		return c;
 	for (i = 0; i < nseen && seen[i].val != c; i++)
 		;
@@ -226,6 +226,7 @@ ff_parse_run_opt(const char *usage, const char *opt, const char *s)
 		{ "--request-size", 1, 16 << 20 },
 		{ "--response-size", 1, 16 << 20 },
 		{ "--rate", 1, 10000000 },
+		{ "--hops", 1, FF_HOPS_MAX },
 	};
 	size_t i;
 

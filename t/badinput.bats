@@ -139,8 +139,9 @@ CASES
 2|ff-bench --repeat 0|ff-bench: --repeat: 0 is out of range (1 to 10000)
 2|ff-bench -w builtin,iperf3 --rate 100|ff-bench: --request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, and none is selected
 2|ff-bench --request-size 0|ff-bench: --request-size: 0 is out of range (1 to 16777216)
-2|ff-bench compare a|ff-bench: expected two results files, BASE and NEW
+2|ff-bench compare a|ff-bench: expected two results files, BASE and NEW, or one with --base LABEL and --new LABEL
 2|ff-bench compare --threshold x a b|ff-bench: --threshold: 'x' is not a number
+2|ff-bench compare --base '' --new b a|ff-bench: --base: an empty label
 CASES
 	cases "$BATS_TEST_TMPDIR/cases"
 	nothing_started

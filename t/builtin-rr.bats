@@ -15,28 +15,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in "${pids[@]}"; do
-		kill -CONT "$p" 2>/dev/null || true
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-}
-
-# listening PORT CMD...: CMD in the background ($server), once it listens on PORT.
-listening() {
-	local port="$1" i
-	shift
-	"$@" >"$BATS_TEST_TMPDIR/server.out" 2>"$BATS_TEST_TMPDIR/server.err" &
-	server=$!
-	pids+=("$server")
-	for ((i = 0; i < 200; i++)); do
-		[ -n "$(ss -ltnH "sport = :$port")" ] && return 0
-		kill -0 "$server" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "the server does not listen on port $port" >&2
-	return 1
+	end_pids
 }
 
 # result_sane FILE: the result adds up with the samples, the histogram and

@@ -13,25 +13,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-}
-
-# start_server PORT: the server in the background ($server), listening.
-start_server() {
-	local i
-	"$SERVER" --port "$1" >"$BATS_TEST_TMPDIR/server.out" 2>"$BATS_TEST_TMPDIR/server.err" &
-	server=$!
-	pids+=("$server")
-	for ((i = 0; i < 100; i++)); do
-		[ -n "$(ss -ltnH "sport = :$1")" ] && return 0
-		sleep 0.05
-	done
-	echo "the server does not listen on port $1" >&2
-	return 1
+	end_pids
 }
 
 @test "ff-builtin-server -h prints the usage" {
@@ -89,7 +71,7 @@ start_server() {
 @test "ff-builtin-server: a port in use is a clear error" {
 	local port
 	port=$(free_port)
-	start_server "$port"
+	listening "$port" "$SERVER" --port "$port"
 	run -1 --separate-stderr "$SERVER" --port "$port"
 	[ -z "$output" ]
 	[ "$stderr" = "ff-builtin-server: cannot listen on 127.0.0.1:$port: Address already in use" ]
@@ -101,7 +83,7 @@ start_server() {
 @test "ff-builtin-server echoes every byte back in order, on each connection" {
 	local port
 	port=$(free_port)
-	start_server "$port"
+	listening "$port" "$SERVER" --port "$port"
 	run -0 python3 - "$port" <<-'EOF'
 		import hashlib, os, socket, sys, threading
 		port = int(sys.argv[1])
@@ -144,7 +126,7 @@ start_server() {
 @test "ff-builtin-server listens on 127.0.0.1 only and exits 0 on SIGTERM, silent" {
 	local port
 	port=$(free_port)
-	start_server "$port"
+	listening "$port" "$SERVER" --port "$port"
 	run -0 ss -ltnH "sport = :$port"
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "$output" = *" 127.0.0.1:$port "* ]]
@@ -165,7 +147,7 @@ start_server() {
 @test "a run: window, one sample a second, a result that adds up and matches the kernel's count" {
 	local port out="$BATS_TEST_TMPDIR/client.out"
 	port=$(free_port)
-	start_server "$port"
+	listening "$port" "$SERVER" --port "$port"
 	# The samples' and the window's times (to 50 ms) and the kernel's count
 	# (to 10%, read when the lines arrive) need steady CPUs: a miss is said
 	# and the client runs once more; a second miss fails. The margins stay
@@ -233,7 +215,7 @@ start_server() {
 @test "ff-builtin-client: many jobs, no warmup: every connection established" {
 	local port out="$BATS_TEST_TMPDIR/client.out" n
 	port=$(free_port)
-	start_server "$port"
+	listening "$port" "$SERVER" --port "$port"
 	"$CLIENT" --port "$port" --jobs 200 --warmup 0 --duration 2 >"$out" &
 	pids+=($!)
 	wait_for_grep '"window"' "$out" 5
@@ -256,7 +238,7 @@ start_server() {
 @test "ff-builtin-client: the server killed in the window is an error, no result" {
 	local port out="$BATS_TEST_TMPDIR/client.out" err="$BATS_TEST_TMPDIR/client.err"
 	port=$(free_port)
-	start_server "$port"
+	listening "$port" "$SERVER" --port "$port"
 	"$CLIENT" --port "$port" --warmup 0 --duration 10 >"$out" 2>"$err" &
 	pids+=($!)
 	wait_for_grep '"sample"' "$out" 5
@@ -273,7 +255,7 @@ start_server() {
 @test "ff-builtin-client: the server gone in the warmup is an error that says so" {
 	local port err="$BATS_TEST_TMPDIR/client.err"
 	port=$(free_port)
-	start_server "$port"
+	listening "$port" "$SERVER" --port "$port"
 	"$CLIENT" --port "$port" --warmup 5 --duration 1 >"$BATS_TEST_TMPDIR/client.out" 2>"$err" &
 	pids+=($!)
 	sleep 0.5
@@ -287,7 +269,7 @@ start_server() {
 @test "ff-builtin-client: SIGTERM and SIGINT stop it with 143 and 130, no result" {
 	local port out err sig
 	port=$(free_port)
-	start_server "$port"
+	listening "$port" "$SERVER" --port "$port"
 	for sig in TERM INT; do
 		# A file of its own each time: the first client's "window" line, still
 		# there until the second's redirection truncated the file, let the

@@ -69,14 +69,14 @@ teardown() {
 	has_line '^       flimflam bench compare \[--threshold PCT\]'
 	run -0 flimflam compare -h
 	[ "${lines[0]}" = "usage: flimflam compare [-h] [--threshold PCT] [--format text|markdown] [--json]" ]
-	[ "${lines[1]}" = "                        BASE NEW" ]
+	[ "${lines[1]}" = "                        [--base LABEL] [--new LABEL] BASE [NEW]" ]
 	run -2 --separate-stderr flimflam compare only-one
-	[ "$stderr" = "flimflam compare: expected two results files, BASE and NEW
+	[ "$stderr" = "flimflam compare: expected two results files, BASE and NEW, or one with --base LABEL and --new LABEL
 usage: flimflam compare [-h] [--threshold PCT] [--format text|markdown] [--json]
-                        BASE NEW" ]
+                        [--base LABEL] [--new LABEL] BASE [NEW]" ]
 	run -2 --separate-stderr flimflam bench compare only-one
-	[ "${stderr_lines[0]}" = "flimflam bench compare: expected two results files, BASE and NEW" ]
-	[ "${stderr_lines[2]}" = "                              BASE NEW" ]
+	[ "${stderr_lines[0]}" = "flimflam bench compare: expected two results files, BASE and NEW, or one with --base LABEL and --new LABEL" ]
+	[ "${stderr_lines[2]}" = "                              [--base LABEL] [--new LABEL] BASE [NEW]" ]
 	run -2 --separate-stderr flimflam bench --repeat 0
 	[ "${stderr_lines[0]}" = "flimflam bench: --repeat: 0 is out of range (1 to 10000)" ]
 	run -2 --separate-stderr flimflam check --bogus
@@ -101,7 +101,7 @@ usage: flimflam check [-h] [--json]" ]
 	run -2 --separate-stderr ff-bench extra
 	[ "${stderr_lines[0]}" = "ff-bench: unexpected argument 'extra'" ]
 	run -2 --separate-stderr ff-bench compare "$FIX/base.jsonl"
-	[ "${stderr_lines[0]}" = "ff-bench: expected two results files, BASE and NEW" ]
+	[ "${stderr_lines[0]}" = "ff-bench: expected two results files, BASE and NEW, or one with --base LABEL and --new LABEL" ]
 	run -2 --separate-stderr ff-bench compare --format html "$FIX/base.jsonl" "$FIX/new.jsonl"
 	[ "${stderr_lines[0]}" = "ff-bench: unknown format 'html' (expected text, markdown)" ]
 	run -2 --separate-stderr ff-bench compare --json --format markdown "$FIX/base.jsonl" "$FIX/new.jsonl"
@@ -479,35 +479,39 @@ fake_router() {
 
 @test "ff-bench compare: identical samples are not significant" {
 	run -0 ff-bench compare "$FIX/base.jsonl" "$FIX/new.jsonl"
-	has_line '^iperf3 +nginx +tcp +4\.95G +4\.95G +\+0\.0% +~ \(p=1\.000 n=10\+10\)$'
+	has_line '^iperf3 +nginx +tcp +4\.95G +4\.95G +\+0\.0% \[-1\.0, \+1\.0\] +1\.0 +1\.0 +no change \(n=10\+10\)$'
 	run -0 --separate-stderr ff-bench compare --json "$FIX/base.jsonl" "$FIX/new.jsonl"
 	jq -e -s '[.[] | select(.event == "comparison" and .workload == "iperf3")] |
-		length == 2 and all(.[]; .p == 1 and .significant == false and .verdict == "~" and
-		.delta_pct == 0 and .u == 50)' <<<"$output"
+		length == 2 and all(.[]; .p == 1 and .q == 1 and .significant == false and
+		.verdict == "no change" and .delta_pct == 0 and .change_pct == 0 and .u == 50)' <<<"$output"
 }
 
 @test "ff-bench compare: a 10% drop with 10 runs a side is significant, with the right sign" {
 	run -0 ff-bench compare "$FIX/base.jsonl" "$FIX/new.jsonl"
-	has_line '^builtin +nginx +tcp +10\.1G \+/-8\.9% +9\.16G \+/-7\.9% +-9\.3% +worse \(p=0\.002 n=10\+10\)$'
+	has_line '^builtin +nginx +tcp +10\.1G \+/-8\.9% +9\.16G \+/-7\.9% +-9\.8% \[-15\.1, -4\.0\] +0\.0015 +0\.010 +worse \(n=10\+10, 1 failed in new\)$'
 	# The same relay CPU for less work: CPU per GB is worse too.
-	has_line '^builtin +nginx +tcp +0\.713 \+/-9\.0% +0\.786 \+/-8\.0% +\+10\.3% +worse \(p=0\.002 n=10\+10\)$'
-	# An improvement is "better"; the failed run in new is not counted.
-	has_line '^h2load +nginx +tcp +348us +342us +-1\.7% +better \(p=0\.002 n=8\+8\)$'
+	has_line '^builtin +nginx +tcp +0\.713 \+/-9\.0% +0\.786 \+/-8\.0% +\+11\.0% \[\+4\.4, \+17\.3\] +0\.0015 +0\.010 +worse \(n=10\+10, 1 failed in new\)$'
+	# An improvement of 1.7% is significant, but its interval is within
+	# the threshold of 2%: no change; with --threshold 1, better.
+	has_line '^h2load +nginx +tcp +348us +342us +-1\.7% \[-2\.6, -1\.1\] +0\.0016 +0\.010 +no change \(n=8\+8\)$'
+	run -1 ff-bench compare --threshold 1 "$FIX/base.jsonl" "$FIX/new.jsonl"
+	has_line '^h2load +nginx +tcp +348us +342us +-1\.7% \[-2\.6, -1\.1\] +0\.0016 +0\.010 +better \(n=8\+8\)$'
 	has_line '^Failed runs, not counted: 0 in base, 1 in new$'
 	has_line '^  only in base: iperf3 none tcp \(jobs 2, CPU limit 1, duration 5 s\)$'
 	run -0 --separate-stderr ff-bench compare --json "$FIX/base.jsonl" "$FIX/new.jsonl"
 	jq -e -s '.[] | select(.event == "comparison" and .workload == "builtin" and .relay == "nginx" and
 		.metric == "bits_per_s") | .significant and .verdict == "worse" and .regression and
-		.delta_pct < -9 and .delta_pct > -10 and .method == "exact" and .n_base == 10 and .n_new == 10' <<<"$output"
+		.delta_pct < -9 and .delta_pct > -10 and .change_pct < -9 and .ci_high_pct < -2 and
+		.method == "exact" and .n_base == 10 and .n_new == 10 and .failed_new == 1' <<<"$output"
 }
 
-@test "ff-bench compare: 3 runs a side can never be significant, and it says so" {
+@test "ff-bench compare: fewer than 5 runs a side are inconclusive, and it says so" {
 	run -0 ff-bench compare "$FIX/base.jsonl" "$FIX/new.jsonl"
-	has_line '^builtin +none +tcp +15\.0G +18\.0G +\+20\.0% +~ \(p=0\.100 n=3\+3\) \[1\]$'
-	has_line '^\[1\] need >= 4 runs per side to detect a difference at alpha level 0\.05$'
+	has_line '^builtin +none +tcp +15\.0G +18\.0G +\+20\.0% \[no interval\] +0\.10 +- +inconclusive: fewer than 5 runs per side \(n=3\+3\)$'
 	run -0 --separate-stderr ff-bench compare --json "$FIX/base.jsonl" "$FIX/new.jsonl"
 	jq -e -s '.[] | select(.event == "comparison" and .relay == "none") |
-		.too_few and (.significant | not) and .u == 0 and .p == 0.1' <<<"$output"
+		.too_few and (.significant | not) and .u == 0 and .p == 0.1 and .q == null and
+		.ci_low_pct == null and .verdict == "inconclusive: fewer than 5 runs per side"' <<<"$output"
 }
 
 @test "ff-bench compare: U and p agree with an independent computation" {
@@ -541,6 +545,7 @@ fake_router() {
 	        if v != "null":
 	            samples.setdefault((w, r, p, m), {"base": [], "new": []})[side].append(float(v))
 	dist = {}
+	tested = []
 	def exact(n1, n2, u):
 	    if (n1, n2) not in dist:
 	        counts = {}
@@ -573,34 +578,50 @@ fake_router() {
 	    assert ev["method"] == method, (key, ev["method"], method)
 	    assert ev["u"] == u, (key, ev["u"], u)
 	    assert abs(ev["p"] - p) <= 1e-9 * max(p, 1e-12), (key, ev["p"], p)
-	    assert ev["significant"] == (p < 0.05 and 2 / math.comb(n1 + n2, n1) <= 0.05), key
 	    checked[method] += 1
-	print(checked["exact"], checked["normal"])
+	    if n1 >= 5 and n2 >= 5:
+	        tested.append((p, ev))
+	# Benjamini-Hochberg over the table's tested comparisons, by its
+	# step-up rule: q of p(i) is the least p(j) m / j over j >= i.
+	ps = sorted(p for p, _ in tested)
+	m = len(ps)
+	for p, ev in tested:
+	    q = min(1.0, min(ps[j] * m / (j + 1) for j in range(m) if ps[j] >= p))
+	    assert abs(ev["q"] - q) <= 1e-9, (ev["metric"], ev["q"], q)
+	    assert ev["significant"] == (q < 0.05), (ev["metric"], q)
+	print(checked["exact"], checked["normal"], m)
 	EOF
-	read -r nexact nnormal <<<"$output"
+	read -r nexact nnormal ntested <<<"$output"
 	[ "$nexact" -ge 8 ]
 	[ "$nnormal" -ge 4 ]
+	[ "$ntested" -eq 19 ]
+	jq -e -s '.[] | select(.event == "method") | .comparisons == 19 and .adjustment == "Benjamini-Hochberg"' \
+		"$BATS_TEST_TMPDIR/cmp.jsonl"
 	# The published critical value of U for n1 = n2 = 10 at two-sided alpha
 	# 0.05 is 23 (the tables of e.g. Milton, JASA 59, 1964, pp. 925-934, and
 	# of most statistics textbooks): U = 23 is significant (p = 0.0433),
 	# U = 24 is not (p = 0.0524).
+	# Over the 19 comparisons of the table, neither is significant after
+	# Benjamini-Hochberg (q = 0.066).
 	jq -e -s '[.[] | select(.event == "comparison" and .workload == "h2load-h1" and .metric == "bits_per_s")] |
-		(.[1] | .relay == "nginx" and .u == 23 and .significant and (.p * 10000 | round) == 433) and
-		(.[0] | .relay == "nghttpx" and .u == 24 and (.significant | not) and (.p * 10000 | round) == 524)' \
+		(.[1] | .relay == "nginx" and .u == 23 and (.p * 10000 | round) == 433 and (.significant | not)) and
+		(.[0] | .relay == "nghttpx" and .u == 24 and (.p * 10000 | round) == 524 and (.significant | not))' \
 		"$BATS_TEST_TMPDIR/cmp.jsonl"
 }
 
-@test "ff-bench compare: --threshold exits 1 for a significant regression beyond it" {
-	run -1 --separate-stderr ff-bench compare --threshold 5 "$FIX/base.jsonl" "$FIX/new.jsonl"
-	grep -qx 'ff-bench: regression beyond 5%: builtin nginx tcp bits_per_s -9.3% (p=0.002)' <<<"$stderr"
-	grep -qx 'ff-bench: regression beyond 5%: builtin nginx tcp relay_cpu_s_per_gb +10.3% (p=0.002)' <<<"$stderr"
-	grep -qx 'ff-bench: 2 significant regressions beyond 5%' <<<"$stderr"
-	has_line '^2 significant regressions beyond the threshold of 5%$'
-	# +20% on 3 runs a side is not significant, so not a regression; 10.3% < 12%.
-	run -0 --separate-stderr ff-bench compare --threshold 12 "$FIX/base.jsonl" "$FIX/new.jsonl"
-	has_line '^0 significant regressions beyond the threshold of 12%$'
+@test "ff-bench compare: --threshold exits 1 for a worse verdict, whose interval lies beyond it" {
+	run -1 --separate-stderr ff-bench compare --threshold 3 "$FIX/base.jsonl" "$FIX/new.jsonl"
+	grep -qx 'ff-bench: regression beyond 3%: builtin nginx tcp bits_per_s -9.8% \[-15.1, -4.0\] (p=0.0015 q=0.010)' <<<"$stderr"
+	grep -qx 'ff-bench: regression beyond 3%: builtin nginx tcp relay_cpu_s_per_gb +11.0% \[+4.4, +17.3\] (p=0.0015 q=0.010)' <<<"$stderr"
+	grep -qx 'ff-bench: 2 worse verdicts and 0 cases failed in new at the threshold of 3%' <<<"$stderr"
+	has_line '^2 worse verdicts and 0 cases failed in new at the threshold of 3%$'
+	# -9.8% is beyond 5%, but its interval reaches -4.0%: not worse at 5%.
+	# +20% on 3 runs a side is inconclusive, so not a regression either.
+	run -0 --separate-stderr ff-bench compare --threshold 5 "$FIX/base.jsonl" "$FIX/new.jsonl"
+	has_line '^0 worse verdicts and 0 cases failed in new at the threshold of 5%$'
+	has_line '^builtin +nginx +tcp .* no change \(n=10\+10, 1 failed in new\)$'
 	[ -z "$stderr" ]
-	run -1 --separate-stderr ff-bench compare --json --threshold 10 "$FIX/base.jsonl" "$FIX/new.jsonl"
+	run -1 --separate-stderr ff-bench compare --json --threshold 4.2 "$FIX/base.jsonl" "$FIX/new.jsonl"
 	jq -e -s '([.[] | select(.beyond_threshold)] | length == 1) and .[-1] == {"event":"end","program":"ff-bench","status":1}' <<<"$output"
 	# Comparing a file with a copy of itself: nothing significant, whatever the threshold.
 	cp "$FIX/new.jsonl" "$BATS_TEST_TMPDIR/copy.jsonl"
@@ -612,17 +633,16 @@ fake_router() {
 	run -0 ff-bench compare --format markdown "$FIX/base.jsonl" "$FIX/new.jsonl"
 	[ "${lines[0]}" = "### flimflam compare" ]
 	has_line '^#### Bits/s \(higher is better\)$'
-	has_line '^\| Workload \| Relay \| Protocol \| Base \| New \| Delta \| Verdict \|$'
-	has_line '^\| :-- \| :-- \| :-- \| --: \| --: \| --: \| :-- \|$'
-	has_line '^\| builtin \| nginx \| tcp \| 10\.1G ±8\.9% \| 9\.16G ±7\.9% \| -9\.3% \| \*\*worse\*\* \(p=0\.002 n=10\+10\) \|$'
-	has_line '^\| builtin \| none \| tcp \| 15\.0G \| 18\.0G \| \+20\.0% \| ~ \(p=0\.100 n=3\+3\) ¹ \|$'
-	has_line '^\| \*geomean\* \|  \|  \| [0-9.]+G \| [0-9.]+G \| [-+][0-9.]+% \|  \|$'
+	has_line '^\| Workload \| Relay \| Protocol \| Base \| New \| Change \[95% CI\] \| p \| q \| Verdict \|$'
+	has_line '^\| :-- \| :-- \| :-- \| --: \| --: \| --: \| --: \| --: \| :-- \|$'
+	has_line '^\| builtin \| nginx \| tcp \| 10\.1G ±8\.9% \| 9\.16G ±7\.9% \| -9\.8% \[-15\.1, -4\.0\] \| 0\.0015 \| 0\.010 \| \*\*worse\*\* \(n=10\+10, 1 failed in new\) \|$'
+	has_line '^\| builtin \| none \| tcp \| 15\.0G \| 18\.0G \| \+20\.0% \[no interval\] \| 0\.10 \| - \| inconclusive: fewer than 5 runs per side \(n=3\+3\) \|$'
+	has_line '^\| \*geomean\* \|  \|  \| [0-9.]+G \| [0-9.]+G \| [-+][0-9.]+% \|  \|  \|  \|$'
 	has_line '^\| router \| skrouterd 3\.2\.0, hash 0123456789abcdef, .* \| skrouterd 3\.3\.0-dev, hash fedcba9876543210, .* \|$'
-	has_line '^¹ need >= 4 runs per side'
-	# Every row of the comparison tables has the heading's seven cells.
+	# Every row of the comparison tables has the heading's nine cells.
 	cells=$(grep -E '^\| (Workload|:-- \| :-- \| :-- \| --:|builtin|iperf3|h2load|h2load-h1|\*geomean\*) \|' <<<"$output" |
 		awk -F' [|]' '{ print NF - 1 }' | sort -u)
-	[ "$cells" = 7 ]
+	[ "$cells" = 9 ]
 }
 
 @test "ff-bench compare: a geometric mean per metric" {
@@ -645,10 +665,13 @@ fake_router() {
 	! has_line 'DIFFERS|warning' || false
 	jq -c '.environment.kernel = "6.5.0-1-amd64" | .environment.hostname = "laptop"' "$FIX/new.jsonl" \
 		>"$BATS_TEST_TMPDIR/other.jsonl"
-	run -0 ff-bench compare "$FIX/base.jsonl" "$BATS_TEST_TMPDIR/other.jsonl"
-	has_line "^  kernel DIFFERS: base '6\.1\.0-18-amd64', new '6\.5\.0-1-amd64'$"
-	has_line "^  host   DIFFERS: base 'bench1', new 'laptop'$"
-	has_line '^  warning: the runs were made on different machines or systems'
+	run -0 --separate-stderr ff-bench compare "$FIX/base.jsonl" "$BATS_TEST_TMPDIR/other.jsonl"
+	has_line "^  kernel +DIFFERS: base '6\.1\.0-18-amd64', new '6\.5\.0-1-amd64'$"
+	has_line "^  hostname +DIFFERS: base 'bench1', new 'laptop'$"
+	has_line '^  warning: the two sides ran in different environments'
+	# Each difference is also a warning on stderr, naming both values.
+	[ "$stderr" = "ff-bench: the environments differ: hostname: base 'bench1', new 'laptop'
+ff-bench: the environments differ: kernel: base '6.1.0-18-amd64', new '6.5.0-1-amd64'" ]
 	run -0 --separate-stderr ff-bench compare --json "$FIX/base.jsonl" "$BATS_TEST_TMPDIR/other.jsonl"
 	jq -e -s '[.[] | select(.event == "environment_difference") | .field] == ["hostname", "kernel"]' <<<"$output"
 	run -0 ff-bench compare --format markdown "$FIX/base.jsonl" "$BATS_TEST_TMPDIR/other.jsonl"

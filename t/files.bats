@@ -120,7 +120,9 @@ quick_bench() {
 	quick_bench -w builtin $QUICK --jobs 3 --repeat 2 --output r.jsonl --append
 	[ -L r.jsonl ]
 	jq -e -s '[.[].config.jobs] == [2, 3, 3]' pages/r.jsonl
-	[ "$(ls -A pages | sort | tr '\n' ' ')" = "new.html r.jsonl real.html " ]
+	# The report goes beside the name given: pages/r.html, then r.html beside the link.
+	[ "$(ls -A pages | sort | tr '\n' ' ')" = "new.html r.html r.jsonl real.html " ]
+	grep -q '</html>' r.html
 }
 
 @test "files: a directory given as an output is refused before anything is read or run" {

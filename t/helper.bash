@@ -256,3 +256,33 @@ wait_exit() {
 	status=0
 	wait "$1" || status=$?
 }
+
+# listening PORT CMD...: CMD in the background, its output in the test's
+# server.out and server.err, once something listens on 127.0.0.1:PORT; its
+# pid in $server and added to $pids (end_pids ends them). Fails, saying so,
+# when CMD exits first or nothing listens within 10 s.
+listening() {
+	local port="$1" i
+	shift
+	"$@" >"$BATS_TEST_TMPDIR/server.out" 2>"$BATS_TEST_TMPDIR/server.err" &
+	server=$!
+	pids+=("$server")
+	for ((i = 0; i < 200; i++)); do
+		[ -n "$(ss -ltnH "sport = :$port")" ] && return 0
+		kill -0 "$server" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "the server does not listen on port $port" >&2
+	return 1
+}
+
+# end_pids: end every process in $pids (a stopped one is woken first) and
+# wait for it; for teardown.
+end_pids() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -CONT "$p" 2>/dev/null || true
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+}

@@ -128,6 +128,75 @@ LINK_OK='.tls == true and (.tls_links | length) == 1 and
 	done
 }
 
+# chain_links_ok EVENTS N: a chain of N relays, each of its N-1 links proved
+# by the relay it comes to: TLS, a cipher, the certificate of the relay it
+# leaves verified.
+chain_links_ok() {
+	event_ok "$1" topology "$2"' as $n | .tls == true and .hops == $n and
+		(.tls_links | length) == $n - 1 and
+		all(.tls_links | to_entries[]; .key as $i | .value |
+		    .from == "r\($i + 1)" and .to == "r\($i + 2)" and (.protocol | test("^TLSv1\\.[23]$"))
+		    and (.cipher | length) > 4 and .peer_verified == true
+		    and (.peer | test("flimflam-r\($i + 1)$")))'
+}
+
+@test "tls: a chain of 3 over nginx (tcp, http1): every link is TLS, each proved by the relay it comes to" {
+	skip_unless_program nginx h2load openssl
+	for c in builtin:tcp h2load-h1:http1; do
+		IFS=: read -r wl proto <<<"$c"
+		run_steady flimflam run --json -r nginx -w "$wl" -p "$proto" --tls --hops 3 \
+			--warmup 1 --duration 2
+		echo "$output" >"$BATS_TEST_TMPDIR/ev"
+		chain_links_ok "$BATS_TEST_TMPDIR/ev" 3
+		event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 0 and (.errors // 0) == 0'
+		d=$(jq -r 'select(.event == "topology") | .run_dir' "$BATS_TEST_TMPDIR/ev")
+		# The middle relay is both ends: a TLS listener and a TLS upstream.
+		grep -qE 'listen 127\.0\.0\.1:[0-9]+ ssl;' "$d/r2/nginx.conf"
+		grep -qE 'listen 127\.0\.0\.1:[0-9]+ ssl;' "$d/r3/nginx.conf"
+		! grep -qE 'listen 127\.0\.0\.1:[0-9]+ ssl;' "$d/r1/nginx.conf" || false
+		grep -q 'proxy_ssl_name flimflam-r2;' "$d/r1/nginx.conf"
+		grep -q 'proxy_ssl_name flimflam-r3;' "$d/r2/nginx.conf"
+		! grep -q 'proxy_ssl' "$d/r3/nginx.conf" || false
+		for f in r1.key r2.key r3.key; do
+			[ "$(stat -c %a "$d/tls/$f")" = 600 ]
+		done
+		[ -z "$(pids_of_run "$d")" ]
+	done
+	# The summary: a line per link.
+	run_steady flimflam run -r nginx --tls --hops 3 --warmup 1 --duration 2
+	has_line '^  TLS:         TLSv1\.3, TLS_AES_256_GCM_SHA384 \(link R1 -> R2, as R2 says; R1.s certificate CN=flimflam-r1 verified\)$'
+	has_line '^  TLS:         TLSv1\.3, TLS_AES_256_GCM_SHA384 \(link R2 -> R3, as R3 says; R2.s certificate CN=flimflam-r2 verified\)$'
+}
+
+@test "tls: a chain of 3 whose last link does not verify stops the run, naming that link" {
+	skip_unless_program nginx openssl
+	local d="$BATS_TEST_TMPDIR/mixed" good
+	good=$(bad_certs)
+	mkdir -p "$d"
+	# r1, r2 and the CA of a set of their own; r3 signed by another CA.
+	openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -noenc \
+		-keyout "$d/ca.key" -out "$d/ca.crt" -days 2 -subj "/CN=mixed" -config /dev/null \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+	for r in r1 r2 r3; do
+		openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -noenc \
+			-keyout "$d/$r.key" -out "$d/$r.csr" -subj "/CN=flimflam-$r" -config /dev/null \
+			-addext "subjectAltName=DNS:flimflam-$r,IP:127.0.0.1" \
+			-addext extendedKeyUsage=serverAuth,clientAuth 2>/dev/null
+		if [ "$r" = r3 ]; then ca="$good/b"; else ca="$d/ca"; fi
+		openssl x509 -req -in "$d/$r.csr" -CA "$ca.crt" -CAkey "$ca.key" -set_serial 9 \
+			-days 2 -copy_extensions copyall -out "$d/$r.crt" 2>/dev/null
+	done
+	FLIMFLAM_TLS_CERTS="$d" run -1 --separate-stderr flimflam run --json -r nginx --tls --hops 3 \
+		--warmup 1 --duration 2
+	echo "$output" >"$BATS_TEST_TMPDIR/ev"
+	[[ "$stderr" == *"ff-topology: --tls: the link from r2 to r3 did not come up"* ]] ||
+		{ echo "$stderr"; false; }
+	[[ "$stderr" != *"from r1 to r2"* ]]
+	! jq -e 'select(.event == "window" or .event == "topology")' "$BATS_TEST_TMPDIR/ev" || false
+	run_dir=$(jq -r 'select(.event == "start") | .run_dir' "$BATS_TEST_TMPDIR/ev" | head -1)
+	[ -z "$(pids_of_run "$run_dir")" ]
+}
+
 @test "tls: FLIMFLAM_TLS_CERTS without a relay's key is a clear error before anything starts" {
 	skip_unless_program nginx openssl
 	mkdir -p "$BATS_TEST_TMPDIR/half"
@@ -138,11 +207,16 @@ LINK_OK='.tls == true and (.tls_links | length) == 1 and
 	[ -z "$(pids_of_run "$BATS_TEST_TMPDIR/d")" ]
 }
 
-@test "tls: --tls with relay none is a usage error" {
+@test "tls: --tls with relay none or --hops 1 is a usage error" {
 	run -2 --separate-stderr flimflam run -r none --tls
 	[ "${stderr_lines[0]}" = "flimflam: --tls is for the links between relays, and relay 'none' has none" ]
 	run -2 --separate-stderr ff-topology -r none --tls --server-port 5555
 	[ "${stderr_lines[0]}" = "ff-topology: --tls is for the links between relays, and relay 'none' has none" ]
+	# One relay has no link to make TLS.
+	run -2 --separate-stderr flimflam run -r nginx --hops 1 --tls
+	[ "${stderr_lines[0]}" = "flimflam: --tls is for the links between relays, and --hops 1 has one relay and no link" ]
+	run -2 --separate-stderr ff-topology -r nginx --hops 1 --tls --server-port 5555
+	[ "${stderr_lines[0]}" = "ff-topology: --tls is for the links between relays, and --hops 1 has one relay and no link" ]
 }
 
 # skrouterd: the sslProfile's attribute names come from the router's schema.

@@ -7,13 +7,15 @@
 bats_require_minimum_version 1.5.0
 load helper
 
-@test "ff-bench statistics: Mann-Whitney U, exact and normal p with ties, medians and spreads" {
+@test "ff-bench statistics: Mann-Whitney U, exact and normal p with ties, Hodges-Lehmann intervals, Benjamini-Hochberg, medians and spreads" {
 	[ -x "$TOP/t/unit/stats-test" ] || fail "t/unit/stats-test is not built (make builds it)"
 	run -0 "$TOP/t/unit/stats-test"
 	assert_line "0 failures"
 	refute_line --partial "not ok"
-	# Every check ran: 9 tests of 3 values, 5 single values, 5 stats of 3.
-	[ "$(grep -c '^ok: ' <<<"$output")" -eq 47 ]
+	# Every check ran: 9 tests of 3 values, 5 single values, 5 stats of 3,
+	# 4 intervals of 4 values and 1 of 3, 6 critical values, 7 q-values,
+	# and the random samples against brute force.
+	[ "$(grep -c '^ok: ' <<<"$output")" -eq 80 ]
 }
 
 @test "ff-bench statistics: the reference values still come out of the reference script" {
@@ -24,6 +26,21 @@ load helper
 	assert_line "ties4 normal 3 0.17203370892182296"
 	assert_line "ties6 normal 3 0.017477872056174029"
 	assert_line "big normal 210 0.0001439883723027259"
+}
+
+@test "ff-bench statistics: the Hodges-Lehmann and Benjamini-Hochberg reference values come out of their script" {
+	command -v python3 >/dev/null || skip "python3 is not on PATH"
+	run -0 python3 "$TOP/t/unit/hl-reference.py"
+	assert_line "sep5 (5, 3, (2, 8))"
+	assert_line "sep3 (3, 0, None)"
+	assert_line "issue (0.5, 24, (0, 0.5))"
+	assert_line "mixed10 (6.25, 24, (3.5, 9))"
+	assert_line "big (10.5, 341, (5.5, 15.5))"
+	assert_line "k_exact (4, 4) 1"
+	assert_line "k_exact (5, 8) 7"
+	assert_line "k_exact (10, 10) 24"
+	assert_line "k_normal (31, 31) 341"
+	assert_line "bh [0.02, 0.04, 0.04, 0.02] [0.5, 0.03, 0.03]"
 }
 
 # readme_table HEADER: the rows of README's table whose header line starts

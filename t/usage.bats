@@ -64,10 +64,12 @@ flimflam run|flimflam|-w builtin|iperf3
 flimflam record|flimflam|--freq 99|100
 flimflam bench|flimflam bench|-r nginx|none
 flimflam compare|flimflam compare|--threshold 1|2
+flimflam report|flimflam report|-o a|b
 flimflam check|flimflam check|
 ff-bench|ff-bench|--repeat 1|2
 ff-bench summarize|ff-bench|
 ff-bench compare|ff-bench|--format text|markdown
+ff-bench report|ff-bench|-o a|b
 ff-capture|ff-capture|--pid 1|2
 ff-check|ff-check|
 ff-flame|ff-flame|-o a|b
@@ -93,6 +95,8 @@ LIST
 	run -0 flimflam run --version
 	[ "$output" = "flimflam $ver" ]
 	run -0 flimflam compare --version
+	[ "$output" = "flimflam $ver" ]
+	run -0 flimflam report --version
 	[ "$output" = "flimflam $ver" ]
 }
 
@@ -135,7 +139,7 @@ LIST
 
 @test "flimflam help CMD is CMD's help; help for no such command is the unknown-command error" {
 	local c
-	for c in run stat record bench compare check; do
+	for c in run stat record bench compare report check; do
 		run -0 --separate-stderr flimflam help $c
 		[[ "${lines[0]}" == "usage: flimflam $c "* ]] || { echo "help $c: ${lines[0]}"; false; }
 		[ "$output" = "$(flimflam $c -h)" ]

@@ -14,11 +14,13 @@
 static const char usage[] =
 	"usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]\n"
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
-	"                [--repeat N] [--output FILE [--force | --append]]\n"
+	"                [--hops N[,N...]] [--repeat N] [--output FILE [--force | --append]]\n"
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
+	"                [--build LABEL=PATH ...] [--seed N]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW\n"
+	"       ff-bench report [-o FILE] FILE...\n"
 	"\n"
 	"Run each workload on each relay and summarize the results\n"
 	"\n"
@@ -39,16 +41,26 @@ static const char usage[] =
 	"  --duration SECONDS    The execution time (excluding warmup) in seconds (default 5)\n"
 	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
 	"                        (default 1)\n"
+	"  --hops N[,N...]       Chains of N relays (1 to 8), each a case of its own\n"
+	"                        (default 2); relay none runs once, with no relay\n"
 	"  --repeat N            Run every case N times, interleaved (default 1)\n"
 	"  --output FILE         Keep the results (JSON lines) in FILE (default\n"
 	"                        flimflam-bench-YYYYmmdd-HHMMSS.jsonl, in the current\n"
-	"                        directory); an existing FILE is refused\n"
-	"  --force               Replace an existing FILE\n"
+	"                        directory), and their report in FILE without .jsonl,\n"
+	"                        with .html; an existing FILE is refused\n"
+	"  --force               Replace an existing FILE (and report)\n"
 	"  --append              Add the new runs to an existing results FILE\n"
 	"  --request-size BYTES, --response-size BYTES, --rate N\n"
 	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
 	"  --tls                 The links between relays use mutual TLS, as in flimflam\n"
-	"                        run (part of each case; relay none is skipped)\n"
+	"                        run (part of each case; relay none and --hops 1 are skipped)\n"
+	"  --build LABEL=PATH    A build of the relay under test (-r names one relay):\n"
+	"                        its binary, or an install prefix whose sbin/ or bin/\n"
+	"                        holds it; repeat it for each build. Each round runs\n"
+	"                        every case with every build once, in a shuffled order\n"
+	"  --seed N              The seed of that shuffle (default: a new one, printed\n"
+	"                        and kept in each result); the same N replays the order.\n"
+	"                        Without --build, cases are shuffled only with --seed\n"
 	"\n"
 	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
 	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
@@ -66,7 +78,9 @@ struct notrun {
 };
 
 /* Shared with run.c, through ff-bench.h. */
-struct bench_opts opt = { { NULL }, { NULL }, { NULL }, 0, 0, 0, FF_RUN_OPTS_DEFAULTS, 1, NULL, 0, 0, 0 };
+struct bench_opts opt = {
+	.run = FF_RUN_OPTS_DEFAULTS, .repeat = 1,
+};
 
 char *flimflam;
 json_t *bench_env;
@@ -74,6 +88,27 @@ int progress_tty;
 int output_gone;
 
 static json_t *records;	/* this bench's runs */
+
+/* --hops: a comma list of chain lengths, 1 to 8, each once. */
+static int
+parse_hops(const char *arg, long out[])
+{
+	char *copy = ff_strdup(arg), *tok, *save = NULL;
+	int n = 0, j;
+
+	if (!*arg || arg[0] == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
+		ff_usage_error(usage, "--hops: empty number in '%s'", arg);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long h = ff_parse_run_opt(usage, "--hops", tok);
+
+		for (j = 0; j < n; j++)
+			if (out[j] == h)
+				ff_usage_error(usage, "--hops: %ld is given twice", h);
+		out[n++] = h;
+	}
+	free(copy);
+	return n;
+}
 
 /* A comma list of names: unknown, empty or repeated ones are usage errors. */
 static int
@@ -111,7 +146,7 @@ static const char *
 missing_program(const struct bcase *c)
 {
 	const char *need[3] = {
-		ff_relay_program(c->relay), ff_workload_server_program(c->workload),
+		c->build < 0 ? ff_relay_program(c->relay) : NULL, ff_workload_server_program(c->workload),
 		ff_workload_client_program(c->workload)
 	};
 	char *p;
@@ -134,17 +169,24 @@ missing_program(const struct bcase *c)
  * and the run will say so.
  */
 static const char *
-router_lacks(const char *path, const char *protocol)
+router_lacks(const char *path, const char *protocol, int build)
 {
-	static const char *lacks[8];
-	static int known[8];
+	static const char *lacks[17][8];
+	static int known[17][8];
 	char why[512];
 	int i = ff_parse_name(usage, "protocol", protocol, ff_protocols);
+	void *saved;
 
-	if (!known[i] && ff_skrouterd_can(path, protocol, NULL, &lacks[i], why, sizeof(why)) < 0)
-		ff_debug("cannot tell whether skrouterd carries %s: %s", protocol, why);
-	known[i] = 1;
-	return lacks[i];
+	if (!known[build + 1][i]) {
+		/* A build's own schema, read in its own environment. */
+		saved = build >= 0 ? ff_build_env_enter(&opt.builds[build]) : NULL;
+		if (ff_skrouterd_can(path, protocol, NULL, &lacks[build + 1][i], why, sizeof(why)) < 0)
+			ff_debug("cannot tell whether skrouterd carries %s: %s", protocol, why);
+		if (saved)
+			ff_build_env_leave(&opt.builds[build], saved);
+	}
+	known[build + 1][i] = 1;
+	return lacks[build + 1][i];
 }
 
 /* "w/r/p, ..." of the not-run cases whose `lacks` is `lacks` (NULL: the matrix's). */
@@ -191,6 +233,7 @@ nothing_to_run(const struct bcase *cases, int ncases, const struct notrun *nr, i
 }
 
 static char *appended;		/* --append: the file's lines before this bench */
+static char *page;		/* the report beside the results file, or NULL (a device or FIFO) */
 static struct ff_out stream;	/* a device or FIFO output, open for the whole bench */
 static size_t streamed;		/* records written into it */
 
@@ -244,6 +287,7 @@ static void
 check_output(void)
 {
 	char dir[PATH_MAX], why[PATH_MAX + 128], *slash;
+	struct ff_out o;
 	size_t len;
 
 	if (ff_out_check(&stream, opt.output, opt.force || opt.append ? 0 : FF_OUT_NEW, NULL) < 0)
@@ -251,6 +295,10 @@ check_output(void)
 		       "the new runs to it)" : "");
 	if (stream.direct)
 		return;
+	page = report_path_for(opt.output);
+	if (ff_out_check(&o, page, opt.force || opt.append ? 0 : FF_OUT_NEW, NULL) < 0)
+		ff_die("%s%s", o.err, o.exists ? " (the report of the results goes there; --force "
+		       "replaces it)" : "");
 	snprintf(dir, sizeof(dir), "%s", stream.path);
 	slash = strrchr(dir, '/');
 	if (slash)
@@ -277,11 +325,48 @@ check_output(void)
 	}
 }
 
+/*
+ * The builds: one relay under test, which runs a program; each build
+ * resolves to it (one line, exit 2, when not); labels differ. With builds
+ * (or --seed) each round is shuffled; the seed is new unless given.
+ */
+static void
+bench_builds(void)
+{
+	char why[1024];
+	int i, j;
+
+	if (opt.nbuild) {
+		if (opt.nr != 1)
+			ff_fail(2, "--build is a build of the relay under test: name one relay with -r, not several");
+		if (!ff_relay_program(opt.relays[0]))
+			ff_fail(2, "--build is for a relay that runs a program, and relay '%s' runs none",
+				opt.relays[0]);
+		opt.shuffle = opt.shuffle ? opt.shuffle : 1;
+	}
+	for (i = 0; i < opt.nbuild; i++) {
+		if (ff_build_parse(opt.build_args[i], opt.relays[0], &opt.builds[i], why, sizeof(why)) < 0)
+			ff_fail(2, "%s", why);
+		for (j = 0; j < i; j++)
+			if (!strcmp(opt.builds[j].label, opt.builds[i].label))
+				ff_fail(2, "--build: the label '%s' is given twice: each build needs its own",
+					opt.builds[i].label);
+	}
+	if (opt.shuffle == 1) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		opt.seed = ((long)ts.tv_nsec ^ ((long)getpid() << 12) ^ (long)ts.tv_sec) & 0x7fffffffL;
+		opt.seed = opt.seed ? opt.seed : 1;
+	}
+}
+
 /* The options of a bench, into opt. */
 static void
 bench_options(int argc, char *argv[])
 {
-	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_TLS };
+	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_HOPS, OPT_SEED,
+	       OPT_TLS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
@@ -294,6 +379,9 @@ bench_options(int argc, char *argv[])
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "append", no_argument, NULL, OPT_APPEND },
 		{ "tls", no_argument, NULL, OPT_TLS },
+		{ "hops", required_argument, NULL, OPT_HOPS },
+		FF_LONGOPT_BUILD,
+		{ "seed", required_argument, NULL, OPT_SEED },
 		{ NULL, 0, NULL, 0 }
 	};
 	cpu_set_t avail;
@@ -331,6 +419,18 @@ bench_options(int argc, char *argv[])
 		case OPT_TLS:
 			opt.tls = 1;
 			break;
+		case OPT_HOPS:
+			opt.nh = parse_hops(optarg, opt.hops);
+			break;
+		case FF_OPT_BUILD:
+			if (opt.nbuild == (int)FF_ARRAY_SIZE(opt.build_args))
+				ff_fail(2, "--build: %d builds at most", opt.nbuild);
+			opt.build_args[opt.nbuild++] = optarg;
+			break;
+		case OPT_SEED:
+			opt.seed = ff_parse_long(usage, "--seed", optarg, 0, 2147483647L);
+			opt.shuffle = 2;	/* given */
+			break;
 		default:
 			ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
@@ -341,6 +441,8 @@ bench_options(int argc, char *argv[])
 			       "give one");
 	if (!opt.nw)
 		opt.nw = all_names(ff_workloads, opt.workloads);
+	if (!opt.nr && opt.nbuild)
+		ff_fail(2, "--build is a build of the relay under test: name it with -r (skrouterd, nginx or nghttpx)");
 	if (!opt.nr)
 		opt.nr = all_names(ff_relays, opt.relays);
 	if (!opt.np)
@@ -351,6 +453,13 @@ bench_options(int argc, char *argv[])
 		if (w == opt.nw)
 			ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, and none is selected");
 	}
+	if (opt.nh) {
+		for (w = 0; w < opt.nr && !ff_relay_hops(opt.relays[w]); w++)
+			;
+		if (w == opt.nr)
+			ff_usage_error(usage, "--hops is for the relays that run (skrouterd, nghttpx, nginx), and only relay none is selected");
+	}
+	bench_builds();
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
@@ -364,44 +473,64 @@ bench_options(int argc, char *argv[])
 
 /* The cases of the matrix: those to run or skip, and those not run. */
 struct plan {
-	struct bcase cases[8 * 8 * 8];
+	struct bcase cases[8 * 8 * 8 * FF_HOPS_MAX];
 	struct notrun notrun[8 * 8 * 8];
 	int ncases, nnot, nlacks, nrun;
 };
 
-/* Sort the selected workloads x relays x protocols into the plan. */
+/*
+ * Sort the selected workloads x relays x protocols x hops into the plan.
+ * Relay none has no chain: one case, with its own 0 hops.
+ */
 static void
 plan_cases(struct plan *pl)
 {
 	char *skrouterd = NULL, why[512];
 	const char *miss, *lacks;
-	int w, r, pr;
+	int w, r, pr, h, nh, b;
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)
-			for (pr = 0; pr < opt.np; pr++) {
+			for (pr = 0; pr < opt.np; pr++)
+			for (h = 0, nh = opt.nh && ff_relay_hops(opt.relays[r]) ? opt.nh : 1; h < nh; h++)
+			for (b = opt.nbuild ? 0 : -1; b < opt.nbuild; b++) {
 				struct bcase *bc = &pl->cases[pl->ncases];
+
+				if (pl->ncases == (int)FF_ARRAY_SIZE(pl->cases))
+					ff_fail(2, "too many cases: at most %zu (workloads x relays x protocols x hops x builds)",
+						FF_ARRAY_SIZE(pl->cases));
 
 				bc->workload = opt.workloads[w];
 				bc->relay = opt.relays[r];
 				bc->protocol = opt.protocols[pr];
+				bc->hops = opt.nh && ff_relay_hops(bc->relay) ? opt.hops[h] :
+					   ff_relay_hops(bc->relay);
+				bc->build = b;
 				bc->skip[0] = 0;
 				if (!ff_carries(bc->workload, bc->relay, bc->protocol, NULL, NULL,
 						why, sizeof(why))) {
-					pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
+					if (!h && b <= 0)	/* once, whatever the hops and builds */
+						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;
 				}
-				if (opt.tls && !ff_relay_find(bc->relay)->processes)
-					snprintf(bc->skip, sizeof(bc->skip),
-						 "--tls: relay %s has no links between relays", bc->relay);
+				if (opt.tls && bc->hops < 2)
+					snprintf(bc->skip, sizeof(bc->skip), "--tls: %s has no links between relays",
+						 bc->hops ? "--hops 1" : "relay none");
 				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
-				else if (!strcmp(bc->relay, "skrouterd") &&
+				else if (b >= 0 && !strcmp(bc->relay, "skrouterd") &&
+					 (lacks = router_lacks(opt.builds[b].path, bc->protocol, b)))
+					/* What one build cannot carry is skipped for it, and the row says why. */
+					snprintf(bc->skip, sizeof(bc->skip), "not supported by build %s (%s)",
+						 opt.builds[b].label, lacks);
+				else if (b < 0 && !strcmp(bc->relay, "skrouterd") &&
 					 (skrouterd || (skrouterd = ff_which("skrouterd"))) &&
-					 (lacks = router_lacks(skrouterd, bc->protocol))) {
+					 (lacks = router_lacks(skrouterd, bc->protocol, -1))) {
 					/* What this router cannot carry is unsupported here, not a failure. */
-					pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, lacks };
-					pl->nlacks++;
+					if (!h) {
+						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, lacks };
+						pl->nlacks++;
+					}
 					continue;
 				} else
 					pl->nrun++;
@@ -495,25 +624,59 @@ record_skips(const struct plan *pl)
 		rec = new_record(c, "skipped", c->skip, 1, ff_iso_time());
 		json_object_set_new(rec, "environment", json_incref(bench_env));
 		json_array_append_new(records, rec);
-		ff_say("%s: skipping %s %s %s: %s\n", ff_prog(), c->workload, c->relay,
-		       c->protocol, c->skip);
+		ff_say("%s: skipping %s %s %s%s: %s\n", ff_prog(), c->workload, c->relay,
+		       c->protocol, hops_label(c->relay, c->hops), c->skip);
 	}
 	if (json_array_size(records))
 		save_results();
 }
 
+/* SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): the shuffle's numbers, from the seed. */
+static uint64_t
+next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 /*
- * Round-robin: drift on a noisy machine spreads over every case. Each
+ * The order of one round: every case (with every build) once, shuffled
+ * (Fisher-Yates) from the seed's sequence when opt.shuffle, else the plan's.
+ */
+static void
+round_order(const struct plan *pl, int *order, uint64_t *state)
+{
+	int i, j, t;
+
+	for (i = 0; i < pl->ncases; i++)
+		order[i] = i;
+	for (i = pl->ncases - 1; opt.shuffle && i > 0; i--) {
+		j = (int)(next_random(state) % (uint64_t)(i + 1));
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+}
+
+/*
+ * Round-robin: drift on a noisy machine spreads over every case (and
+ * build), in an order shuffled each round with --build or --seed. Each
  * record is kept as soon as its run ends; returns how many failed.
  */
 static int
 run_all(const struct plan *pl, int *done)
 {
-	int rep, w, k = 0, failed = 0;
+	int rep, i, w, k = 0, failed = 0, order[FF_ARRAY_SIZE(pl->cases)];
+	uint64_t state = (uint64_t)opt.seed;
 	json_t *rec;
 
-	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone; rep++)
-		for (w = 0; w < pl->ncases && !ff_signalled() && !output_gone; w++) {
+	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone; rep++) {
+		round_order(pl, order, &state);
+		for (i = 0; i < pl->ncases && !ff_signalled() && !output_gone; i++) {
+			w = order[i];
 			if (pl->cases[w].skip[0])
 				continue;
 			rec = run_case(&pl->cases[w], rep, ++k, pl->nrun * opt.repeat);
@@ -524,11 +687,12 @@ run_all(const struct plan *pl, int *done)
 			json_array_append_new(records, rec);
 			save_results();
 		}
+	}
 	return failed;
 }
 
-/* The table, then the cases not run, and where the results are. */
-static void
+/* The table, then the cases not run, and where the results and their page are; 0, or -1 when the page could not be written. */
+static int
 report(const struct plan *pl)
 {
 	const char *list;
@@ -559,8 +723,18 @@ report(const struct plan *pl)
 		printf("%sNot run: %d case%s not supported by this skrouterd (%s): %s\n",
 		       nunsup ? "" : "\n", c, c == 1 ? "" : "s", pl->notrun[w].lacks, list);
 	}
-	if (json_array_size(records))
-		printf("\nResults: %s\n", opt.output);
+	if (!json_array_size(records))
+		return 0;
+	printf("\nResults: %s\n", opt.output);
+	/* The page of the whole file (--append's earlier runs too), unless stopped. */
+	if (!page || ff_signalled())
+		return 0;
+	if (fflush(stdout) == EOF)
+		ff_write_failed();
+	if (report_write((const char *const[]){ opt.output }, 1, page) < 0)
+		return -1;
+	report_say(page);
+	return 0;
 }
 
 int
@@ -569,7 +743,7 @@ bench_main(int argc, char *argv[])
 	static struct plan plan;
 	char outbuf[PATH_MAX];
 	const char *list;
-	int nunsup, failed, done = 0, sig;
+	int nunsup, failed, done = 0, sig, page_failed;
 	long nruns;
 
 	bench_options(argc, argv);
@@ -594,11 +768,23 @@ bench_main(int argc, char *argv[])
 	show_env(&plan);
 	record_skips(&plan);
 	nruns = plan.nrun * opt.repeat;
+	for (int b = 0; b < opt.nbuild; b++) {
+		struct bcase bc = { .relay = opt.relays[0], .build = b };
+		json_t *build = build_of(&bc);
+		char line[PATH_MAX * 2 + 256];
+
+		ff_say("%s: %s\n", ff_prog(), ff_build_line(build, line, sizeof(line)));
+		json_decref(build);
+	}
 	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
-	       nruns, nruns == 1 ? "" : "s", plan.nrun, plan.nrun == 1 ? "" : "s",
+	       nruns, nruns == 1 ? "" : "s", plan.nrun, opt.nbuild ? (plan.nrun == 1 ?
+	       " with its build" : "s with their builds") : plan.nrun == 1 ? "" : "s",
 	       opt.repeat, clock_str(nruns * run_estimate()), opt.output);
+	if (opt.shuffle)
+		ff_say("%s: each round in a shuffled order, seed %ld (--seed %ld replays it)\n",
+		       ff_prog(), opt.seed, opt.seed);
 	failed = run_all(&plan, &done);
-	report(&plan);
+	page_failed = report(&plan) < 0;
 	if ((sig = ff_signalled())) {
 		ff_finish();
 		ff_children_stop_all();
@@ -611,5 +797,5 @@ bench_main(int argc, char *argv[])
 		ff_warn("%d of %ld run%s failed", failed, nruns, nruns == 1 ? "" : "s");
 	if (ff_finish())
 		return 1;
-	return failed ? 1 : 0;
+	return failed || page_failed ? 1 : 0;
 }

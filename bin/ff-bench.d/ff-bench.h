@@ -8,9 +8,12 @@
 #include "ff.h"
 
 #include <getopt.h>
+#include <stdint.h>
 #include <string.h>
 
-#define ALPHA 0.05	/* compare's significance level */
+#define ALPHA 0.05	/* compare's significance level, and its false discovery rate */
+#define MIN_RUNS 5	/* compare's verdict needs this many runs per side */
+#define THRESHOLD 2.0	/* compare's --threshold, in percent, by default */
 
 /* Statistics (stats.c) */
 
@@ -55,12 +58,40 @@ struct utest {
 	int exact;
 };
 
+/*
+ * The Hodges-Lehmann estimate of the shift from a base sample x to a new
+ * one y (Hodges and Lehmann, "Estimates of location based on rank tests",
+ * Annals of Mathematical Statistics 34(2), 1963, pp. 598-611): the median of
+ * the n1 n2 differences y[j] - x[i]. Its confidence interval is Moses's,
+ * the one the Mann-Whitney test gives (Lehmann 1975, section 2.6;
+ * Hollander and Wolfe, Nonparametric Statistical Methods, section 4.3):
+ * with the differences in order D(1) <= ... <= D(n1 n2), the interval
+ * [D(k), D(n1 n2 + 1 - k)] covers the true shift with probability
+ * 1 - 2 P(U <= k - 1) for continuous data, so k is the largest with
+ * 2 P(U <= k - 1) <= alpha:
+ * - for n1 + n2 <= 60, from the exact distribution of U (as exact_p);
+ * - otherwise k = floor(n1 n2 / 2 - z sqrt(n1 n2 (n1 + n2 + 1) / 12)),
+ *   z the 1 - alpha/2 quantile of the standard normal (1.96).
+ * k = 0: no interval at this confidence (3 and 3 runs), lo and hi NAN.
+ * Without ties the interval leaves out 0 exactly when the exact test's
+ * p <= alpha.
+ */
+struct shift {
+	double est, lo, hi;	/* new - base */
+	long long k;
+	int exact;
+};
+
 /* stats.c */
 void stats_of(double *v, int n, struct stats *s);
 double exact_p(int m, int n, double u);
 void mann_whitney(const double *x, int n1, const double *y, int n2, struct utest *t);
 double min_p(int n1, int n2);
 int need_runs(double alpha);
+long long moses_k(int n1, int n2, double alpha, int *exact);
+void hodges_lehmann(const double *base, int n1, const double *new, int n2, double alpha,
+		    struct shift *s);
+void bh_adjust(const double *p, int n, double *q);
 
 /* Metrics, their formats and their meaning (table.c) */
 
@@ -83,6 +114,8 @@ extern const struct metric metrics[M_N];
 
 struct key {
 	const char *workload, *relay, *protocol;
+	long hops;		/* the relays of the chain; 2 (none: 0) in records without it */
+	const char *build;	/* the build's label (bench --build), or NULL */
 	long jobs, cpu_limit;
 	double duration, warmup;
 	long request_size, response_size, rate;	/* builtin-rr, builtin-crr; 1, 1, 0 otherwise */
@@ -106,12 +139,15 @@ struct group {
 	struct run *runs;	/* in order */
 	int nruns, cap;
 	int order;		/* of first appearance */
+	json_t *build;		/* the build of its first record, or NULL */
+	struct env_kv *env;	/* the distinct environment values of its runs */
+	int nenv;
 };
 
-/* The environment fields compare shows, and their names there. */
-#define N_ENV_FIELDS 4
-extern const char *const env_fields[N_ENV_FIELDS];
-extern const char *const env_field_names[N_ENV_FIELDS];
+/* A field of the environment (or a setting) and one of its values. */
+struct env_kv {
+	char *name, *value;
+};
 
 /* The runs of a results file or a bench, by case. */
 struct results {
@@ -122,12 +158,18 @@ struct results {
 	size_t nslot;
 	json_t *env;		/* the first environment */
 	json_t *router_env;	/* the first of an ok skrouterd run */
-	char envv[N_ENV_FIELDS][2048];	/* distinct values, " | " between */
+	uint64_t *seen;		/* the identities of the records taken (0: free) */
+	long *seen_line;	/* and their lines */
+	size_t nseen, cap_seen;
+	long line;		/* the line being taken */
+	long ndup, dup_line, dup_of;	/* duplicates left out; the first, and its original */
 };
 
 int num(const json_t *obj, const char *key, double *out);
 int is_status(const json_t *rec, const char *status);
 int key_eq(const struct key *a, const struct key *b, int with_warmup);
+int same_label(const char *a, const char *b);
+int case_eq(const struct key *a, const struct key *b);
 void results_free(struct results *r);
 void results_of(json_t *records, int with_warmup, struct results *r);
 const char *status_name(char status);
@@ -136,6 +178,13 @@ void group_stats(const struct group *g, int m, struct stats *s);
 int group_count(const struct group *g, char status);
 int group_has(const struct group *g, int m);
 void load_results(const char *path, int with_warmup, struct results *r);
+/*
+ * load_results, calling `fn` with each case record it takes (checked) and
+ * where that run went: r->g[group].runs[run]. (The groups move as they
+ * grow: keep indices, not pointers.)
+ */
+typedef void record_fn(const json_t *rec, const struct results *r, int group, int run, void *arg);
+void load_results_each(const char *path, int with_warmup, struct results *r, record_fn *fn, void *arg);
 
 /* Tables and the bench's table (table.c) */
 
@@ -164,15 +213,38 @@ void print_env(const json_t *env, const char *const progs[]);
 const char *const *progs_for(const struct results *r);
 int cmp_group(const void *a, const void *b);
 void print_results(struct results *res);
+const char *hops_label(const char *relay, long hops);
 
 /* ff-bench compare (compare.c) */
 
 int compare_main(int argc, char *argv[]);
+/*
+ * compare's verdict on a change of metric m: "better" or "worse" when its q
+ * is under ALPHA and its interval [lo, hi] (in % of the base median) lies
+ * beyond the threshold (in %), else "no change", or "inconclusive: ..."
+ * (too_few: fewer than MIN_RUNS a side; chg NAN: the base median is 0).
+ */
+const char *verdict_of(int m, int too_few, double q, double chg, double lo, double hi, double threshold);
+/* The place of a group's build among bench's --build options (the first is the base); else after them. */
+int build_rank(const struct group *g);
+void compare_builds(const struct results *r);
+
+/* ff-bench report (report.c): the HTML page of results files */
+
+int report_main(int argc, char *argv[]);
+/* The page of the results files `paths` (n of them) into `out`; 0, or -1 with a warning. */
+int report_write(const char *const paths[], int n, const char *out);
+/* "Report: PATH", then "Open it in a browser: file://..." on stdout. */
+void report_say(const char *path);
+/* Where bench puts the page of its results file RESULTS.jsonl: RESULTS.html (malloc'd). */
+char *report_path_for(const char *results);
 
 /* ff-bench: running the matrix (bench.c), one run at a time (run.c) */
 
 struct bcase {
 	const char *workload, *relay, *protocol;
+	long hops;		/* the relays of its chain (none: 0) */
+	int build;		/* index in opt.builds; -1: no --build */
 	char skip[256];		/* why it is not run, or "" */
 };
 
@@ -183,10 +255,20 @@ struct bcase {
 struct bench_opts {
 	const char *workloads[8], *relays[8], *protocols[8];
 	int nw, nr, np;
+	long hops[FF_HOPS_MAX];	/* --hops: each chain length; nh 0: each relay's own */
+	int nh;
 	struct ff_run_opts run;
 	long repeat;
 	const char *output;
 	int force, append, tls;
+	/* --build LABEL=PATH of the relay under test (-r, one relay) */
+	const char *build_args[16];
+	struct ff_build builds[16];
+	json_t *build_json[16];	/* each build's object, made once */
+	int nbuild;
+	/* The order of each round's runs: shuffled when set (--build or --seed) */
+	long seed;
+	int shuffle;
 };
 extern struct bench_opts opt;
 extern char *flimflam;		/* the dispatcher beside us */
@@ -195,6 +277,7 @@ extern int progress_tty;	/* progress on a terminal */
 extern int output_gone;		/* stdout's reader is gone: the bench stops (exit 141) */
 
 int bench_main(int argc, char *argv[]);
+json_t *build_of(const struct bcase *c);
 json_t *new_record(const struct bcase *c, const char *status, const char *reason,
 		   int repeat, const char *time);
 const char *clock_str(double s);

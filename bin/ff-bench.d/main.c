@@ -8,12 +8,14 @@
  *   ff-bench summarize [FILE]   prints the table again from a results file
  *   ff-bench compare BASE NEW   medians, deltas and a Mann-Whitney U test per
  *                               case and metric
+ *   ff-bench report FILE...     one HTML page of results files, with charts
  *
- * `flimflam bench` and `flimflam compare` run this.
+ * `flimflam bench`, `flimflam compare` and `flimflam report` run this.
  *
  * Its files: main.c (the modes, and summarize), bench.c and run.c (the
  * bench), results.c (results files), table.c (the tables), compare.c
- * (compare), stats.c (the statistics); ff-bench.h between them.
+ * (compare), stats.c (the statistics), report.c (report); ff-bench.h between
+ * them.
  */
 #include "ff-bench.h"
 
@@ -87,5 +89,7 @@ main(int argc, char *argv[])
 		return run_mode(argc, argv, "summarize", summarize_main);
 	if (argc > 1 && !strcmp(argv[1], "compare"))
 		return run_mode(argc, argv, "compare", compare_main);
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return run_mode(argc, argv, "report", report_main);
 	return bench_main(argc, argv);
 }

@@ -120,6 +120,7 @@ rec_key(const json_t *rec, struct key *k)
 	k->workload = ff_json_str(c, "workload");
 	k->relay = ff_json_str(c, "relay");
 	k->protocol = ff_json_str(c, "protocol");
+	k->hops = (long)ff_json_num(c, "hops", (double)ff_relay_hops(k->relay));
 	k->jobs = (long)ff_json_num(c, "jobs", 0);
 	k->cpu_limit = (long)ff_json_num(c, "cpu_limit", 0);
 	k->duration = ff_json_num(c, "duration_s", 0);
@@ -128,6 +129,14 @@ rec_key(const json_t *rec, struct key *k)
 	k->response_size = (long)ff_json_num(c, "response_size", 1);
 	k->rate = (long)ff_json_num(c, "rate_per_s", 0);
 	k->tls = json_is_true(json_object_get(c, "tls"));
+	k->build = ff_json_str(json_object_get(rec, "build"), "label");
+}
+
+/* Two build labels (NULL: none) are the same. */
+int
+same_label(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
 }
 
 /* compare's match leaves warmup out, as the issue that asked for it says. */
@@ -135,28 +144,34 @@ int
 key_eq(const struct key *a, const struct key *b, int with_warmup)
 {
 	return !strcmp(a->workload, b->workload) && !strcmp(a->relay, b->relay) &&
-	       !strcmp(a->protocol, b->protocol) && a->jobs == b->jobs &&
+	       !strcmp(a->protocol, b->protocol) && a->hops == b->hops && a->jobs == b->jobs &&
 	       a->cpu_limit == b->cpu_limit && a->duration == b->duration &&
 	       a->request_size == b->request_size && a->response_size == b->response_size &&
-	       a->rate == b->rate && a->tls == b->tls && (!with_warmup || a->warmup == b->warmup);
+	       a->rate == b->rate && a->tls == b->tls && (!with_warmup || a->warmup == b->warmup) &&
+	       same_label(a->build, b->build);
 }
 
-/* The environment fields compare shows, and their names there (ff-bench.h). */
-const char *const env_fields[] = { "hostname", "kernel", "cpu_model", "os" };
-const char *const env_field_names[] = { "host", "kernel", "CPU", "OS" };
-_Static_assert(FF_ARRAY_SIZE(env_fields) == N_ENV_FIELDS, "env_fields");
+/* The same case, whatever the builds: what compare matches. */
+int
+case_eq(const struct key *a, const struct key *b)
+{
+	struct key t = *a;
+
+	t.build = b->build;
+	return key_eq(&t, b, 0);
+}
 
 static size_t
 key_hash(const struct key *k, int with_warmup)
 {
 	uint64_t h = 14695981039346656037ULL;
-	const char *s[3] = { k->workload, k->relay, k->protocol };
+	const char *s[4] = { k->workload, k->relay, k->protocol, k->build ? k->build : "" };
 	double d[8] = { k->jobs, k->cpu_limit, k->duration, with_warmup ? k->warmup : 0,
 			k->request_size, k->response_size, k->rate, k->tls };
 	const unsigned char *p;
 	size_t i, j;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		for (p = (const unsigned char *)s[i]; ; p++) {
 			h = (h ^ *p) * 1099511628211ULL;
 			if (!*p)
@@ -207,24 +222,133 @@ results_group(struct results *r, const struct key *k)
 	g->k.workload = ff_strdup(k->workload);
 	g->k.relay = ff_strdup(k->relay);
 	g->k.protocol = ff_strdup(k->protocol);
+	g->k.build = k->build ? ff_strdup(k->build) : NULL;
 	g->order = r->ng;
 	r->slot[i] = ++r->ng;
 	return g;
 }
 
-/* Add an environment field's value to the distinct ones. */
+/* Add a value of an environment field to a group's distinct ones. */
 static void
-env_value_add(char *buf, size_t n, const char *v)
+env_add(struct group *g, const char *name, const json_t *v)
 {
-	size_t len = strlen(buf);
+	char num[64], *text;
+	int i;
 
-	if (!v || (len && strstr(buf, v)))
-		return;
-	snprintf(buf + len, len < n ? n - len : 0, "%s%s", len ? " | " : "", v);
+	if (json_is_string(v))
+		text = ff_strdup(json_string_value(v));
+	else if (json_is_number(v)) {
+		snprintf(num, sizeof(num), "%.15g", json_number_value(v));
+		text = ff_strdup(num);
+	} else if (!v || json_is_null(v))
+		text = ff_strdup("none");
+	else
+		text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+	for (i = 0; i < g->nenv; i++)
+		if (!strcmp(g->env[i].name, name) && !strcmp(g->env[i].value, text)) {
+			free(text);
+			return;
+		}
+	g->env = ff_realloc(g->env, (g->nenv + 1) * sizeof(*g->env));
+	g->env[g->nenv].name = ff_strdup(name);
+	g->env[g->nenv++].value = text;
 }
 
-/* Take what the statistics need of a (checked) case record. */
+/*
+ * What compare holds the two sides' runs against, exactly: the machine, the
+ * case's warmup and window, and the version of every program the
+ * environment names (relays, workload tools, perf) but the router, whose
+ * version, binary and Proton are what is compared (compare shows them apart).
+ */
 static void
+env_take(struct group *g, const json_t *rec, const json_t *env)
+{
+	static const char *const machine[] = {
+		"hostname", "kernel", "cpu_model", "os", "cpus_online", "cpus_available"
+	};
+	const json_t *c = json_object_get(rec, "config"), *v;
+	const char *key;
+	char name[300];
+	size_t i;
+
+	if (json_is_object(env))
+		for (i = 0; i < FF_ARRAY_SIZE(machine); i++)
+			env_add(g, machine[i], json_object_get(env, machine[i]));
+	env_add(g, "warmup_s", json_object_get(c, "warmup_s"));
+	env_add(g, "duration_s", json_object_get(c, "duration_s"));
+	if (!json_is_object(env))
+		return;
+	/* skrouterd's (and its Proton's) are what is compared, shown apart. */
+	json_object_foreach((json_t *)env, key, v)
+		if (json_is_object(v) && json_object_get(v, "version") && strcmp(key, "skrouterd")) {
+			snprintf(name, sizeof(name), "%s.version", key);
+			env_add(g, name, json_object_get(v, "version"));
+		}
+}
+
+/*
+ * Is this record one already taken (a file concatenated with itself)? Its
+ * identity: case, build, run directory, time and repeat; records without a
+ * run directory and time cannot be told apart and are all taken.
+ */
+static int
+duplicate(struct results *r, const json_t *rec, const struct key *k)
+{
+	const char *dir = ff_json_str(rec, "run_dir"), *time = ff_json_str(rec, "time");
+	uint64_t h = 14695981039346656037ULL;
+	char *id;
+	size_t i, mask;
+	const unsigned char *p;
+
+	if (!dir && (!time || !*time))
+		return 0;
+	id = ff_asprintf("%s|%s|%s|%s|%s|%s|%ld", k->workload, k->relay, k->protocol,
+			 k->build ? k->build : "", dir ? dir : "", time ? time : "",
+			 (long)ff_json_num(rec, "repeat", 0));
+	for (p = (const unsigned char *)id; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	free(id);
+	h |= 1;			/* 0 marks a free slot */
+	if ((r->nseen + 1) * 2 > r->cap_seen) {
+		uint64_t *old = r->seen;
+		long *old_line = r->seen_line;
+		size_t oldcap = r->cap_seen;
+
+		r->cap_seen = r->cap_seen ? r->cap_seen * 2 : 256;
+		r->seen = calloc(r->cap_seen, sizeof(*r->seen));
+		r->seen_line = calloc(r->cap_seen, sizeof(*r->seen_line));
+		if (!r->seen || !r->seen_line)
+			ff_die("out of memory");
+		mask = r->cap_seen - 1;
+		for (i = 0; i < oldcap; i++)
+			if (old[i]) {
+				size_t j = old[i] & mask;
+
+				while (r->seen[j])
+					j = (j + 1) & mask;
+				r->seen[j] = old[i];
+				r->seen_line[j] = old_line[i];
+			}
+		free(old);
+		free(old_line);
+	}
+	mask = r->cap_seen - 1;
+	for (i = h & mask; r->seen[i]; i = (i + 1) & mask)
+		if (r->seen[i] == h) {
+			if (!r->ndup++) {
+				r->dup_line = r->line;
+				r->dup_of = r->seen_line[i];
+			}
+			return 1;
+		}
+	r->seen[i] = h;
+	r->seen_line[i] = r->line;
+	r->nseen++;
+	return 0;
+}
+
+/* Take what the statistics need of a (checked) case record; returns its group. */
+static struct group *
 results_add(struct results *r, const json_t *rec)
 {
 	const json_t *env = json_object_get(rec, "environment");
@@ -232,10 +356,15 @@ results_add(struct results *r, const json_t *rec)
 	struct group *g;
 	struct run *run;
 	struct key k;
-	int m, i;
+	int m;
 
 	rec_key(rec, &k);
+	if (duplicate(r, rec, &k))
+		return NULL;	/* counted once */
 	g = results_group(r, &k);
+	if (!g->build && json_is_object(json_object_get(rec, "build")))
+		g->build = json_incref(json_object_get(rec, "build"));
+	env_take(g, rec, env);
 	if (g->nruns == g->cap) {
 		g->cap = g->cap ? g->cap * 2 : 4;
 		g->runs = ff_realloc(g->runs, g->cap * sizeof(*g->runs));
@@ -253,13 +382,12 @@ results_add(struct results *r, const json_t *rec)
 		run->run_dir = ff_strdup(ff_json_str(rec, "run_dir"));
 	}
 	if (!json_is_object(env))
-		return;
+		return g;
 	if (!r->env)
 		r->env = json_incref((json_t *)env);
 	if (!r->router_env && run->status == 'o' && !strcmp(k.relay, "skrouterd"))
 		r->router_env = json_incref((json_t *)env);
-	for (i = 0; i < N_ENV_FIELDS; i++)
-		env_value_add(r->envv[i], sizeof(r->envv[i]), ff_json_str(env, env_fields[i]));
+	return g;
 }
 
 void
@@ -276,9 +404,18 @@ results_free(struct results *r)
 		free((char *)r->g[i].k.workload);
 		free((char *)r->g[i].k.relay);
 		free((char *)r->g[i].k.protocol);
+		free((char *)r->g[i].k.build);
+		json_decref(r->g[i].build);
+		for (j = 0; j < r->g[i].nenv; j++) {
+			free(r->g[i].env[j].name);
+			free(r->g[i].env[j].value);
+		}
+		free(r->g[i].env);
 	}
 	free(r->g);
 	free(r->slot);
+	free(r->seen);
+	free(r->seen_line);
 	json_decref(r->env);
 	json_decref(r->router_env);
 	memset(r, 0, sizeof(*r));
@@ -293,8 +430,10 @@ results_of(json_t *records, int with_warmup, struct results *r)
 
 	memset(r, 0, sizeof(*r));
 	r->with_warmup = with_warmup;
-	json_array_foreach(records, i, rec)
+	json_array_foreach(records, i, rec) {
+		r->line = (long)i + 1;
 		results_add(r, rec);
+	}
 }
 
 const char *
@@ -456,6 +595,8 @@ record_check(const json_t *rec, char *err, size_t n)
 	    field(c, "config.", "warmup_s", T_NUM, 1, err, n) < 0 ||
 	    field(c, "config.", "duration_s", T_NUM, 1, err, n) < 0 ||
 	    field(c, "config.", "cpu_limit", T_INT, 1, err, n) < 0 ||
+	    field(c, "config.", "hops", T_INT, 0, err, n) < 0 ||
+	    field(c, "config.", "tls", T_BOOL, 0, err, n) < 0 ||
 	    field(rec, "", "time", T_STR | T_NULL, 0, err, n) < 0 ||
 	    field(rec, "", "repeat", T_INT, 0, err, n) < 0 ||
 	    field(rec, "", "reason", T_STR | T_NULL, 0, err, n) < 0 ||
@@ -490,6 +631,30 @@ record_check(const json_t *rec, char *err, size_t n)
 			return -1;
 	}
 	return 0;
+}
+
+/*
+ * A case record is ff-bench's, of a schema this program knows: another
+ * tool's lines, or a newer bench's (whose fields may mean something else),
+ * are refused rather than compared.
+ */
+static void
+source_check(const char *name, long line, const json_t *rec)
+{
+	const json_t *schema = json_object_get(rec, "schema");
+	const char *tool = ff_json_str(rec, "tool");
+
+	if (!json_object_get(rec, "tool"))
+		ff_die("%s:%ld: 'tool' is missing: not a bench result (\"tool\":\"ff-bench\")", name, line);
+	if (!tool || strcmp(tool, "ff-bench"))
+		ff_die("%s:%ld: a case of %s%s%s, not of ff-bench: not a bench result", name, line,
+		       tool ? "'" : "", tool ? tool : "a tool that is not a string", tool ? "'" : "");
+	if (!json_is_integer(schema))
+		ff_die("%s:%ld: 'schema' %s: not a bench result", name, line,
+		       schema ? "should be a whole number" : "is missing");
+	if (json_integer_value(schema) > FF_SCHEMA)
+		ff_die("%s:%ld: schema %lld is newer than this flimflam's (%d): read it with a newer flimflam",
+		       name, line, (long long)json_integer_value(schema), FF_SCHEMA);
 }
 
 /* Is s valid UTF-8 (no overlong forms, no surrogates)? */
@@ -527,8 +692,9 @@ utf8_ok(const unsigned char *s, size_t n)
 /* One line of a results file: a case record is checked and taken, other events skipped. */
 static void
 take_line(const char *name, long line, const char *text, size_t len, int whole,
-	  struct results *r)
+	  struct results *r, record_fn *fn, void *arg)
 {
+	struct group *g;
 	json_error_t jerr;
 	json_t *rec;
 	char err[512];
@@ -551,7 +717,11 @@ take_line(const char *name, long line, const char *text, size_t len, int whole,
 	if (!strcmp(ff_event_name(rec), "case")) {
 		if (record_check(rec, err, sizeof(err)) < 0)
 			ff_die("%s:%ld: %s", name, line, err);
-		results_add(r, rec);
+		source_check(name, line, rec);
+		r->line = line;
+		g = results_add(r, rec);
+		if (g && fn)
+			fn(rec, r, g - r->g, g->nruns - 1, arg);
 	}
 	json_decref(rec);
 }
@@ -567,6 +737,13 @@ take_line(const char *name, long line, const char *text, size_t len, int whole,
  */
 void
 load_results(const char *path, int with_warmup, struct results *r)
+{
+	load_results_each(path, with_warmup, r, NULL, NULL);
+}
+
+/* load_results, handing `fn` each case record as it is taken. */
+void
+load_results_each(const char *path, int with_warmup, struct results *r, record_fn *fn, void *arg)
 {
 	const char *name = strcmp(path, "-") ? path : "standard input";
 	char *line = malloc(MAX_LINE), *chunk = malloc(65536), *p, *end, *nl;
@@ -603,14 +780,14 @@ load_results(const char *path, int with_warmup, struct results *r)
 			len += seg;
 			p += seg;
 			if (nl) {
-				take_line(name, ++lineno, line, len, 1, r);
+				take_line(name, ++lineno, line, len, 1, r, fn, arg);
 				len = 0;
 				p++;
 			}
 		}
 	}
 	if (len)
-		take_line(name, ++lineno, line, len, 0, r);
+		take_line(name, ++lineno, line, len, 0, r, fn, arg);
 	if (fd != 0)
 		close(fd);
 	free(line);
@@ -619,4 +796,7 @@ load_results(const char *path, int with_warmup, struct results *r)
 		ff_die("%s: the file is empty (expected bench results, one JSON object per line)", name);
 	if (!r->ng)
 		ff_die("%s: no bench results in the file (no line has \"event\":\"case\")", name);
+	if (r->ndup)
+		ff_warn("%s: %ld duplicate record%s (the same case, build, run directory, time and repeat as an earlier line; the first at line %ld, a copy of line %ld), counted once",
+			name, r->ndup, r->ndup == 1 ? "" : "s", r->dup_line, r->dup_of);
 }

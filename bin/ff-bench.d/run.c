@@ -24,6 +24,7 @@ config_json(const struct bcase *c)
 	json_object_set_new(o, "workload", json_string(c->workload));
 	json_object_set_new(o, "relay", json_string(c->relay));
 	json_object_set_new(o, "protocol", json_string(c->protocol));
+	json_object_set_new(o, "hops", json_integer(c->hops));
 	json_object_set_new(o, "jobs", json_integer(opt.run.jobs));
 	json_object_set_new(o, "warmup_s", json_integer(opt.run.warmup));
 	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
@@ -35,6 +36,39 @@ config_json(const struct bcase *c)
 		json_object_set_new(o, "rate_per_s", opt.run.rate ? json_integer(opt.run.rate) : json_null());
 	}
 	return o;
+}
+
+/*
+ * The case's relay build: the --build's, else the relay's program on PATH
+ * (label null); null for relay none. Each made once (a sha256 of the
+ * binary); a run's own topology names it again, with the Proton it loaded.
+ * A --build's has its `order` among the --build options too.
+ */
+json_t *
+build_of(const struct bcase *c)
+{
+	static json_t *on_path[8];
+	static int known[8];
+	struct ff_build b;
+	int r;
+
+	if (c->build >= 0) {
+		json_t *bj;
+
+		if (!opt.build_json[c->build])
+			opt.build_json[c->build] = ff_build_json(&opt.builds[c->build], 0);
+		bj = json_deep_copy(opt.build_json[c->build]);
+		/* Its place among the --build options: the first is the base. */
+		json_object_set_new(bj, "order", json_integer(c->build));
+		return bj;
+	}
+	r = ff_parse_name(NULL, "relay", c->relay, ff_relays);
+	if (!known[r] && ff_relay_program(c->relay) && ff_build_of_path(c->relay, &b) == 0) {
+		on_path[r] = ff_build_json(&b, 0);
+		ff_build_free(&b);
+	}
+	known[r] = 1;
+	return on_path[r] ? json_deep_copy(on_path[r]) : json_null();
 }
 
 json_t *
@@ -52,6 +86,9 @@ new_record(const struct bcase *c, const char *status, const char *reason,
 	json_object_set_new(rec, "config", config_json(c));
 	json_object_set_new(rec, "repeat", json_integer(repeat));
 	json_object_set_new(rec, "repeats", json_integer(opt.repeat));
+	json_object_set_new(rec, "build", build_of(c));
+	/* The shuffle's seed: --seed replays the order of the runs. */
+	json_object_set_new(rec, "seed", opt.shuffle ? json_integer(opt.seed) : json_null());
 	return rec;
 }
 
@@ -235,6 +272,8 @@ crun_start(struct crun *cr)
 	o.log = errpath;
 	ff_argv_addl(&argv, flimflam, "run", "--json", "-w", c->workload, "-r", c->relay,
 		     "-p", c->protocol, NULL);
+	if (c->hops != ff_relay_hops(c->relay))
+		ff_argv_addf(&argv, "--hops=%ld", c->hops);
 	if (!ff_workload_is_rr(c->workload)) {
 		/* The request/response options are builtin-rr's and builtin-crr's. */
 		struct ff_run_opts d = FF_RUN_OPTS_DEFAULTS;
@@ -244,6 +283,8 @@ crun_start(struct crun *cr)
 		run.rate = d.rate;
 	}
 	ff_argv_run_opts(&argv, &run, 1);
+	if (c->build >= 0)
+		ff_argv_addl(&argv, "--build", opt.build_args[c->build], NULL);
 	if (opt.tls)
 		ff_argv_add(&argv, "--tls");
 	cr->t0 = cr->t_phase = ff_now();
@@ -454,6 +495,15 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 			    ff_json_text(tail_lines(cr->err.text, cr->err.len, 20)) : json_null());
 	json_object_set_new(rec, "result", event_field(cr->result));
 	json_object_set_new(rec, "resources", event_field(cr->resources));
+	/* The build as the run started it: with the Proton library it loaded. */
+	if (json_is_object(json_object_get(cr->topology, "build"))) {
+		json_t *b = json_deep_copy(json_object_get(cr->topology, "build")),
+		       *order = json_object_get(json_object_get(rec, "build"), "order");
+
+		if (order)
+			json_object_set(b, "order", order);
+		json_object_set_new(rec, "build", b);
+	}
 	json_object_set_new(rec, "topology", event_field(cr->topology));
 	json_object_set_new(rec, "capture", json_null());
 	json_object_set_new(rec, "environment", cr->environment ?
@@ -498,8 +548,12 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	int ok;
 
 	cr.errors = json_array();
-	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s%s", ff_prog(), k, n,
-		 c->workload, c->relay, c->protocol, opt.tls ? " tls" : "");
+	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s%s%s", ff_prog(), k, n,
+		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops),
+		 opt.tls ? " tls" : "");
+	if (c->build >= 0)
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " build %s", opt.builds[c->build].label);
 	if (opt.repeat > 1)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " (run %d of %ld)", repeat, opt.repeat);

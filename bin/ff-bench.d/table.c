@@ -272,6 +272,20 @@ progs_for(const struct results *r)
 
 /* The bench table */
 
+/* " (4 hops)" for a chain other than the relay's own (2; none's 0), else "" (static). */
+const char *
+hops_label(const char *relay, long hops)
+{
+	static char buf[4][32];
+	static int k;
+	char *b = buf[k++ % 4];
+
+	if (hops == ff_relay_hops(relay))
+		return "";
+	snprintf(b, sizeof(buf[0]), " (%ld hop%s)", hops, hops == 1 ? "" : "s");
+	return b;
+}
+
 static int
 name_index(const char *const names[], const char *s)
 {
@@ -282,7 +296,7 @@ name_index(const char *const names[], const char *s)
 	return i;
 }
 
-/* The matrix's order (workload, relay, protocol), whatever order the runs came in. */
+/* The matrix's order (workload, relay, protocol, hops), whatever order the runs came in. */
 int
 cmp_group(const void *a, const void *b)
 {
@@ -295,12 +309,16 @@ cmp_group(const void *a, const void *b)
 		return d;
 	if ((d = name_index(ff_protocols, x->protocol) - name_index(ff_protocols, y->protocol)))
 		return d;
+	if ((d = (x->hops > y->hops) - (x->hops < y->hops)))
+		return d;
+	if ((d = x->tls - y->tls))
+		return d;
 	return ((const struct group *)a)->order - ((const struct group *)b)->order;
 }
 
 /* A case none of whose runs succeeded: the reason of its last failed or skipped run. */
 static void
-bad_case_row(struct table *t, const struct group *g, char *cells[])
+bad_case_row(struct table *t, const struct group *g, char *cells[], int o)
 {
 	const struct run *last_bad = NULL;
 	char reason[4096];
@@ -318,49 +336,91 @@ bad_case_row(struct table *t, const struct group *g, char *cells[])
 	snprintf(reason, sizeof(reason), "%s: %s%s%s%s", status_name(last_bad->status),
 		 why ? why : "no reason given",
 		 dir ? " (run directory " : "", dir ? dir : "", dir ? ")" : "");
-	cells[3] = reason;
-	trow_v(t, 4, (const char *const *)cells);
+	cells[o] = reason;
+	trow_v(t, o + 1, (const char *const *)cells);
 }
 
 /*
- * A case's rows: its figures in t, its relay CPU per unit of work in e.
- * *nfoot counts the cases with failed runs, footnoted.
+ * A case's first cells: workload, relay, protocol, then its hops and its
+ * build when the tables show them (`hops`, `lab`); returns the next cell's
+ * index.
  */
-static void
-case_rows(struct table *t, struct table *e, const struct group *g, int *nfoot)
+static int
+case_cells(char cells[][128], const struct group *g, int hops, int lab)
 {
-	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
-	char cells[MAXCOLS][128], *cp[MAXCOLS];
-	struct stats s;
-	int j;
+	int o = 3;
 
-	for (j = 0; j < MAXCOLS; j++)
-		cp[j] = cells[j];
 	snprintf(cells[0], 128, "%s", g->k.workload);
 	/* --tls is part of the case: "nginx tls" beside a plain "nginx". */
 	snprintf(cells[1], 128, "%s%s", g->k.relay, g->k.tls ? " tls" : "");
 	snprintf(cells[2], 128, "%s", g->k.protocol);
+	if (hops)
+		snprintf(cells[o++], 128, "%ld", g->k.hops);
+	if (lab)
+		snprintf(cells[o++], 128, "%s", g->k.build ? g->k.build : "-");
+	return o;
+}
+
+/*
+ * A table's heading: head[] names every column, Hops (index 3) and Build
+ * (4) among them, and those two are there only when asked (hops, lab).
+ * The case's columns are left-aligned, the figures right-aligned; the
+ * alignment goes in align, which must outlive the table.
+ */
+static void
+heading(struct table *t, const char *const head[], int n, int hops, int lab, char align[])
+{
+	const char *hp[MAXCOLS];
+	int i, j;
+
+	for (i = j = 0; i < n; i++)
+		if ((i != 3 || hops) && (i != 4 || lab)) {
+			align[j] = i < 5 ? 'l' : 'r';
+			hp[j++] = head[i];
+		}
+	align[j] = 0;
+	t->ncols = j;
+	t->align = align;
+	trow_v(t, j, hp);
+}
+
+/*
+ * A case's rows: its figures in t, its relay CPU per unit of work in e
+ * (`hops`, `lab`: with a Hops and a Build column). *nfoot counts the cases
+ * with failed runs, footnoted.
+ */
+static void
+case_rows(struct table *t, struct table *e, const struct group *g, int hops, int lab, int *nfoot)
+{
+	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
+	char cells[MAXCOLS][128], *cp[MAXCOLS];
+	struct stats s;
+	int j, o;
+
+	for (j = 0; j < MAXCOLS; j++)
+		cp[j] = cells[j];
+	o = case_cells(cells, g, hops, lab);
 	if (!group_count(g, 'o') && g->nruns) {
-		bad_case_row(t, g, cp);
+		bad_case_row(t, g, cp, o);
 		return;
 	}
 	for (j = 0; j < 7; j++) {
 		group_stats(g, cols[j], &s);
-		fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
+		fmt_stats(&s, cols[j], "+/-", cells[o + j], 128);
 	}
 	if (group_count(g, 'f'))
 		snprintf(cells[2] + strlen(cells[2]), 128 - strlen(cells[2]), " [%d]", ++*nfoot);
-	trow_v(t, 10, (const char *const *)cp);
+	trow_v(t, o + 7, (const char *const *)cp);
 	group_stats(g, M_RELAYCPU, &s);
 	if (!s.n)
 		return;
 	snprintf(cells[2], 128, "%s", g->k.protocol);
-	fmt_stats(&s, M_RELAYCPU, "+/-", cells[3], 128);
+	fmt_stats(&s, M_RELAYCPU, "+/-", cells[o], 128);
 	group_stats(g, M_CPU_GB, &s);
-	fmt_stats(&s, M_CPU_GB, "+/-", cells[4], 128);
+	fmt_stats(&s, M_CPU_GB, "+/-", cells[o + 1], 128);
 	group_stats(g, M_CPU_KREQ, &s);
-	fmt_stats(&s, M_CPU_KREQ, "+/-", cells[5], 128);
-	trow_v(e, 6, (const char *const *)cp);
+	fmt_stats(&s, M_CPU_KREQ, "+/-", cells[o + 2], 128);
+	trow_v(e, o + 3, (const char *const *)cp);
 }
 
 /* The failed runs of the cases that also have successful ones, by footnote. */
@@ -394,29 +454,30 @@ print_failed_runs(const struct group *g, int ng)
  * histogram p99.9 and the maximum.
  */
 static void
-print_latency(const struct group *g, int ng)
+print_latency(const struct group *g, int ng, int hops, int lab)
 {
 	static const int cols[] = { M_OPS, M_P50, M_P99, M_P999, M_LATMAX };
-	struct table t = { 8, "lllrrrrr", NULL, 0 };
-	char cells[8][128], *cp[8];
+	static const char *const head[] = {
+		"Workload", "Relay", "Protocol", "Hops", "Build", "Ops/s", "p50", "p99", "p99.9", "Max"
+	};
+	struct table t = { 0, NULL, NULL, 0 };
+	char cells[MAXCOLS][128], *cp[MAXCOLS], align[MAXCOLS + 1];
 	struct stats s;
-	int i, j;
+	int i, j, o;
 
-	trow(&t, 8, "Workload", "Relay", "Protocol", "Ops/s", "p50", "p99", "p99.9", "Max");
-	for (j = 0; j < 8; j++)
+	heading(&t, head, FF_ARRAY_SIZE(head), hops, lab, align);
+	for (j = 0; j < MAXCOLS; j++)
 		cp[j] = cells[j];
 	for (i = 0; i < ng; i++) {
 		group_stats(&g[i], M_P50, &s);
 		if (!s.n)
 			continue;
-		snprintf(cells[0], 128, "%s", g[i].k.workload);
-		snprintf(cells[1], 128, "%s", g[i].k.relay);
-		snprintf(cells[2], 128, "%s", g[i].k.protocol);
+		o = case_cells(cells, &g[i], hops, lab);
 		for (j = 0; j < 5; j++) {
 			group_stats(&g[i], cols[j], &s);
-			fmt_stats(&s, cols[j], "+/-", cells[3 + j], 128);
+			fmt_stats(&s, cols[j], "+/-", cells[o + j], 128);
 		}
-		trow_v(&t, 8, (const char *const *)cp);
+		trow_v(&t, t.ncols, (const char *const *)cp);
 	}
 	if (t.nrows > 1) {
 		printf("\nLatency (lower is better; Ops/s: transactions, connections for builtin-crr)\n\n");
@@ -425,26 +486,44 @@ print_latency(const struct group *g, int ng)
 	table_free(&t);
 }
 
+/*
+ * The bench table: its figures, the relay CPU per unit of work, the
+ * latency; then the verdict of builds. Without chains other than the
+ * relays' own and without builds, the original's table.
+ */
 void
 print_results(struct results *res)
 {
 	static const char *const head[] = {
-		"Workload", "Relay", "Protocol", "Bits/s", "Ops/s", "Lat",
+		"Workload", "Relay", "Protocol", "Hops", "Build", "Bits/s", "Ops/s", "Lat",
 		"R1 CPU", "R1 RSS", "R2 CPU", "R2 RSS"
 	};
-	struct table t = { 10, "lllrrrrrrr", NULL, 0 }, e = { 6, "lllrrr", NULL, 0 };
+	static const char *const ehead[] = {
+		"Workload", "Relay", "Protocol", "Hops", "Build", "Relay CPU", "CPU s/GB", "CPU s/1k req"
+	};
+	struct table t = { 0, NULL, NULL, 0 }, e = { 0, NULL, NULL, 0 };
 	struct group *g = res->g;
-	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0;
+	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0, hops = 0, lab = 0;
+	char talign[MAXCOLS + 1], ealign[MAXCOLS + 1];
 
 	qsort(g, ng, sizeof(*g), cmp_group);
-	trow_v(&t, 10, head);
-	trow(&e, 6, "Workload", "Relay", "Protocol", "Relay CPU", "CPU s/GB", "CPU s/1k req");
+	/*
+	 * Chains other than the relays' own (--hops) add a Hops column, and
+	 * builds (bench --build) a Build column: their rows are cases of
+	 * their own.
+	 */
+	for (i = 0; i < ng; i++) {
+		hops |= g[i].k.hops != ff_relay_hops(g[i].k.relay);
+		lab |= g[i].k.build != NULL;
+	}
+	heading(&t, head, FF_ARRAY_SIZE(head), hops, lab, talign);
+	heading(&e, ehead, FF_ARRAY_SIZE(ehead), hops, lab, ealign);
 	for (i = 0; i < ng; i++) {
 		ok = group_count(&g[i], 'o');
 		uniform &= g[i].k.jobs == g[0].k.jobs && g[i].k.warmup == g[0].k.warmup &&
 			   g[i].k.duration == g[0].k.duration && g[i].k.cpu_limit == g[0].k.cpu_limit;
 		maxn = ok > maxn ? ok : maxn;
-		case_rows(&t, &e, &g[i], &nfoot);
+		case_rows(&t, &e, &g[i], hops, lab, &nfoot);
 	}
 
 	printf("\nBenchmark results");
@@ -460,17 +539,22 @@ print_results(struct results *res)
 	if (!uniform) {
 		printf("\nThe cases were run with different settings:\n");
 		for (i = 0; i < ng; i++)
-			printf("  %s %s %s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
-			       g[i].k.workload, g[i].k.relay, g[i].k.protocol, g[i].k.jobs,
+			printf("  %s %s %s%s%s%s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
+			       g[i].k.workload, g[i].k.relay, g[i].k.protocol,
+			       hops_label(g[i].k.relay, g[i].k.hops), g[i].k.build ? " " : "",
+			       g[i].k.build ? g[i].k.build : "", g[i].k.jobs,
 			       g[i].k.warmup, g[i].k.duration, g[i].k.cpu_limit);
 	}
 	if (nfoot)
 		print_failed_runs(g, ng);
 	if (e.nrows > 1) {
-		printf("\nRelay CPU per unit of work (R1 + R2; lower is better)\n\n");
+		printf("\nRelay CPU per unit of work (%s; lower is better)\n\n",
+		       hops ? "every relay of the chain, R1 + ... + RN" : "R1 + R2");
 		table_print(&e);
 	}
-	print_latency(g, ng);
+	print_latency(g, ng, hops, lab);
 	table_free(&t);
 	table_free(&e);
+	/* Two builds or more: each against the first, as compare judges them. */
+	compare_builds(res);
 }

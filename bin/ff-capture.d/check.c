@@ -81,17 +81,35 @@ read_long_file(const char *path, long dflt)
 static void
 check_skstat(void)
 {
-	char *path = ff_which("skstat"), *out, *last, *nl;
+	char *const *env;
+	char *path = skstat_program(&env), *out, *last, *nl;
 	char *argv[] = { "skstat", "--help", NULL };
-	const char *pp = getenv("PYTHONPATH");
-	char *pps = ff_asprintf("%s%s%s", pp ? "'" : "", pp ? pp : "unset", pp ? "'" : "");
+	const char *pp;
+	char *pps, *saved[FF_ARRAY_SIZE(((struct ff_build *)0)->skstat_env)] = { NULL };
 	int status;
+	size_t i;
 
+	if (!path && opt.build)
+		cannot(": ", "a router build's skstat is PREFIX/bin/skstat, beside its sbin/skrouterd",
+		       "skstat is not beside the router build");
 	if (!path)
 		cannot(": ", "it comes with the router (its bin directory), and needs Proton's "
 		       "Python binding on PYTHONPATH", "skstat is not on PATH");
+	/* A build's skstat runs with the build's settings, for this check too. */
+	for (i = 0; env && env[i]; i++) {
+		char *name = strndup(env[i], strcspn(env[i], "="));
+
+		saved[i] = getenv(name) ? ff_asprintf("%s=%s", name, getenv(name)) : name;
+		if (saved[i] != name)
+			free(name);
+		putenv(ff_strdup(env[i]));
+	}
+	pp = getenv("PYTHONPATH");
+	pps = ff_asprintf("%s%s%s", pp ? "'" : "", pp ? pp : "unset", pp ? "'" : "");
 	argv[0] = path;
 	out = ff_env_run(argv, &status);
+	for (i = 0; env && env[i]; i++)
+		putenv(saved[i]);
 	if (!out)
 		cannot("", NULL, "cannot run '%s'", path);
 	if (status != 0 || strstr(out, "No module named")) {

@@ -40,6 +40,7 @@ struct capture_opt {
 	const char *run_dir, *call_graph;
 	long duration, freq;
 	int check, json, pipeline_stage;
+	const char *build;	/* --build LABEL=PATH: skstat is that router's */
 	struct target t[MAX_TARGETS];
 	int n;
 };
@@ -71,6 +72,12 @@ void interrupt(struct ff_child *c);
 void finish_child(struct ff_child *c, double timeout);
 json_t *capture_event(const char *tool, json_t *files);
 void collect_sampling(void);
+
+/*
+ * skstat.c: the skstat to run (malloc'd; NULL: none) and its environment
+ * settings (NULL: ours): with --build, the build's, else the one on PATH.
+ */
+char *skstat_program(char *const **env);
 
 /* stat.c */
 json_t *parse_stat(const char *text, char **table, const char **missing);

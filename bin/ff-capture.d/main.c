@@ -22,7 +22,7 @@
 static const char usage[] =
 	"usage: ff-capture [--pid PID[,PID...]] [--duration SECONDS] [--run-dir DIR]\n"
 	"                  [--call-graph fp|dwarf|lbr] [--freq HZ] [--check [--json]]\n"
-	"                  [--pipeline-stage] [MODE]\n"
+	"                  [--pipeline-stage] [--build LABEL=PATH] [MODE]\n"
 	"\n"
 	"Modes:\n"
 	"  none    each relay's CPU time and peak memory over the window (default)\n"
@@ -38,6 +38,8 @@ static const char usage[] =
 	"  --freq HZ            record, c2c, mem: samples per second (default 997)\n"
 	"  --check              only check that this machine can capture in MODE\n"
 	"  --json               with --check: the answer as one `check` event on stdout\n"
+	"  --build LABEL=PATH   skstat: the skstat beside that router build (PATH/bin),\n"
+	"                       run in the build's environment, not the one on PATH\n"
 	"  --pipeline-stage     flimflam's stage, after its --check: no notes, no lock,\n"
 	"                       no \"stopped by\" line (flimflam says them)\n"
 	"  --version            print the version and exit\n";
@@ -55,6 +57,7 @@ static const struct option longopts[] = {
 	{ "freq", required_argument, NULL, OPT_FREQ },
 	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "json", no_argument, NULL, OPT_JSON },
+	FF_LONGOPT_BUILD,
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -296,6 +299,11 @@ main(int argc, char *argv[])
 			break;
 		case OPT_JSON:
 			opt.json = 1;
+			break;
+		case FF_OPT_BUILD:
+			if (opt.build)
+				ff_usage_error(usage, "--build is given twice: skstat reads one build");
+			opt.build = optarg;
 			break;
 		}
 	if (optind < argc)

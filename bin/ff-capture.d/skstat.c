@@ -8,18 +8,36 @@
 
 /* skstat */
 
+char *
+skstat_program(char *const **env)
+{
+	static struct ff_build b;
+	char why[1024];
+
+	*env = NULL;
+	if (!opt.build)
+		return ff_which("skstat");
+	if (!b.path && ff_build_parse(opt.build, "skrouterd", &b, why, sizeof(why)) < 0)
+		ff_fail(2, "%s", why);
+	if (!b.skstat)
+		return NULL;
+	*env = b.skstat_env;
+	return ff_strdup(b.skstat);
+}
+
 /* Run skstat FLAG against a router; its output (and messages) go to `file`. */
 static char *
 run_skstat(const struct target *t, const char *flag, const char *file)
 {
-	char bus[64], *path = ff_which("skstat");
-	char *argv[] = { path, "-b", bus, (char *)flag, NULL };
 	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
+	char bus[64], *path = skstat_program(&o.env);
+	char *argv[] = { path, "-b", bus, (char *)flag, NULL };
 	struct ff_child c;
 	char *text;
 
 	if (!path)
-		ff_die_event("skstat is not on PATH");
+		ff_die_event("skstat is not %s", opt.build ? "beside the router build (PREFIX/bin)" :
+			     "on PATH");
 	snprintf(bus, sizeof(bus), "127.0.0.1:%d", t->mgmt_port);
 	unlink(file);
 	o.log = file;

@@ -24,6 +24,11 @@ struct run_opt {
 	const char *workload, *relay, *protocol;
 	struct ff_run_opts run;
 	int json, tls;
+	long hops;		/* -1 until validate_run: the relay's own */
+	/* --build LABEL=PATH: one, or two for flamegraph; `cur` the one running */
+	const char *build[2];
+	struct ff_build builds[2];
+	int nbuild, cur;
 };
 struct perf_opt {
 	const char *call_graph;
@@ -46,9 +51,9 @@ noreturn void stopped_by(int sig, const char *rundir);
 json_t *run_pipeline(const struct cmd *c, const char *rundir);
 void outputs_check(const struct cmd *c);
 void render_flamegraph(json_t *events, const char *rundir);
+void flamegraph_builds(const struct cmd *c);
 
 /* summary.c */
-json_t *find_event(json_t *events, const char *name);
 const char *role_name(const char *role);
 void summarize(json_t *events, const char *rundir);
 void summarize_capture(const struct cmd *c, json_t *events);

@@ -2,7 +2,7 @@
  * flimflam - the dispatcher: maps the documented subcommands onto the
  * ff-* programs.
  *
- * check, bench and compare exec their program. run and the capture
+ * check, bench, compare and report exec their program. run and the capture
  * commands build the pipeline
  *
  *   ff-workload serve | ff-topology | ff-workload drive | ff-capture MODE
@@ -56,12 +56,15 @@ static const struct cmd cmds[] = {
 	  "Run each workload on each relay and summarize the results" },
 	{ "compare", "ff-bench", "compare", EXEC,
 	  "Compare two results files from bench" },
+	{ "report", "ff-bench", "report", EXEC,
+	  "Write an HTML page of results files from bench" },
 };
 
 static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
 	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
-	"       [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]%s\n"
+	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"       [--tls] [--build LABEL=PATH]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
@@ -80,6 +83,8 @@ static const char run_usage_fmt[] =
 	"  --duration SECONDS    The execution time (excluding warmup) in seconds (default 5)\n"
 	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
 	"                        (default 1)\n"
+	"  --hops N              The relays in a chain, client -> R1 -> ... -> RN -> server\n"
+	"                        (1 to 8; default 2; relay none has none)\n"
 	"  --json                Print the event stream (JSON lines) instead of the summary\n"
 	"  --request-size BYTES  builtin-rr, builtin-crr: the request's size (default 1)\n"
 	"  --response-size BYTES builtin-rr, builtin-crr: the response's size (default 1)\n"
@@ -87,6 +92,9 @@ static const char run_usage_fmt[] =
 	"                        latency from when each was due (default: closed loop)\n"
 	"  --tls                 The links between relays use mutual TLS, with certificates\n"
 	"                        made for the run (the client and server stay plain)\n"
+	"  --build LABEL=PATH    Run the relay from PATH (its binary, or an install prefix\n"
+	"                        whose sbin/ or bin/ holds it) in that build's own\n"
+	"                        environment%s\n"
 	"%s"
 	"\n"
 	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
@@ -94,7 +102,7 @@ static const char run_usage_fmt[] =
 
 static char run_usage[4096];
 
-enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_TLS };
+enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_HOPS, OPT_TLS };
 
 static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -107,10 +115,15 @@ static const struct option run_longopts[] = {
 	{ "tls", no_argument, NULL, OPT_TLS },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "freq", required_argument, NULL, OPT_FREQ },
+	{ "hops", required_argument, NULL, OPT_HOPS },
+	FF_LONGOPT_BUILD,
 	{ NULL, 0, NULL, 0 }
 };
 
-struct run_opt opt = { "builtin", "skrouterd", "tcp", FF_RUN_OPTS_DEFAULTS, 0, 0 };
+struct run_opt opt = {
+	.workload = "builtin", .relay = "skrouterd", .protocol = "tcp",
+	.run = FF_RUN_OPTS_DEFAULTS, .hops = -1,
+};
 
 /* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
 static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
@@ -202,7 +215,10 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 	int ch;
 
 	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, c->name,
-		 samples(c) ? perf_synopsis : "", c->help, samples(c) ? perf_options : "");
+		 samples(c) ? perf_synopsis : "", c->help,
+		 !strcmp(c->name, "flamegraph") ? "; twice (A=PATH --build B=PATH):\n"
+		 "                        each build's flamegraph and the differential one" : "",
+		 samples(c) ? perf_options : "");
 	optind = 1;
 	while ((ch = ff_getopt(argc, argv, ":hw:r:p:", run_longopts, run_usage)) != -1)
 		switch (ch) {
@@ -223,6 +239,16 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		case OPT_TLS:
 			opt.tls = 1;
 			break;
+		case OPT_HOPS:
+			opt.hops = ff_parse_run_opt(run_usage, "--hops", optarg);
+			break;
+		case FF_OPT_BUILD:
+			if (opt.nbuild == (strcmp(c->name, "flamegraph") ? 1 : 2))
+				ff_fail(2, "--build is given %s: '%s' runs %s", opt.nbuild == 1 ?
+					"twice" : "three times", c->name, opt.nbuild == 1 ?
+					"one build (flamegraph compares two)" : "two builds at most");
+			opt.build[opt.nbuild++] = optarg;
+			break;
 		case OPT_CALL_GRAPH:
 		case OPT_FREQ:
 			if (!samples(c))
@@ -241,6 +267,28 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
 }
 
+/*
+ * The builds: each resolves to the relay asked for (a usage error, one
+ * line, when not), their labels differ, and their relay runs a program.
+ */
+static void
+validate_builds(void)
+{
+	char why[1024];
+	int i;
+
+	for (i = 0; i < opt.nbuild; i++) {
+		if (!ff_relay_find(opt.relay)->program)
+			ff_fail(2, "--build is for a relay that runs a program, and relay '%s' runs none",
+				opt.relay);
+		if (ff_build_parse(opt.build[i], opt.relay, &opt.builds[i], why, sizeof(why)) < 0)
+			ff_fail(2, "%s", why);
+		if (i && !strcmp(opt.builds[0].label, opt.builds[i].label))
+			ff_fail(2, "--build: the label '%s' is given twice: each build needs its own",
+				opt.builds[i].label);
+	}
+}
+
 /* Everything that can be known before starting anything. */
 static void
 validate_run(const struct cmd *c)
@@ -257,11 +305,16 @@ validate_run(const struct cmd *c)
 	if (strcmp(c->mode, "none") && !rl->processes)
 		ff_usage_error(run_usage, "'%s' captures in the relays, and relay '%s' has none",
 			       c->name, opt.relay);
+	if (opt.hops < 0)
+		opt.hops = ff_relay_hops(opt.relay);
+	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
+		ff_usage_error(run_usage, "%s", why);
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(run_usage, "%s", why);
-	if (opt.tls && !rl->processes)
-		ff_usage_error(run_usage, "--tls is for the links between relays, and relay '%s' has none",
-			       opt.relay);
+	if (opt.tls && opt.hops < 2)
+		ff_usage_error(run_usage, "--tls is for the links between relays, and %s",
+			       opt.hops ? "--hops 1 has one relay and no link" :
+			       "relay 'none' has none");
 	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
 		ff_usage_error(run_usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
 			       opt.workload);
@@ -273,9 +326,22 @@ validate_run(const struct cmd *c)
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
-	if (rl->program) {
+	if (rl->program && !opt.nbuild) {
 		relay_at = n;
 		need[n++] = rl->program;
+	}
+	for (i = 0; i < opt.nbuild; i++) {
+		struct ff_build *b = &opt.builds[i];
+		void *saved;
+		int can;
+
+		saved = ff_build_env_enter(b);
+		can = ff_carries(opt.workload, opt.relay, opt.protocol, b->path, NULL, why, sizeof(why));
+		ff_build_env_leave(b, saved);
+		if (can < 0)
+			ff_die("%s", why);
+		if (!can)
+			ff_fail(2, "--build %s: %s", b->label, why);
 	}
 	if (ff_workload_server_program(opt.workload))
 		need[n++] = ff_workload_server_program(opt.workload);
@@ -329,6 +395,8 @@ capture_usage(const struct cmd *c)
 			       "'skrouterd', not '%s'", opt.relay);
 	if (!ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
 		return;		/* a usage error first */
+	if (opt.nbuild)
+		return;		/* ff-capture --check finds the build's skstat */
 	p = ff_which("skrouterd");
 	if (!p)
 		ff_die("'skstat' reads the statistics of two skrouterd routers, and skrouterd is not "
@@ -348,7 +416,7 @@ capture_check(const struct cmd *c)
 {
 	char *path = program("ff-capture"), *out, *line, *next;
 	char *argv[] = { path, "--check", "--json", (char *)c->mode, "--call-graph",
-			 (char *)perf_opt.call_graph, "--freq", (char *)freq_arg(), NULL };
+			 (char *)perf_opt.call_graph, "--freq", (char *)freq_arg(), NULL, NULL, NULL };
 	json_t *ev = NULL, *note;
 	size_t i;
 	int status;
@@ -359,6 +427,10 @@ capture_check(const struct cmd *c)
 		ff_die("cannot find ff-capture beside flimflam nor on PATH");
 	if (!samples(c))
 		argv[4] = NULL;
+	if (opt.nbuild && !strcmp(c->mode, "skstat")) {
+		argv[samples(c) ? 8 : 4] = "--build";
+		argv[samples(c) ? 9 : 5] = (char *)opt.build[0];
+	}
 	out = ff_env_run(argv, &status);
 	if (!out)
 		ff_die("cannot run '%s'", path);
@@ -454,11 +526,16 @@ main(int argc, char *argv[])
 
 	parse_run(c, argc, argv);
 	capture_usage(c);
+	validate_builds();
 	validate_run(c);
 	capture_check(c);
 	outputs_check(c);
 	ff_check_stdout();	/* not a whole run for a summary that cannot be printed */
 	ff_signals_init();
+	if (opt.nbuild == 2) {
+		flamegraph_builds(c);	/* each build's run, pages and summary */
+		return ff_finish();
+	}
 	rundir = ff_rundir(NULL);
 	events = run_pipeline(c, rundir);
 	if (!strcmp(c->name, "flamegraph"))

@@ -106,7 +106,7 @@ show_phase(double started, double warm_end, double win_end)
 		return -1;
 	if (!warm_end)
 		ff_live(!strcmp(opt.relay, "skrouterd") ?
-			"flimflam: starting the routers; R1 listens once it has the route to R2 (%.0f s)" :
+			"flimflam: starting the routers; R1 listens once it has the route to the last (%.0f s)" :
 			"flimflam: starting the server and relays (%.0f s)", floor(now - started));
 	else if (!win_end)
 		ff_live("flimflam: warming up: %.0f s left", ceil(fmax(0, warm_end - now)));
@@ -137,17 +137,20 @@ start_pipeline(const struct cmd *c, const char *rundir)
 {
 	struct ff_run_opts drive = opt.run;
 	struct ff_argv args = FF_ARGV_INIT;
-	char cpu[16];
+	char cpu[16], hops[16];
 	pipecmd *cmd;
 	pipeline *p;
 	size_t i;
 
 	drive.cpu_limit = ff_relay_find(opt.relay)->processes ? opt.run.cpu_limit : 0;
 	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
+	snprintf(hops, sizeof(hops), "%ld", opt.hops);
 
 	p = pipeline_new();
 	cmd = stage("ff-workload", "serve", "-w", opt.workload, "--cpu-limit", cpu,
 		    "--run-dir", rundir, NULL);
+	if (opt.hops)
+		pipecmd_args(cmd, "--hops", hops, NULL);
 	if (ff_workload_is_rr(opt.workload)) {
 		/* The server's framing: the sizes (the rate is the client's). */
 		pipecmd_arg(cmd, "--request-size");
@@ -158,20 +161,28 @@ start_pipeline(const struct cmd *c, const char *rundir)
 	pipeline_command(p, cmd);
 	cmd = stage("ff-topology", "-r", opt.relay, "-p", opt.protocol,
 		    "--cpu-limit", cpu, "--run-dir", rundir, NULL);
+	if (opt.hops)
+		pipecmd_args(cmd, "--hops", hops, NULL);
+	if (opt.nbuild)
+		pipecmd_args(cmd, "--build", opt.build[opt.cur], NULL);
 	if (opt.tls)
 		pipecmd_arg(cmd, "--tls");
 	pipeline_command(p, cmd);
 	cmd = stage("ff-workload", "drive", "-w", opt.workload, NULL);
+	if (opt.hops)
+		pipecmd_args(cmd, "--hops", hops, NULL);
 	ff_argv_run_opts(&args, &drive, 1);
 	ff_argv_addl(&args, "--run-dir", rundir, NULL);
 	for (i = 0; i < args.n; i++)
 		pipecmd_arg(cmd, args.v[i]);
 	ff_argv_free(&args);
 	pipeline_command(p, cmd);
-	pipeline_command(p, samples(c) ?
-			 stage("ff-capture", c->mode, "--run-dir", rundir, "--call-graph",
-			       perf_opt.call_graph, "--freq", freq_arg(), NULL) :
-			 stage("ff-capture", c->mode, "--run-dir", rundir, NULL));
+	cmd = samples(c) ? stage("ff-capture", c->mode, "--run-dir", rundir, "--call-graph",
+				 perf_opt.call_graph, "--freq", freq_arg(), NULL) :
+			   stage("ff-capture", c->mode, "--run-dir", rundir, NULL);
+	if (opt.nbuild && !strcmp(c->mode, "skstat"))
+		pipecmd_args(cmd, "--build", opt.build[opt.cur], NULL);
+	pipeline_command(p, cmd);
 	pipeline_want_infile(p, "/dev/null");	/* the first stage reads nothing */
 	pipeline_want_out(p, -1);
 	pipeline_ignore_signals(p, 0);
@@ -362,7 +373,7 @@ write_events(json_t *events, const char *file)
 void
 render_flamegraph(json_t *events, const char *rundir)
 {
-	json_t *cap = find_event(events, "capture");
+	json_t *cap = ff_event_find(events, "capture");
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
 	char evfile[PATH_MAX + 32], *path = program("ff-flame"), *argv[7];
 	static struct ff_child flame;
@@ -419,4 +430,231 @@ render_flamegraph(json_t *events, const char *rundir)
 		ff_say("flimflam: open %s in a browser\n", url);
 		free(url);
 	}
+}
+
+/* Two builds: flamegraph --build A=PATH --build B=PATH */
+
+/* Run ff-flame with `args` to its end (a signal stops it and us); 0 or -1. */
+static int
+flame_run(char *const args[], const char *rundir)
+{
+	static struct ff_child flame;
+
+	if (ff_spawn(&flame, "ff-flame", args, NULL) < 0)
+		return -1;
+	ff_set_cleanup(ff_children_stop_all);
+	while (!ff_child_check(&flame)) {
+		struct pollfd pfd[2] = { { ff_signal_fd(), POLLIN, 0 }, { flame.pidfd, POLLIN, 0 } };
+
+		if (ff_signalled()) {
+			ff_child_stop(&flame, 1.0);
+			stopped_by(ff_signalled(), rundir);
+		}
+		poll(pfd, 2, -1);
+	}
+	ff_set_cleanup(NULL);
+	if (flame.status != 0)
+		ff_warn("ff-flame %s", ff_child_how(&flame));
+	return flame.status == 0 ? 0 : -1;
+}
+
+/* A function's share of the samples in each build (self samples). */
+struct fshare {
+	char *name;
+	double base, new;
+};
+
+static int
+cmp_change(const void *a, const void *b)
+{
+	const struct fshare *x = a, *y = b;
+	double dx = x->new - x->base, dy = y->new - y->base;
+
+	return dx < dy ? 1 : dx > dy ? -1 : strcmp(x->name, y->name);
+}
+
+/*
+ * The folded differential ("stack base new" lines) summed by leaf function
+ * into shares of each build's samples; sorted by the change, largest
+ * growth first. Returns how many.
+ */
+static size_t
+shares_of(const char *folded, struct fshare **out)
+{
+	char *text = ff_read_file(folded, NULL), *line, *save = NULL, *sp1, *sp2, *leaf;
+	struct fshare *f = NULL;
+	size_t n = 0, cap = 0, i;
+	double tb = 0, tn = 0, cb, cn;
+
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		if (!(sp2 = strrchr(line, ' ')))
+			continue;
+		*sp2 = 0;
+		if (!(sp1 = strrchr(line, ' ')))
+			continue;
+		*sp1 = 0;
+		cb = strtod(sp1 + 1, NULL);
+		cn = strtod(sp2 + 1, NULL);
+		leaf = strrchr(line, ';') ? strrchr(line, ';') + 1 : line;
+		tb += cb;
+		tn += cn;
+		for (i = 0; i < n && strcmp(f[i].name, leaf); i++)
+			;
+		if (i == n) {
+			FF_GROW(f, n + 1, cap);
+			f[n++] = (struct fshare){ ff_strdup(leaf), 0, 0 };
+		}
+		f[i].base += cb;
+		f[i].new += cn;
+	}
+	free(text);
+	for (i = 0; i < n; i++) {
+		f[i].base = tb > 0 ? f[i].base / tb : 0;
+		f[i].new = tn > 0 ? f[i].new / tn : 0;
+	}
+	if (n)
+		qsort(f, n, sizeof(*f), cmp_change);
+	*out = f;
+	return n;
+}
+
+/* Up to `k` functions that grew (dir 1) or shrank (-1) the most, as JSON and printed. */
+static json_t *
+top_changes(const struct fshare *f, size_t n, int dir, size_t k)
+{
+	json_t *a = json_array();
+	size_t i, shown = 0;
+
+	for (i = 0; i < n && shown < k; i++) {
+		const struct fshare *x = dir > 0 ? &f[i] : &f[n - 1 - i];
+		double d = x->new - x->base;
+
+		if ((dir > 0 && d <= 0) || (dir < 0 && d >= 0))
+			break;
+		json_array_append_new(a, json_pack("{s:o, s:f, s:f, s:f}", "function",
+						   ff_json_text(x->name), "base_share", x->base,
+						   "new_share", x->new, "change_points", 100 * d));
+		if (!opt.json)
+			ff_print("    %+6.2f pt  %5.2f%% -> %5.2f%%  %s\n", 100 * d, 100 * x->base,
+				 100 * x->new, x->name);
+		shown++;
+	}
+	if (!shown && !opt.json)
+		ff_print("    none\n");
+	return a;
+}
+
+void
+flamegraph_builds(const struct cmd *c)
+{
+	const char *rundir = ff_rundir(NULL), *la = opt.builds[0].label, *lb = opt.builds[1].label;
+	char cwd[PATH_MAX - 64], data[2][PATH_MAX], html[2][PATH_MAX], dhtml[PATH_MAX];
+	char dir[2][PATH_MAX], folded[PATH_MAX + 32], evfile[PATH_MAX + 32];
+	json_t *events[2], *cap, *ev;
+	struct fshare *f = NULL;
+	struct ff_out dout;
+	size_t n, i;
+	int b;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		ff_die("cannot find the current directory: %s", strerror(errno));
+	snprintf(dhtml, sizeof(dhtml), "%s/flamegraph-%s-vs-%s.html", cwd, la, lb);
+	for (b = 0; b < 2; b++) {
+		snprintf(data[b], sizeof(data[b]), "%s/perf-%s.data", cwd, opt.builds[b].label);
+		snprintf(html[b], sizeof(html[b]), "%s/flamegraph-%s.html", cwd, opt.builds[b].label);
+		if (ff_out_check(&dout, data[b], 0, "*.old") < 0 ||
+		    ff_out_check(&dout, html[b], 0, "old.*") < 0)
+			ff_die("%s", dout.err);
+	}
+	if (ff_out_check(&dout, dhtml, 0, "old.*") < 0)
+		ff_die("%s", dout.err);
+	/* One after the other, under the same workload, each in a directory of its own. */
+	for (b = 0; b < 2; b++) {
+		opt.cur = b;
+		snprintf(dir[b], sizeof(dir[b]), "%s/%s", rundir, opt.builds[b].label);
+		if (ff_mkdirs(dir[b], 0700) < 0)
+			ff_die("cannot create '%s': %s", dir[b], strerror(errno));
+		if (!opt.json)
+			ff_say("flimflam: build %s (%d of 2): recording\n", opt.builds[b].label, b + 1);
+		events[b] = run_pipeline(c, dir[b]);
+		cap = ff_event_find(events[b], "capture");
+		{
+			char *p = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
+			struct ff_out keep;
+
+			/* perf.data becomes perf-LABEL.data (an existing one kept as .old). */
+			if (!p || ff_out_open(&keep, data[b], FF_OUT_DEFER, "*.old", 0600) < 0 ||
+			    rename(p, keep.tmp) < 0 || ff_out_commit(&keep) < 0)
+				ff_die("cannot keep the recording of build %s as '%s'%s%s", opt.builds[b].label,
+				       data[b], p ? ": " : "", p ? strerror(errno) : "");
+			free(p);
+			json_array_set_new(json_object_get(cap, "files"), 0, ff_json_path(data[b]));
+		}
+		snprintf(flame_html, sizeof(flame_html), "%s", html[b]);
+		render_flamegraph(events[b], dir[b]);
+	}
+	/* The differential page, sized by the new build, and its folded stacks for the summary. */
+	snprintf(evfile, sizeof(evfile), "%s/events.jsonl", dir[1]);
+	snprintf(folded, sizeof(folded), "%s/diff.folded", rundir);
+	if (ff_out_open(&dout, dhtml, FF_OUT_DEFER, "old.*", 0644) < 0)
+		ff_die("%s", dout.err);
+	{
+		char *path = program("ff-flame"), title[256];
+		char *pargs[] = { path, "-o", dout.tmp, "-t", title, "--events", evfile, "--diff",
+				  data[0], data[1], NULL };
+		char *fargs[] = { path, "--folded", "-o", folded, "--diff", data[0], data[1], NULL };
+
+		if (!path)
+			ff_die("cannot find ff-flame beside flimflam nor on PATH");
+		snprintf(title, sizeof(title), "Differential flame graph: %s against %s", lb, la);
+		if (!opt.json)
+			ff_say("flimflam: rendering %s\n", dhtml);
+		if (flame_run(pargs, rundir) < 0) {
+			ff_out_abort(&dout);
+			ff_die("cannot render the differential flamegraph; the recordings are kept");
+		}
+		if (ff_out_commit(&dout) < 0)
+			ff_die("%s; the recordings are kept", dout.err);
+		if (flame_run(fargs, rundir) < 0)
+			ff_die("cannot fold the two recordings; the pages are written");
+		free(path);
+	}
+	n = shares_of(folded, &f);
+	if (!opt.json)
+		for (b = 0; b < 2; b++) {
+			ff_print("%s== Build %s ==\n\n", b ? "\n" : "", opt.builds[b].label);
+			summarize(events[b], dir[b]);
+			snprintf(flame_html, sizeof(flame_html), "%s", html[b]);
+			summarize_capture(c, events[b]);
+		}
+	ev = ff_event("flamegraph_diff");
+	json_object_set_new(ev, "base", json_string(la));
+	json_object_set_new(ev, "new", json_string(lb));
+	json_object_set_new(ev, "files", json_pack("{s:o, s:o, s:o, s:o, s:o}",
+		"base_html", ff_json_path(html[0]), "new_html", ff_json_path(html[1]),
+		"diff_html", ff_json_path(dhtml), "base_data", ff_json_path(data[0]),
+		"new_data", ff_json_path(data[1])));
+	if (!opt.json) {
+		ff_print("\nDifferential flamegraph (%s against %s)\n", lb, la);
+		ff_print("  Page:        %s\n", dhtml);
+		ff_print("  Self samples whose share grew the most:\n");
+	}
+	json_object_set_new(ev, "grew", top_changes(f, n, 1, 5));
+	if (!opt.json)
+		ff_print("  Self samples whose share shrank the most:\n");
+	json_object_set_new(ev, "shrank", top_changes(f, n, -1, 5));
+	if (opt.json) {
+		ff_emit(ev);
+	} else {
+		char *url = ff_file_url(dhtml);
+
+		json_decref(ev);
+		ff_print("\nOpen it in a browser: %s\n", url);
+		free(url);
+	}
+	for (i = 0; i < n; i++)
+		free(f[i].name);
+	free(f);
+	json_decref(events[0]);
+	json_decref(events[1]);
 }

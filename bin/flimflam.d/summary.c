@@ -8,26 +8,24 @@
 #include <string.h>
 #include <unistd.h>
 
-json_t *
-find_event(json_t *events, const char *name)
-{
-	size_t i;
-	json_t *ev;
-
-	json_array_foreach(events, i, ev)
-		if (!strcmp(ff_event_name(ev), name))
-			return ev;
-	return NULL;
-}
-
-/* A rate for the summary, "25.4 Gbit/s"; "-" when the event had none. */
-/* "R1", "R2": a relay's role as the summaries print it. */
+/* "R1", "R2" ... "R8": a relay's role as the summaries print it (static). */
 const char *
 role_name(const char *role)
 {
-	return !role ? "?" : !strcmp(role, "r1") ? "R1" : !strcmp(role, "r2") ? "R2" : role;
+	static char buf[4][16];
+	static int k;
+	char *b = buf[k++ % 4];
+
+	if (!role)
+		return "?";
+	if (role[0] != 'r' || !role[1] || strspn(role + 1, "0123456789") != strlen(role + 1) ||
+	    strlen(role) >= sizeof(buf[0]))
+		return role;
+	snprintf(b, sizeof(buf[0]), "R%s", role + 1);
+	return b;
 }
 
+/* A rate for the summary, "25.4 Gbit/s"; "-" when the event had none. */
 static const char *
 human(double v, const char *unit, char *buf, size_t n)
 {
@@ -79,15 +77,26 @@ summarize_rr(const json_t *res)
 void
 summarize(json_t *events, const char *rundir)
 {
-	json_t *topo = find_event(events, "topology"), *res = find_event(events, "result"),
-	       *rsc = find_event(events, "resources"), *r;
+	json_t *topo = ff_event_find(events, "topology"), *res = ff_event_find(events, "result"),
+	       *rsc = ff_event_find(events, "resources"), *r;
 	char a[64];
 	size_t i;
 
 	ff_print("Configuration\n");
 	ff_print("  Workload:    %s\n", opt.workload);
 	ff_print("  Relay:       %s\n", opt.relay);
+	if (json_is_object(json_object_get(topo, "build"))) {
+		char line[PATH_MAX * 2 + 256];
+
+		ff_print("  Build:       %s\n", ff_build_line(json_object_get(topo, "build"), line,
+							  sizeof(line)));
+	}
 	ff_print("  Protocol:    %s\n", opt.protocol);
+	if (opt.hops)
+		ff_print("  Hops:        %ld (client -> R1%s%s -> server)\n", opt.hops,
+			 opt.hops > 2 ? " -> ... -> " : opt.hops == 2 ? " -> " : "",
+			 opt.hops > 1 ? role_name(ff_json_str(json_array_get(json_object_get(topo, "relays"),
+									    opt.hops - 1), "role")) : "");
 	ff_print("  Jobs:        %ld\n", opt.run.jobs);
 	ff_print("  Warmup:      %ld s\n", opt.run.warmup);
 	ff_print("  Duration:    %ld s\n", opt.run.duration);
@@ -101,7 +110,7 @@ summarize(json_t *events, const char *rundir)
 		ff_print("  CPU limit:   %ld", opt.run.cpu_limit);
 		if (opt.run.cpu_limit > 0) {
 			json_array_foreach(json_object_get(topo, "relays"), i, r)
-				ff_print("%s%s on CPU %s", i ? ", " : " (", ff_json_str(r, "role"),
+				ff_print("%s%s on CPU %s", i ? ", " : " (", role_name(ff_json_str(r, "role")),
 				       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "any");
 			ff_print(")");
 		}
@@ -111,9 +120,12 @@ summarize(json_t *events, const char *rundir)
 			       (long long)json_integer_value(json_object_get(r, "pid")),
 			       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "?");
 		if (json_is_true(json_object_get(topo, "cpus_shared")))
-			ff_print("  Note:        too few CPUs for each relay to have its own: the relays share CPUs\n");
+			ff_print("  Note:        too few CPUs for each relay to have its own (%ld relay%s of %ld CPU%s, %.0f CPU%s here): the relays share CPUs\n",
+				 opt.hops, opt.hops == 1 ? "" : "s", opt.run.cpu_limit, opt.run.cpu_limit == 1 ? "" : "s",
+				 ff_json_num(ff_event_find(events, "environment"), "cpus_available", 0),
+				 ff_json_num(ff_event_find(events, "environment"), "cpus_available", 0) == 1 ? "" : "s");
 		/* with too few for the relays, none are left for the workload either */
-		if (opt.run.cpu_limit > 0 && !ff_json_str(find_event(events, "server"), "cpus"))
+		if (opt.run.cpu_limit > 0 && !ff_json_str(ff_event_find(events, "server"), "cpus"))
 			ff_print("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
 	}
 	ff_print("\nResults\n");
@@ -168,7 +180,7 @@ print_figure(const json_t *ev, const char *key, const char *label, const char *f
 void
 summarize_capture(const struct cmd *c, json_t *events)
 {
-	json_t *cap = find_event(events, "capture"), *ev, *r, *pid;
+	json_t *cap = ff_event_find(events, "capture"), *ev, *r, *pid;
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
 	char old[PATH_MAX + 8];
 	size_t i, j;
@@ -186,8 +198,11 @@ summarize_capture(const struct cmd *c, json_t *events)
 			print_figure(ev, "instructions_per_byte", "Instructions per byte:", "%.2f");
 			print_figure(ev, "cycles_per_byte", "Cycles per byte:", "%.2f");
 		} else if (!strcmp(name, "skstat")) {
-			ff_print("\n%s\n\n", !strcmp(role, "r1") ? "Router 1" :
-			       !strcmp(role, "r2") ? "Router 2" : role);
+			/* "Router 1" for r1: role_name names a relay of the chain anew. */
+			if (role_name(role) != role)
+				ff_print("\nRouter %s\n\n", role + 1);
+			else
+				ff_print("\n%s\n\n", role);
 			ff_print("%s\n", ff_json_str(ev, "general") ? ff_json_str(ev, "general") : "");
 			ff_print("%s", ff_json_str(ev, "memory") ? ff_json_str(ev, "memory") : "");
 		}

@@ -4,7 +4,10 @@
  * test: the Mann-Whitney ones by t/unit/mw-reference.py (python3, standard
  * library only: U counted pair by pair from its definition, the exact p by
  * enumerating every split of the pooled values, the normal p from Lehmann's
- * tie-corrected variance), the others by hand as noted.
+ * tie-corrected variance), the Hodges-Lehmann and Benjamini-Hochberg ones
+ * by t/unit/hl-reference.py (every pairwise difference sorted, the critical
+ * value by enumerating every split of the ranks), the others by hand as
+ * noted.
  */
 #include "../../bin/ff-bench.d/ff-bench.h"
 
@@ -36,6 +39,77 @@ check_mw(const char *what, const double *x, int n1, const double *y, int n2,
 	near(buf, t.p, p);
 	snprintf(buf, sizeof(buf), "%s: exact", what);
 	near(buf, t.exact, exact);
+}
+
+static void
+check_hl(const char *what, const double *x, int n1, const double *y, int n2,
+	 double est, long long k, double lo, double hi)
+{
+	struct shift s;
+	char buf[128];
+
+	hodges_lehmann(x, n1, y, n2, 0.05, &s);
+	snprintf(buf, sizeof(buf), "%s: shift", what);
+	near(buf, s.est, est);
+	snprintf(buf, sizeof(buf), "%s: k", what);
+	near(buf, s.k, k);
+	snprintf(buf, sizeof(buf), "%s: interval", what);
+	if (isnan(lo))
+		near(buf, isnan(s.lo) && isnan(s.hi), 1);
+	else {
+		near(buf, s.lo, lo);
+		near(buf, s.hi, hi);
+	}
+}
+
+/*
+ * hodges_lehmann finds its order statistics by bisection, never writing the
+ * differences down; here they are all written down and sorted, for random
+ * samples (a fixed LCG) with ties, negative values and unequal sizes. The
+ * count of disagreements should be 0.
+ */
+static int
+brute_force_mismatches(void)
+{
+	static double x[40], y[40], d[1600];
+	unsigned long long seed = 12345;
+	struct shift s;
+	long long k, n;
+	int trial, n1, n2, i, j, bad = 0, ex;
+	double est;
+
+	for (trial = 0; trial < 300; trial++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		n1 = 1 + (int)((seed >> 35) % 40);
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		n2 = 1 + (int)((seed >> 40) % 40);
+		for (i = 0; i < n1 + n2; i++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			/* trial % 2: coarse values, many ties; else fine ones, around -5e3 */
+			double v = trial % 2 ? (double)((seed >> 33) % 7) :
+				   ((double)(seed >> 11) / 9007199254740992.0 - 0.5) * 1e4;
+
+			if (i < n1)
+				x[i] = v;
+			else
+				y[i - n1] = v + (trial % 5);
+		}
+		n = (long long)n1 * n2;
+		for (i = 0; i < n1; i++)
+			for (j = 0; j < n2; j++)
+				d[i * n2 + j] = y[j] - x[i];
+		qsort(d, n, sizeof(*d), ff_cmp_double);
+		est = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+		hodges_lehmann(x, n1, y, n2, 0.05, &s);
+		k = moses_k(n1, n2, 0.05, &ex);
+		if (s.est != est || s.k != k ||
+		    (k >= 1 ? s.lo != d[k - 1] || s.hi != d[n - k] : !isnan(s.lo) || !isnan(s.hi))) {
+			printf("mismatch: n1 %d n2 %d: shift %.17g want %.17g, k %lld want %lld\n",
+			       n1, n2, s.est, est, s.k, k);
+			bad++;
+		}
+	}
+	return bad;
 }
 
 static void
@@ -93,6 +167,42 @@ main(void)
 	near("need_runs(0.1)", need_runs(0.1), 3);
 	/* The exact distribution's tail directly: U <= 1 of 4 and 4 is 2 of 70, doubled. */
 	near("exact_p(4, 4, 1)", exact_p(4, 4, 1), 4.0 / 70);
+
+	/* Hodges-Lehmann shifts and Moses intervals (hl-reference.py). */
+	{
+		static const double m10x[] = { 98, 101, 97, 103, 100, 99, 102, 96, 104, 100.5 };
+		static const double m10y[] = { 105, 108, 103, 110, 107, 104, 109, 106, 111, 102 };
+		static const double isx[] = { 1, 1, 1, 1, 1, 1, 1, 0.5, 0.5, 0.5 };
+		static const double isy[] = { 1, 1, 1, 1, 1, 1, 1, 1.5, 1.5, 1.5 };
+		static const double s5x[] = { 1, 2, 3, 4, 5 }, s5y[] = { 6, 7, 8, 9, 10 };
+		static const double p4[] = { 0.01, 0.04, 0.03, 0.005 }, p3[] = { 0.5, 0.02, 0.02 };
+		double q[4];
+		int ex;
+
+		check_hl("5 below 5", s5x, 5, s5y, 5, 5, 3, 2, 8);
+		check_hl("3 below 3: no interval", sep3x, 3, sep3y, 3, 3, 0, NAN, NAN);
+		check_hl("the issue's ties", isx, 10, isy, 10, 0.5, 24, 0, 0.5);
+		check_hl("10 and 10 mixed", m10x, 10, m10y, 10, 6.25, 24, 3.5, 9);
+		check_hl("31 and 31, normal", bigx, 31, bigy, 31, 10.5, 341, 5.5, 15.5);
+		near("300 random samples against every difference sorted: mismatches",
+		     brute_force_mismatches(), 0);
+		/* The published critical values of U at two-sided 0.05 are k - 1. */
+		near("moses_k(4, 4)", moses_k(4, 4, 0.05, &ex), 1);
+		near("moses_k(5, 8)", moses_k(5, 8, 0.05, &ex), 7);
+		near("moses_k(10, 10)", moses_k(10, 10, 0.05, &ex), 24);
+		near("moses_k(10, 10) exact", ex, 1);
+		near("moses_k(31, 31)", moses_k(31, 31, 0.05, &ex), 341);
+		near("moses_k(31, 31) exact", ex, 0);
+		bh_adjust(p4, 4, q);
+		near("bh 4: q1", q[0], 0.02);
+		near("bh 4: q2", q[1], 0.04);
+		near("bh 4: q3", q[2], 0.04);
+		near("bh 4: q4", q[3], 0.02);
+		bh_adjust(p3, 3, q);
+		near("bh 3: q1", q[0], 0.5);
+		near("bh 3: q2", q[1], 0.03);
+		near("bh 3: q3", q[2], 0.03);
+	}
 
 	/* Median and half the range over it, in percent (by hand). */
 	check_stats("odd", odd, 3, 2, 50);		/* (3 - 1) / 2 / 2 */

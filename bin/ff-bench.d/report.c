@@ -1,0 +1,836 @@
+/*
+ * ff-bench report: one self-contained HTML page of one or more results
+ * files. The page is our template in share/report with its CSS, its script
+ * and the data (JSON) put in; the script draws the charts as SVG.
+ *
+ * What the page needs is computed here, with the code bench and compare
+ * use: the runs (their figures from results.c, their latency percentiles,
+ * intervals and steadiness from the records), the cases and their series
+ * (a relay, or a build label), each series' median with an interval, and
+ * the changes between two files or two builds (change_of, the one place
+ * that asks compare's statistics).
+ */
+#include "ff-bench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char report_usage[] =
+	"usage: ff-bench report [-h] [-o FILE] FILE...\n"
+	"\n"
+	"Write one self-contained HTML page of bench results files: every run as a\n"
+	"point, the medians with their intervals, latency percentiles, the changes\n"
+	"between two files or builds, the intervals of a run, the environment\n"
+	"\n"
+	"options:\n"
+	"  -h, --help            Show this help message and exit\n"
+	"  --version             Show the version and exit\n"
+	"  -o FILE, --output FILE\n"
+	"                        The page (default 'report.html' in the current\n"
+	"                        directory; an existing file is replaced; - is\n"
+	"                        standard output)\n";
+
+/* The metrics drawn per case, and those whose change is drawn (compare's). */
+static const int strip_metrics[] = { M_BITS, M_OPS, M_CPU_GB, M_CPU_KREQ };
+
+/* A case: a bench case but for its relay (and warmup, as compare matches). */
+struct rcase {
+	struct key k;		/* relay NULL; the names are ours */
+	int order;
+};
+
+/* A series of a case: a relay, or a build label; per file when there are several. */
+struct rseries {
+	int c, file, build;
+	char *name;
+	int rank;		/* a build's place among bench's --build options (the first is the base) */
+};
+
+struct rrun {
+	int s, file, group, run;
+};
+
+struct page {
+	int nfiles, file;
+	const char *const *paths;
+	char **labels;		/* a label per file */
+	struct results *res;	/* per file */
+	struct rcase *cases;
+	struct rseries *series;
+	struct rrun *runs;
+	size_t nc, ns, nr, capc, caps, capr;
+	json_t *runs_json, *envs;
+	char **envtext;		/* each environment, as compact text */
+};
+
+/* The same chart: the bench case, whatever the relay, its chain and the build. */
+static int
+chart_eq(const struct key *a, const struct key *b)
+{
+	return !strcmp(a->workload, b->workload) && !strcmp(a->protocol, b->protocol) &&
+	       a->jobs == b->jobs && a->cpu_limit == b->cpu_limit && a->duration == b->duration &&
+	       a->request_size == b->request_size && a->response_size == b->response_size &&
+	       a->rate == b->rate;
+}
+
+static int
+case_of(struct page *pg, const struct key *k)
+{
+	size_t i;
+
+	for (i = 0; i < pg->nc; i++)
+		if (chart_eq(&pg->cases[i].k, k))
+			return i;
+	FF_GROW(pg->cases, pg->nc + 1, pg->capc);
+	pg->cases[pg->nc].k = *k;
+	pg->cases[pg->nc].k.workload = ff_strdup(k->workload);
+	pg->cases[pg->nc].k.protocol = ff_strdup(k->protocol);
+	pg->cases[pg->nc].k.relay = NULL;
+	pg->cases[pg->nc].order = pg->nc;
+	return pg->nc++;
+}
+
+static int
+series_of(struct page *pg, int c, const char *name, int build, int rank)
+{
+	size_t i;
+
+	for (i = 0; i < pg->ns; i++)
+		if (pg->series[i].c == c && pg->series[i].file == pg->file &&
+		    pg->series[i].build == build && !strcmp(pg->series[i].name, name))
+			return i;
+	FF_GROW(pg->series, pg->ns + 1, pg->caps);
+	pg->series[pg->ns] = (struct rseries){ c, pg->file, build, ff_strdup(name), rank };
+	return pg->ns++;
+}
+
+/* The index of an environment among the distinct ones (-1: none). */
+static int
+env_index(struct page *pg, const json_t *env)
+{
+	char *text;
+	size_t i, n = json_array_size(pg->envs);
+
+	if (!json_is_object(env))
+		return -1;
+	text = json_dumps(env, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!text)
+		ff_die("out of memory");
+	for (i = 0; i < n; i++)
+		if (!strcmp(pg->envtext[i], text)) {
+			free(text);
+			return i;
+		}
+	pg->envtext = ff_realloc(pg->envtext, (n + 1) * sizeof(*pg->envtext));
+	pg->envtext[n] = text;
+	json_array_append_new(pg->envs, json_deep_copy(env));
+	return n;
+}
+
+/*
+ * A run's latency percentiles, [[percentile, us], ...]: the distribution
+ * builtin-rr and builtin-crr keep, else the percentiles the result has
+ * (h2load's p50, p90, p99, max). NULL with fewer than two.
+ */
+static json_t *
+latency_curve(const json_t *res)
+{
+	static const struct { const char *key; double p; } cols[] = {
+		{ "latency_p50_us", 50 }, { "latency_p90_us", 90 }, { "latency_p99_us", 99 },
+		{ "latency_p999_us", 99.9 }, { "latency_p9999_us", 99.99 },
+		{ "latency_max_us", 100 },
+	};
+	json_t *a = json_array(), *row;
+	double p, us;
+	size_t i;
+
+	json_array_foreach(json_object_get(res, "latency_distribution"), i, row)
+		if (num(row, "percentile", &p) && num(row, "us", &us))
+			json_array_append_new(a, json_pack("[f,f]", p, us));
+	if (json_array_size(a) < 2) {
+		json_array_clear(a);
+		for (i = 0; i < FF_ARRAY_SIZE(cols); i++)
+			if (num(res, cols[i].key, &us))
+				json_array_append_new(a, json_pack("[f,f]", cols[i].p, us));
+	}
+	if (json_array_size(a) < 2) {
+		json_decref(a);
+		return json_null();
+	}
+	return a;
+}
+
+/* A member of `rec` as it is, or null (a new reference either way). */
+static json_t *
+member(const json_t *rec, const char *key, int (*is)(const json_t *))
+{
+	json_t *v = json_object_get(rec, key);
+
+	return v && is(v) ? json_incref(v) : json_null();
+}
+
+static int
+is_object(const json_t *v)
+{
+	return json_is_object(v);
+}
+
+static int
+is_array(const json_t *v)
+{
+	return json_is_array(v);
+}
+
+/* record_fn: a case record, into the page's runs. */
+static void
+take_run(const json_t *rec, const struct results *r, int group, int run, void *arg)
+{
+	struct page *pg = arg;
+	const struct group *g = &r->g[group];
+	const struct run *ru = &g->runs[run];
+	const json_t *build = json_object_get(rec, "build");
+	const char *label = json_is_object(build) ? ff_json_str(build, "label") : NULL;
+	json_t *o = json_object(), *v = json_object();
+	char *dir = ff_json_path_value(json_object_get(rec, "run_dir"));
+	char name[128];
+	int c, s, m;
+
+	/*
+	 * A series: a build, or a relay (with its chain when not its own:
+	 * "nginx (4 hops)"); either with --tls: "nginx tls", "main tls".
+	 */
+	snprintf(name, sizeof(name), "%s%s%s", label ? label : g->k.relay, g->k.tls ? " tls" : "",
+		 label ? "" : hops_label(g->k.relay, g->k.hops));
+	c = case_of(pg, &g->k);
+	s = series_of(pg, c, name, label != NULL, build_rank(&r->g[group]));
+
+	FF_GROW(pg->runs, pg->nr + 1, pg->capr);
+	pg->runs[pg->nr] = (struct rrun){ s, pg->file, group, run };
+	json_object_set_new(o, "id", json_integer(pg->nr++));
+	json_object_set_new(o, "series", json_integer(s));
+	json_object_set_new(o, "status", json_string(status_name(ru->status)));
+	json_object_set_new(o, "repeat", json_integer(ru->repeat));
+	json_object_set_new(o, "time", ff_json_text(ff_json_str(rec, "time")));
+	json_object_set_new(o, "warmup_s", json_real(g->k.warmup));
+	json_object_set_new(o, "reason", ff_json_text(ff_json_str(rec, "reason")));
+	json_object_set_new(o, "run_dir", ff_json_text(dir));
+	free(dir);
+	for (m = 0; m < M_N; m++)
+		if (ru->have & (1u << m))
+			json_object_set_new(v, metrics[m].key, json_real(ru->v[m]));
+	json_object_set_new(o, "v", v);
+	json_object_set_new(o, "latency", ru->status == 'o' ?
+			    latency_curve(json_object_get(rec, "result")) : json_null());
+	json_object_set_new(o, "build", member(rec, "build", is_object));
+	json_object_set_new(o, "intervals", member(rec, "intervals", is_array));
+	json_object_set_new(o, "steadiness", member(rec, "steadiness", is_object));
+	json_object_set_new(o, "env", json_integer(env_index(pg, json_object_get(rec, "environment"))));
+	json_array_append_new(pg->runs_json, o);
+}
+
+/* Statistics */
+
+/*
+ * The median's interval from order statistics, which assumes no
+ * distribution: [x(k), x(n+1-k)] with the largest k such that
+ * P(B < k) <= 2.5% for B ~ Binomial(n, 1/2), covering the median with
+ * probability 1 - 2 P(B < k), at least 95%. With 5 runs or fewer no k
+ * reaches that: the interval is then the range, and its coverage
+ * (1 - 2^(1-n): 94% for 5 runs, 75% for 3) says what it is worth.
+ * `v` sorted.
+ */
+static void
+median_interval(const double *v, int n, double *lo, double *hi, double *coverage)
+{
+	double below = 0, pj;
+	int k = 0, j;
+
+	for (j = 0; j < n; j++) {
+		pj = exp(lgamma(n + 1) - lgamma(j + 1) - lgamma(n - j + 1) - n * M_LN2);
+		if (below + pj > 0.025)
+			break;
+		below += pj;
+		k = j + 1;
+	}
+	if (k == 0) {
+		k = 1;
+		below = pow(0.5, n);
+	}
+	*lo = v[k - 1];
+	*hi = v[n - k];
+	*coverage = fmax(0, 1 - 2 * below);
+}
+
+/* The values of metric m over the ok runs of series s. */
+static int
+series_values(const struct page *pg, int s, int m, double **out)
+{
+	double *v = calloc(pg->nr + 1, sizeof(*v));
+	const struct run *ru;
+	size_t i;
+	int n = 0;
+
+	if (!v)
+		ff_die("out of memory");
+	for (i = 0; i < pg->nr; i++) {
+		if (pg->runs[i].s != s)
+			continue;
+		ru = &pg->res[pg->runs[i].file].g[pg->runs[i].group].runs[pg->runs[i].run];
+		if (ru->status == 'o' && (ru->have & (1u << m)))
+			v[n++] = ru->v[m];
+	}
+	*out = v;
+	return n;
+}
+
+static json_t *
+series_stats(const struct page *pg, int s)
+{
+	json_t *o = json_object();
+	double *v, lo, hi, cov;
+	struct stats st;
+	size_t i;
+	int n, m;
+
+	for (i = 0; i < FF_ARRAY_SIZE(strip_metrics); i++) {
+		m = strip_metrics[i];
+		n = series_values(pg, s, m, &v);
+		if (n) {
+			stats_of(v, n, &st);	/* sorts v */
+			median_interval(v, n, &lo, &hi, &cov);
+			json_object_set_new(o, metrics[m].key, json_pack("{s:i,s:f,s:f,s:f,s:f}",
+				"n", n, "median", st.median, "lo", lo, "hi", hi, "coverage", cov));
+		}
+		free(v);
+	}
+	return o;
+}
+
+/*
+ * The change of NEW against BASE for metric m, as compare judges it: the
+ * Hodges-Lehmann shift with its 95% interval, in % of the base median,
+ * and the Mann-Whitney p; the q and the verdict come once every change of
+ * the page is known (all_changes).
+ */
+struct change {
+	double pct, lo, hi, p;
+	int too_few;
+};
+
+static void
+change_of(double *x, int nx, double *y, int ny, struct change *c)
+{
+	struct stats b;
+	struct utest t;
+	struct shift sh;
+	double base;
+
+	mann_whitney(x, nx, y, ny, &t);
+	hodges_lehmann(x, nx, y, ny, ALPHA, &sh);
+	stats_of(x, nx, &b);
+	base = fabs(b.median);
+	c->pct = base != 0 ? sh.est / base * 100 : NAN;
+	c->lo = base != 0 ? sh.lo / base * 100 : NAN;
+	c->hi = base != 0 ? sh.hi / base * 100 : NAN;
+	c->p = t.p;
+	c->too_few = nx < MIN_RUNS || ny < MIN_RUNS;
+}
+
+static json_t *
+num_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* Every metric compare compares, for series `sb` (base) against `sn` (new). */
+static void
+changes_of(const struct page *pg, int sb, int sn, json_t *out)
+{
+	struct change ch;
+	double *x, *y;
+	int m, nx, ny;
+
+	for (m = 0; m < M_NCMP; m++) {
+		nx = series_values(pg, sb, m, &x);
+		ny = series_values(pg, sn, m, &y);
+		if (nx && ny) {
+			change_of(x, nx, y, ny, &ch);
+			json_array_append_new(out, json_pack("{s:i,s:i,s:i,s:s,s:i,s:b,s:o,s:o,s:o,s:f,s:i,s:i,s:b}",
+				"case", pg->series[sb].c, "base", sb, "new", sn,
+				"metric", metrics[m].key, "m", m, "higher_better", metrics[m].higher_better,
+				"pct", num_or_null(ch.pct), "lo", num_or_null(ch.lo), "hi", num_or_null(ch.hi),
+				"p", ch.p, "n_base", nx, "n_new", ny, "too_few", ch.too_few));
+		}
+		free(x);
+		free(y);
+	}
+}
+
+/*
+ * The changes: with two files, each series of the second against the same
+ * series (relay or build) of the first; else, in each case with builds,
+ * each build against the first build of its file.
+ */
+static json_t *
+all_changes(const struct page *pg)
+{
+	json_t *out = json_array();
+	size_t i, j;
+
+	for (i = 0; i < pg->ns; i++) {
+		const struct rseries *a = &pg->series[i];
+
+		for (j = 0; j < pg->ns; j++) {
+			const struct rseries *b = &pg->series[j];
+
+			if (j == i || b->c != a->c || b->build != a->build)
+				continue;
+			if (pg->nfiles == 2 && a->file == 0 && b->file == 1 && !strcmp(a->name, b->name))
+				changes_of(pg, i, j, out);
+		}
+	}
+	if (pg->nfiles == 2 && json_array_size(out))
+		return out;
+	for (i = 0; i < pg->ns; i++) {
+		const struct rseries *a = &pg->series[i];
+		size_t first;
+
+		if (!a->build)
+			continue;
+		/* The base: the first --build of the case (in its file). */
+		for (first = i, j = 0; j < pg->ns; j++)
+			if (pg->series[j].build && pg->series[j].c == a->c &&
+			    pg->series[j].file == a->file && pg->series[j].rank < pg->series[first].rank)
+				first = j;
+		if (first != i)
+			changes_of(pg, first, i, out);
+	}
+	return out;
+}
+
+/*
+ * The q (Benjamini-Hochberg over the page's changes, as compare's over its
+ * table) and the verdict of each change, by compare's rule.
+ */
+static void
+judge_changes(json_t *changes)
+{
+	size_t i, n = json_array_size(changes), k = 0;
+	double *p = ff_realloc(NULL, (n + 1) * sizeof(*p)), *q = ff_realloc(NULL, (n + 1) * sizeof(*q));
+	json_t *ch;
+
+	json_array_foreach(changes, i, ch)
+		if (!json_is_true(json_object_get(ch, "too_few")))
+			p[k++] = json_real_value(json_object_get(ch, "p"));
+	bh_adjust(p, (int)k, q);
+	k = 0;
+	json_array_foreach(changes, i, ch) {
+		int too_few = json_is_true(json_object_get(ch, "too_few"));
+		double qv = too_few ? NAN : q[k++];
+
+		json_object_set_new(ch, "q", num_or_null(qv));
+		json_object_set_new(ch, "significant", json_boolean(!too_few && qv < ALPHA));
+		json_object_set_new(ch, "verdict", json_string(verdict_of(
+			(int)json_integer_value(json_object_get(ch, "m")), too_few, qv,
+			ff_json_num(ch, "pct", NAN), ff_json_num(ch, "lo", NAN), ff_json_num(ch, "hi", NAN),
+			THRESHOLD)));
+		json_object_del(ch, "m");
+	}
+	free(p);
+	free(q);
+}
+
+/* The page's data */
+
+static int
+name_at(const char *const names[], const char *s)
+{
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(names[i], s))
+			return i;
+	return i;
+}
+
+static const struct page *sort_pg;
+
+/* Cases in the matrix's order, then as they came. */
+static int
+cmp_case(const void *a, const void *b)
+{
+	const struct rcase *x = &sort_pg->cases[*(const int *)a], *y = &sort_pg->cases[*(const int *)b];
+	int d;
+
+	if ((d = name_at(ff_workloads, x->k.workload) - name_at(ff_workloads, y->k.workload)))
+		return d;
+	if ((d = name_at(ff_protocols, x->k.protocol) - name_at(ff_protocols, y->k.protocol)))
+		return d;
+	return x->order - y->order;
+}
+
+/* Series by file, then builds before relays, relays in the matrix's order, then as they came. */
+static int
+cmp_series(const void *a, const void *b)
+{
+	const struct rseries *x = &sort_pg->series[*(const int *)a], *y = &sort_pg->series[*(const int *)b];
+	int d;
+
+	if ((d = x->file - y->file) || (d = y->build - x->build))
+		return d;
+	if (!x->build && (d = name_at(ff_relays, x->name) - name_at(ff_relays, y->name)))
+		return d;
+	return *(const int *)a - *(const int *)b;
+}
+
+static json_t *
+case_json(const struct rcase *c, int id)
+{
+	json_t *o = json_object();
+	char title[512];
+	int n;
+
+	n = snprintf(title, sizeof(title), "%s %s, jobs %ld, CPU limit %ld, %g s", c->k.workload,
+		     c->k.protocol, c->k.jobs, c->k.cpu_limit, c->k.duration);
+	if (ff_workload_is_rr(c->k.workload) && n > 0 && n < (int)sizeof(title)) {
+		n += snprintf(title + n, sizeof(title) - n, ", request %ld B, response %ld B",
+			      c->k.request_size, c->k.response_size);
+		if (c->k.rate && n < (int)sizeof(title))
+			snprintf(title + n, sizeof(title) - n, ", rate %ld/s", c->k.rate);
+	}
+	json_object_set_new(o, "id", json_integer(id));
+	json_object_set_new(o, "title", json_string(title));
+	json_object_set_new(o, "workload", json_string(c->k.workload));
+	json_object_set_new(o, "protocol", json_string(c->k.protocol));
+	json_object_set_new(o, "jobs", json_integer(c->k.jobs));
+	json_object_set_new(o, "cpu_limit", json_integer(c->k.cpu_limit));
+	json_object_set_new(o, "duration_s", json_real(c->k.duration));
+	if (ff_workload_is_rr(c->k.workload)) {
+		json_object_set_new(o, "request_size", json_integer(c->k.request_size));
+		json_object_set_new(o, "response_size", json_integer(c->k.response_size));
+		json_object_set_new(o, "rate_per_s", c->k.rate ? json_integer(c->k.rate) : json_null());
+	}
+	json_object_set_new(o, "series", json_array());
+	return o;
+}
+
+/* The data: files, metrics, cases (in order) with their series, runs, changes, environments. */
+static json_t *
+page_data(struct page *pg)
+{
+	json_t *d = json_object(), *files = json_array(), *ms = json_array(), *cases = json_array(),
+		*series = json_array(), *ch, *x;
+	int *corder = calloc(pg->nc + 1, sizeof(int)), *sorder = calloc(pg->ns + 1, sizeof(int)),
+		*cid = calloc(pg->nc + 1, sizeof(int)), *sid = calloc(pg->ns + 1, sizeof(int));
+	size_t i, j;
+	int f, k;
+
+	if (!corder || !sorder || !cid || !sid)
+		ff_die("out of memory");
+	for (i = 0; i < pg->nc; i++)
+		corder[i] = i;
+	for (i = 0; i < pg->ns; i++)
+		sorder[i] = i;
+	sort_pg = pg;
+	qsort(corder, pg->nc, sizeof(int), cmp_case);
+	qsort(sorder, pg->ns, sizeof(int), cmp_series);
+	for (i = 0; i < pg->nc; i++) {
+		cid[corder[i]] = i;
+		json_array_append_new(cases, case_json(&pg->cases[corder[i]], i));
+	}
+	/* Series ids in the order drawn; the runs and changes name them so. */
+	for (i = 0; i < pg->ns; i++)
+		sid[sorder[i]] = i;
+	for (i = 0; i < pg->ns; i++) {
+		const struct rseries *s = &pg->series[sorder[i]];
+
+		x = json_pack("{s:i,s:i,s:i,s:s,s:s,s:b,s:o}", "id", (int)i, "case", cid[s->c],
+			      "file", s->file, "name", s->name, "label", s->name, "build", s->build,
+			      "stats", series_stats(pg, sorder[i]));
+		if (pg->nfiles > 1)
+			json_object_set_new(x, "label", json_sprintf("%s: %s", pg->labels[s->file], s->name));
+		json_array_append_new(series, x);
+		json_array_append_new(json_object_get(json_array_get(cases, cid[s->c]), "series"),
+				      json_integer(i));
+	}
+	json_array_foreach(pg->runs_json, i, x)
+		json_object_set_new(x, "series", json_integer(sid[json_integer_value(json_object_get(x, "series"))]));
+	ch = all_changes(pg);
+	judge_changes(ch);
+	json_array_foreach(ch, i, x) {
+		json_object_set_new(x, "case", json_integer(cid[json_integer_value(json_object_get(x, "case"))]));
+		json_object_set_new(x, "base", json_integer(sid[json_integer_value(json_object_get(x, "base"))]));
+		json_object_set_new(x, "new", json_integer(sid[json_integer_value(json_object_get(x, "new"))]));
+	}
+	for (f = 0; f < pg->nfiles; f++) {
+		int n[3] = { 0, 0, 0 };
+
+		for (i = 0; i < (size_t)pg->res[f].ng; i++)
+			for (j = 0; j < (size_t)pg->res[f].g[i].nruns; j++) {
+				k = pg->res[f].g[i].runs[j].status;
+				n[k == 'o' ? 0 : k == 'f' ? 1 : 2]++;
+			}
+		json_array_append_new(files, json_pack("{s:s,s:o,s:i,s:i,s:i}", "label", pg->labels[f],
+			"path", ff_json_text(strcmp(pg->paths[f], "-") ? pg->paths[f] : "standard input"),
+			"ok", n[0], "failed", n[1], "skipped", n[2]));
+	}
+	for (i = 0; i < M_N; i++)
+		json_array_append_new(ms, json_pack("{s:s,s:s,s:b}", "key", metrics[i].key, "title",
+						    metrics[i].title, "higher_better", metrics[i].higher_better));
+	json_object_set_new(d, "generated", json_string(ff_iso_time()));
+	json_object_set_new(d, "version", json_string(FF_VERSION));
+	json_object_set_new(d, "files", files);
+	json_object_set_new(d, "metrics", ms);
+	json_object_set_new(d, "cases", cases);
+	json_object_set_new(d, "series", series);
+	json_object_set_new(d, "runs", json_incref(pg->runs_json));
+	json_object_set_new(d, "changes", ch);
+	json_object_set_new(d, "environments", json_incref(pg->envs));
+	free(corder);
+	free(sorder);
+	free(cid);
+	free(sid);
+	return d;
+}
+
+/* The page */
+
+/*
+ * JSON text inside <script>: a '<' only occurs within strings, where
+ * "\u003c" means the same, so no value can end the element.
+ */
+static void
+add_script_json(struct ff_buf *b, const char *json)
+{
+	const char *lt;
+
+	while ((lt = strchr(json, '<'))) {
+		ff_buf_add(b, json, lt - json);
+		ff_buf_addstr(b, "\\u003c");
+		json = lt + 1;
+	}
+	ff_buf_addstr(b, json);
+}
+
+static char *
+asset(const char *name)
+{
+	char rel[256], *path, *text;
+
+	snprintf(rel, sizeof(rel), "share/report/%s", name);
+	path = ff_datapath(rel);
+	if (!path)
+		ff_die("cannot find '%s' beside the program or under the install prefix", rel);
+	text = ff_read_file(path, NULL);
+	if (!text)
+		ff_die("cannot read '%s': %s", path, strerror(errno));
+	free(path);
+	return text;
+}
+
+/* The template with @REPORT_CSS@, @REPORT_DATA@ and @REPORT_JS@ filled in. */
+static void
+page_html(struct ff_buf *b, json_t *data)
+{
+	static const char *const marks[] = { "@REPORT_CSS@", "@REPORT_DATA@", "@REPORT_JS@" };
+	char *html = asset("report.html"), *css = asset("report.css"), *js = asset("report.js"),
+		*text, *p = html, *q;
+	size_t i;
+
+	text = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (!text)
+		ff_die("out of memory");
+	for (i = 0; i < FF_ARRAY_SIZE(marks); i++) {
+		q = strstr(p, marks[i]);
+		if (!q)
+			ff_die("share/report/report.html: no %s in the template", marks[i]);
+		ff_buf_add(b, p, q - p);
+		if (i == 0)
+			ff_buf_addstr(b, css);
+		else if (i == 1)
+			add_script_json(b, text);
+		else
+			ff_buf_addstr(b, js);
+		p = q + strlen(marks[i]);
+	}
+	ff_buf_addstr(b, p);
+	free(text);
+	free(html);
+	free(css);
+	free(js);
+}
+
+/* A label per file: its name, or its path when two names are the same. */
+static void
+file_labels(struct page *pg, const char *const paths[])
+{
+	const char *base;
+	int i, j, same;
+
+	pg->labels = calloc(pg->nfiles, sizeof(*pg->labels));
+	if (!pg->labels)
+		ff_die("out of memory");
+	for (i = 0; i < pg->nfiles; i++) {
+		base = strcmp(paths[i], "-") ? strrchr(paths[i], '/') : NULL;
+		base = !strcmp(paths[i], "-") ? "standard input" : base ? base + 1 : paths[i];
+		for (same = 0, j = 0; j < pg->nfiles; j++) {
+			const char *o = strrchr(paths[j], '/');
+
+			same += j != i && !strcmp(o ? o + 1 : paths[j], base);
+		}
+		pg->labels[i] = ff_strdup(same ? paths[i] : base);
+	}
+}
+
+static void
+page_free(struct page *pg)
+{
+	size_t i;
+
+	for (i = 0; i < (size_t)pg->nfiles; i++) {
+		results_free(&pg->res[i]);
+		free(pg->labels[i]);
+	}
+	for (i = 0; i < pg->nc; i++) {
+		free((char *)pg->cases[i].k.workload);
+		free((char *)pg->cases[i].k.protocol);
+	}
+	for (i = 0; i < pg->ns; i++)
+		free(pg->series[i].name);
+	for (i = 0; i < json_array_size(pg->envs); i++)
+		free(pg->envtext[i]);
+	free(pg->envtext);
+	free(pg->res);
+	free(pg->labels);
+	free(pg->cases);
+	free(pg->series);
+	free(pg->runs);
+	json_decref(pg->runs_json);
+	json_decref(pg->envs);
+}
+
+int
+report_write(const char *const paths[], int n, const char *out)
+{
+	struct page pg;
+	struct ff_buf b = FF_BUF_INIT;
+	struct ff_out o;
+	json_t *data;
+	int f, rc = 0;
+
+	memset(&pg, 0, sizeof(pg));
+	pg.nfiles = n;
+	pg.paths = paths;
+	pg.res = calloc(n, sizeof(*pg.res));
+	if (!pg.res)
+		ff_die("out of memory");
+	pg.runs_json = json_array();
+	pg.envs = json_array();
+	file_labels(&pg, paths);
+	for (f = 0; f < n; f++) {
+		pg.file = f;
+		load_results_each(paths[f], 1, &pg.res[f], take_run, &pg);
+	}
+	data = page_data(&pg);
+	page_html(&b, data);
+	json_decref(data);
+	page_free(&pg);
+	if (!strcmp(out, "-")) {
+		if (fwrite(b.s, 1, b.len, stdout) != b.len || fflush(stdout) == EOF)
+			ff_write_failed();
+	} else if (ff_out_open(&o, out, 0, NULL, 0644) < 0 || ff_out_write(&o, b.s, b.len) < 0 ||
+		   ff_out_commit(&o) < 0) {
+		ff_out_abort(&o);
+		ff_warn("%s", o.err);
+		rc = -1;
+	}
+	ff_buf_free(&b);
+	return rc;
+}
+
+void
+report_say(const char *path)
+{
+	char full[PATH_MAX], *url;
+
+	if (path[0] == '/' || !getcwd(full, sizeof(full)) || strlen(full) + strlen(path) + 2 > sizeof(full))
+		snprintf(full, sizeof(full), "%s", path);
+	else
+		snprintf(full + strlen(full), sizeof(full) - strlen(full), "/%s", path);
+	url = ff_file_url(full);
+	ff_print("Report: %s\n\nOpen it in a browser: %s\n", path, url);
+	free(url);
+}
+
+char *
+report_path_for(const char *results)
+{
+	size_t n = strlen(results);
+
+	if (n > 6 && !strcmp(results + n - 6, ".jsonl"))
+		return ff_asprintf("%.*s.html", (int)(n - 6), results);
+	return ff_asprintf("%s.html", results);
+}
+
+/* ff-bench report */
+
+/* Two names of one file? */
+static int
+same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int
+report_main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *out = "report.html";
+	struct ff_out o;
+	int c, i, j, nstdin = 0;
+
+	optind = 1;
+	while ((c = ff_getopt(argc, argv, ":ho:", longopts, report_usage)) != -1)
+		switch (c) {
+		case 'h':
+			ff_usage(report_usage, 0);
+		case 'o':
+			if (!*optarg)
+				ff_usage_error(report_usage, "-o: expected a file name");
+			out = optarg;
+			break;
+		}
+	if (optind >= argc)
+		ff_usage_error(report_usage, "expected one or more results files");
+	for (i = optind; i < argc; i++) {
+		nstdin += !strcmp(argv[i], "-");
+		if (nstdin > 1)
+			ff_usage_error(report_usage, "standard input (-) is given twice");
+		for (j = optind; j < i; j++)
+			if (strcmp(argv[i], "-") && strcmp(argv[j], "-") && same_file(argv[i], argv[j]))
+				ff_usage_error(report_usage, "'%s' and '%s' are the same file: give it once",
+					       argv[j], argv[i]);
+		if (strcmp(out, "-") && strcmp(argv[i], "-") && same_file(out, argv[i]))
+			ff_usage_error(report_usage, "the page would replace the results file '%s': "
+				       "give another -o", argv[i]);
+	}
+	/* Before reading anything: a page that cannot be written is said first. */
+	if (strcmp(out, "-") && ff_out_check(&o, out, 0, NULL) < 0)
+		ff_die("%s", o.err);
+	if (!strcmp(out, "-"))
+		ff_check_stdout();
+	if (report_write((const char *const *)argv + optind, argc - optind, out) < 0)
+		return 1;
+	if (strcmp(out, "-"))
+		report_say(out);
+	return ff_finish();
+}

@@ -1,0 +1,544 @@
+/*
+ * report.js - draws the charts of the report page as SVG, from the data
+ * ff-bench report embeds in #report-data (its cases, series, runs,
+ * changes and environments; see bin/ff-bench.d/report.c).
+ *
+ * Every drawn point carries its numbers in data- attributes (data-value,
+ * data-run, data-series...), and every chart says what it is (data-chart,
+ * data-case, data-metric) and how many points it holds (data-points): the
+ * tests read them from the DOM, and so can anyone. Hovering a point shows
+ * its <title>.
+ *
+ * window.report is the page's interface: report.data, and
+ * report.showRun(id) to draw a run's intervals (the location hash #run=ID
+ * asks for one on load).
+ */
+(function () {
+	'use strict';
+
+	var started = performance.now();
+	var D = JSON.parse(document.getElementById('report-data').textContent);
+	var SVG = 'http://www.w3.org/2000/svg';
+	/* Okabe and Ito's palette, safe for colour-blind readers (black last). */
+	var PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
+	/* Dashes for the lines of series beside their colour, for print in grey too. */
+	var DASHES = ['', '6 3', '2 3', '9 3 2 3'];
+	var VERDICT = { better: '#0072B2', worse: '#D55E00' };
+	function verdictColour(v) { return VERDICT[v] || '#777777'; }
+	var $ = function (id) { return document.getElementById(id); };
+
+	/* Metrics: titles with units, and formats */
+
+	var SI = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'K']];
+	function sig3(v) {
+		var a = Math.abs(v);
+		return a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : a >= 1 ? v.toFixed(2) :
+			a === 0 ? '0' : v.toPrecision(3);
+	}
+	function si(v) {
+		for (var i = 0; i < SI.length; i++)
+			if (Math.abs(v) >= SI[i][0])
+				return sig3(v / SI[i][0]) + SI[i][1];
+		return sig3(v);
+	}
+	function us(v) {
+		return v >= 1e6 ? sig3(v / 1e6) + ' s' : v >= 1e3 ? sig3(v / 1e3) + ' ms' : sig3(v) + ' µs';
+	}
+	function pct(v) { return (v > 0 ? '+' : '') + v.toFixed(1) + '%'; }
+	var METRIC = {
+		bits_per_s: { title: 'Throughput', unit: 'bit/s', fmt: si },
+		ops_per_s: { title: 'Operations', unit: 'ops/s: requests, transactions or connections', fmt: si },
+		relay_cpu_s_per_gb: { title: 'Relay CPU per GB, R1 + R2', unit: 'CPU seconds per 10⁹ bytes', fmt: sig3 },
+		relay_cpu_s_per_1k_requests: { title: 'Relay CPU per 1,000 requests, R1 + R2', unit: 'CPU seconds per 1,000 operations', fmt: sig3 },
+		latency_avg_us: { title: 'Average latency', unit: 'µs', fmt: us },
+		latency_p50_us: { title: 'Latency p50', unit: 'µs', fmt: us },
+		latency_p99_us: { title: 'Latency p99', unit: 'µs', fmt: us }
+	};
+	var higherBetter = {};
+	D.metrics.forEach(function (mt) { higherBetter[mt.key] = mt.higher_better; });
+	var STRIPS = ['bits_per_s', 'ops_per_s', 'relay_cpu_s_per_gb', 'relay_cpu_s_per_1k_requests'];
+
+	/* Elements */
+
+	function node(ns, tag, attrs, parent, text) {
+		var e = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
+		for (var k in attrs)
+			if (attrs[k] !== undefined && attrs[k] !== null)
+				e.setAttribute(k, attrs[k]);
+		if (text !== undefined)
+			e.textContent = text;
+		if (parent)
+			parent.appendChild(e);
+		return e;
+	}
+	function h(tag, attrs, parent, text) { return node(null, tag, attrs, parent, text); }
+	function s(tag, attrs, parent, text) { return node(SVG, tag, attrs, parent, text); }
+	function tip(e, text) { s('title', {}, e, text); return e; }
+	function num(v) { return v === null || v === undefined ? null : String(v); }
+
+	/* Colours: one per series name across the page, in order of appearance. */
+	var colourIndex = {};
+	D.series.forEach(function (se) {
+		if (!(se.name in colourIndex))
+			colourIndex[se.name] = Object.keys(colourIndex).length;
+	});
+	function colour(se) { return PALETTE[colourIndex[se.name] % PALETTE.length]; }
+	function dash(se) { return DASHES[Math.floor(colourIndex[se.name] / PALETTE.length + colourIndex[se.name]) % DASHES.length]; }
+
+	/* Scales and axes */
+
+	function linear(d0, d1, r0, r1) {
+		var k = d1 === d0 ? 0 : (r1 - r0) / (d1 - d0);
+		return function (v) { return r0 + (v - d0) * k; };
+	}
+	function ticks(d0, d1, n) {
+		var span = d1 - d0, step, mag, t = [], v;
+		if (!(span > 0))
+			return [d0];
+		mag = Math.pow(10, Math.floor(Math.log10(span / n)));
+		step = [1, 2, 5, 10].map(function (m) { return m * mag; })
+			.filter(function (st) { return span / st <= n; })[0] || 10 * mag;
+		/* From the step at or below d0 to the one at or above d1: every value is inside. */
+		for (v = Math.floor(d0 / step + 1e-9) * step; v < d1 + step * (1 - 1e-9); v += step)
+			t.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+		return t;
+	}
+	/* A frame: the svg, its plot area, and its title. */
+	function frame(parent, w, hgt, m, title, attrs) {
+		attrs.class = 'chart';
+		attrs.width = w;
+		attrs.height = hgt;
+		attrs.viewBox = '0 0 ' + w + ' ' + hgt;
+		attrs.role = 'img';
+		attrs['aria-label'] = title;
+		var svg = s('svg', attrs, parent);
+		s('text', { class: 'title', x: m.l, y: 16 }, svg, title);
+		return { svg: svg, x0: m.l, x1: w - m.r, y0: m.t, y1: hgt - m.b };
+	}
+	function xAxis(f, scale, tv, fmt, label) {
+		var g = s('g', { class: 'axis' }, f.svg), gr = s('g', { class: 'grid' }, f.svg);
+		s('line', { x1: f.x0, x2: f.x1, y1: f.y1, y2: f.y1 }, g);
+		tv.forEach(function (v) {
+			var x = scale(v);
+			s('line', { x1: x, x2: x, y1: f.y0, y2: f.y1 }, gr);
+			s('line', { x1: x, x2: x, y1: f.y1, y2: f.y1 + 4 }, g);
+			s('text', { x: x, y: f.y1 + 15, 'text-anchor': 'middle' }, g, fmt(v));
+		});
+		s('text', { x: (f.x0 + f.x1) / 2, y: f.y1 + 30, 'text-anchor': 'middle' }, g, label);
+	}
+	function yAxis(f, scale, tv, fmt, label) {
+		var g = s('g', { class: 'axis' }, f.svg), gr = s('g', { class: 'grid' }, f.svg);
+		s('line', { x1: f.x0, x2: f.x0, y1: f.y0, y2: f.y1 }, g);
+		tv.forEach(function (v) {
+			var y = scale(v);
+			s('line', { x1: f.x0, x2: f.x1, y1: y, y2: y }, gr);
+			s('text', { x: f.x0 - 5, y: y + 4, 'text-anchor': 'end' }, g, fmt(v));
+		});
+		s('text', { x: 12, y: (f.y0 + f.y1) / 2, 'text-anchor': 'middle',
+			transform: 'rotate(-90 12 ' + (f.y0 + f.y1) / 2 + ')' }, g, label);
+	}
+	function short(t, n) { return t.length > n ? t.slice(0, n - 1) + '…' : t; }
+
+	function legend(parent, series) {
+		var l = h('div', { class: 'legend' }, parent);
+		series.forEach(function (se) {
+			var sp = h('span', {}, l), sv = s('svg', { viewBox: '0 0 12 12' }, sp);
+			s('line', { x1: 0, x2: 12, y1: 6, y2: 6, stroke: colour(se), 'stroke-width': 3,
+				'stroke-dasharray': dash(se) }, sv);
+			h('span', {}, sp, se.label);
+		});
+	}
+
+	/* Runs by series, ok ones */
+	var runsOf = D.series.map(function () { return []; });
+	D.runs.forEach(function (r) { runsOf[r.series].push(r); });
+	function runName(r) {
+		var se = D.series[r.series];
+		return D.cases[se.case].title + ', ' + se.label + ', run ' + r.repeat;
+	}
+
+	/*
+	 * Strip chart: a row per series, each ok run a dot at its value (spread
+	 * over the row so that equal values stay visible), the median a bar, its
+	 * interval a whisker.
+	 */
+	function stripChart(parent, c, key) {
+		var ser = c.series.map(function (i) { return D.series[i]; })
+			.filter(function (se) { return se.stats[key]; });
+		if (!ser.length)
+			return;
+		var mt = METRIC[key], row = 26, w = 560, m = { l: 150, r: 18, t: 26, b: 40 };
+		var max = 0, npts = 0;
+		ser.forEach(function (se) {
+			max = Math.max(max, se.stats[key].hi);
+			runsOf[se.id].forEach(function (r) {
+				if (r.status === 'ok' && key in r.v)
+					max = Math.max(max, r.v[key]);
+			});
+		});
+		var f = frame(parent, w, m.t + m.b + row * ser.length, m, mt.title,
+			{ 'data-chart': 'strip', 'data-case': c.id, 'data-metric': key });
+		var tv = ticks(0, max > 0 ? max * 1.05 : 1, 5), x = linear(0, tv[tv.length - 1], f.x0, f.x1);
+		xAxis(f, x, tv, mt.fmt, mt.title + ' (' + mt.unit + ')');
+		ser.forEach(function (se, k) {
+			var y = f.y0 + row * k + row / 2, st = se.stats[key], col = colour(se), i = 0;
+			var label = s('text', { x: f.x0 - 6, y: y + 4, 'text-anchor': 'end' }, f.svg, short(se.label, 24));
+			tip(label, se.label);
+			runsOf[se.id].forEach(function (r) {
+				if (r.status !== 'ok' || !(key in r.v))
+					return;
+				var jitter = ((i++ * 0.6180339887) % 1 - 0.5) * row * 0.6;
+				tip(s('circle', { class: 'dot', cx: x(r.v[key]), cy: y + jitter, r: 3.2, fill: col,
+					stroke: col, 'data-run': r.id, 'data-series': se.id, 'data-value': num(r.v[key]) }, f.svg),
+				'run ' + r.repeat + ': ' + mt.fmt(r.v[key]) + ' ' + mt.unit.split(':')[0]);
+				npts++;
+			});
+			s('line', { class: 'ci', x1: x(st.lo), x2: x(st.hi), y1: y, y2: y, stroke: '#333',
+				'data-series': se.id, 'data-lo': num(st.lo), 'data-hi': num(st.hi) }, f.svg);
+			tip(s('line', { class: 'median', x1: x(st.median), x2: x(st.median), y1: y - row * 0.42,
+				y2: y + row * 0.42, stroke: '#222', 'data-series': se.id, 'data-value': num(st.median),
+				'data-lo': num(st.lo), 'data-hi': num(st.hi), 'data-n': st.n,
+				'data-coverage': num(st.coverage) }, f.svg),
+			'median of ' + st.n + ': ' + mt.fmt(st.median) + '; interval ' + mt.fmt(st.lo) + ' to ' +
+			mt.fmt(st.hi) + ' (' + Math.round(st.coverage * 1000) / 10 + '% coverage)');
+		});
+		f.svg.setAttribute('data-points', npts);
+	}
+
+	/*
+	 * Latency percentile curves: one per run, percentiles on the "nines"
+	 * scale (90, 99, 99.9...: -log10(1 - p)), the maximum at the end,
+	 * latency on a log scale.
+	 */
+	var MAXNINES = 6;
+	function nines(p) { return p >= 100 ? MAXNINES : Math.min(-Math.log10(1 - p / 100), MAXNINES - 0.5); }
+	function latencyChart(parent, c) {
+		var runs = [];
+		c.series.forEach(function (i) {
+			runsOf[i].forEach(function (r) { if (r.status === 'ok' && r.latency) runs.push(r); });
+		});
+		if (!runs.length)
+			return;
+		var lo = Infinity, hi = 0, w = 560, m = { l: 64, r: 18, t: 26, b: 40 };
+		runs.forEach(function (r) {
+			r.latency.forEach(function (pt) {
+				if (pt[1] > 0) {
+					lo = Math.min(lo, pt[1]);
+					hi = Math.max(hi, pt[1]);
+				}
+			});
+		});
+		var f = frame(parent, w, 260, m, 'Latency by percentile',
+			{ 'data-chart': 'latency', 'data-case': c.id, 'data-points': runs.length });
+		var l0 = Math.floor(Math.log10(lo)), l1 = Math.ceil(Math.log10(hi));
+		if (l1 === l0)
+			l1++;
+		var x = linear(0, MAXNINES, f.x0, f.x1), ly = linear(l0, l1, f.y1, f.y0);
+		var y = function (v) { return ly(Math.log10(Math.max(v, Math.pow(10, l0)))); };
+		var pv = [0, 1, 2, 3, 4, 5, MAXNINES], tv = [];
+		for (var k = l0; k <= l1; k++)
+			tv.push(Math.pow(10, k));
+		xAxis(f, x, pv, function (v) {
+			return v === MAXNINES ? 'max' : v === 0 ? '0' : (100 - 100 * Math.pow(10, -v)).toPrecision(v + 2).replace(/\.?0+$/, '');
+		}, 'Percentile (%), on a scale of nines');
+		yAxis(f, y, tv, us, 'Latency (µs, log scale)');
+		runs.forEach(function (r) {
+			var se = D.series[r.series];
+			tip(s('path', { class: 'curve', stroke: colour(se), 'stroke-dasharray': dash(se),
+				d: r.latency.map(function (pt, i) { return (i ? 'L' : 'M') + x(nines(pt[0])).toFixed(1) + ' ' + y(pt[1]).toFixed(1); }).join(''),
+				'data-run': r.id, 'data-series': se.id, 'data-values': JSON.stringify(r.latency) }, f.svg),
+			runName(r));
+		});
+		legend(parent, c.series.map(function (i) { return D.series[i]; })
+			.filter(function (se) { return runs.some(function (r) { return r.series === se.id; }); }));
+	}
+
+	function drawCases() {
+		var list = $('case-list'), toc = $('toc');
+		D.cases.forEach(function (c) {
+			var sec = h('div', { class: 'case', id: 'case-' + c.id }, list);
+			h('h3', {}, sec, c.title);
+			h('a', { href: '#case-' + c.id }, toc, c.title);
+			var charts = h('div', { class: 'charts' }, sec);
+			STRIPS.forEach(function (key) { stripChart(charts, c, key); });
+			var lat = h('div', {}, sec);
+			latencyChart(lat, c);
+			if (!charts.children.length && !lat.children.length)
+				h('p', { class: 'note' }, sec, 'No run of this case succeeded: nothing to draw.');
+		});
+	}
+
+	/*
+	 * Changes: a chart per metric, a row per case and pair of series, the
+	 * change of the median in percent, coloured by compare's verdict, with
+	 * its confidence interval where the comparison gives one.
+	 */
+	function drawChanges() {
+		if (!D.changes.length)
+			return;
+		$('changes').hidden = false;
+		h('a', { href: '#changes' }, $('toc'), 'Changes');
+		var anyCi = D.changes.some(function (ch) { return ch.lo !== null; });
+		$('changes-note').textContent = (D.files.length === 2 ?
+			'Each series of ' + D.files[1].label + ' against the same series of ' + D.files[0].label :
+			'Each build against the first build of its case') +
+			', as flimflam compare judges it: the Hodges-Lehmann change in percent of the base median; ' +
+			'blue is better, vermillion worse (q < 0.05 after Benjamini-Hochberg over the page, and the ' +
+			'interval beyond 2%), grey no change or inconclusive; a filled point is significant. ' +
+			(anyCi ? 'The whisker is the 95% confidence interval of the change.' :
+				'This comparison gives no interval: the point is the change of the medians.');
+		Object.keys(METRIC).forEach(function (key) {
+			var rows = D.changes.filter(function (ch) { return ch.metric === key; });
+			if (!rows.length)
+				return;
+			var mt = METRIC[key], row = 22, w = 1000, m = { l: 330, r: 90, t: 26, b: 40 }, lim = 1, npts = 0;
+			rows.forEach(function (ch) {
+				[ch.pct, ch.lo, ch.hi].forEach(function (v) { if (v !== null) lim = Math.max(lim, Math.abs(v)); });
+			});
+			var f = frame($('change-list'), w, m.t + m.b + row * rows.length, m,
+				mt.title + ' (' + (higherBetter[key] ? 'higher' : 'lower') + ' is better)',
+				{ 'data-chart': 'change', 'data-metric': key });
+			var tv = ticks(-lim * 1.1, lim * 1.1, 8), x = linear(tv[0], tv[tv.length - 1], f.x0, f.x1);
+			xAxis(f, x, tv, function (v) { return pct(v); }, 'Change (%)');
+			s('line', { class: 'zero', x1: x(0), x2: x(0), y1: f.y0, y2: f.y1 }, f.svg);
+			rows.forEach(function (ch, k) {
+				var y = f.y0 + row * k + row / 2, b = D.series[ch.base], n = D.series[ch.new];
+				var name = (b.name === n.name ? n.name : n.name + ' vs ' + b.name) + ' · ' + D.cases[ch.case].title;
+				tip(s('text', { x: f.x0 - 6, y: y + 4, 'text-anchor': 'end' }, f.svg, short(name, 54)), name);
+				var attrs = { 'data-case': ch.case, 'data-metric': key, 'data-base': ch.base, 'data-new': ch.new,
+					'data-value': num(ch.pct), 'data-lo': num(ch.lo), 'data-hi': num(ch.hi),
+					'data-p': num(ch.p), 'data-q': num(ch.q), 'data-verdict': ch.verdict };
+				var text = ch.pct === null ? 'base median 0' : pct(ch.pct) + ' ' + ch.verdict +
+					' (p=' + ch.p.toPrecision(2) + (ch.q !== null ? ', q=' + ch.q.toPrecision(2) : '') + ' n=' + ch.n_base + '+' + ch.n_new + ')' +
+					(ch.too_few ? ' too few runs' : '');
+				s('text', { x: f.x1 + 6, y: y + 4 }, f.svg, ch.pct === null ? 'n/a' : pct(ch.pct) + ' ' + ch.verdict);
+				if (ch.pct === null)
+					return;
+				if (ch.lo !== null && ch.hi !== null)
+					s('line', { class: 'change-ci', x1: x(ch.lo), x2: x(ch.hi), y1: y, y2: y,
+						stroke: verdictColour(ch.verdict) }, f.svg);
+				attrs.class = 'change';
+				attrs.cx = x(ch.pct);
+				attrs.cy = y;
+				attrs.r = 4.5;
+				attrs.fill = ch.significant ? verdictColour(ch.verdict) : '#fff';
+				attrs.stroke = verdictColour(ch.verdict);
+				attrs['stroke-width'] = 2;
+				tip(s('circle', attrs, f.svg), name + '\n' + text);
+				npts++;
+			});
+			f.svg.setAttribute('data-points', npts);
+		});
+	}
+
+	/* The intervals of a run: a time series per figure. */
+	var IV = [
+		{ key: 'bits_per_s', title: 'Throughput', unit: 'bit/s', fmt: si, lines: function (iv) {
+			return [['bits/s', iv.map(function (e) { return e.dt_s > 0 ? e.bytes * 8 / e.dt_s : null; })]];
+		} },
+		{ key: 'ops_per_s', title: 'Operations', unit: 'ops/s', fmt: si, lines: function (iv) {
+			return [['ops/s', iv.map(function (e) { return e.operations !== null && e.operations !== undefined && e.dt_s > 0 ? e.operations / e.dt_s : null; })]];
+		} },
+		{ key: 'latency', title: 'Latency', unit: 'µs', fmt: us, lines: function (iv) {
+			return ['p50', 'p99', 'p99.9'].map(function (p) {
+				return [p, iv.map(function (e) { return e.latency_us ? e.latency_us[p] : null; })];
+			});
+		} },
+		{ key: 'cpu', title: 'Relay CPU', unit: '% of one CPU', fmt: sig3, lines: function (iv) {
+			return roles(iv).map(function (role) {
+				return [role, iv.map(function (e) { var r = relayIn(e, role); return r && r.cpu_fraction !== null ? r.cpu_fraction * 100 : null; })];
+			});
+		} },
+		{ key: 'rss', title: 'Relay memory (RSS)', unit: 'MiB', fmt: sig3, lines: function (iv) {
+			return roles(iv).map(function (role) {
+				return [role, iv.map(function (e) { var r = relayIn(e, role); return r && r.rss_bytes !== null ? r.rss_bytes / 1048576 : null; })];
+			});
+		} }
+	];
+	function roles(iv) {
+		var out = [];
+		iv.forEach(function (e) {
+			(e.relays || []).forEach(function (r) { if (out.indexOf(r.role) < 0) out.push(r.role); });
+		});
+		return out;
+	}
+	function relayIn(e, role) {
+		return (e.relays || []).filter(function (r) { return r.role === role; })[0];
+	}
+	function intervalChart(box, r, spec) {
+		var parent = h('div', {}, box), iv = r.intervals, lines = spec.lines(iv).filter(function (l) {
+			return l[1].some(function (v) { return v !== null && v !== undefined; });
+		});
+		if (!lines.length)
+			return;
+		var w = 560, m = { l: 64, r: 18, t: 26, b: 40 }, max = 0, tmax = 0, npts = 0;
+		lines.forEach(function (l) { l[1].forEach(function (v) { if (v !== null && v !== undefined) max = Math.max(max, v); }); });
+		iv.forEach(function (e) { tmax = Math.max(tmax, e.t_s + (e.dt_s || 0)); });
+		var f = frame(parent, w, 230, m, spec.title, { 'data-chart': 'interval', 'data-run': r.id, 'data-metric': spec.key });
+		var tx = ticks(0, tmax || 1, 8), ty = ticks(0, max > 0 ? max * 1.05 : 1, 5);
+		var x = linear(0, tx[tx.length - 1], f.x0, f.x1), y = linear(0, ty[ty.length - 1], f.y1, f.y0);
+		xAxis(f, x, tx, sig3, 'Time in the window (s)');
+		yAxis(f, y, ty, spec.fmt, spec.title + ' (' + spec.unit + ')');
+		lines.forEach(function (l, k) {
+			var col = PALETTE[k % PALETTE.length], d = '', g = s('g', { 'data-line': l[0] }, f.svg);
+			l[1].forEach(function (v, i) {
+				if (v === null || v === undefined)
+					return;
+				d += (d ? 'L' : 'M') + x(iv[i].t_s).toFixed(1) + ' ' + y(v).toFixed(1);
+			});
+			s('path', { class: 'line', d: d, stroke: col, 'stroke-dasharray': DASHES[k % DASHES.length] }, g);
+			l[1].forEach(function (v, i) {
+				if (v === null || v === undefined)
+					return;
+				tip(s('circle', { class: 'pt', cx: x(iv[i].t_s), cy: y(v), r: 2.5, fill: col,
+					'data-line': l[0], 'data-t': num(iv[i].t_s), 'data-value': num(v) }, g),
+				l[0] + ' at ' + iv[i].t_s + ' s: ' + spec.fmt(v) + ' ' + spec.unit);
+				npts++;
+			});
+		});
+		f.svg.setAttribute('data-points', npts);
+		if (lines.length > 1) {
+			var lg = h('div', { class: 'legend' }, parent);
+			lines.forEach(function (l, k) {
+				var sp = h('span', {}, lg), sv = s('svg', { viewBox: '0 0 12 12' }, sp);
+				s('line', { x1: 0, x2: 12, y1: 6, y2: 6, stroke: PALETTE[k % PALETTE.length], 'stroke-width': 3,
+					'stroke-dasharray': DASHES[k % DASHES.length] }, sv);
+				h('span', {}, sp, l[0]);
+			});
+		}
+	}
+	function showRun(id) {
+		var box = $('interval-charts'), r = D.runs[id];
+		box.textContent = '';
+		if (!r || !r.intervals || !r.intervals.length)
+			return false;
+		$('run-select').value = String(id);
+		h('p', {}, box, runName(r) + ': ' + r.intervals.length + ' intervals');
+		if (r.steadiness) {
+			var st = r.steadiness, p = h('p', { class: 'steady' + (st.steady === false ? ' unsteady' : '') }, box);
+			p.textContent = (st.steady === false ? 'Not steady' : 'Steady') +
+				(st.cv_pct !== null && st.cv_pct !== undefined ? ': throughput varied ' + sig3(st.cv_pct) + '% (coefficient of variation)' : '') +
+				(st.trend_pct !== null && st.trend_pct !== undefined ? ', trend ' + pct(st.trend_pct) + ' from the first half to the second' : '') +
+				(st.reason ? ' (' + st.reason + ')' : '');
+		}
+		var charts = h('div', { class: 'charts' }, box);
+		IV.forEach(function (spec) { intervalChart(charts, r, spec); });
+		return true;
+	}
+	function drawIntervals() {
+		var sel = $('run-select'), with_iv = D.runs.filter(function (r) { return r.intervals && r.intervals.length; });
+		h('a', { href: '#intervals' }, $('toc'), 'Intervals');
+		if (!with_iv.length) {
+			$('intervals-note').textContent = 'No run in these files has intervals (they are recorded by versions of flimflam that take --interval).';
+			return;
+		}
+		$('intervals-note').textContent = with_iv.length + ' run' + (with_iv.length === 1 ? ' has' : 's have') +
+			' intervals: choose one. Each point is an interval, at its start.';
+		$('run-choice').hidden = false;
+		with_iv.forEach(function (r) {
+			h('option', { value: r.id }, sel, runName(r) + (r.steadiness && r.steadiness.steady === false ? ' (not steady)' : ''));
+		});
+		sel.addEventListener('change', function () { showRun(+sel.value); });
+		var want = /(?:^#|&)run=(\d+)/.exec(location.hash);
+		if (!(want && showRun(+want[1])))
+			showRun(with_iv[0].id);
+	}
+
+	/* Tables */
+
+	function table(parent, head, rows) {
+		var t = h('table', {}, parent), tr = h('tr', {}, h('thead', {}, t)), tb = h('tbody', {}, t);
+		head.forEach(function (c) { h('th', {}, tr, c); });
+		rows.forEach(function (r) {
+			var row = h('tr', {}, tb);
+			r.forEach(function (c) { h('td', typeof c === 'number' ? { class: 'num' } : {}, row, c === null || c === undefined ? '-' : String(c)); });
+		});
+		return t;
+	}
+	function drawFailures() {
+		var bad = D.runs.filter(function (r) { return r.status !== 'ok'; });
+		if (!bad.length)
+			return;
+		$('failures').hidden = false;
+		h('a', { href: '#failures' }, $('toc'), 'Failed and skipped runs');
+		table($('failure-list'), ['Case', 'Series', 'Run', 'Status', 'Reason', 'Run directory'],
+			bad.map(function (r) {
+				var se = D.series[r.series];
+				return [D.cases[se.case].title, se.label, r.repeat, r.status, r.reason, r.run_dir];
+			}));
+	}
+	function drawOptions() {
+		var box = $('option-list'), builds = {}, warm;
+		h('a', { href: '#options' }, $('toc'), 'Files and options');
+		table(box, ['File', 'Path', 'Runs ok', 'Failed', 'Skipped'], D.files.map(function (f) {
+			return [f.label, f.path, f.ok, f.failed, f.skipped];
+		}));
+		table(box, ['Workload', 'Protocol', 'Jobs', 'CPU limit', 'Duration (s)', 'Warmup (s)',
+			'Request (B)', 'Response (B)', 'Rate (/s)', 'Series: runs'], D.cases.map(function (c) {
+			warm = {};
+			c.series.forEach(function (i) { runsOf[i].forEach(function (r) { warm[r.warmup_s] = 1; }); });
+			return [c.workload, c.protocol, c.jobs, c.cpu_limit, c.duration_s, Object.keys(warm).join(', '),
+				c.request_size, c.response_size, c.rate_per_s === undefined ? null :
+				c.rate_per_s === null ? 'closed loop' : c.rate_per_s,
+				c.series.map(function (i) { return D.series[i].label + ': ' + runsOf[i].length; }).join('; ')];
+		}));
+		D.runs.forEach(function (r) {
+			if (r.build && r.build.label !== null && r.build.label !== undefined)
+				builds[r.build.label + '\u0000' + r.build.sha256] = r.build;
+		});
+		if (Object.keys(builds).length) {
+			h('h3', {}, box, 'Builds');
+			table(box, ['Label', 'Relay', 'Version', 'Path', 'SHA-256'], Object.keys(builds).map(function (k) {
+				var b = builds[k];
+				return [b.label, b.relay, b.version, b.path, b.sha256];
+			}));
+		}
+	}
+	function envValue(v) {
+		if (v === null || v === undefined)
+			return '-';
+		if (typeof v !== 'object')
+			return String(v);
+		if ('version' in v || 'path' in v)
+			return (v.version || 'version unknown') + (v.path ? ' (' + v.path + ')' : '');
+		return short(JSON.stringify(v), 300);
+	}
+	function drawEnvironment() {
+		var box = $('env-list');
+		h('a', { href: '#environment' }, $('toc'), 'Environment');
+		if (!D.environments.length) {
+			h('p', { class: 'note' }, box, 'The results hold no environment.');
+			return;
+		}
+		D.environments.forEach(function (env, i) {
+			var files = {};
+			D.runs.forEach(function (r) { if (r.env === i) files[D.files[D.series[r.series].file].label] = 1; });
+			if (D.environments.length > 1)
+				h('h3', {}, box, 'Environment ' + (i + 1) + ' (' + Object.keys(files).join(', ') + ')');
+			table(box, ['', ''], Object.keys(env).filter(function (k) { return k !== 'event'; }).map(function (k) {
+				return [k, envValue(env[k])];
+			}));
+		});
+	}
+
+	function header() {
+		var n = D.runs.length, ok = D.runs.filter(function (r) { return r.status === 'ok'; }).length;
+		var names = D.files.map(function (f) { return f.label; }).join(', ');
+		document.title = 'flimflam report: ' + names;
+		$('title').textContent = 'flimflam report: ' + names;
+		$('subtitle').textContent = D.cases.length + ' case' + (D.cases.length === 1 ? '' : 's') + ', ' +
+			n + ' run' + (n === 1 ? '' : 's') + ' (' + ok + ' ok); written ' + D.generated +
+			' by flimflam ' + D.version + '.';
+	}
+
+	header();
+	drawCases();
+	drawChanges();
+	drawIntervals();
+	drawFailures();
+	drawOptions();
+	drawEnvironment();
+	window.report = { data: D, showRun: showRun };
+	document.documentElement.setAttribute('data-drawn', 'yes');
+	document.documentElement.setAttribute('data-draw-ms', Math.round(performance.now() - started));
+})();

@@ -1,0 +1,184 @@
+#!/usr/bin/env bats
+# flimflam report: the page of results files, checked in headless Chromium
+# (every chart holds the points of its files, read from the DOM by
+# t/fixtures/report/check-page.py), the page bench writes beside its
+# results, and bad input.
+
+bats_require_minimum_version 1.5.0
+load helper
+
+FIX="$TOP/t/fixtures"
+CHECK="$TOP/t/fixtures/report/check-page.py"
+
+skip_unless_chromium() {
+	command -v chromium >/dev/null || skip "chromium is not installed (make deps)"
+}
+
+# chrome ARGS...: headless Chromium with a profile and a home of its own.
+chrome() {
+	local prof
+	prof=$(mktemp -d "$BATS_TEST_TMPDIR/chrome.XXXXXX")
+	HOME="$prof" XDG_CONFIG_HOME="$prof" XDG_CACHE_HOME="$prof" \
+		timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --disable-component-update \
+		--disable-sync --user-data-dir="$prof" --virtual-time-budget=3000 \
+		--hide-scrollbars "$@" 2>"$prof.log"
+}
+
+# dom PAGE HASH OUT: the DOM of PAGE#HASH once its script has run.
+dom() {
+	chrome --window-size=1200,1000 --dump-dom "file://$1#$2" >"$3"
+	grep -q 'data-drawn="yes"' "$3" || { echo "the page's script did not finish drawing $1"; false; }
+}
+
+# shot PAGE NAME: a screenshot for a reviewer, kept in t/artifacts and named on the TAP stream.
+shot() {
+	mkdir -p "$TOP/t/artifacts"
+	chrome --window-size=1200,2600 --screenshot="$TOP/t/artifacts/$2" "file://$1"
+	[ -s "$TOP/t/artifacts/$2" ]
+	echo "# screenshot: $TOP/t/artifacts/$2" >&3
+}
+
+@test "report: two files: every run in its chart, medians and intervals, and compare's changes" {
+	skip_unless_chromium
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr flimflam report "$FIX/ff-bench/base.jsonl" "$FIX/ff-bench/new.jsonl" -o two.html
+	[ "${lines[0]}" = "Report: two.html" ]
+	[ "${lines[1]}" = "Open it in a browser: file://$PWD/two.html" ]
+	[ -z "$stderr" ]
+	run -0 flimflam compare --json "$FIX/ff-bench/base.jsonl" "$FIX/ff-bench/new.jsonl"
+	echo "$output" >compare.jsonl
+	dom "$PWD/two.html" "" two.dom
+	run -0 python3 "$CHECK" two.dom "$FIX/ff-bench/base.jsonl" "$FIX/ff-bench/new.jsonl" --compare compare.jsonl
+	echo "$output"
+	[ "${lines[0]}" = "strip charts: 12, holding 311 points of 104 runs" ]
+	[ "${lines[2]}" = "change charts: 20 points, each compare's change, interval, p, q and verdict" ]
+	# Axes say their units; the failed runs are listed with their reasons.
+	grep -q '>Throughput (bit/s)</text>' two.dom
+	grep -q '>Relay CPU per GB, R1 + R2 (CPU seconds per 10⁹ bytes)</text>' two.dom
+	grep -q '>Change (%)</text>' two.dom
+	grep -q 'id="failures">' two.dom
+	shot "$PWD/two.html" report-two-files.png
+}
+
+@test "report: builds, latency percentiles, intervals of a chosen run and steadiness (and older rows beside them)" {
+	skip_unless_chromium
+	cd "$BATS_TEST_TMPDIR"
+	run -0 flimflam report "$FIX/report/builds.jsonl" -o builds.html
+	dom "$PWD/builds.html" "" b.dom
+	run -0 python3 "$CHECK" b.dom "$FIX/report/builds.jsonl"
+	echo "$output"
+	[ "${lines[0]}" = "strip charts: 6, holding 50 points of 17 runs" ]
+	[ "${lines[1]}" = "latency charts: 10 curves, one per run with percentiles" ]
+	[ "${lines[2]}" = "change charts: 7 points, each build against the first, at its Hodges-Lehmann change" ]
+	[ "${lines[3]}" = "interval charts: 5 (bits_per_s, cpu, latency, ops_per_s, rss) of run 0, 72 points" ]
+	# The selector: run 1 (build "mine", not steady) by the location hash.
+	dom "$PWD/builds.html" "run=1" b1.dom
+	run -0 python3 "$CHECK" b1.dom "$FIX/report/builds.jsonl" --run 1
+	[ "${lines[3]}" = "interval charts: 5 (bits_per_s, cpu, latency, ops_per_s, rss) of run 1, 72 points" ]
+	grep -q 'Not steady: throughput varied 14.5% (coefficient of variation), trend +12.0% from the first half to the second (throughput rose through the window)' b1.dom
+	grep -q '<option value="1">builtin-rr tcp, jobs 2, CPU limit 1, 4 s, request 1 B, response 1 B, mine, run 1 (not steady)</option>' b1.dom
+	# The builds, the skipped case and the failed run are listed.
+	grep -q '<td>3.3.0-mine</td>' b1.dom
+	grep -q '<td>ff-topology: the nginx relays did not start</td>' b1.dom
+	shot "$PWD/builds.html" report-builds.png
+}
+
+@test "report: bench writes RESULTS.html beside its results and says where; the page holds its runs" {
+	skip_unless_chromium
+	mkdir "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w"
+	run --separate-stderr ff-bench -w builtin,builtin-rr -r none --warmup 0 --duration 2 --repeat 2 --output b.jsonl
+	[ "$status" -eq 0 ] || { [ "$status" -eq 1 ] && grep -qE -- "$BUSY_ERE" <<<"$stderr"; } ||
+		{ echo "status $status: $stderr"; false; }
+	[ "${lines[-3]}" = "Results: b.jsonl" ]
+	[ "${lines[-2]}" = "Report: b.html" ]
+	[ "${lines[-1]}" = "Open it in a browser: file://$PWD/b.html" ]
+	[ "$(ls | tr '\n' ' ')" = "b.html b.jsonl " ]
+	dom "$PWD/b.html" "" b.dom
+	run -0 python3 "$CHECK" b.dom b.jsonl
+	echo "$output"
+	n=$(jq -s '[.[] | select(.status == "ok")] | length' b.jsonl)
+	nrr=$(jq -s '[.[] | select(.status == "ok" and .config.workload == "builtin-rr")] | length' b.jsonl)
+	# builtin: bits/s; builtin-rr: bits/s and ops/s (no relays, so no CPU).
+	[ "${lines[0]}" = "strip charts: 3, holding $((n + nrr)) points of 4 runs" ]
+	[ "${lines[1]}" = "latency charts: $nrr curves, one per run with percentiles" ]
+	shot "$PWD/b.html" report-bench.png
+	# An existing page is refused as the results file is, before anything runs.
+	touch c.html
+	run -1 --separate-stderr ff-bench -w builtin -r none --warmup 0 --duration 2 --output c.jsonl
+	[ "$stderr" = "ff-bench: cannot write 'c.html': it exists (the report of the results goes there; --force replaces it)" ]
+	[ ! -e c.jsonl ] && [ ! -s c.html ]
+}
+
+@test "report: the page needs no network, and text from the files cannot break out of its script" {
+	cd "$BATS_TEST_TMPDIR"
+	jq -c '.reason = "</script><script>document.title=\"owned\"</script><!--" | .status = "failed"' \
+		"$FIX/report/builds.jsonl" | head -3 >evil.jsonl
+	cat "$FIX/report/builds.jsonl" >>evil.jsonl
+	run -0 flimflam report evil.jsonl -o evil.html
+	# Nothing is fetched: no src, no link, no url(), no request.
+	! grep -Eq '<(link|img|iframe)\b|\bsrc=|url\(|fetch\(|XMLHttpRequest|import\(' evil.html
+	[ "$(grep -o '</script>' evil.html | wc -l)" -eq 2 ]
+	skip_unless_chromium
+	dom "$PWD/evil.html" "" evil.dom
+	grep -q '<title>flimflam report: evil.jsonl</title>' evil.dom
+	grep -q '<td>&lt;/script&gt;&lt;script&gt;document.title="owned"&lt;/script&gt;&lt;!--</td>' evil.dom
+}
+
+@test "report: -o: default report.html, replaced whole; - is standard output" {
+	mkdir "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w"	# bats keeps its stderr files in the test's directory
+	echo "an old page" >report.html
+	chmod 640 report.html
+	run -0 flimflam report "$FIX/report/builds.jsonl"
+	[ "${lines[0]}" = "Report: report.html" ]
+	grep -q '</html>' report.html
+	[ "$(stat -c %a report.html)" = 640 ]
+	run -0 --separate-stderr flimflam report -o - "$FIX/report/builds.jsonl"
+	[ "${lines[0]}" = "<!DOCTYPE html>" ] && [ "${lines[-1]}" = "</html>" ]
+	[ -z "$stderr" ]
+	[ "$(ls -A)" = "report.html" ]
+	# Standard input as a file.
+	run -0 flimflam report -o in.html - <"$FIX/report/builds.jsonl"
+	grep -q '"label":"standard input"' in.html
+}
+
+@test "report: bad input is one line, exit 2 or 1, and no page is written or left half-written" {
+	mkdir "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w"
+	echo "the old page" >keep.html
+	run -2 --separate-stderr flimflam report
+	[ "${stderr_lines[0]}" = "flimflam report: expected one or more results files" ]
+	[ "${stderr_lines[1]}" = "usage: flimflam report [-h] [-o FILE] FILE..." ]
+	run -2 --separate-stderr flimflam report - - -o keep.html
+	[ "${stderr_lines[0]}" = "flimflam report: standard input (-) is given twice" ]
+	cp "$FIX/report/builds.jsonl" r.jsonl
+	ln r.jsonl hard.jsonl
+	run -2 --separate-stderr flimflam report r.jsonl hard.jsonl -o keep.html
+	[ "${stderr_lines[0]}" = "flimflam report: 'r.jsonl' and 'hard.jsonl' are the same file: give it once" ]
+	run -2 --separate-stderr flimflam report r.jsonl -o hard.jsonl
+	[ "${stderr_lines[0]}" = "flimflam report: the page would replace the results file 'r.jsonl': give another -o" ]
+	cmp r.jsonl "$FIX/report/builds.jsonl"
+	run -2 --separate-stderr flimflam report -o "" r.jsonl
+	[ "${stderr_lines[0]}" = "flimflam report: -o: expected a file name" ]
+	run -1 --separate-stderr flimflam report missing.jsonl -o keep.html
+	[ "$stderr" = "flimflam report: cannot read 'missing.jsonl': No such file or directory" ]
+	head -c 300 r.jsonl >cut.jsonl
+	run -1 --separate-stderr flimflam report r.jsonl cut.jsonl -o keep.html
+	[[ "$stderr" == "flimflam report: cut.jsonl:1: the last line is cut short ("*")" ]]
+	printf 'x\0y\n' >bin.jsonl
+	run -1 --separate-stderr flimflam report bin.jsonl -o keep.html
+	[ "$stderr" = "flimflam report: bin.jsonl:1: binary data (a NUL byte), not a JSON line" ]
+	: >empty.jsonl
+	run -1 --separate-stderr flimflam report empty.jsonl -o keep.html
+	[ "$stderr" = "flimflam report: empty.jsonl: the file is empty (expected bench results, one JSON object per line)" ]
+	[ "$(cat keep.html)" = "the old page" ]
+	mkdir dir.html
+	run -1 --separate-stderr flimflam report r.jsonl -o dir.html
+	[ "$stderr" = "flimflam report: cannot write 'dir.html': it is a directory" ]
+	run -1 --separate-stderr flimflam report r.jsonl -o /proc/report.html
+	[[ "$stderr" == "flimflam report: cannot write '/proc/report.html': "* ]]
+	run -1 --separate-stderr flimflam report r.jsonl -o nodir/x.html
+	[[ "$stderr" == "flimflam report: cannot write 'nodir/x.html': "* ]]
+	# Nothing was written but what was there.
+	[ "$(ls -A | sort | tr '\n' ' ')" = "bin.jsonl cut.jsonl dir.html empty.jsonl hard.jsonl keep.html r.jsonl " ]
+	[ -z "$(ls -A dir.html)" ]
+}
