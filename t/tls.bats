@@ -228,6 +228,29 @@ fake_router() {
 	PATH="$BATS_TEST_TMPDIR/fake:$PATH"
 }
 
+# inter_router_block CONF listener|connector: that entity of CONF whose role is inter-router.
+inter_router_block() {
+	awk -v t="$2" '$0 == t " {" {b = ""; l = 1} l {b = b $0 "\n"} l && /^}/ {l = 0; if (b ~ /role: inter-router\n/) printf "%s", b}' "$1"
+}
+
+# link_listener_ok CONF: its inter-router listener takes TLS only, from a verified peer.
+link_listener_ok() {
+	inter_router_block "$1" listener >"$BATS_TEST_TMPDIR/l"
+	[ "$(grep -c '^listener {' "$BATS_TEST_TMPDIR/l")" -eq 1 ]
+	grep -qx '    sslProfile: flimflam-link' "$BATS_TEST_TMPDIR/l"
+	grep -qx '    requireSsl: yes' "$BATS_TEST_TMPDIR/l"
+	grep -qx '    authenticatePeer: yes' "$BATS_TEST_TMPDIR/l"
+	grep -qx '    saslMechanisms: EXTERNAL' "$BATS_TEST_TMPDIR/l"
+}
+
+# link_connector_ok CONF: its inter-router connector makes a TLS link with its certificate.
+link_connector_ok() {
+	inter_router_block "$1" connector >"$BATS_TEST_TMPDIR/c"
+	[ "$(grep -c '^connector {' "$BATS_TEST_TMPDIR/c")" -eq 1 ]
+	grep -qx '    sslProfile: flimflam-link' "$BATS_TEST_TMPDIR/c"
+	grep -qx '    saslMechanisms: EXTERNAL' "$BATS_TEST_TMPDIR/c"
+}
+
 @test "tls: skrouterd configs take the sslProfile names of the router's schema, new and old" {
 	skip_unless_program openssl
 	fake_router
@@ -240,16 +263,20 @@ fake_router() {
 		grep -qx "    privateKeyFile: $d/tls/$r.key" "$d/$r/skrouterd.conf"
 	done
 	# R2's inter-router listener: TLS required, the peer authenticated by its certificate.
-	awk '/^listener/ {l = 1} l && /^}/ {exit} l' "$d/r2/skrouterd.conf" >"$BATS_TEST_TMPDIR/l"
-	grep -qx '    role: inter-router' "$BATS_TEST_TMPDIR/l"
-	grep -qx '    sslProfile: flimflam-link' "$BATS_TEST_TMPDIR/l"
-	grep -qx '    requireSsl: yes' "$BATS_TEST_TMPDIR/l"
-	grep -qx '    authenticatePeer: yes' "$BATS_TEST_TMPDIR/l"
-	grep -qx '    saslMechanisms: EXTERNAL' "$BATS_TEST_TMPDIR/l"
-	awk '/^connector/ {l = 1} l && /^}/ {exit} l' "$d/r1/skrouterd.conf" >"$BATS_TEST_TMPDIR/c"
-	grep -qx '    sslProfile: flimflam-link' "$BATS_TEST_TMPDIR/c"
-	grep -qx '    saslMechanisms: EXTERNAL' "$BATS_TEST_TMPDIR/c"
+	link_listener_ok "$d/r2/skrouterd.conf"
+	link_connector_ok "$d/r1/skrouterd.conf"
 	tls_files_ok "$d"
+	# A chain of 3: the middle router is both ends, each of its links TLS.
+	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/schema-new.json" run -0 --separate-stderr \
+		ff-topology -r skrouterd --tls --hops 3 --server-port 5555 --run-dir "$BATS_TEST_TMPDIR/3" \
+		--config-only
+	d="$BATS_TEST_TMPDIR/3"
+	link_connector_ok "$d/r1/skrouterd.conf"
+	link_listener_ok "$d/r2/skrouterd.conf"
+	link_connector_ok "$d/r2/skrouterd.conf"
+	link_listener_ok "$d/r3/skrouterd.conf"
+	[ "$(grep -c '^sslProfile {' "$d/r2/skrouterd.conf")" -eq 1 ]
+	grep -qx "    certFile: $d/tls/r3.crt" "$d/r3/skrouterd.conf"
 
 	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/schema-old.json" run -0 --separate-stderr \
 		ff-topology -r skrouterd --tls --server-port 5555 --run-dir "$BATS_TEST_TMPDIR/o" --config-only
