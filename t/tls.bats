@@ -302,6 +302,15 @@ link_connector_ok() {
 	tls_files_ok "$(jq -r 'select(.event == "topology") | .run_dir' "$BATS_TEST_TMPDIR/ev")"
 }
 
+@test "tls: skrouterd: a chain of 3 routers, every inter-router link TLS, each proved by its router" {
+	skip_unless_program skrouterd skmanage openssl
+	run_steady flimflam run --json -r skrouterd --tls --hops 3 --warmup 1 --duration 2
+	echo "$output" >"$BATS_TEST_TMPDIR/ev"
+	chain_links_ok "$BATS_TEST_TMPDIR/ev" 3
+	event_ok "$BATS_TEST_TMPDIR/ev" topology 'all(.tls_links[]; .source | test("management"))'
+	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 1e6'
+}
+
 @test "tls: skrouterd: a certificate that does not verify stops the run before its window, with the router's words" {
 	skip_unless_program skrouterd openssl
 	FLIMFLAM_TLS_CERTS=$(bad_certs) run -1 --separate-stderr \
