@@ -103,7 +103,14 @@ LINK_OK='.tls == true and (.tls_links | length) == 1 and
 	jq -c '.config.tls = false' b.jsonl >plain.jsonl
 	cp b.jsonl same.jsonl
 	run --separate-stderr flimflam compare --json b.jsonl same.jsonl
-	echo "$output" | jq -e -s '[.[] | select(.event == "comparison")] | length > 0'
+	echo "$output" | jq -e -s '[.[] | select(.event == "comparison")] | length > 0 and
+		all(.[] | select(.event == "comparison"); .tls == true)'
+	run -0 --separate-stderr flimflam compare b.jsonl same.jsonl
+	has_line '^builtin +nginx tls +tcp '
+	# The report names the series so: "nginx tls" beside the plain "nginx".
+	run -0 --separate-stderr flimflam report -o page.html plain.jsonl b.jsonl
+	grep -q '"name":"nginx tls"' page.html
+	grep -q '"name":"nginx"' page.html
 	run --separate-stderr flimflam compare --json b.jsonl plain.jsonl
 	echo "$output" | jq -e -s '[.[] | select(.event == "comparison")] | length == 0'
 }
