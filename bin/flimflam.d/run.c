@@ -165,6 +165,8 @@ start_pipeline(const struct cmd *c, const char *rundir)
 		pipecmd_args(cmd, "--hops", hops, NULL);
 	if (opt.nbuild)
 		pipecmd_args(cmd, "--build", opt.build[opt.cur], NULL);
+	if (opt.tls)
+		pipecmd_arg(cmd, "--tls");
 	pipeline_command(p, cmd);
 	cmd = stage("ff-workload", "drive", "-w", opt.workload, NULL);
 	if (opt.hops)
