@@ -29,11 +29,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 static const char usage[] =
 	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--hops N] [--cpu-limit N]\n"
 	"                   [--encapsulation legacy|lite] [--server-port PORT]\n"
 	"                   [--run-dir DIR] [--config-only] [--build LABEL=PATH]\n"
-	"                   [--listen ADDRESS]\n"
+	"                   [--tls] [--listen ADDRESS]\n"
 	"                   [--relay-role ROLE [--target-event server|topology]]\n"
 	"\n"
 	"Relays: skrouterd (default), nghttpx, nginx, none.\n"
@@ -44,7 +48,9 @@ static const char usage[] =
 	"on stdin. --cpu-limit pins each relay to N CPUs of its own (0: no limit).\n"
 	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
 	"default: the router's own). --config-only writes the relays' configurations\n"
-	"into the run directory, emits `config`, and starts nothing.\n"
+	"into the run directory, emits `config`, and starts nothing. --tls: each link\n"
+	"between relays (r1 to r2, ..., to rN) is mutual TLS, with certificates made\n"
+	"for the run (openssl); what each link negotiated is in `topology`.\n"
 	"--build runs the relay from PATH (a binary, or an install prefix whose sbin/\n"
 	"or bin/ holds it) in that build's own environment, not the one on PATH.\n"
 	"--listen: the address R1 listens on (default 127.0.0.1). --relay-role\n"
@@ -56,7 +62,7 @@ static const char usage[] =
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
 enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY,
-       OPT_HOPS, OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT };
+       OPT_HOPS, OPT_TLS, OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -74,16 +80,17 @@ static const struct option longopts[] = {
 	{ "relay-role", required_argument, NULL, OPT_RELAY_ROLE },
 	{ "target-event", required_argument, NULL, OPT_TARGET_EVENT },
 	FF_LONGOPT_BUILD,
+	{ "tls", no_argument, NULL, OPT_TLS },
 	{ NULL, 0, NULL, 0 }
 };
 
 static struct {
 	const char *relay, *protocol, *run_dir, *encapsulation, *build;
 	long cpu_limit, server_port;
-	int config_only;
+	int config_only, tls;
 	long hops;		/* -1: the relay's own (2; none's 0) */
 	const char *listen, *relay_role, *target_event;
-} opt = { "skrouterd", "tcp", NULL, NULL, NULL, 1, 0, 0, -1, "127.0.0.1", NULL, "server" };
+} opt = { "skrouterd", "tcp", NULL, NULL, NULL, 1, 0, 0, 0, -1, "127.0.0.1", NULL, "server" };
 
 static const char *const target_events[] = { "server", "topology", NULL };
 
@@ -104,6 +111,16 @@ struct relay {
 	cpu_set_t cpus;
 	int pinned;
 	char *dir, *conf;
+	/*
+	 * --tls: its own certificate and key and the CA it trusts
+	 * (tls_relay), and its links (tls_link): the relay it accepts a TLS
+	 * link from, the relay it makes one to; nginx over tcp proves a link
+	 * through a probe listener on the first and a proof listener on the
+	 * second.
+	 */
+	char *tls_cert, *tls_key, *tls_ca;
+	struct relay *tls_from, *tls_to;
+	int probe_port, proof_port;
 };
 
 /*
@@ -123,6 +140,7 @@ static json_t *upstream_relays;	/* --target-event topology: the relays behind ou
 static long upstream_server_port;	/* and the server's port they relay to */
 static const char *front_host = "127.0.0.1";	/* where the client connects */
 static int cpus_shared;
+static json_t *tls_links;	/* --tls: each link's proof */
 static json_t *cpus_others;	/* other runs' relays on our CPUs, or NULL */
 static char *program_path;
 static const struct ff_relay *row;	/* opt.relay's row of the matrix */
@@ -222,6 +240,208 @@ write_conf(struct relay *r, const char *tmpl_name, enum ff_conf_syntax syntax,
 	ff_buf_free(&text);
 }
 
+/* --tls */
+
+static struct ff_skr_tls skr_tls;	/* skrouterd: its schema's names */
+
+/* The run's certificates, once: a CA, and a certificate and key for each relay. */
+static void
+tls_certs(const struct relay *rs, int n)
+{
+	const char *roles[FF_HOPS_MAX];
+	char why[1024];
+	int i;
+
+	for (i = 0; i < n && i < (int)FF_ARRAY_SIZE(roles); i++)
+		roles[i] = rs[i].role;
+	if (ff_tls_certs(ff_rundir(NULL), roles, i, why, sizeof(why)) < 0)
+		ff_die("--tls: %s", why);
+}
+
+/* A relay's own certificate and key, and the CA it trusts. */
+static void
+tls_relay(struct relay *r)
+{
+	char *crt = ff_asprintf("%s.crt", r->role), *key = ff_asprintf("%s.key", r->role);
+
+	r->tls_cert = ff_tls_file(ff_rundir(NULL), crt);
+	r->tls_key = ff_tls_file(ff_rundir(NULL), key);
+	r->tls_ca = ff_tls_file(ff_rundir(NULL), "ca.crt");
+	free(crt);
+	free(key);
+}
+
+/*
+ * The link from relay `from` to the next one, `to`, made TLS: `to` takes
+ * it only from a peer whose certificate the run's CA signed, and `from`
+ * verifies `to`'s likewise (mutual, as Skupper's links between sites).
+ * Called for each link once an attempt's ports are chosen, before the
+ * relays are configured: their configure functions read what it sets.
+ */
+static void
+tls_link(struct relay *from, struct relay *to)
+{
+	from->tls_to = to;
+	to->tls_from = from;
+	if (!strcmp(opt.relay, "nginx") && !strcmp(opt.protocol, "tcp")) {
+		from->probe_port = ff_free_port();
+		to->proof_port = ff_free_port();
+	}
+}
+
+/*
+ * nginx's directives for its end of a TLS link, indented (malloc'd): the
+ * end that accepts it (`accepting`) or the end that makes it.
+ */
+static char *
+nginx_tls_lines(const struct relay *r, int accepting, const char *in)
+{
+	struct ff_buf b = FF_BUF_INIT;
+	char *cert = ff_nginx_quote(r->tls_cert), *key = ff_nginx_quote(r->tls_key);
+	char *ca = ff_nginx_quote(r->tls_ca);
+
+	if (accepting)
+		ff_buf_printf(&b, "%sssl_protocols TLSv1.2 TLSv1.3;\n"
+			      "%sssl_certificate %s;\n%sssl_certificate_key %s;\n"
+			      "%sssl_client_certificate %s;\n%sssl_verify_client on;\n",
+			      in, in, cert, in, key, in, ca, in);
+	else {
+		if (!strcmp(opt.protocol, "tcp"))
+			ff_buf_printf(&b, "%sproxy_ssl on;\n", in);
+		/* Before 1.23.4, nginx offered no TLSv1.3 upstream unless told. */
+		ff_buf_printf(&b, "%sproxy_ssl_protocols TLSv1.2 TLSv1.3;\n", in);
+		ff_buf_printf(&b, "%sproxy_ssl_certificate %s;\n%sproxy_ssl_certificate_key %s;\n"
+			      "%sproxy_ssl_trusted_certificate %s;\n%sproxy_ssl_verify on;\n"
+			      "%sproxy_ssl_name flimflam-%s;\n",
+			      in, cert, in, key, in, ca, in, in, r->tls_to->role);
+	}
+	free(cert);
+	free(key);
+	free(ca);
+	return ff_buf_take(&b);
+}
+
+/*
+ * nginx: what proves its links, in DIR/tls-proof.conf, and the line that
+ * includes it ("" for none; malloc'd). Over tcp, the relay a link leaves
+ * has a probe listener that makes the link's TLS connection to a proof
+ * listener of the next relay, which answers what it negotiated; over
+ * http1, the next relay answers a request of ff-topology's that came
+ * through the data listener itself.
+ */
+static char *
+nginx_tls_proof(const struct relay *r)
+{
+	struct ff_buf b = FF_BUF_INIT;
+	char probe[16], proof[16], *lines, *text, *path, *q, *line;
+
+	if (!strcmp(opt.protocol, "tcp")) {
+		if (r->tls_to) {
+			const char *const vars[] = { "PROBE_PORT", probe, "PROOF_PORT", proof,
+						     "TLS_LINES", lines = nginx_tls_lines(r, 0, "    "), NULL };
+
+			snprintf(probe, sizeof(probe), "%d", r->probe_port);
+			snprintf(proof, sizeof(proof), "%d", r->tls_to->proof_port);
+			conf_part(&b, "relay-conf/nginx-tls-probe.conf", FF_CONF_NGINX, vars);
+			free(lines);
+		}
+		if (r->tls_from) {
+			const char *const vars[] = { "PROOF_PORT", proof,
+						     "TLS_LINES", lines = nginx_tls_lines(r, 1, "    "), NULL };
+
+			snprintf(proof, sizeof(proof), "%d", r->proof_port);
+			conf_part(&b, "relay-conf/nginx-tls-proof-tcp.conf", FF_CONF_NGINX, vars);
+			free(lines);
+		}
+	} else if (r->tls_from) {
+		const char *const vars[] = { "ROLE", r->role, NULL };
+
+		conf_part(&b, "relay-conf/nginx-tls-proof-http1.conf", FF_CONF_NGINX, vars);
+	}
+	if (!b.len)
+		return ff_strdup("");
+	path = ff_asprintf("%s/tls-proof.conf", r->dir);
+	text = ff_buf_take(&b);
+	if (ff_write_file(path, text, 0600) < 0)
+		exit(1);
+	q = ff_nginx_quote(path);
+	line = ff_asprintf("%sinclude %s;\n", strcmp(opt.protocol, "tcp") ? "        " : "    ", q);
+	free(q);
+	free(path);
+	free(text);
+	return line;
+}
+
+/* OpenSSL's TLSv1.3 suites, in its default order. */
+static const char openssl_tls13[] =
+	"TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256";
+
+/* nghttpx's settings for its ends of TLS links (malloc'd lines). */
+static char *
+nghttpx_tls_lines(const struct relay *r)
+{
+	struct ff_buf b = FF_BUF_INIT;
+
+	/*
+	 * The access log of the relay a link comes to holds the proof: what
+	 * it negotiated for ff-topology's request, and the subject of the
+	 * certificate that verified.
+	 */
+	/*
+	 * nghttpx would prefer TLS_AES_128_GCM_SHA256; nginx and the router
+	 * take OpenSSL's order, in which TLS_AES_256_GCM_SHA384 comes first:
+	 * that order here too (the side that accepts chooses), so that the
+	 * relays compare like for like.
+	 */
+	if (r->tls_from)
+		ff_buf_printf(&b, "tls13-ciphers=%s\nprivate-key-file=%s\ncertificate-file=%s\nverify-client=yes\n"
+			      "verify-client-cacert=%s\nno-ocsp=yes\naccesslog-file=%s/access.log\n"
+			      "accesslog-format=$path $tls_protocol $tls_cipher $tls_client_subject_name\n",
+			      openssl_tls13, r->tls_key, r->tls_cert, r->tls_ca, r->dir);
+	if (r->tls_to)
+		ff_buf_printf(&b, "client-private-key-file=%s\nclient-cert-file=%s\ncacert=%s\n",
+			      r->tls_key, r->tls_cert, r->tls_ca);
+	return ff_buf_take(&b);
+}
+
+/*
+ * skrouterd: the sslProfile (added to `text`; nothing without links), and the lines of the
+ * inter-router listener that accepts a link and of the connector that
+ * makes one (malloc'd): TLS required, the peer authenticated by its
+ * certificate (SASL EXTERNAL), as Skupper's inter-router links are.
+ * Proton checks a host name against the certificate's DNS names only, and
+ * the routers link by address (127.0.0.1): the connector verifies the
+ * chain, not the name.
+ */
+static void
+skrouterd_tls_profile(const struct relay *r, struct ff_buf *text)
+{
+	const char *const vars[] = {
+		"CA_ATTR", skr_tls.ca, "CA", r->tls_ca, "CERT_ATTR", skr_tls.cert,
+		"CERT", r->tls_cert, "KEY_ATTR", skr_tls.key, "KEY", r->tls_key, NULL
+	};
+
+	if (r->tls_from || r->tls_to)
+		conf_part(text, "relay-conf/skrouterd-tls.conf", FF_CONF_SKROUTERD, vars);
+}
+
+static char *
+skrouterd_tls_lines(const struct relay *r, int accepting)
+{
+	struct ff_buf b = FF_BUF_INIT;
+
+	if (accepting && r->tls_from)
+		ff_buf_printf(&b, "    sslProfile: flimflam-link\n%s    authenticatePeer: yes\n"
+			      "    saslMechanisms: EXTERNAL\n",
+			      skr_tls.require_ssl ? "    requireSsl: yes\n" : "");
+	if (!accepting && r->tls_to)
+		ff_buf_printf(&b, "    sslProfile: flimflam-link\n%s%s",
+			      skr_tls.connector_sasl ? "    saslMechanisms: EXTERNAL\n" : "",
+			      skr_tls.verify_hostname ? "    verifyHostname: no\n" : "");
+	return b.len ? ff_buf_take(&b) : ff_strdup("");
+}
+
+
 /*
  * nginx's stream module, for tcp: the load_module line its configuration
  * needs ("" when nginx has it built in), found once.
@@ -251,11 +471,16 @@ static void
 configure_nginx(struct relay *r)
 {
 	char port[16], target[16], nworkers[16];
+	char *from = r->tls_from ? nginx_tls_lines(r, 1, "        ") : ff_strdup("");
+	char *to = r->tls_to ? nginx_tls_lines(r, 0, "        ") : ff_strdup("");
+	char *tls = ff_asprintf("%s%s", from, to), *proof = nginx_tls_proof(r);
 	const char *const vars[] = {
 		"DIR", r->dir, "PORT", port, "TARGET_PORT", target,
 		"LISTEN_HOST", r->listen_host, "TARGET_HOST", r->target_host,
 		"WORKERS", nworkers, "USER", ff_user_name(),
-		"LOAD_MODULE_LINES", nginx_load_module(), NULL
+		"LOAD_MODULE_LINES", nginx_load_module(),
+		"LISTEN_SSL", r->tls_from ? "ssl" : "", "SCHEME", r->tls_to ? "https" : "http",
+		"TLS_LINES", tls, "TLS_PROOF_LINES", proof, NULL
 	};
 
 	snprintf(port, sizeof(port), "%d", r->port);
@@ -265,19 +490,29 @@ configure_nginx(struct relay *r)
 	write_conf(r, !strcmp(opt.protocol, "tcp") ? "relay-conf/nginx-tcp.conf" :
 		   "relay-conf/nginx-http1.conf", FF_CONF_NGINX, vars);
 	r->ready_port = r->port;
+	free(from);
+	free(to);
+	free(tls);
+	free(proof);
 }
 
 static void
 configure_nghttpx(struct relay *r)
 {
-	char port[16], target[16], nworkers[16];
+	char port[16], target[16], nworkers[16], sni[64];
+	char *tls = nghttpx_tls_lines(r);
 	const char *const vars[] = {
 		"DIR", r->dir, "PORT", port, "TARGET_PORT", target,
 		"LISTEN_HOST", r->listen_host, "TARGET_HOST", r->target_host,
 		"WORKERS", nworkers,
 		"BACKEND_PROTO", !strcmp(opt.protocol, "http2") ? "h2" : "http/1.1",
-		NULL
+		"FRONTEND_PARAMS", r->tls_from ? "" : ";no-tls", "BACKEND_PARAMS", sni,
+		"TLS_LINES", tls, NULL
 	};
+
+	/* The name the next relay's certificate has, sent and verified. */
+	snprintf(sni, sizeof(sni), "%s%s", r->tls_to ? ";tls;sni=flimflam-" : "",
+		 r->tls_to ? r->tls_to->role : "");
 
 	snprintf(port, sizeof(port), "%d", r->port);
 	snprintf(target, sizeof(target), "%d", r->target_port);
@@ -285,6 +520,7 @@ configure_nghttpx(struct relay *r)
 	r->conf = ff_asprintf("%s/nghttpx.conf", r->dir);
 	write_conf(r, "relay-conf/nghttpx.conf", FF_CONF_NGHTTPX, vars);
 	r->ready_port = r->port;
+	free(tls);
 }
 
 /* Router r's configuration, from its parts (relay-conf/skrouterd-*.conf). */
@@ -300,11 +536,12 @@ configure_skrouterd(struct relay *r)
 	const char *const vars[] = {
 		"ROLE", r->role, "WORKERS", nworkers, "MANAGEMENT_PORT", mgmt, NULL
 	};
+	char *tls_in = skrouterd_tls_lines(r, 1), *tls_out = skrouterd_tls_lines(r, 0);
 	const char *const link_in[] = {
-		"PORT", in_port, "FROM", r->in ? r->in->from->role : "", NULL
+		"PORT", in_port, "FROM", r->in ? r->in->from->role : "", "TLS_LINES", tls_in, NULL
 	};
 	const char *const link_out[] = {
-		"PORT", out_port, "TO", r->out ? r->out->to->role : "", NULL
+		"PORT", out_port, "TO", r->out ? r->out->to->role : "", "TLS_LINES", tls_out, NULL
 	};
 	const char *const adaptors[] = {
 		"PORT", port, "TARGET_PORT", target, "PROTOCOL", opt.protocol,
@@ -325,6 +562,7 @@ configure_skrouterd(struct relay *r)
 	snprintf(out_port, sizeof(out_port), "%d", r->out ? r->out->port : 0);
 	r->conf = ff_asprintf("%s/skrouterd.conf", r->dir);
 	conf_part(&text, "relay-conf/skrouterd-router.conf", FF_CONF_SKROUTERD, vars);
+	skrouterd_tls_profile(r, &text);
 	if (r->in)
 		conf_part(&text, "relay-conf/skrouterd-link-listener.conf", FF_CONF_SKROUTERD, link_in);
 	if (r->out)
@@ -336,6 +574,8 @@ configure_skrouterd(struct relay *r)
 	if (ff_write_file(r->conf, text.s, 0600) < 0)
 		exit(1);
 	ff_buf_free(&text);
+	free(tls_in);
+	free(tls_out);
 	/*
 	 * A router past r1 is ready when the one before it can reach it; r1
 	 * when its adaptor listens, which it does once the route through the
@@ -420,6 +660,36 @@ relay_code(void)
 	ff_die("relay '%s' has no code in ff-topology to configure and start it", opt.relay);
 }
 
+noreturn static void tls_fail(const struct relay *from, const struct relay *to, const char *what);
+
+/*
+ * skrouterd over --tls: r1's listener opens once the route through every
+ * link of the chain is up. A link whose certificates do not verify never
+ * comes up, and the router that makes it says why in its log ("SSL
+ * Failure"): the run stops then, naming that link, not when its 60 s are
+ * over.
+ */
+static void
+tls_wait_route(struct relay *r)
+{
+	double until = ff_now() + row->start_seconds;
+	char *text;
+	int i, failed;
+
+	while (ff_now() < until && !ff_port_listening(r->ready_port, r->child.pid) &&
+	       !ff_child_check(&r->child)) {
+		for (i = 0; i + 1 < nrelays; i++) {
+			text = ff_read_file(relays[i].child.log, NULL);
+			failed = text && strstr(text, "SSL Failure");
+			free(text);
+			if (failed)
+				tls_fail(&relays[i], relays[i].tls_to, "did not come up");
+		}
+		if (ff_sleep(0.05) < 0)
+			return;
+	}
+}
+
 static int
 start_relay(struct relay *r)
 {
@@ -443,8 +713,223 @@ start_relay(struct relay *r)
 	if (ff_spawn(&r->child, role, argv, &o) < 0)
 		ff_die("cannot start %s", r->role);
 	free(log);
+	if (opt.tls && !r->in && r->tls_to && !strcmp(opt.relay, "skrouterd"))
+		tls_wait_route(r);
 	return ff_wait_listen(&r->child, r->ready_port, row->start_seconds);
 }
+
+/* Proving the links: read from the relays what they negotiated */
+
+/*
+ * What came back on a connection to 127.0.0.1:port after sending `req`
+ * (NULL: nothing), up to its end or 10 s (malloc'd; "" for nothing).
+ */
+static char *
+probe(int port, const char *req)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct ff_buf b = FF_BUF_INIT;
+	double deadline = ff_now() + 10;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char buf[4096];
+	ssize_t n;
+
+	/* R1's address: 127.0.0.1, or --listen's. */
+	if (ff_inet_addr(opt.listen, &sa.sin_addr) < 0)
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    (req && write(fd, req, strlen(req)) != (ssize_t)strlen(req))) {
+		if (fd >= 0)
+			close(fd);
+		return ff_strdup("");
+	}
+	for (;;) {
+		struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { ff_signal_fd(), POLLIN, 0 } };
+		double left = deadline - ff_now();
+
+		if (left <= 0 || poll(pfd, 2, (int)(left * 1000) + 1) < 0)
+			break;
+		if (ff_signalled())
+			ff_exit_signalled();
+		if (!pfd[0].revents)
+			continue;
+		if ((n = read(fd, buf, sizeof(buf))) <= 0 || b.len > 65536)
+			break;
+		ff_buf_add(&b, buf, n);
+	}
+	close(fd);
+	return b.len ? ff_buf_take(&b) : ff_strdup("");
+}
+
+/* The last line of a relay's log that speaks of TLS, for the error (malloc'd, or NULL). */
+static char *
+tls_log_hint(const char *log)
+{
+	char *text = ff_read_file(log, NULL), *line, *next, *found = NULL;
+
+	for (line = text; line && *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = 0;
+		if (strstr(line, "SSL") || strstr(line, "certificate") || strstr(line, "TLS") ||
+		    strstr(line, "Could not connect"))
+			found = line;
+	}
+	found = found ? ff_strdup(found) : NULL;
+	free(text);
+	return found;
+}
+
+/* The link failed its proof: the run stops here, before any load, with why. */
+noreturn static void
+tls_fail(const struct relay *from, const struct relay *to, const char *what)
+{
+	char *log = !strcmp(opt.relay, "skrouterd") ? ff_strdup(from->child.log) :
+		    ff_asprintf("%s/error.log", from->dir);
+	char *hint = tls_log_hint(log);
+
+	ff_die_event("--tls: the link from %s to %s %s%s%s; the certificates are in '%s/tls'",
+		     from->role, to->role, what, hint ? "; " : "", hint ? hint : "",
+		     ff_rundir(NULL));
+}
+
+/* "PROTOCOL CIPHER VERIFY" from the last line of `text`, into the proof. */
+static int
+tls_words(const char *text, char proto[64], char cipher[128], char verify[256])
+{
+	const char *last = text, *p;
+
+	for (p = text; *p; p++)
+		if (*p == '\n' && p[1])
+			last = p + 1;
+	proto[0] = cipher[0] = verify[0] = 0;
+	return sscanf(last, "%63s %127s %255[^\r\n]", proto, cipher, verify);
+}
+
+/*
+ * Prove the link from `from` to `to` (`entry`: the port the chain's
+ * traffic enters at): the protocol and cipher as the relay the link comes
+ * to read them, and that the peer's certificate verified. A link that did
+ * not come up, or came up without TLS, fails the run. Returns the
+ * `tls_links` object of the topology event, or NULL when a router lost
+ * the port of its management to another program (its log says so).
+ */
+static json_t *
+tls_prove(const struct relay *from, const struct relay *to, int entry)
+{
+	char proto[64], cipher[128], peer[256], *text = NULL, *req = NULL;
+	const char *source;
+	int i;
+
+	if (!strcmp(opt.relay, "skrouterd")) {
+		char bus[64], *argv[] = { "skmanage", "-b", bus, "query", "--type", "connection", NULL };
+		json_t *list, *c;
+		size_t k;
+		int st, nlinks = 0;
+		void *saved;
+		char *own = build.label && build.prefix ? ff_asprintf("%s/bin/skmanage", build.prefix) : NULL;
+
+		/* A build's router: the skmanage of its prefix, in its environment. */
+		if (own && access(own, X_OK) == 0)
+			argv[0] = own;
+
+		snprintf(bus, sizeof(bus), "127.0.0.1:%d", to->mgmt_port);
+		/* Python and Proton starting on a busy machine: 5 s each, three tries. */
+		for (i = 0, list = NULL; i < 3 && !json_is_array(list); i++) {
+			free(text);
+			json_decref(list);
+			saved = ff_build_env_enter(&build);
+			text = ff_env_run(argv, &st);
+			ff_build_env_leave(&build, saved);
+			list = text && st == 0 ? json_loads(text, 0, NULL) : NULL;
+			if (ff_signalled())
+				ff_exit_signalled();
+			if (text && st != -1)
+				break;	/* an answer, or a failure that would be the same again */
+		}
+		if (!json_is_array(list) && ff_child_lost_port(&to->child)) {
+			/* Its management listener lost its port: the caller tries others. */
+			free(text);
+			free(own);
+			return NULL;
+		}
+		if (!json_is_array(list))
+			ff_die_event("--tls: cannot read %s's connections through its management ('skmanage -b %s query --type connection' %s): %.200s",
+				     to->role, bus, !text ? "cannot run; skmanage is installed beside skrouterd" :
+				     st == -1 ? "took more than 5 s, three times" : ff_status_how(st),
+				     text ? text : "");
+		source = "its management's connection list (ssl, sslProto, sslCipher, user)";
+		proto[0] = cipher[0] = peer[0] = 0;
+		json_array_foreach(list, k, c) {
+			const char *role = ff_json_str(c, "role"), *dir = ff_json_str(c, "dir");
+
+			if (!role || strncmp(role, "inter-router", 12) || !dir || strcmp(dir, "in"))
+				continue;
+			nlinks++;
+			if (!json_is_true(json_object_get(c, "ssl")))
+				tls_fail(from, to, "came up without TLS (the router says ssl false)");
+			if (!json_is_true(json_object_get(c, "isAuthenticated")))
+				tls_fail(from, to, "came up without authenticating its peer");
+			snprintf(proto, sizeof(proto), "%s", ff_json_str(c, "sslProto") ? ff_json_str(c, "sslProto") : "");
+			snprintf(cipher, sizeof(cipher), "%s", ff_json_str(c, "sslCipher") ? ff_json_str(c, "sslCipher") : "");
+			snprintf(peer, sizeof(peer), "%s", ff_json_str(c, "user") ? ff_json_str(c, "user") : "");
+		}
+		json_decref(list);
+		free(own);
+		if (!nlinks)
+			tls_fail(from, to, "has no inter-router connection");
+	} else if (!strcmp(opt.relay, "nginx")) {
+		if (!strcmp(opt.protocol, "tcp"))
+			text = probe(from->probe_port, NULL);
+		else {
+			req = ff_asprintf("GET /flimflam-tls-proof/%s HTTP/1.1\r\nHost: flimflam\r\n"
+					  "Connection: close\r\n\r\n", to->role);
+			text = probe(entry, req);
+			if (strncmp(text, "HTTP/1.1 200 ", 13))
+				tls_fail(from, to, "did not come up (the request through it got no answer from the relay after it)");
+		}
+		source = "$ssl_protocol, $ssl_cipher, $ssl_client_verify, $ssl_client_s_dn";
+		if (tls_words(text, proto, cipher, peer) < 3)
+			tls_fail(from, to, "did not come up (nothing came back through it)");
+		if (strncmp(peer, "SUCCESS ", 8))
+			tls_fail(from, to, "came up without a verified peer certificate");
+		memmove(peer, peer + 8, strlen(peer + 8) + 1);
+	} else {
+		char *log = ff_asprintf("%s/access.log", to->dir), *line, *want;
+		double deadline = ff_now() + 5;
+
+		req = ff_asprintf("GET /flimflam-tls-proof/%s HTTP/1.1\r\nHost: flimflam\r\n"
+				  "Connection: close\r\n\r\n", to->role);
+		free(probe(entry, req));
+		want = ff_asprintf("/flimflam-tls-proof/%s ", to->role);
+		source = "its access log ($tls_protocol, $tls_cipher, $tls_client_subject_name)";
+		/* The relay writes the line as the response leaves it: soon, not at once. */
+		for (line = NULL; !line && ff_now() < deadline; ) {
+			free(text);
+			text = ff_read_file(log, NULL);
+			line = text ? strstr(text, want) : NULL;
+			if (!line && ff_sleep(0.05) < 0)
+				ff_exit_signalled();
+		}
+		if (!line || tls_words(line + strlen(want), proto, cipher, peer) < 3)
+			tls_fail(from, to, "did not come up (the request through it did not reach the relay after it)");
+		free(log);
+		free(want);
+		if (!strcmp(peer, "-"))
+			tls_fail(from, to, "came up without a verified peer certificate");
+	}
+	if (!proto[0] || !strcmp(proto, "-") || !cipher[0] || !strcmp(cipher, "-"))
+		tls_fail(from, to, "came up without TLS (no protocol negotiated)");
+	for (i = 0; peer[i]; i++)
+		if ((unsigned char)peer[i] < ' ')
+			peer[i] = '?';
+	free(text);
+	free(req);
+	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:s, s:s}", "from", from->role, "to", to->role,
+			 "protocol", proto, "cipher", cipher, "peer_verified", 1,
+			 "peer", peer, "source", source);
+}
+
 
 static json_t *
 relay_json(struct relay *r)
@@ -517,6 +1002,45 @@ place_relays(void)
 	cpus_others = opt.config_only ? NULL : others_on(&ours);
 }
 
+/* The chain: each relay's role, and its links to the ones beside it. */
+static void
+chain_relays(void)
+{
+	int i;
+
+	for (i = 0; i < nrelays; i++) {
+		snprintf(relays[i].role, sizeof(relays[i].role), "r%d", i + 1);
+		if (opt.relay_role)
+			snprintf(relays[i].role, sizeof(relays[i].role), "%s", opt.relay_role);
+		relays[i].in = i ? &links[i - 1] : NULL;
+		relays[i].out = i + 1 < nrelays ? &links[i] : NULL;
+		if (i + 1 < nrelays)
+			links[i] = (struct link){ &relays[i], &relays[i + 1], 0 };
+	}
+}
+
+/*
+ * --tls, once every relay is up: each link proved, into `tls_links`. 0, or
+ * -1 with `*failed` the router that lost its management's port.
+ */
+static int
+tls_prove_links(struct relay **failed)
+{
+	json_t *proof;
+	int i;
+
+	json_decref(tls_links);
+	tls_links = json_array();
+	for (i = 0; i + 1 < nrelays; i++) {
+		if (!(proof = tls_prove(&relays[i], &relays[i + 1], relays[0].port))) {
+			*failed = &relays[i + 1];
+			return -1;
+		}
+		json_array_append_new(tls_links, proof);
+	}
+	return 0;
+}
+
 /*
  * Start RN, then each relay before it down to R1 (or the one relay of
  * --relay-role); return R1's port (the client's target).
@@ -533,21 +1057,14 @@ start_relays(const char *server_host, int server_port)
 	}
 	front_host = opt.listen;
 	code = relay_code();
-	for (i = 0; i < nrelays; i++) {
-		snprintf(relays[i].role, sizeof(relays[i].role), "r%d", i + 1);
-		if (opt.relay_role)
-			snprintf(relays[i].role, sizeof(relays[i].role), "%s", opt.relay_role);
-		relays[i].in = i ? &links[i - 1] : NULL;
-		relays[i].out = i + 1 < nrelays ? &links[i] : NULL;
-		if (i + 1 < nrelays)
-			links[i] = (struct link){ &relays[i], &relays[i + 1], 0 };
-	}
 	place_relays();
 	for (int attempt = 0;; attempt++) {
 		struct relay *r, *failed = NULL;
 		int lost;
 
 		chain_ports(code, server_host, server_port);
+		for (i = 0; opt.tls && i + 1 < nrelays; i++)
+			tls_link(&relays[i], &relays[i + 1]);
 		for (i = nrelays - 1; i >= 0; i--) {
 			r = &relays[i];
 			free(r->dir);
@@ -563,7 +1080,7 @@ start_relays(const char *server_host, int server_port)
 		for (i = nrelays - 1; i >= 0 && !failed; i--)
 			if (start_relay(&relays[i]) != 0)
 				failed = &relays[i];
-		if (!failed)
+		if (!failed && (!opt.tls || tls_prove_links(&failed) == 0))
 			break;
 		if (ff_signalled())
 			ff_exit_signalled();
@@ -763,6 +1280,9 @@ parse_args(int argc, char *argv[])
 		case OPT_HOPS:
 			opt.hops = ff_parse_run_opt(usage, "--hops", optarg);
 			break;
+		case OPT_TLS:
+			opt.tls = 1;
+			break;
 		case FF_OPT_BUILD:
 			if (opt.build)
 				ff_usage_error(usage, "--build is given twice: the relays run one build");
@@ -800,6 +1320,8 @@ parse_args(int argc, char *argv[])
 		ff_usage_error(usage, "--server-port names the server: it goes with --target-event server");
 	if (opt.relay_role && opt.hops >= 0)
 		ff_usage_error(usage, "--relay-role starts one relay: --hops is for a chain");
+	if (opt.relay_role && opt.tls)
+		ff_usage_error(usage, "--relay-role starts one relay alone, and --tls is for the links between relays of one chain");
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 }
@@ -812,7 +1334,7 @@ parse_args(int argc, char *argv[])
 static void
 check_relay(void)
 {
-	char why[512];
+	char why[512], tls_why[512];
 
 	row = ff_relay_find(opt.relay);
 	if (!ff_carries(NULL, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
@@ -847,6 +1369,17 @@ check_relay(void)
 	}
 	if (opt.encapsulation && !row->encapsulation)
 		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
+	if (opt.tls && nrelays < 2)
+		ff_usage_error(usage, "--tls is for the links between relays, and %s",
+			       nrelays ? "--hops 1 has one relay and no link" :
+			       "relay 'none' has none");
+	if (opt.tls) {
+		char *p = ff_which("openssl");
+
+		if (!p)
+			ff_die("--tls makes the run's certificates with openssl, which is not on PATH");
+		free(p);
+	}
 	if (program_path && !opt.config_only && row->check && !opt.build &&
 	    row->check(program_path, why, sizeof(why)) < 0)
 		ff_die("%s", why);	/* a build's was checked with it */
@@ -856,6 +1389,9 @@ check_relay(void)
 		void *saved = ff_build_env_enter(&build);
 		int can = ff_carries(NULL, opt.relay, opt.protocol, program_path,
 				     opt.encapsulation, why, sizeof(why));
+		/* The build's own schema names the sslProfile's attributes. */
+		int tls = opt.tls && can > 0 && !strcmp(opt.relay, "skrouterd") ?
+			ff_skrouterd_tls(program_path, &skr_tls, tls_why, sizeof(tls_why)) : 0;
 
 		ff_build_env_leave(&build, saved);
 
@@ -863,6 +1399,8 @@ check_relay(void)
 			ff_die("%s", why);
 		if (!can)
 			ff_usage_error(usage, "%s", why);
+		if (tls < 0)
+			ff_die("%s", tls_why);
 	}
 }
 
@@ -905,6 +1443,8 @@ emit_topology(int port, int server_port)
 	/* The relay build measured, with or without --build. */
 	json_object_set_new(ev, "build", nrelays && build.path ?
 			    ff_build_json(&build, relays[0].child.pid) : json_null());
+	json_object_set_new(ev, "tls", json_boolean(opt.tls));
+	json_object_set_new(ev, "tls_links", tls_links ? json_incref(tls_links) : json_null());
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
 	json_object_set_new(ev, "cpus_other_runs", cpus_others ? json_incref(cpus_others) : json_null());
 	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
@@ -946,6 +1486,13 @@ main(int argc, char *argv[])
 	ff_rundir(opt.run_dir);
 	/* With --server-port, stdin is not a stream (a terminal, say). */
 	ff_stage_begin(&stage, !opt.server_port);
+	chain_relays();
+	if (opt.tls) {
+		/* Before anything else starts: a set that cannot be made stops the run here. */
+		tls_certs(relays, nrelays);
+		for (i = 0; i < nrelays; i++)
+			tls_relay(&relays[i]);
+	}
 	if (!opt.config_only)
 		env_start();
 

@@ -23,6 +23,7 @@
  *   ff_load.c   the builtin programs: window event, waits on the clock, threads, failures
  *   ff_build.c  relay builds (--build LABEL=PATH): binary, environment, name
  *   ff_series.c the window as a time series: steadiness, sparklines
+ *   ff_tls.c    --tls: the run's CA, the relays' certificates and keys
  *
  * lib/ff_int.h declares what only the library's files share.
  *
@@ -479,6 +480,11 @@ int ff_proc_alive(pid_t pid);
 /* A TCP port on 127.0.0.1 that was free a moment ago; dies if none. */
 int ff_free_port(void);
 /*
+ * 1 if a socket bound to `port` on loopback or any address is in LISTEN
+ * state and belongs to `pid` or one of its descendants; 0 if not.
+ */
+int ff_port_listening(int port, pid_t pid);
+/*
  * Wait until the child listens on `port`. Returns 0 when it does; -1 if the
  * child exited (not reported: see ff_child_lost_port, ff_child_report);
  * -2 if the timeout passed (reported with its log tail) or a signal
@@ -766,6 +772,18 @@ int ff_skrouterd_check(const char *path, char *why, size_t n);
 int ff_skrouterd_version_ok(const char *line);
 /* The libqpid-proton*.so mapped in a running process (core preferred), or NULL. */
 char *ff_env_proton_maps(pid_t pid);
+/*
+ * --tls: the names the router at `path` gives, in its own schema, to an
+ * sslProfile's CA, certificate and private key (caCertFile or the older
+ * certDb, certFile, privateKeyFile or the older keyFile), and whether its
+ * listener has requireSsl and its connector verifyHostname and
+ * saslMechanisms. 0, or -1 with the reason (no schema, no sslProfile).
+ */
+struct ff_skr_tls {
+	char ca[32], cert[32], key[32];
+	int require_ssl, verify_hostname, connector_sasl;
+};
+int ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, char *why, size_t n);
 
 /* ff_elf.c */
 
@@ -856,6 +874,23 @@ void ff_emit_window(long warmup, long duration, double monotonic);
 int ff_wait_until(double when, int fd);
 /* Seconds rounded to the microsecond, for events. */
 double ff_usec(double s);
+
+/* ff_tls.c */
+
+/*
+ * The certificates of a --tls run, in RUNDIR/tls (mode 0700): ca.key and
+ * ca.crt, a CA of the run's own, and for each role ("r1", ...) ROLE.key
+ * and ROLE.crt (CN flimflam-ROLE, subjectAltName DNS:flimflam-ROLE and
+ * IP:127.0.0.1, for server and client use), signed by it: EC P-256 keys,
+ * mode 0600, made by the openssl command (on PATH) with no configuration
+ * file of the machine's. The CA's key stays there: no relay is given it.
+ * With FLIMFLAM_TLS_CERTS set to a directory, ca.crt and each ROLE.crt and
+ * ROLE.key are copied from there instead (and no CA key exists). 0, or -1
+ * with the reason in `why`.
+ */
+int ff_tls_certs(const char *rundir, const char *const roles[], int nroles, char *why, size_t n);
+/* RUNDIR/tls/NAME ("ca.crt", "r1.key"; malloc'd). */
+char *ff_tls_file(const char *rundir, const char *name);
 
 /*
  * The threads of the builtin programs. ff_load_threads: how many to start:

@@ -203,7 +203,7 @@ port_inodes(int port, unsigned long *inodes, int max)
  * 1 if a socket bound to `port` on loopback or any address is in LISTEN
  * state and belongs to `pid` or one of its descendants; 0 if not.
  */
-static int
+int
 ff_port_listening(int port, pid_t pid)
 {
 	unsigned long inodes[16];

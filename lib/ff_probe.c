@@ -58,7 +58,8 @@ probe_read(struct ff_probe *p)
 		return;
 	if (n > 0)
 		p->len += n;
-	if (n <= 0 || p->len >= FF_PROBE_MAX_BYTES || p->cap - p->len <= 1) {
+	/* A full buffer grows at the next read: only the size limit ends it early. */
+	if (n <= 0 || p->len >= FF_PROBE_MAX_BYTES) {
 		close(p->fd);
 		p->fd = -1;
 	}

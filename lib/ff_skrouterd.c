@@ -221,3 +221,54 @@ ff_env_proton_maps(pid_t pid)
 	free(text);
 	return best;
 }
+
+/* The first of `names` that `type` has in the schema, or NULL. */
+static const char *
+schema_first(json_t *types, const char *type, const char *const names[])
+{
+	for (; *names; names++)
+		if (schema_attr(types, type, *names, 0))
+			return *names;
+	return NULL;
+}
+
+int
+ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, char *why, size_t n)
+{
+	/* Newer names first: certDb and keyFile are the older routers' words. */
+	static const char *const ca[] = { "caCertFile", "certDb", NULL };
+	static const char *const cert[] = { "certFile", NULL };
+	static const char *const key[] = { "privateKeyFile", "keyFile", NULL };
+	char *schema = ff_skrouterd_schema_path(path);
+	json_error_t err;
+	json_t *root = schema ? json_load_file(schema, 0, &err) : NULL;
+	json_t *types = json_object_get(root, "entityTypes");
+	const char *a[3];
+	int r = -1;
+
+	memset(t, 0, sizeof(*t));
+	if (!json_is_object(types))
+		snprintf(why, n, "cannot read the management schema of '%s'%s%s", path,
+			 schema ? ": " : "", schema ? schema : "");
+	else if (!(a[0] = schema_first(types, "sslProfile", ca)) ||
+		 !(a[1] = schema_first(types, "sslProfile", cert)) ||
+		 !(a[2] = schema_first(types, "sslProfile", key)) ||
+		 !schema_attr(types, "listener", "sslProfile", 0) ||
+		 !schema_attr(types, "connector", "sslProfile", 0) ||
+		 !schema_attr(types, "listener", "authenticatePeer", 0) ||
+		 !schema_attr(types, "listener", "saslMechanisms", 0))
+		snprintf(why, n, "the router at '%s' has no sslProfile with a CA, a certificate and a key "
+			 "for its listeners and connectors in its schema '%s': --tls needs one", path, schema);
+	else {
+		snprintf(t->ca, sizeof(t->ca), "%s", a[0]);
+		snprintf(t->cert, sizeof(t->cert), "%s", a[1]);
+		snprintf(t->key, sizeof(t->key), "%s", a[2]);
+		t->require_ssl = schema_attr(types, "listener", "requireSsl", 0) != NULL;
+		t->verify_hostname = schema_attr(types, "connector", "verifyHostname", 0) != NULL;
+		t->connector_sasl = schema_attr(types, "connector", "saslMechanisms", 0) != NULL;
+		r = 0;
+	}
+	json_decref(root);
+	free(schema);
+	return r;
+}

@@ -2,7 +2,8 @@
 # Unit tests of pure functions, as C programs `make` builds in t/unit/:
 # ff-bench's statistics (t/unit/stats-test.c, against values computed
 # independently by t/unit/mw-reference.py and by hand), and the matrix of
-# lib/ff_matrix.c held against README's tables (t/unit/matrix.c).
+# lib/ff_matrix.c held against README's tables (t/unit/matrix.c), and what
+# a probe of lib takes of a program's output (t/unit/probe.c).
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -148,4 +149,17 @@ readme_table() {
 		[ "$(awk -v r="$r" '$1 == "others" && $2 == r { $1 = $2 = ""; sub(/^ +/, ""); print }' <<<"$table")" = \
 		  "$(grep -vx "$r" <<<"$all" | paste -sd, | sed 's/,/, /g')" ]
 	done
+}
+
+@test "probes: a program's whole output is taken, past the first 4 KiB read, up to the 1 MiB limit" {
+	[ -x "$TOP/t/unit/probe" ] || fail "t/unit/probe is not built (make builds it)"
+	# skmanage's connection list of a router in a chain of 3 is more than 4 KiB.
+	for n in 100 4095 4096 4097 5000 70000 1048575; do
+		run -0 "$TOP/t/unit/probe" sh -c "head -c $n /dev/zero | tr '\\0' x"
+		[ "$output" = "bytes $n status 0" ] || { echo "$n: $output"; false; }
+	done
+	# Past the limit, it stops at the read that reaches it (not all 2 MB).
+	run -0 "$TOP/t/unit/probe" sh -c "head -c 2000000 /dev/zero | tr '\\0' x"
+	read -r _ got _ <<<"$output"
+	[ "$got" -ge 1048576 ] && [ "$got" -lt 2000000 ] || { echo "$output"; false; }
 }

@@ -16,7 +16,7 @@ static const char usage[] =
 	"usage: ff-bench [-h] [-w WORKLOADS] [-r RELAYS] [-p PROTOCOLS] [--jobs JOBS]\n"
 	"                [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT]\n"
 	"                [--hops N[,N...]] [--repeat N] [--output FILE [--force | --append]]\n"
-	"                [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
 	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
 	"                [--pool HOST,HOST,...]\n"
 	"       ff-bench summarize [FILE]\n"
@@ -56,6 +56,8 @@ static const char usage[] =
 	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
 	"  --interval SECONDS    Each run's window as a time series, as in flimflam run;\n"
 	"                        unsteady runs are marked in the table (default 1)\n"
+	"  --tls                 The links between relays use mutual TLS, as in flimflam\n"
+	"                        run (part of each case; relay none and --hops 1 are skipped)\n"
 	"  --build LABEL=PATH    A build of the relay under test (-r names one relay):\n"
 	"                        its binary, or an install prefix whose sbin/ or bin/\n"
 	"                        holds it; repeat it for each build. Each round runs\n"
@@ -371,7 +373,7 @@ static void
 bench_options(int argc, char *argv[])
 {
 	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_HOPS, OPT_SEED,
-	       OPT_POOL };
+	       OPT_TLS, OPT_POOL };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
@@ -383,6 +385,7 @@ bench_options(int argc, char *argv[])
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "append", no_argument, NULL, OPT_APPEND },
+		{ "tls", no_argument, NULL, OPT_TLS },
 		{ "hops", required_argument, NULL, OPT_HOPS },
 		FF_LONGOPT_BUILD,
 		{ "seed", required_argument, NULL, OPT_SEED },
@@ -420,6 +423,9 @@ bench_options(int argc, char *argv[])
 			break;
 		case OPT_APPEND:
 			opt.append = 1;
+			break;
+		case OPT_TLS:
+			opt.tls = 1;
 			break;
 		case OPT_HOPS:
 			opt.nh = parse_hops(optarg, opt.hops);
@@ -521,7 +527,10 @@ plan_cases(struct plan *pl)
 						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;
 				}
-				if ((miss = missing_program(bc)))
+				if (opt.tls && bc->hops < 2)
+					snprintf(bc->skip, sizeof(bc->skip), "--tls: %s has no links between relays",
+						 bc->hops ? "--hops 1" : "relay none");
+				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
 				else if (b >= 0 && !strcmp(bc->relay, "skrouterd") &&
 					 (lacks = router_lacks(opt.builds[b].path, bc->protocol, b)))

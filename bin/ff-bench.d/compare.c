@@ -353,6 +353,7 @@ key_json(json_t *ev, const struct key *k)
 	json_object_set_new(ev, "relay", json_string(k->relay));
 	json_object_set_new(ev, "protocol", json_string(k->protocol));
 	json_object_set_new(ev, "hops", json_integer(k->hops));
+	json_object_set_new(ev, "tls", json_boolean(k->tls));
 	json_object_set_new(ev, "jobs", json_integer(k->jobs));
 	json_object_set_new(ev, "cpu_limit", json_integer(k->cpu_limit));
 	json_object_set_new(ev, "duration_s", json_real(k->duration));
@@ -447,8 +448,9 @@ compare_metric(int m, struct cmp_row *rows, int nrows, const struct side *bs,
 		strong = md && (!strcmp(r->verdict, "better") || !strcmp(r->verdict, "worse"));
 		snprintf(verdict, sizeof(verdict), "%s%s%s (%s)", strong ? "**" : "", r->verdict,
 			 strong ? "**" : "", nb);
-		/* A chain other than the relay's own: "nginx (4 hops)". */
-		snprintf(relay, sizeof(relay), "%s%s", r->b->k.relay, hops_label(r->b->k.relay, r->b->k.hops));
+		/* --tls, and a chain other than the relay's own: "nginx tls (4 hops)". */
+		snprintf(relay, sizeof(relay), "%s%s%s", r->b->k.relay, r->b->k.tls ? " tls" : "",
+			 hops_label(r->b->k.relay, r->b->k.hops));
 		trow(&t, 9, r->b->k.workload, relay, r->b->k.protocol, base, new, change,
 		     p, q, verdict);
 		if (r->base.median > 0 && r->new.median > 0) {
@@ -556,8 +558,8 @@ print_unmatched(const char *side, const struct side *s, const struct side *o, in
 			key_json(ev, &g[i].k);
 			ff_emit(ev);
 		} else
-			printf("%sonly in %s: %s %s%s %s (jobs %ld, CPU limit %ld, duration %g s)\n",
-			       md ? "- " : "  ", side, g[i].k.workload, g[i].k.relay,
+			printf("%sonly in %s: %s %s%s%s %s (jobs %ld, CPU limit %ld, duration %g s)\n",
+			       md ? "- " : "  ", side, g[i].k.workload, g[i].k.relay, g[i].k.tls ? " tls" : "",
 			       hops_label(g[i].k.relay, g[i].k.hops), g[i].k.protocol,
 			       g[i].k.jobs, g[i].k.cpu_limit, g[i].k.duration);
 	}

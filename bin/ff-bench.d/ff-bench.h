@@ -119,6 +119,7 @@ struct key {
 	long jobs, cpu_limit;
 	double duration, warmup;
 	long request_size, response_size, rate;	/* builtin-rr, builtin-crr; 1, 1, 0 otherwise */
+	int tls;		/* --tls: the links between relays were TLS */
 };
 
 /*
@@ -260,7 +261,7 @@ struct bench_opts {
 	struct ff_run_opts run;
 	long repeat;
 	const char *output;
-	int force, append;
+	int force, append, tls;
 	const char *pool;	/* --pool HOST,HOST,...: GNU parallel's --sshlogin */
 	/* --build LABEL=PATH of the relay under test (-r, one relay) */
 	const char *build_args[16];

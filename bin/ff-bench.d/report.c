@@ -197,8 +197,11 @@ take_run(const json_t *rec, const struct results *r, int group, int run, void *a
 	char name[128];
 	int c, s, m;
 
-	/* A series: a build, or a relay (with its chain when not its own: "nginx (4 hops)"). */
-	snprintf(name, sizeof(name), "%s%s", label ? label : g->k.relay,
+	/*
+	 * A series: a build, or a relay (with its chain when not its own:
+	 * "nginx (4 hops)"); either with --tls: "nginx tls", "main tls".
+	 */
+	snprintf(name, sizeof(name), "%s%s%s", label ? label : g->k.relay, g->k.tls ? " tls" : "",
 		 label ? "" : hops_label(g->k.relay, g->k.hops));
 	c = case_of(pg, &g->k);
 	s = series_of(pg, c, name, label != NULL, build_rank(&r->g[group]));

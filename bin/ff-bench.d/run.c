@@ -30,6 +30,7 @@ config_json(const struct bcase *c)
 	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
 	json_object_set_new(o, "cpu_limit", json_integer(opt.run.cpu_limit));
 	json_object_set_new(o, "interval_s", json_real(opt.run.interval));
+	json_object_set_new(o, "tls", json_boolean(opt.tls));
 	if (ff_workload_is_rr(c->workload)) {
 		json_object_set_new(o, "request_size", json_integer(opt.run.request_size));
 		json_object_set_new(o, "response_size", json_integer(opt.run.response_size));
@@ -266,6 +267,8 @@ case_args(struct ff_argv *a, const struct bcase *c)
 	ff_argv_run_opts(a, &run, 1);
 	if (c->build >= 0)
 		ff_argv_addl(a, "--build", opt.build_args[c->build], NULL);
+	if (opt.tls)
+		ff_argv_add(a, "--tls");
 }
 
 /*
@@ -585,8 +588,9 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	json_t *rec;
 
 	cr.errors = json_array();
-	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s%s", ff_prog(), k, n,
-		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops));
+	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s%s%s", ff_prog(), k, n,
+		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops),
+		 opt.tls ? " tls" : "");
 	if (c->build >= 0)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " build %s", opt.builds[c->build].label);

@@ -311,6 +311,8 @@ cmp_group(const void *a, const void *b)
 		return d;
 	if ((d = (x->hops > y->hops) - (x->hops < y->hops)))
 		return d;
+	if ((d = x->tls - y->tls))
+		return d;
 	return ((const struct group *)a)->order - ((const struct group *)b)->order;
 }
 
@@ -349,7 +351,8 @@ case_cells(char cells[][128], const struct group *g, int hops, int lab)
 	int o = 3;
 
 	snprintf(cells[0], 128, "%s", g->k.workload);
-	snprintf(cells[1], 128, "%s", g->k.relay);
+	/* --tls is part of the case: "nginx tls" beside a plain "nginx". */
+	snprintf(cells[1], 128, "%s%s", g->k.relay, g->k.tls ? " tls" : "");
 	snprintf(cells[2], 128, "%s", g->k.protocol);
 	if (hops)
 		snprintf(cells[o++], 128, "%ld", g->k.hops);

@@ -23,7 +23,7 @@ struct cmd {
 struct run_opt {
 	const char *workload, *relay, *protocol;
 	struct ff_run_opts run;
-	int json;
+	int json, tls;
 	const char *hosts;	/* --hosts, as given */
 	long hops;		/* -1 until validate_run: the relay's own */
 	/* --build LABEL=PATH: one, or two for flamegraph; `cur` the one running */

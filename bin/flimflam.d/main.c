@@ -64,7 +64,7 @@ static const char run_usage_fmt[] =
 	"usage: flimflam %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
 	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
 	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
-	"       [--interval SECONDS] [--build LABEL=PATH]\n"
+	"       [--interval SECONDS] [--tls] [--build LABEL=PATH]\n"
 	"       [--hosts ROLE=[USER@]HOST[/ADDRESS],...]%s\n"
 	"\n"
 	"%s\n"
@@ -93,6 +93,8 @@ static const char run_usage_fmt[] =
 	"                        latency from when each was due (default: closed loop)\n"
 	"  --interval SECONDS    The window as a time series: figures every SECONDS\n"
 	"                        (0.1 to the duration; default 1)\n"
+	"  --tls                 The links between relays use mutual TLS, with certificates\n"
+	"                        made for the run (the client and server stay plain)\n"
 	"  --build LABEL=PATH    Run the relay from PATH (its binary, or an install prefix\n"
 	"                        whose sbin/ or bin/ holds it) in that build's own\n"
 	"                        environment%s\n"
@@ -107,7 +109,7 @@ static const char run_usage_fmt[] =
 
 static char run_usage[4096];
 
-enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_HOPS, OPT_HOSTS };
+enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_HOPS, OPT_TLS, OPT_HOSTS };
 
 static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -117,6 +119,7 @@ static const struct option run_longopts[] = {
 	{ "protocol", required_argument, NULL, 'p' },
 	FF_RUN_LONGOPTS,
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "tls", no_argument, NULL, OPT_TLS },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "freq", required_argument, NULL, OPT_FREQ },
 	{ "hops", required_argument, NULL, OPT_HOPS },
@@ -299,6 +302,9 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		case OPT_JSON:
 			opt.json = 1;
 			break;
+		case OPT_TLS:
+			opt.tls = 1;
+			break;
 		case OPT_HOSTS:
 			opt.hosts = optarg;
 			break;
@@ -345,6 +351,9 @@ validate_hosts(const struct cmd *c)
 	if (strcmp(opt.workload, "builtin") && strcmp(opt.workload, "iperf3"))
 		ff_usage_error(run_usage, "--hosts: workload '%s' runs on one host only (builtin and iperf3 run across hosts)",
 			       opt.workload);
+	if (opt.tls && !hosts_relays_together((int)opt.hops))
+		ff_usage_error(run_usage, "--hosts: --tls secures the links of a chain on one host, and relays on hosts of their own are linked by separate ff-topology stages (put r1 ... r%ld on one host)",
+			       opt.hops);
 	if (strcmp(opt.relay, "skrouterd"))
 		return;
 	if (!hosts_relays_together((int)opt.hops))
@@ -417,6 +426,10 @@ validate_run(const struct cmd *c)
 	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
 		ff_usage_error(run_usage, "%s", why);
 	ff_check_interval(run_usage, opt.run.interval, opt.run.duration);
+	if (opt.tls && opt.hops < 2)
+		ff_usage_error(run_usage, "--tls is for the links between relays, and %s",
+			       opt.hops ? "--hops 1 has one relay and no link" :
+			       "relay 'none' has none");
 	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
 		ff_usage_error(run_usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
 			       opt.workload);
@@ -455,6 +468,13 @@ validate_run(const struct cmd *c)
 		need[n++] = ff_workload_client_program(opt.workload);
 	}
 	validate_hosts(c);
+	if (opt.tls) {
+		char *p = ff_which("openssl");
+
+		if (!p)
+			ff_die("--tls makes the run's certificates with openssl, which is not on PATH: install openssl");
+		free(p);
+	}
 	for (i = 0; i < n; i++) {
 		char *p;
 

@@ -171,6 +171,8 @@ relay_args(struct ff_argv *a, const char *cpu)
 	ff_argv_addl(a, "-r", opt.relay, "-p", opt.protocol, "--cpu-limit", cpu, NULL);
 	if (opt.nbuild)
 		ff_argv_addl(a, "--build", opt.build[opt.cur], NULL);
+	if (opt.tls)
+		ff_argv_add(a, "--tls");	/* relays on one host: validate_hosts */
 }
 
 /*

@@ -195,6 +195,12 @@ summarize(json_t *events, const char *rundir)
 	ff_print("  Jobs:        %ld\n", opt.run.jobs);
 	ff_print("  Warmup:      %ld s\n", opt.run.warmup);
 	ff_print("  Duration:    %ld s\n", opt.run.duration);
+	json_array_foreach(json_object_get(topo, "tls_links"), i, r)
+		ff_print("  TLS:         %s, %s (link %s -> %s, as %s says; %s's certificate %s verified)\n",
+			 ff_json_str(r, "protocol"), ff_json_str(r, "cipher"),
+			 role_name(ff_json_str(r, "from")), role_name(ff_json_str(r, "to")),
+			 role_name(ff_json_str(r, "to")), role_name(ff_json_str(r, "from")),
+			 ff_json_str(r, "peer"));
 	if (opt.hosts)
 		ff_print("  Hosts:       %s (the roles not named ran here)\n", opt.hosts);
 	if (ff_relay_find(opt.relay)->processes) {
