@@ -310,6 +310,10 @@ ssh_master() {
 	run flimflam run -w iperf3 -r none --hosts "r1=ns1/10.77.0.2"
 	[ "$status" -eq 2 ]
 	has_line "(client, server: relay none has no relays)"
+	# --tls links the relays within one ff-topology: relays on hosts of their own cannot have it.
+	run flimflam run -r nginx --tls --hosts "r1=ns1/10.77.0.2,r2=ns2/10.77.0.3"
+	[ "$status" -eq 2 ]
+	has_line "^flimflam: --hosts: --tls secures the links of a chain on one host"
 	run flimflam run -w h2load -r nginx -p tcp --hosts "server=ns1/10.77.0.2"
 	[ "$status" -eq 2 ]
 	has_line "workload 'h2load' runs on one host only"

@@ -352,8 +352,7 @@ validate_hosts(const struct cmd *c)
 		ff_usage_error(run_usage, "--hosts: workload '%s' runs on one host only (builtin and iperf3 run across hosts)",
 			       opt.workload);
 	if (opt.tls && !hosts_relays_together((int)opt.hops))
-		ff_usage_error(run_usage, "--hosts: --tls secures the links of a chain on one host, and relays on hosts of their own are linked by separate ff-topology stages (put r1 ... r%ld on one host)",
-			       opt.hops);
+		ff_usage_error(run_usage, "--hosts: --tls secures the links of a chain on one host, and relays on hosts of their own are linked by separate ff-topology stages (put the relays on one host)");
 	if (strcmp(opt.relay, "skrouterd"))
 		return;
 	if (!hosts_relays_together((int)opt.hops))
