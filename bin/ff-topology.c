@@ -1476,12 +1476,13 @@ main(int argc, char *argv[])
 	int server_port, port, i;
 
 	ff_setprog(argv[0]);
+	/* First: a SIGTERM while the relay is checked (probes, a hash) is caught, not fatal. */
+	ff_signals_init();
 	parse_args(argc, argv);
 	check_relay();
 
 	/* A connection per job: what we start inherits the limit, raised. */
 	ff_raise_nofile(LONG_MAX);
-	ff_signals_init();
 	ff_set_cleanup(cleanup);
 	ff_rundir(opt.run_dir);
 	/* With --server-port, stdin is not a stream (a terminal, say). */

@@ -994,6 +994,8 @@ main(int argc, char *argv[])
 	int c;
 
 	ff_setprog(argv[0]);
+	/* First: a SIGTERM while the options are checked is caught, not fatal. */
+	ff_signals_init();
 	opterr = 0;
 	if (argc < 2)
 		ff_usage_error(usage, "expected a mode: serve or drive");
@@ -1048,7 +1050,6 @@ main(int argc, char *argv[])
 
 	/* A connection per job: what we start inherits the limit, raised. */
 	ff_raise_nofile(LONG_MAX);
-	ff_signals_init();
 	ff_set_cleanup(cleanup);
 	ff_rundir(opt.run_dir);
 	ff_cpus_available(&avail);

@@ -259,6 +259,13 @@ ff_quit(int status)
 noreturn static void
 vfail(int status, const char *fmt, va_list ap)
 {
+	/*
+	 * A stage that a signal is stopping fails in what it was doing (a
+	 * probe cut short, a child gone): that is not news. It stops as
+	 * signalled, and the dispatcher says why the run ended, once.
+	 */
+	if (ff_pipeline_stage() && ff_signalled())
+		ff_exit_signalled();
 	vreport("", fmt, ap);
 	ff_quit(status);
 }

@@ -315,6 +315,8 @@ main(int argc, char *argv[])
 	int c, alone, interval_given = 0;
 
 	ff_setprog(argv[0]);
+	/* First: a SIGTERM while the capture is checked is caught, not fatal. */
+	ff_signals_init();
 	opterr = 0;
 	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
 		switch (c) {
@@ -378,7 +380,6 @@ main(int argc, char *argv[])
 	check_mode();
 	if (opt.check)
 		return 0;
-	ff_signals_init();
 	ff_stage_begin(&stage, !alone);
 	return alone ? run_alone() : run_stream();
 }

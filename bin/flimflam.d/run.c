@@ -261,6 +261,7 @@ capture_stages(pipeline *p, const struct cmd *c, const char *rundir)
 static pipeline *
 start_pipeline(const struct cmd *c, const char *rundir)
 {
+	sigset_t held;
 	struct ff_run_opts drive = opt.run;
 	struct ff_argv args = FF_ARGV_INIT;
 	char cpu[16], hops[16];
@@ -299,7 +300,10 @@ start_pipeline(const struct cmd *c, const char *rundir)
 	pipeline_want_out(p, -1);
 	pipeline_ignore_signals(p, 0);
 	pipeline_install_post_fork(post_fork);
+	/* Each stage takes the stop signals from its first instruction on. */
+	ff_signals_hold(&held);
 	pipeline_start(p);
+	ff_signals_release(&held);
 	running = p;
 	ff_set_cleanup(stop_pipeline);
 	return p;
