@@ -456,15 +456,6 @@ void ff_child_report(const struct ff_child *c);
  * children, says so in one line (not with --pipeline-stage) and exits 128+n.
  */
 void ff_signals_init(void);
-/*
- * Hold SIGINT, SIGTERM and SIGHUP (blocked, *old the mask before) while
- * starting programs that take them with ff_signals_init, which releases
- * them once its handlers are in: a program stopped the moment it starts
- * is then stopped by its own handler, never killed before it has one.
- * ff_signals_release(old) puts the mask back (NULL: unblocks the three).
- */
-void ff_signals_hold(sigset_t *old);
-void ff_signals_release(const sigset_t *old);
 int ff_signal_fd(void);
 int ff_signalled(void);
 noreturn void ff_exit_signalled(void);

@@ -53,39 +53,6 @@ ff_signals_init(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	/* Held by whoever started us (ff_signals_hold): ours to take now. */
-	ff_signals_release(NULL);
-}
-
-static void
-stop_signals(sigset_t *set)
-{
-	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGHUP);
-}
-
-void
-ff_signals_hold(sigset_t *old)
-{
-	sigset_t set;
-
-	stop_signals(&set);
-	sigprocmask(SIG_BLOCK, &set, old);
-}
-
-void
-ff_signals_release(const sigset_t *old)
-{
-	sigset_t set;
-
-	if (old) {
-		sigprocmask(SIG_SETMASK, old, NULL);
-		return;
-	}
-	stop_signals(&set);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 int

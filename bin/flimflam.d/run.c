@@ -100,10 +100,19 @@ signal_stages(int sig)
 static void
 stop_pipeline(void)
 {
+	int i;
+
 	if (!running)
 		return;
 	signal_stages(SIGTERM);
-	pipeline_wait(running);
+	/*
+	 * Reaped here, not by pipeline_wait, which would say "Terminated" of
+	 * a stage that the SIGTERM reached before its handler was in (it had
+	 * started nothing yet): we stopped it, that is not news.
+	 */
+	for (i = 0; i < pipeline_get_ncommands(running); i++)
+		while (waitpid(pipeline_get_pid(running, i), NULL, 0) < 0 && errno == EINTR)
+			;
 	running = NULL;
 	hosts_disconnect();
 }
@@ -261,7 +270,6 @@ capture_stages(pipeline *p, const struct cmd *c, const char *rundir)
 static pipeline *
 start_pipeline(const struct cmd *c, const char *rundir)
 {
-	sigset_t held;
 	struct ff_run_opts drive = opt.run;
 	struct ff_argv args = FF_ARGV_INIT;
 	char cpu[16], hops[16];
@@ -300,10 +308,7 @@ start_pipeline(const struct cmd *c, const char *rundir)
 	pipeline_want_out(p, -1);
 	pipeline_ignore_signals(p, 0);
 	pipeline_install_post_fork(post_fork);
-	/* Each stage takes the stop signals from its first instruction on. */
-	ff_signals_hold(&held);
 	pipeline_start(p);
-	ff_signals_release(&held);
 	running = p;
 	ff_set_cleanup(stop_pipeline);
 	return p;
