@@ -1291,14 +1291,9 @@ parse_args(int argc, char *argv[])
 		case OPT_ENCAPSULATION:
 			opt.encapsulation = encapsulations[ff_parse_name(usage, "encapsulation", optarg, encapsulations)];
 			break;
-		case OPT_LISTEN: {
-			struct in_addr in;
-
-			if (ff_inet_addr(optarg, &in) < 0)
-				ff_usage_error(usage, "--listen: '%s' is not an IPv4 address", optarg);
-			opt.listen = optarg;
+		case OPT_LISTEN:
+			opt.listen = ff_parse_ipv4(usage, "--listen", optarg);
 			break;
-		}
 		case OPT_RELAY_ROLE: {
 			char *end;
 			long k = optarg[0] == 'r' && optarg[1] >= '1' && optarg[1] <= '9' ?

@@ -1023,14 +1023,9 @@ main(int argc, char *argv[])
 		case OPT_HOPS:
 			opt.hops = ff_parse_run_opt(usage, "--hops", optarg);
 			break;
-		case OPT_LISTEN: {
-			struct in_addr in;
-
-			if (ff_inet_addr(optarg, &in) < 0)
-				ff_usage_error(usage, "--listen: '%s' is not an IPv4 address", optarg);
-			opt.listen = optarg;
+		case OPT_LISTEN:
+			opt.listen = ff_parse_ipv4(usage, "--listen", optarg);
 			break;
-		}
 		default:
 			ff_take_run_opt(usage, c, optarg, &opt.run);
 		}

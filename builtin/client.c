@@ -484,8 +484,7 @@ main(int argc, char *argv[])
 			p = ff_parse_long(usage, "--port", optarg, 1, 65535);
 			break;
 		case 'H':
-			if (ff_inet_addr(optarg, &host) < 0)
-				ff_usage_error(usage, "--host: '%s' is not an IPv4 address", optarg);
+			ff_inet_addr(ff_parse_ipv4(usage, "--host", optarg), &host);
 			snprintf(host_str, sizeof(host_str), "%s", optarg);
 			break;
 		case 'j':

@@ -199,7 +199,6 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *address = NULL;
-	struct in_addr in;
 	long port = -1;
 	int c;
 
@@ -213,9 +212,7 @@ main(int argc, char *argv[])
 			port = ff_parse_long(usage, "--port", optarg, 1, 65535);
 			break;
 		case 'a':
-			if (ff_inet_addr(optarg, &in) < 0)
-				ff_usage_error(usage, "--address: '%s' is not an IPv4 address", optarg);
-			address = optarg;
+			address = ff_parse_ipv4(usage, "--address", optarg);
 			break;
 		}
 	if (optind < argc)

@@ -509,6 +509,8 @@ int ff_listen_loopback(int port);
 int ff_listen_on(const char *addr, int port);
 /* `addr` parsed as a dotted IPv4 address into *out (network order): 0, or -1. */
 int ff_inet_addr(const char *addr, struct in_addr *out);
+/* Option `opt`'s value `s`, a dotted IPv4 address, returned; else a usage error naming both. */
+const char *ff_parse_ipv4(const char *usage, const char *opt, const char *s);
 void ff_accept_loop(int lfd, void (*adopt)(int fd));
 
 /* ff_dir.c */

@@ -263,6 +263,16 @@ ff_inet_addr(const char *addr, struct in_addr *out)
 	return inet_pton(AF_INET, addr, out) == 1 ? 0 : -1;
 }
 
+const char *
+ff_parse_ipv4(const char *usage, const char *opt, const char *s)
+{
+	struct in_addr in;
+
+	if (ff_inet_addr(s, &in) < 0)
+		ff_usage_error(usage, "%s: '%s' is not an IPv4 address", opt, s);
+	return s;
+}
+
 int
 ff_listen_on(const char *addr, int port)
 {
