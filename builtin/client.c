@@ -263,6 +263,19 @@ cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The end of second k and of interval k of a window opening at `open`, in ns. */
+static uint64_t
+second_end(uint64_t open, int k)
+{
+	return open + (uint64_t)k * 1000000000ULL;
+}
+
+static uint64_t
+interval_end(uint64_t open, double interval, long duration, int k)
+{
+	return open + (uint64_t)llround(ff_interval_edge(interval, duration, k) * 1e9);
+}
+
 /*
  * The edges of a window opening at `open` (ns): each second and each
  * interval's end (ff_interval_edge), once each, in order.
@@ -275,9 +288,9 @@ make_edges(uint64_t open, long duration, double interval)
 	edge = ff_realloc(NULL, (duration + niv + 1) * sizeof(*edge));
 	edge[m++] = open;
 	for (k = 1; k <= duration; k++)
-		edge[m++] = open + (uint64_t)k * 1000000000ULL;
+		edge[m++] = second_end(open, k);
 	for (k = 1; k <= niv; k++)
-		edge[m++] = open + (uint64_t)llround(ff_interval_edge(interval, duration, k) * 1e9);
+		edge[m++] = interval_end(open, interval, duration, k);
 	qsort(edge, m, sizeof(*edge), cmp_u64);
 	for (nedges = 0, k = 1; k < m; k++)
 		if (edge[k] != edge[nedges])
@@ -425,13 +438,13 @@ run(int jobs, long warmup, long duration, double interval)
 		sbytes += b;
 		ibytes += b;
 		t = (edge[k] - open) / 1e9;
-		if (sec <= duration && edge[k] == open + (uint64_t)sec * 1000000000ULL) {
+		if (sec <= duration && edge[k] == second_end(open, sec)) {
 			emit_sample(t, t - sprev, sbytes);
 			sprev = t;
 			sbytes = 0;
 			sec++;
 		}
-		if (iv <= niv && edge[k] == open + (uint64_t)llround(ff_interval_edge(interval, duration, iv) * 1e9)) {
+		if (iv <= niv && edge[k] == interval_end(open, interval, duration, iv)) {
 			emit_interval(iprev, t - iprev, ibytes);
 			iprev = t;
 			ibytes = 0;
