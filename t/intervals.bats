@@ -145,11 +145,15 @@ steadiness_ok() {
 @test "a relay stopped for half the window: not steady, in the result and in the summary" {
 	skip_unless_program nginx
 	local f="$BATS_TEST_TMPDIR/ev" r1 p
-	start_run "$f" -r nginx --warmup 1 --duration 4 --interval 0.5
+	# The relay is stopped 2 s of a 6 s window, from about 0.5 s into it:
+	# on a busy machine the test's own steps up to the stop can take
+	# seconds, and a stop that outlasted the window would find the relay
+	# already stopped by the run (kill -CONT: no such process).
+	start_run "$f" -r nginx --warmup 1 --duration 6 --interval 0.5
 	wait_for_grep '"window"' "$f" 30
 	r1=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r1") | .pid' "$f")
 	[ -n "$r1" ]
-	sleep 1
+	sleep 0.5
 	stopped="$r1 $(descendants "$r1")"
 	for p in $stopped; do kill -STOP "$p"; done
 	sleep 2
@@ -163,7 +167,7 @@ steadiness_ok() {
 
 	# The summary, likewise: R1's master found by its configuration's path.
 	local out="$BATS_TEST_TMPDIR/summary"
-	LC_ALL=C flimflam run -r nginx --warmup 1 --duration 4 --interval 0.5 >"$out" 2>"$out.err" 3>&- &
+	LC_ALL=C flimflam run -r nginx --warmup 1 --duration 6 --interval 0.5 >"$out" 2>"$out.err" 3>&- &
 	RUN_PID=$!
 	wait_for_grep 'relays up' "$out.err" 30
 	r1=$(grep -lsF -- "$FLIMFLAM_RUNS/" /proc/[0-9]*/cmdline | xargs -r grep -lsF -- /r1/nginx.conf |
