@@ -453,6 +453,9 @@ run(int jobs, long warmup, long duration, double interval)
 	}
 	ff_load_check("window");
 	stop(ws, nw, jobs);
+	/* A relay that took the connections but passes nothing: no figures, not zeros. */
+	if (total == 0)
+		ff_die("nothing came back in the %ld s window: the relay or the server passed no data", duration);
 
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string("builtin"));

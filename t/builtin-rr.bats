@@ -216,7 +216,8 @@ result_sane() {
 	run -0 --separate-stderr "$CLIENT" --port "$port" --jobs 1 --warmup 0 --duration 2 --rate 500
 	echo "$output" >"$out"
 	result_sane "$out"
-	jq -e '.rate_per_s == 500 and .ops_per_s < 60 and .latency_max_us > 1000000' <(tail -n 1 "$out")
+	jq -e '.rate_per_s == 500 and .ops_per_s < 60 and .latency_max_us > 1000000' <(tail -n 1 "$out") ||
+		{ tail -n 1 "$out"; echo "$stderr"; false; }
 	[[ "$stderr" =~ ^ff-builtin-rr-client:\ [0-9]+\ transactions/s\ of\ the\ 500\ asked:\ the\ relay\ \(or\ the\ server\)\ did\ not\ keep\ up$ ]]
 }
 

@@ -278,6 +278,19 @@ teardown() {
 	[ ! -s "$BATS_TEST_TMPDIR/client.out" ]
 }
 
+@test "ff-builtin-client: nothing came back in the window (a server that never reads) is an error, no result" {
+	local port
+	port=$(free_port)
+	listening "$port" "$SERVER" --port "$port"
+	# Stopped, the server reads nothing; the kernel still takes the connections.
+	kill -STOP "$server"
+	run -1 --separate-stderr "$CLIENT" --port "$port" --warmup 0 --duration 1
+	kill -CONT "$server"
+	[ "$stderr" = "ff-builtin-client: nothing came back in the 1 s window: the relay or the server passed no data" ]
+	[[ "$output" == *'"event":"window"'* ]]
+	[[ "$output" != *'"result"'* ]]
+}
+
 @test "ff-builtin-client: SIGTERM and SIGINT stop it with 143 and 130, no result" {
 	local port out err sig
 	port=$(free_port)
