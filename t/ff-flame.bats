@@ -8,11 +8,6 @@ load helper
 
 FIX="$TOP/t/fixtures/ff-flame"
 
-# The JSON data a page embeds.
-page_data() {
-	sed -n 's/^<script type="application\/json" id="flame-data">\(.*\)<\/script>$/\1/p' "$1"
-}
-
 # chrome ARGS...: headless Chromium with a profile of its own, as root.
 chrome() {
 	local prof
