@@ -282,6 +282,31 @@ relay_pids() {
 	has_line "^flimflam: --hosts: a differential flamegraph compares one recording of each build"
 }
 
+@test "flamegraph --hosts --hops 3: R1 and R2 on one host, R3 on another; two recordings, one page with three towers" {
+	skip_unless_program nginx perf
+	hosts_up 3
+	mkdir "$BATS_TEST_TMPDIR/cwd"
+	cd "$BATS_TEST_TMPDIR/cwd"
+	run in_local flimflam flamegraph -w builtin -r nginx --hops 3 --warmup 1 --duration 2 \
+		--hosts "r1=ns1/${HOST_ADDR[1]},r2=ns1/${HOST_ADDR[1]},r3=ns2/${HOST_ADDR[2]},server=ns3/${HOST_ADDR[3]}"
+	echo "$output"
+	assert_success
+	rundir=$(sed -n 's/^Run directory: //p' <<<"$output")
+	ev="$rundir/events.jsonl"
+	# ns1's recording (named for its first relay) holds R1 and R2, ns2's R3;
+	# the summary says which is which.
+	[ "$(jq -c 'select(.event == "capture") | [.relays[].role]' "$ev" | sort)" = $'["r1","r2"]\n["r3"]' ]
+	[ -s r1.perf.data ] && [ -s r3.perf.data ] && [ ! -e r2.perf.data ] && [ ! -e perf.data ]
+	has_line "^  Data: +$BATS_TEST_TMPDIR/cwd/r1\.perf\.data \(R1, R2 on ns1; perf record"
+	has_line "^  Data: +$BATS_TEST_TMPDIR/cwd/r3\.perf\.data \(R3 on ns2; perf record"
+	towers flamegraph.html >towers
+	cat towers
+	run -0 sed 's/ (pid [0-9]*)\t.*//' towers
+	assert_output $'R1 nginx\nR2 nginx\nR3 nginx'
+	awk -F'\t' '$2 > 0 { n++ } END { exit n != 3 }' towers
+	hosts_clean 10
+}
+
 @test "bench --pool: GNU parallel runs each case as a whole topology on one host of the pool; the rows name their host and environment" {
 	skip_unless_program nginx parallel
 	hosts_up 2
