@@ -212,6 +212,17 @@ ssh_master() {
 	done
 	# The captures' directories on the hosts (their TMPDIR) are gone.
 	[ -z "$(ls -A "$HOSTS_DIR/tmp")" ]
+	# Once more, for the human summary: each recording with its relay and
+	# host, the previous ones kept, and perf report told which file to read.
+	run in_local flimflam record -w builtin -r nginx --warmup 1 --duration 2 --hosts "$(four_hosts)"
+	echo "$output"
+	assert_success
+	has_line "^  Data: +$BATS_TEST_TMPDIR/cwd/r1\.perf\.data \(R1 on ns2; perf record: "
+	has_line "^  Previous: +$BATS_TEST_TMPDIR/cwd/r1\.perf\.data\.old$"
+	has_line "^  Data: +$BATS_TEST_TMPDIR/cwd/r2\.perf\.data \(R2 on ns3; perf record: "
+	has_line "^  Previous: +$BATS_TEST_TMPDIR/cwd/r2\.perf\.data\.old$"
+	[ "${lines[-1]}" = "Next step: perf report --no-children -i FILE, for each recording above" ]
+	[ -s r1.perf.data.old ] && [ -s r2.perf.data.old ]
 	hosts_clean 10
 }
 
