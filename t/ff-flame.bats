@@ -8,11 +8,6 @@ load helper
 
 FIX="$TOP/t/fixtures/ff-flame"
 
-# The JSON data a page embeds.
-page_data() {
-	sed -n 's/^<script type="application\/json" id="flame-data">\(.*\)<\/script>$/\1/p' "$1"
-}
-
 # chrome ARGS...: headless Chromium with a profile of its own, as root.
 chrome() {
 	local prof
@@ -177,6 +172,88 @@ need_recording() {
 	[ -z "$output" ]
 	[ ! -e "$BATS_TEST_TMPDIR/p.html" ]
 	[ -z "$(ls "$BATS_TEST_TMPDIR" | grep 'p.html')" ]
+}
+
+# record_dd FILE: perf record of one dd (its own pid) into FILE.
+record_dd() {
+	perf record -q -e cpu-clock -F 997 -g -o "$1" -- \
+		dd if=/dev/zero of=/dev/null bs=64k count=200000 2>"$1.log" || {
+		cat "$1.log"
+		return 1
+	}
+}
+
+@test "ff-flame: --parts folds two perf.data files into one page, a tower per relay holding its own file's samples" {
+	skip_unless_program perf
+	perf record -q -e cpu-clock -o "$BATS_TEST_TMPDIR/probe.data" -- true 2>"$BATS_TEST_TMPDIR/probe.log" ||
+		skip "perf cannot record here: $(head -n 1 "$BATS_TEST_TMPDIR/probe.log")"
+	cd "$BATS_TEST_TMPDIR"
+	# Two relay hosts' recordings, each of one process of the same program.
+	record_dd a.data
+	record_dd b.data
+	pa=$(perf script -i a.data -F pid 2>/dev/null | awk '{ print $1 }' | sort -u)
+	pb=$(perf script -i b.data -F pid 2>/dev/null | awk '{ print $1 }' | sort -u)
+	na=$(perf script -i a.data -F pid 2>/dev/null | grep -c .)
+	nb=$(perf script -i b.data -F pid 2>/dev/null | grep -c .)
+	[ "$na" -gt 0 ] && [ "$nb" -gt 0 ] && [ "$pa" != "$pb" ]
+	# The events of a run with R1 and R2 on two hosts: one topology, a capture on each host.
+	{
+		echo '{"event":"topology","relay":"dd","protocol":"tcp","relays":[{"role":"r1","pid":1,"program":"dd"},{"role":"r2","pid":2,"program":"dd"}]}'
+		jq -cn --argjson p "$pb" '{event: "capture", tool: "perf record", files: ["b.data"], relays: [{role: "r2", pid: $p, pids: [$p]}]}'
+		jq -cn --argjson p "$pa" '{event: "capture", tool: "perf record", files: ["a.data"], relays: [{role: "r1", pid: $p, pids: [$p]}]}'
+	} >ev.jsonl
+	run -0 --separate-stderr ff-flame -o p.html --events ev.jsonl --parts r1=a.data r2=b.data
+	run -0 towers p.html
+	assert_output "R1 dd (pid $pa)"$'\t'"$na"$'\n'"R2 dd (pid $pb)"$'\t'"$nb"
+	page_data p.html | jq -e --argjson t $((na + nb)) '.total == $t and .meta.source == "a.data, b.data"'
+	# By program name alone: each file's dd is the one relay running dd that the file holds.
+	meta='{"relays":[{"role":"r1","program":"dd"},{"role":"r2","program":"dd"}]}'
+	run -0 ff-flame -o q.html --meta "$meta" --parts r2=b.data r1=a.data
+	run -0 towers q.html
+	assert_output "R1 dd"$'\t'"$na"$'\n'"R2 dd"$'\t'"$nb"
+	# One file alone: two relays run dd, so its dd is neither's.
+	ff-flame -o one.html --meta "$meta" a.data
+	run -0 towers one.html
+	assert_output "dd (pid $pa)"$'\t'"$na"
+}
+
+@test "ff-flame: --parts: a pid is each input's own; bad lists are usage errors" {
+	cp "$FIX/script.txt" "$BATS_TEST_TMPDIR/h1.txt"
+	cp "$FIX/script.txt" "$BATS_TEST_TMPDIR/h2.txt"
+	cd "$BATS_TEST_TMPDIR"
+	# Two hosts whose relays both have pid 100: each tower has its own host's samples.
+	meta='{"relays":[{"role":"r1","pid":100,"program":"nginx"},{"role":"r2","pid":100,"program":"nginx"}]}'
+	run -0 ff-flame --folded --meta "$meta" --parts r1=h1.txt r2=h2.txt
+	printf '%s\n' "$output" >f
+	run -0 sh -c "cut -d';' -f1 f | sort | uniq -c"
+	assert_output - <<-EOF
+	      2 R1 nginx (pid 100)
+	      2 R2 nginx (pid 100)
+	      1 my app (pid 300, h1.txt)
+	      1 my app (pid 300, h2.txt)
+	      4 skrouterd (pid 200, h1.txt)
+	      4 skrouterd (pid 200, h2.txt)
+	      1 swapper (pid 0, h1.txt)
+	      1 swapper (pid 0, h2.txt)
+	EOF
+	# One part is one input, as without --parts.
+	ff-flame --folded --meta @"$FIX/meta.json" --parts "$FIX/script.txt" | golden ff-flame-meta.folded -
+	for bad in "--parts" "--parts --diff h1.txt h2.txt" "--diff --parts h1.txt h2.txt" "--parts r3=h1.txt" \
+		"--parts r1=h1.txt r1=h2.txt" "--parts - -" "--parts r1="; do
+		run -2 --separate-stderr ff-flame --meta "$meta" $bad
+		echo "$bad: ${stderr_lines[0]}"
+		[[ "${stderr_lines[0]}" =~ ^ff-flame:\ --(parts|diff) ]]
+		[[ "${stderr_lines[1]}" == usage:* ]]
+	done
+	run -2 --separate-stderr ff-flame --meta "$meta" --parts r3=h1.txt
+	[ "${stderr_lines[0]}" = "ff-flame: --parts: 'r3' is not a relay of the meta (--meta or --events)" ]
+	run -2 --separate-stderr ff-flame --parts r1=h1.txt
+	[ "${stderr_lines[0]}" = "ff-flame: --parts: 'r1': ROLES=FILE names relays of --meta or --events, and they name none" ]
+	run -2 --separate-stderr ff-flame --meta "$meta" --parts r1=h1.txt r1=h2.txt
+	[ "${stderr_lines[0]}" = "ff-flame: --parts: relay 'r1' is in two inputs" ]
+	# A name with '=' whose left side is not a list of roles is a file.
+	run -1 --separate-stderr ff-flame --parts ./r1=x
+	[ "$stderr" = "ff-flame: cannot open './r1=x': No such file or directory" ]
 }
 
 @test "ff-flame: the page's data holds each frame's module and kind" {

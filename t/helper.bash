@@ -29,6 +29,18 @@ golden() {
 	diff -u "$want" "$2"
 }
 
+# page_data PAGE: the JSON data a flamegraph page (ff-flame's) embeds.
+page_data() {
+	sed -n 's/^<script type="application\/json" id="flame-data">\(.*\)<\/script>$/\1/p' "$1"
+}
+
+# towers PAGE: each tower of a flamegraph page (its frames at depth 1) and
+# its samples, "NAME<TAB>COUNT" a line.
+towers() {
+	page_data "$1" | jq -r '. as $d | range(0; .nodes | length; 3) |
+		select($d.nodes[. + 1] == 1) | "\($d.names[$d.nodes[.]])\t\($d.nodes[. + 2])"'
+}
+
 # jsonl_ok FILE: every line is a JSON object whose first key is "event",
 # with snake_case keys, and the first event is start.
 jsonl_ok() {

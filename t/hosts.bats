@@ -212,10 +212,17 @@ ssh_master() {
 	done
 	# The captures' directories on the hosts (their TMPDIR) are gone.
 	[ -z "$(ls -A "$HOSTS_DIR/tmp")" ]
-	# A flamegraph is one recording: relays on two hosts are refused before anything starts.
-	run in_local flimflam flamegraph -r nginx --hosts "$(four_hosts)"
-	[ "$status" -eq 2 ]
-	has_line "^flimflam: --hosts: a flamegraph renders one recording"
+	# Once more, for the human summary: each recording with its relay and
+	# host, the previous ones kept, and perf report told which file to read.
+	run in_local flimflam record -w builtin -r nginx --warmup 1 --duration 2 --hosts "$(four_hosts)"
+	echo "$output"
+	assert_success
+	has_line "^  Data: +$BATS_TEST_TMPDIR/cwd/r1\.perf\.data \(R1 on ns2; perf record: "
+	has_line "^  Previous: +$BATS_TEST_TMPDIR/cwd/r1\.perf\.data\.old$"
+	has_line "^  Data: +$BATS_TEST_TMPDIR/cwd/r2\.perf\.data \(R2 on ns3; perf record: "
+	has_line "^  Previous: +$BATS_TEST_TMPDIR/cwd/r2\.perf\.data\.old$"
+	[ "${lines[-1]}" = "Next step: perf report --no-children -i FILE, for each recording above" ]
+	[ -s r1.perf.data.old ] && [ -s r2.perf.data.old ]
 	hosts_clean 10
 }
 
@@ -231,6 +238,83 @@ ssh_master() {
 	[ -s perf.data ] && [ -s flamegraph.html ]
 	has_line "copying r1's recording from ns2"
 	grep -q 'nginx' flamegraph.html
+	hosts_clean 10
+}
+
+# relay_pids FILE ROLE: the pids of the relay ROLE, as its capture event lists them, one a line.
+relay_pids() {
+	jq -r --arg r "$2" 'select(.event == "capture") | .relays[] | select(.role == $r) | .pids[]' "$1"
+}
+
+@test "flamegraph --hosts: R1 and R2 on two hosts over nginx; their recordings and one flamegraph.html come back here, a tower per relay holding its own samples, nothing left there" {
+	skip_unless_program nginx perf
+	hosts_up 4
+	mkdir "$BATS_TEST_TMPDIR/cwd"
+	cd "$BATS_TEST_TMPDIR/cwd"
+	run in_local flimflam flamegraph -w builtin -r nginx --warmup 1 --duration 2 --hosts "$(four_hosts)"
+	echo "$output"
+	assert_success
+	# Each relay host's recording here, and one page of both.
+	[ -s r1.perf.data ] && [ -s r2.perf.data ] && [ -s flamegraph.html ] && [ ! -e perf.data ]
+	has_line "copying r1's recording from ns2"
+	has_line "copying r2's recording from ns3"
+	rundir=$(sed -n 's/^Run directory: //p' <<<"$output")
+	ev="$rundir/events.jsonl"
+	[ -s "$ev" ]
+	# One tower per relay, R1 then R2, labelled with its program and pid.
+	towers flamegraph.html >towers
+	cat towers
+	r1=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r1") | .pid' "$ev")
+	r2=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r2") | .pid' "$ev")
+	[ -n "$r1" ] && [ -n "$r2" ] && [ "$r1" != "$r2" ]
+	[ "$(cut -f1 towers)" = "R1 nginx (pid $r1)"$'\n'"R2 nginx (pid $r2)" ]
+	# Each tower holds every sample of its relay's processes (its pids, as
+	# the capture on its host listed them) in its own recording, and no other.
+	for r in r1 r2; do
+		want=$(perf script -i "$r.perf.data" -F pid 2>/dev/null | awk -v p=" $(relay_pids "$ev" "$r" | tr '\n' ' ')" \
+			'index(p, " " $1 " ") { n++ } END { print n + 0 }')
+		all=$(perf script -i "$r.perf.data" -F pid 2>/dev/null | grep -c .)
+		got=$(awk -F'\t' -v t="${r^^} " 'index($1, t) == 1 { print $2 }' towers)
+		echo "$r: tower $got, its pids' samples $want of $all"
+		[ "$want" -gt 0 ] && [ "$got" -eq "$want" ] && [ "$want" -eq "$all" ]
+		[ "$(perf script -i "$r.perf.data" -F comm 2>/dev/null | awk '{ print $1 }' | sort -u)" = nginx ]
+	done
+	# The summary names both recordings, each with its relay.
+	has_line "^  Data: +$BATS_TEST_TMPDIR/cwd/r1\.perf\.data \(R1 on ns2; perf record"
+	has_line "^  Data: +$BATS_TEST_TMPDIR/cwd/r2\.perf\.data \(R2 on ns3; perf record"
+	has_line "^  Processes: +R1 pid $r1(, [0-9]+)*; R2 pid $r2(, [0-9]+)*$"
+	has_line "^  Flamegraph: +$BATS_TEST_TMPDIR/cwd/flamegraph\.html$"
+	# Nothing left on the hosts: the captures' directories (their TMPDIR) are gone.
+	[ -z "$(ls -A "$HOSTS_DIR/tmp")" ]
+	hosts_clean 10
+	# Two builds compare one recording each: relays on two hosts are refused before anything starts.
+	run in_local flimflam flamegraph -r nginx --build a="$(command -v nginx)" --build b="$(command -v nginx)" --hosts "$(four_hosts)"
+	[ "$status" -eq 2 ]
+	has_line "^flimflam: --hosts: a differential flamegraph compares one recording of each build"
+}
+
+@test "flamegraph --hosts --hops 3: R1 and R2 on one host, R3 on another; two recordings, one page with three towers" {
+	skip_unless_program nginx perf
+	hosts_up 3
+	mkdir "$BATS_TEST_TMPDIR/cwd"
+	cd "$BATS_TEST_TMPDIR/cwd"
+	run in_local flimflam flamegraph -w builtin -r nginx --hops 3 --warmup 1 --duration 2 \
+		--hosts "r1=ns1/${HOST_ADDR[1]},r2=ns1/${HOST_ADDR[1]},r3=ns2/${HOST_ADDR[2]},server=ns3/${HOST_ADDR[3]}"
+	echo "$output"
+	assert_success
+	rundir=$(sed -n 's/^Run directory: //p' <<<"$output")
+	ev="$rundir/events.jsonl"
+	# ns1's recording (named for its first relay) holds R1 and R2, ns2's R3;
+	# the summary says which is which.
+	[ "$(jq -c 'select(.event == "capture") | [.relays[].role]' "$ev" | sort)" = $'["r1","r2"]\n["r3"]' ]
+	[ -s r1.perf.data ] && [ -s r3.perf.data ] && [ ! -e r2.perf.data ] && [ ! -e perf.data ]
+	has_line "^  Data: +$BATS_TEST_TMPDIR/cwd/r1\.perf\.data \(R1, R2 on ns1; perf record"
+	has_line "^  Data: +$BATS_TEST_TMPDIR/cwd/r3\.perf\.data \(R3 on ns2; perf record"
+	towers flamegraph.html >towers
+	cat towers
+	run -0 sed 's/ (pid [0-9]*)\t.*//' towers
+	assert_output $'R1 nginx\nR2 nginx\nR3 nginx'
+	awk -F'\t' '$2 > 0 { n++ } END { exit n != 3 }' towers
 	hosts_clean 10
 }
 

@@ -7,7 +7,7 @@
  * fold.c    the tables of modules, frames and distinct stacks, the kinds
  *           of frames, and the sorted stacks and tree they give
  * meta.c    relays and their towers: --meta and --events, matching
- *           processes to relays by pid or comm
+ *           processes to relays by pid or comm (within each of --parts)
  * html.c    output: folded stacks, the page (template and its JSON data)
  */
 #ifndef FF_FLAME_H
@@ -59,6 +59,7 @@ struct relay {
 	long *pids;
 	size_t npids;
 	uint32_t frame;
+	int part;		/* --parts: the input that holds it; -1 any */
 };
 
 /* The tree in preorder: frame, depth, samples in NEW and in BASE. */
@@ -76,6 +77,7 @@ struct input {
 	uint64_t samples;
 	int in_sample;
 	uint32_t tower;
+	int part;		/* its index among --parts (0 for one input) */
 };
 
 /* Text being built: the output. */
@@ -137,8 +139,9 @@ void prune_empty(void);
 json_t *meta_load(const char *arg);
 json_t *meta_from_events(const char *path);
 void relays_from_meta(const json_t *meta);
-uint32_t tower_for_pid(long pid, long tid, const char *comm, size_t commlen);
-uint32_t tower_for_name(const char *name, size_t len);
+void relays_parts(char *const roles[], char *const files[], int nparts);
+uint32_t tower_for_pid(int part, long pid, long tid, const char *comm, size_t commlen);
+uint32_t tower_for_name(int part, const char *name, size_t len);
 void merge_towers(void);
 void name_towers(void);
 

@@ -232,7 +232,7 @@ parse_header(struct input *in, const char *s, size_t n)
 	rest = header_fields(s, n, &commlen, &pid, &tid);
 	if (!rest)
 		return -1;
-	in->tower = tower_for_pid(pid, tid, comm, commlen);
+	in->tower = tower_for_pid(in->part, pid, tid, comm, commlen);
 	in->in_sample = 1;
 	ncur = 0;
 	rn = rtrim(rest, s + n - rest);
@@ -308,7 +308,7 @@ folded_line(struct input *in, const char *s, size_t n)
 			semi = end;
 		if (semi > p) {
 			if (first)
-				cur_push(tower_for_name(p, semi - p));
+				cur_push(tower_for_name(in->part, p, semi - p));
 			else
 				cur_push(frame_intern(p, semi - p, 0,
 						      kind_of_name(p, semi - p)));

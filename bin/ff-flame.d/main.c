@@ -9,11 +9,14 @@
  * is folded stacks (--folded) or one self-contained HTML page built from
  * our template in share/flamegraph. With --diff, the page is sized by NEW
  * and coloured by how each frame's share of samples changed from BASE.
+ * With --parts, several recordings of one run (one per relay host) fold
+ * into one page, each input's processes matched to its own relays.
  *
  * This file: the options, the output file, and the order of the work.
  */
 #include "ff-flame.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +26,8 @@ const char usage[] =
 	"                [FILE]\n"
 	"       ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [--events FILE]\n"
 	"                --diff BASE NEW\n"
+	"       ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [--events FILE]\n"
+	"                --parts [ROLES=]FILE...\n"
 	"\n"
 	"FILE is a perf.data (default ./perf.data), perf script output, or folded\n"
 	"stacks; '-' reads text from standard input.\n"
@@ -38,15 +43,64 @@ const char usage[] =
 	"                     them: the meta from its topology and capture events\n"
 	"                     (--meta's members, when given too, win)\n"
 	"  --diff BASE NEW    a differential graph of NEW against BASE\n"
+	"  --parts [ROLES=]FILE...\n"
+	"                     several recordings of one run in one page (one per\n"
+	"                     relay host): ROLES (r1 or r1,r2), relays of --meta or\n"
+	"                     --events, are the only towers FILE's processes go in\n"
 	"  -h, --help         show this help\n"
 	"  --version          print the version and exit\n";
 
 struct opts {
 	const char *out, *title, *meta, *events;
-	int folded, diff;
-	int nin;		/* input files named: 0 (./perf.data), 1, 2 with --diff */
+	int folded, diff, parts;
+	int nin;		/* input files named: 0 (./perf.data), 1, 2 with --diff, 1+ with --parts */
 	char **in;		/* them: BASE NEW with --diff */
+	char **roles;		/* --parts: each input's ROLES, or NULL */
 };
+
+/* Are the n bytes at s a list of roles, "r1" or "r1,r2"? */
+static int
+is_roles(const char *s, size_t n)
+{
+	size_t i, tok = 0;
+
+	for (i = 0; i < n; i++)
+		if (s[i] == ',' && tok)
+			tok = 0;
+		else if (isalnum((unsigned char)s[i]) || s[i] == '-' || s[i] == '_')
+			tok++;
+		else
+			return 0;
+	return tok > 0;
+}
+
+/*
+ * --parts [ROLES=]FILE...: ROLES is what comes before the first '=' when
+ * it is a list of roles; otherwise the whole argument is FILE (./a=b for
+ * a file named a=b).
+ */
+static void
+parse_parts(struct opts *o)
+{
+	const char *eq;
+	int k, stdin_seen = 0;
+
+	if (!o->nin)
+		ff_usage_error(usage, "--parts needs one FILE or more");
+	o->roles = ff_realloc(NULL, o->nin * sizeof(*o->roles));
+	for (k = 0; k < o->nin; k++) {
+		o->roles[k] = NULL;
+		eq = strchr(o->in[k], '=');
+		if (eq && is_roles(o->in[k], eq - o->in[k])) {
+			if (!eq[1])
+				ff_usage_error(usage, "--parts: '%s' names no file", o->in[k]);
+			o->roles[k] = xstrndup(o->in[k], eq - o->in[k]);
+			o->in[k] = (char *)eq + 1;
+		}
+		if (!strcmp(o->in[k], "-") && stdin_seen++)
+			ff_usage_error(usage, "--parts: only one input can be standard input");
+	}
+}
 
 static void
 parse_options(struct opts *o, int argc, char *argv[])
@@ -61,6 +115,7 @@ parse_options(struct opts *o, int argc, char *argv[])
 		{ "meta", required_argument, NULL, 'M' },
 		{ "events", required_argument, NULL, 'E' },
 		{ "diff", no_argument, NULL, 'D' },
+		{ "parts", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
@@ -76,9 +131,16 @@ parse_options(struct opts *o, int argc, char *argv[])
 		case 'M': o->meta = optarg; break;
 		case 'E': o->events = optarg; break;
 		case 'D': o->diff = 1; break;
+		case 'P': o->parts = 1; break;
 		}
 	o->nin = argc - optind;
 	o->in = argv + optind;
+	if (o->diff && o->parts)
+		ff_usage_error(usage, "--diff and --parts: give one of them");
+	if (o->parts) {
+		parse_parts(o);
+		return;
+	}
 	if (o->diff && o->nin != 2)
 		ff_usage_error(usage, "--diff needs two files, BASE and NEW");
 	if (!o->diff && o->nin > 1)
@@ -133,27 +195,40 @@ load_meta(const struct opts *o)
 	return meta;
 }
 
-/* Read the input (BASE, then NEW, with --diff) and say what was not understood. */
-static void
-read_inputs(const struct opts *o, struct input in[2])
+/*
+ * Read the input (BASE, then NEW, with --diff; each of --parts in turn)
+ * and say what was not understood. Returns the samples of the page (of
+ * NEW with --diff).
+ */
+static uint64_t
+read_inputs(const struct opts *o, struct input in[])
 {
-	int k;
+	uint64_t total = 0;
+	int k, n = o->parts ? o->nin : 1 + o->diff;
 
-	memset(in, 0, 2 * sizeof(*in));
 	if (o->diff) {
 		in[1].which = 1;
 		read_input(&in[1], o->in[0]);
 		in[0].which = 0;
 		read_input(&in[0], o->in[1]);
+	} else if (o->parts) {
+		for (k = 0; k < n; k++) {
+			in[k].part = k;
+			read_input(&in[k], o->in[k]);
+		}
 	} else {
 		read_input(&in[0], main_input(o));
 	}
-	for (k = 0; k <= o->diff; k++)
+	for (k = 0; k < n; k++)
 		if (in[k].bad)
 			ff_info("%s: %ld line%s not understood", in[k].name, in[k].bad,
 				in[k].bad == 1 ? "" : "s");
-	if (!in[0].samples)
-		ff_warn("no samples in '%s'", in[0].name);
+	for (k = 0; k < (o->diff ? 1 : n); k++) {
+		if (!in[k].samples)
+			ff_warn("no samples in '%s'", in[k].name);
+		total += in[k].samples;
+	}
+	return total;
 }
 
 /* The page's header: title, date, and the files it is of. */
@@ -171,7 +246,17 @@ page_meta(json_t *meta, const struct opts *o)
 		json_object_set_new(meta, "date", json_string(
 			ff_json_str(meta, "time") ? ff_json_str(meta, "time")
 			: file_date(path)));
-	json_object_set_new(meta, "source", ff_json_text(path));
+	if (o->parts) {
+		struct ff_buf all = FF_BUF_INIT;
+		int k;
+
+		for (k = 0; k < o->nin; k++)
+			ff_buf_printf(&all, "%s%s", k ? ", " : "", o->in[k]);
+		json_object_set_new(meta, "source", ff_json_text(all.s));
+		ff_buf_free(&all);
+	} else {
+		json_object_set_new(meta, "source", ff_json_text(path));
+	}
 	if (o->diff)
 		json_object_set_new(meta, "base_source", ff_json_text(o->in[0]));
 }
@@ -180,8 +265,9 @@ int
 main(int argc, char *argv[])
 {
 	struct opts o = { 0 };
-	struct input in[2];
+	struct input *in;
 	struct buf b = { NULL, 0, 0 };
+	uint64_t total;
 	uint32_t *order;
 	json_t *meta;
 
@@ -192,8 +278,13 @@ main(int argc, char *argv[])
 	root_frame = frame_intern("all", 3, 0, K_ROOT);
 	module_intern("", 0);
 	relays_from_meta(meta);
+	if (o.parts)
+		relays_parts(o.roles, o.in, o.nin);
 
-	read_inputs(&o, in);
+	in = calloc(o.nin > 2 ? o.nin : 2, sizeof(*in));
+	if (!in)
+		ff_die("out of memory");
+	total = read_inputs(&o, in);
 	merge_towers();
 	name_towers();
 	rank_frames();
@@ -205,9 +296,10 @@ main(int argc, char *argv[])
 		build_tree(order);
 		if (o.diff)
 			prune_empty();
-		html_out(&b, meta, o.diff, in[0].samples, in[1].samples);
+		html_out(&b, meta, o.diff, total, in[1].samples);
 	}
 	free(order);
+	free(in);
 	json_decref(meta);
 	if (o.out) {
 		if (ff_write_file(o.out, b.s ? b.s : "", 0644) < 0)

@@ -1,7 +1,8 @@
 /*
  * ff-flame's relays: what --meta (or --events) says about them, and the
  * tower each process's samples go in: its relay's (matched by pid, else
- * by comm), or one of its own.
+ * by comm), or one of its own. With --parts, a process of one input is
+ * matched only to the relays that input holds (pids are each host's own).
  */
 #include "ff-flame.h"
 
@@ -9,6 +10,7 @@
 #include <string.h>
 
 struct proc {
+	int part;
 	long pid;
 	uint32_t frame;
 	char comm[64];
@@ -21,8 +23,20 @@ size_t nrelays;
 static struct proc *procs;
 static uint32_t nprocs, capprocs;
 static struct slots proc_slots;
+/* --parts: which inputs name the relays they hold (ROLES=FILE) */
+static unsigned char *part_scoped;
+static char *const *part_files;
+static int nparts;
 
-static uint64_t proc_hash_of(uint32_t i) { return mix((uint64_t)procs[i].pid); }
+static uint64_t proc_key(int part, long pid) { return mix((uint64_t)pid ^ ((uint64_t)part << 40)); }
+static uint64_t proc_hash_of(uint32_t i) { return proc_key(procs[i].part, procs[i].pid); }
+
+/* May a process of input `part` be relay i's? */
+static int
+relay_in_part(size_t i, int part)
+{
+	return part < 0 || part >= nparts || !part_scoped[part] || relays[i].part == part;
+}
 
 static int
 relay_has_pid(const struct relay *r, long pid)
@@ -38,23 +52,24 @@ relay_has_pid(const struct relay *r, long pid)
 }
 
 /*
- * The relay a process belongs to: by pid (its own or one in its pids
- * list), else by comm when exactly one relay runs a program of that name
- * (perf keeps 15 characters of a comm). -1 for none.
+ * The relay a process of input `part` belongs to, among the relays that
+ * input may hold: by pid (its own or one in its pids list), else by comm
+ * when exactly one relay runs a program of that name (perf keeps 15
+ * characters of a comm). -1 for none.
  */
 static int
-relay_of(long pid, const char *comm)
+relay_of(int part, long pid, const char *comm)
 {
 	size_t i;
 	int found = -1;
 
 	for (i = 0; i < nrelays; i++)
-		if (pid >= 0 && relay_has_pid(&relays[i], pid))
+		if (pid >= 0 && relay_in_part(i, part) && relay_has_pid(&relays[i], pid))
 			return i;
 	if (!comm)
 		return -1;
 	for (i = 0; i < nrelays; i++) {
-		if (!relays[i].program ||
+		if (!relay_in_part(i, part) || !relays[i].program ||
 		    strncmp(basename_of(relays[i].program), comm, 15) ||
 		    strlen(comm) > 15)
 			continue;
@@ -65,11 +80,11 @@ relay_of(long pid, const char *comm)
 	return found;
 }
 
-/* The tower of a perf sample's process. */
+/* The tower of a perf sample's process, in input `part`. */
 uint32_t
-tower_for_pid(long pid, long tid, const char *comm, size_t commlen)
+tower_for_pid(int part, long pid, long tid, const char *comm, size_t commlen)
 {
-	uint64_t h = mix((uint64_t)pid);
+	uint64_t h = proc_key(part, pid);
 	struct proc *p;
 	char name[64];
 	size_t j;
@@ -83,7 +98,7 @@ tower_for_pid(long pid, long tid, const char *comm, size_t commlen)
 	for (j = h & proc_slots.mask; proc_slots.v[j];
 	     j = (j + 1) & proc_slots.mask) {
 		p = &procs[proc_slots.v[j] - 1];
-		if (p->pid != pid)
+		if (p->pid != pid || p->part != part)
 			continue;
 		if (tid == pid && !p->main_seen) {
 			snprintf(p->comm, sizeof(p->comm), "%s", name);
@@ -94,10 +109,11 @@ tower_for_pid(long pid, long tid, const char *comm, size_t commlen)
 	GROW(procs, nprocs, capprocs);
 	p = &procs[nprocs];
 	memset(p, 0, sizeof(*p));
+	p->part = part;
 	p->pid = pid;
 	snprintf(p->comm, sizeof(p->comm), "%s", name);
 	p->main_seen = tid == pid;
-	r = relay_of(pid, NULL);	/* by comm at the end: see merge_towers() */
+	r = relay_of(part, pid, NULL);	/* by comm at the end: see merge_towers() */
 	if (r >= 0)
 		p->frame = relays[r].frame;
 	else
@@ -107,11 +123,12 @@ tower_for_pid(long pid, long tid, const char *comm, size_t commlen)
 }
 
 /*
- * The tower of a folded stack's first frame: a relay's own label, a
- * "comm (pid N)" whose pid or comm belongs to a relay, or the name itself.
+ * The tower of a folded stack's first frame in input `part`: a relay's own
+ * label, a "comm (pid N)" whose pid or comm belongs to a relay, or the
+ * name itself.
  */
 uint32_t
-tower_for_name(const char *name, size_t len)
+tower_for_name(int part, const char *name, size_t len)
 {
 	const char *p;
 	char comm[64];
@@ -120,7 +137,7 @@ tower_for_name(const char *name, size_t len)
 	int r;
 
 	for (i = 0; i < nrelays; i++)
-		if (strlen(relays[i].label) == len &&
+		if (relay_in_part(i, part) && strlen(relays[i].label) == len &&
 		    !strncmp(relays[i].label, name, len))
 			return relays[i].frame;
 	if (nrelays) {
@@ -136,7 +153,7 @@ tower_for_name(const char *name, size_t len)
 		if (clen < sizeof(comm)) {
 			memcpy(comm, name, clen);
 			comm[clen] = 0;
-			if ((r = relay_of(pid, comm)) >= 0)
+			if ((r = relay_of(part, pid, comm)) >= 0)
 				return relays[r].frame;
 		}
 	}
@@ -158,7 +175,7 @@ merge_towers(void)
 
 	for (i = 0; i < nprocs; i++) {
 		if (frames[procs[i].frame].relay >= 0 ||
-		    (r = relay_of(-1, procs[i].comm)) < 0)
+		    (r = relay_of(procs[i].part, -1, procs[i].comm)) < 0)
 			continue;
 		if (!alias) {
 			alias = ff_realloc(NULL, nframes * sizeof(*alias));
@@ -173,19 +190,28 @@ merge_towers(void)
 	free(alias);
 }
 
-/* Name the per-pid towers, now that every process's comm is known. */
+/*
+ * Name the per-pid towers, now that every process's comm is known; with
+ * several --parts, with the input too (each host has its own pids).
+ */
 void
 name_towers(void)
 {
 	uint32_t i;
+	int n;
 
 	for (i = 0; i < nprocs; i++) {
 		struct frame *f = &frames[procs[i].frame];
 
 		if (f->name)
 			continue;
-		if (asprintf(&f->name, "%s (pid %ld)", procs[i].comm,
-			     procs[i].pid) < 0)
+		if (nparts > 1)
+			n = asprintf(&f->name, "%s (pid %ld, %s)", procs[i].comm,
+				     procs[i].pid, basename_of(part_files[procs[i].part]));
+		else
+			n = asprintf(&f->name, "%s (pid %ld)", procs[i].comm,
+				     procs[i].pid);
+		if (n < 0)
 			ff_die("out of memory");
 	}
 }
@@ -240,6 +266,7 @@ relays_from_meta(const json_t *meta)
 			continue;
 		rl = &relays[nrelays];
 		memset(rl, 0, sizeof(*rl));
+		rl->part = -1;
 		role = ff_json_str(r, "role");
 		prog = ff_json_str(r, "program");
 		rl->role = ff_strdup(role ? role : "relay");
@@ -267,6 +294,40 @@ relays_from_meta(const json_t *meta)
 		rl->frame = frame_new(ff_strdup(rl->label), 0, K_PROCESS, 0);
 		frames[rl->frame].relay = nrelays;
 		nrelays++;
+	}
+}
+
+/*
+ * --parts: roles[k], when not NULL, is "r1" or "r1,r2": the relays input k
+ * (files[k]) holds, and the only ones its processes may be matched to.
+ * Each role is a relay of the meta, held by one input.
+ */
+void
+relays_parts(char *const roles[], char *const files[], int n)
+{
+	const char *p;
+	size_t i, len;
+	int k;
+
+	nparts = n;
+	part_files = files;
+	part_scoped = ff_realloc(NULL, n ? n : 1);
+	for (k = 0; k < n; k++) {
+		part_scoped[k] = roles[k] != NULL;
+		for (p = roles[k]; p && *p; p += len + (p[len] == ',')) {
+			len = strcspn(p, ",");
+			for (i = 0; i < nrelays; i++)
+				if (strlen(relays[i].role) == len && !strncmp(relays[i].role, p, len))
+					break;
+			if (i == nrelays)
+				ff_usage_error(usage, nrelays ?
+					       "--parts: '%.*s' is not a relay of the meta (--meta or --events)" :
+					       "--parts: '%.*s': ROLES=FILE names relays of --meta or --events, and they name none",
+					       (int)len, p);
+			if (relays[i].part >= 0 && relays[i].part != k)
+				ff_usage_error(usage, "--parts: relay '%s' is in two inputs", relays[i].role);
+			relays[i].part = k;
+		}
 	}
 }
 
@@ -316,18 +377,67 @@ topology_program(const json_t *topo, const char *role)
 	return NULL;
 }
 
+/* Do relays a and b (of two events) have one role? */
+static int
+same_role(const json_t *a, const json_t *b)
+{
+	const char *x = ff_json_str(a, "role"), *y = ff_json_str(b, "role");
+
+	return x && y && !strcmp(x, y);
+}
+
+/*
+ * The relays of the run's capture events (one per relay host with
+ * --hosts), in the order of the topology's, or NULL without a capture.
+ */
+static json_t *
+captured_relays(const json_t *events, const json_t *topo)
+{
+	const json_t *ev, *r, *tr, *order = json_object_get(topo, "relays");
+	json_t *all = json_array(), *out;
+	size_t i, j;
+	int found = 0;
+
+	json_array_foreach(events, i, ev)
+		if (!strcmp(ff_event_name(ev), "capture")) {
+			found = 1;
+			json_array_extend(all, json_object_get(ev, "relays"));
+		}
+	if (!found) {
+		json_decref(all);
+		return NULL;
+	}
+	/* The topology's order first, then any relay it does not name. */
+	out = json_array();
+	json_array_foreach(order, j, tr)
+		json_array_foreach(all, i, r)
+			if (same_role(r, tr))
+				json_array_append(out, (json_t *)r);
+	json_array_foreach(all, i, r) {
+		json_array_foreach(order, j, tr)
+			if (same_role(r, tr))
+				break;
+		if (j == json_array_size(order))
+			json_array_append(out, (json_t *)r);
+	}
+	json_decref(all);
+	return out;
+}
+
 /*
  * The meta of a run, from its events as `flimflam record --json` prints
- * them: the relays' roles and pids from `capture` (else `topology`), their
- * programs from `topology`, the workload from the first event naming one,
- * and a title of the three.
+ * them: the relays' roles and pids from `capture` (every one: one per
+ * relay host with --hosts; else `topology`), their programs from
+ * `topology`, the workload from the first event naming one, and a title
+ * of the three.
  */
 json_t *
 meta_from_events(const char *path)
 {
 	json_t *events = events_load(path), *meta = json_object(), *rl = json_array();
 	json_t *topo = ff_event_find(events, "topology"), *cap = ff_event_find(events, "capture");
-	const json_t *list = json_object_get(cap ? cap : topo, "relays"), *r, *ev;
+	json_t *captured = captured_relays(events, topo);
+	const json_t *list = captured ? captured : json_object_get(topo, "relays"), *r, *ev;
 	const char *workload = NULL, *relay = ff_json_str(topo, "relay"),
 		*protocol = ff_json_str(topo, "protocol"), *role;
 	size_t i;
@@ -357,6 +467,7 @@ meta_from_events(const char *path)
 	if (protocol)
 		json_object_set_new(meta, "protocol", ff_json_text(protocol));
 	json_object_set_new(meta, "relays", rl);
+	json_decref(captured);
 	json_decref(events);
 	return meta;
 }

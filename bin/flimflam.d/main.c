@@ -346,8 +346,8 @@ validate_hosts(const struct cmd *c)
 {
 	if (!hosts_any())
 		return;
-	if (!strcmp(c->name, "flamegraph") && !hosts_relays_together((int)opt.hops))
-		ff_usage_error(run_usage, "--hosts: a flamegraph renders one recording, and relays on different hosts make one each: put them on one host, or 'record' and render each with ff-flame");
+	if (!strcmp(c->name, "flamegraph") && opt.nbuild == 2 && !hosts_relays_together((int)opt.hops))
+		ff_usage_error(run_usage, "--hosts: a differential flamegraph compares one recording of each build, and relays on different hosts make one each: put them on one host for two builds");
 	if (strcmp(opt.workload, "builtin") && strcmp(opt.workload, "iperf3"))
 		ff_usage_error(run_usage, "--hosts: workload '%s' runs on one host only (builtin and iperf3 run across hosts)",
 			       opt.workload);

@@ -570,20 +570,45 @@ write_events(json_t *events, const char *file)
 }
 
 /*
+ * The roles of a capture event's relays, "r1" or "r1,r2" (malloc'd; ""
+ * when it names none).
+ */
+static char *
+capture_roles(const json_t *cap)
+{
+	struct ff_buf roles = FF_BUF_INIT;
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(cap, "relays"), i, r)
+		if (ff_json_str(r, "role"))
+			ff_buf_printf(&roles, "%s%s", roles.len ? "," : "", ff_json_str(r, "role"));
+	return ff_buf_take(&roles);
+}
+
+/*
  * flamegraph: ff-flame renders the recording as flamegraph.html in the
  * current directory, one tower per relay (roles, pids and program from the
  * capture and topology events, which it reads from the run's events.jsonl);
- * an existing one becomes old.flamegraph.html.
+ * an existing one becomes old.flamegraph.html. Relays on hosts of their
+ * own (--hosts) made one recording each: ff-flame folds them into one page
+ * (--parts ROLES=FILE), each file's processes in its own relays' towers.
  */
 void
 render_flamegraph(json_t *events, const char *rundir)
 {
-	json_t *cap = ff_event_find(events, "capture");
-	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
-	char evfile[PATH_MAX + 32], *path = program("ff-flame"), *argv[7];
+	struct ff_argv argv = FF_ARGV_INIT;
+	struct ff_buf names = FF_BUF_INIT;
+	char evfile[PATH_MAX + 32], *path = program("ff-flame"), *data, *roles;
 	static struct ff_child flame;
+	size_t i, ndata = 0;
+	json_t *ev;
 
-	if (!data)
+	json_array_foreach(events, i, ev)
+		if (!strcmp(ff_event_name(ev), "capture") &&
+		    json_array_size(json_object_get(ev, "files")))
+			ndata++;
+	if (!ndata)
 		ff_die("the recording named no perf.data; the run's files are in '%s'", rundir);
 	if (!path)
 		ff_die("cannot find ff-flame beside flimflam nor on PATH");
@@ -598,16 +623,25 @@ render_flamegraph(json_t *events, const char *rundir)
 	 * Its own process group, as every child: Ctrl-C comes to us, and we
 	 * stop it; its end is then ours to word, not a failure of its own.
 	 */
-	argv[0] = path;
-	argv[1] = "-o";
-	argv[2] = flame_out.tmp;
-	argv[3] = "--events";
-	argv[4] = evfile;
-	argv[5] = data;
-	argv[6] = NULL;
-	if (ff_spawn(&flame, "ff-flame", argv, NULL) < 0) {
+	ff_argv_addl(&argv, path, "-o", flame_out.tmp, "--events", evfile, NULL);
+	if (ndata > 1)
+		ff_argv_add(&argv, "--parts");
+	json_array_foreach(events, i, ev) {
+		if (strcmp(ff_event_name(ev), "capture") ||
+		    !(data = ff_json_path_value(json_array_get(json_object_get(ev, "files"), 0))))
+			continue;
+		roles = capture_roles(ev);
+		if (ndata > 1 && *roles)
+			ff_argv_addf(&argv, "%s=%s", roles, data);
+		else
+			ff_argv_add(&argv, data);
+		ff_buf_printf(&names, "%s'%s'", names.len ? ", " : "", data);
+		free(roles);
+		free(data);
+	}
+	if (ff_spawn(&flame, "ff-flame", argv.v, NULL) < 0) {
 		ff_out_abort(&flame_out);
-		ff_die("cannot render '%s'; the recording is kept", data);
+		ff_die("cannot render %s; the recording%s kept", names.s, ndata > 1 ? "s are" : " is");
 	}
 	ff_set_cleanup(ff_children_stop_all);
 	while (!ff_child_check(&flame)) {
@@ -623,11 +657,13 @@ render_flamegraph(json_t *events, const char *rundir)
 	ff_set_cleanup(NULL);
 	if (flame.status != 0) {
 		ff_out_abort(&flame_out);
-		ff_die("ff-flame %s rendering '%s'; the recording is kept", ff_child_how(&flame), data);
+		ff_die("ff-flame %s rendering %s; the recording%s kept", ff_child_how(&flame), names.s,
+		       ndata > 1 ? "s are" : " is");
 	}
 	if (ff_out_commit(&flame_out) < 0)
-		ff_die("%s; the recording is kept", flame_out.err);
-	free(data);
+		ff_die("%s; the recording%s kept", flame_out.err, ndata > 1 ? "s are" : " is");
+	ff_argv_free(&argv);
+	ff_buf_free(&names);
 	free(path);
 	if (opt.json) {
 		char *url = ff_file_url(flame_html);

@@ -275,13 +275,65 @@ print_figure(const json_t *ev, const char *key, const char *label, const char *f
 	printf("\n");
 }
 
+/*
+ * A recording's line: its file, where it was made when on another host
+ * (its relays and the host: one recording per relay host with --hosts),
+ * and how; its previous copy, when kept.
+ */
+static void
+print_recording(const json_t *cap, const char *data)
+{
+	const char *host = ff_json_str(cap, "host");
+	char old[PATH_MAX + 8];
+	const json_t *r;
+	size_t i;
+
+	ff_print("  Data:        %s (", data);
+	json_array_foreach(host ? json_object_get(cap, "relays") : NULL, i, r)
+		ff_print("%s%s", i ? ", " : "", role_name(ff_json_str(r, "role")));
+	if (host)
+		ff_print(" on %s; ", host);
+	ff_print("%s: %s at %s Hz, call graph %s)\n", ff_json_str(cap, "tool"),
+		 ff_json_str(cap, "perf_event") ? ff_json_str(cap, "perf_event") : "cycles",
+		 freq_arg(), perf_opt.call_graph);
+	snprintf(old, sizeof(old), "%s.old", data);
+	if (access(old, F_OK) == 0)
+		ff_print("  Previous:    %s\n", old);
+}
+
+/* The chain position of a capture event's first relay: 1 for r1; 0 for none. */
+static long
+capture_position(const json_t *cap)
+{
+	const char *role = ff_json_str(json_array_get(json_object_get(cap, "relays"), 0), "role");
+
+	return role && role[0] == 'r' ? strtol(role + 1, NULL, 10) : 0;
+}
+
+/* The capture events (one per relay host with --hosts), r1's first. */
+static json_t *
+captures_in_order(json_t *events)
+{
+	json_t *caps = json_array(), *ev;
+	size_t i, j;
+
+	json_array_foreach(events, i, ev) {
+		if (strcmp(ff_event_name(ev), "capture"))
+			continue;
+		for (j = json_array_size(caps); j > 0 &&
+		     capture_position(json_array_get(caps, j - 1)) > capture_position(ev); j--)
+			;
+		json_array_insert(caps, j, ev);
+	}
+	return caps;
+}
+
 void
 summarize_capture(const struct cmd *c, json_t *events)
 {
-	json_t *cap = ff_event_find(events, "capture"), *ev, *r, *pid;
+	json_t *cap = ff_event_find(events, "capture"), *caps, *ev, *r, *pid;
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
-	char old[PATH_MAX + 8];
-	size_t i, j;
+	size_t i, j, k, n = 0, nrec = 0;
 
 	json_array_foreach(events, i, ev) {
 		const char *name = ff_event_name(ev), *role = ff_json_str(ev, "role");
@@ -307,20 +359,25 @@ summarize_capture(const struct cmd *c, json_t *events)
 	}
 	if (!samples(c) || !data)
 		return;
+	free(data);
+	/* Every recording: one, or one per relay host (--hosts), in the relays' order. */
+	caps = captures_in_order(events);
 	ff_print("\nCaptured\n");
-	ff_print("  Data:        %s (%s: %s at %s Hz, call graph %s)\n", data,
-	       ff_json_str(cap, "tool"), ff_json_str(cap, "perf_event") ?
-	       ff_json_str(cap, "perf_event") : "cycles", freq_arg(), perf_opt.call_graph);
+	json_array_foreach(caps, i, ev)
+		if ((data = ff_json_path_value(json_array_get(json_object_get(ev, "files"), 0)))) {
+			print_recording(ev, data);
+			free(data);
+			nrec++;
+		}
 	ff_print("  Processes:  ");
-	json_array_foreach(json_object_get(cap, "relays"), i, r) {
-		ff_print("%s %s", i ? ";" : "", role_name(ff_json_str(r, "role")));
-		json_array_foreach(json_object_get(r, "pids"), j, pid)
-			ff_print("%s%lld", j ? ", " : " pid ", (long long)json_integer_value(pid));
-	}
+	json_array_foreach(caps, i, ev)
+		json_array_foreach(json_object_get(ev, "relays"), j, r) {
+			ff_print("%s %s", n++ ? ";" : "", role_name(ff_json_str(r, "role")));
+			json_array_foreach(json_object_get(r, "pids"), k, pid)
+				ff_print("%s%lld", k ? ", " : " pid ", (long long)json_integer_value(pid));
+		}
 	ff_print("\n");
-	snprintf(old, sizeof(old), "%s.old", data);
-	if (access(old, F_OK) == 0)
-		ff_print("  Previous:    %s\n", old);
+	json_decref(caps);
 	if (!strcmp(c->name, "flamegraph")) {
 		ff_print("  Flamegraph:  %s\n", flame_html);
 		if (flame_out.old[0])
@@ -330,7 +387,9 @@ summarize_capture(const struct cmd *c, json_t *events)
 		ff_print("\nOpen it in a browser: %s\n", url);
 		free(url);
 	} else {
-		ff_print("\nNext step: %s\n", !strcmp(c->mode, "c2c") ? "perf c2c report" :
-		       !strcmp(c->mode, "mem") ? "perf mem report" : "perf report --no-children");
+		/* Recordings of relays on hosts of their own: one each, named. */
+		ff_print("\nNext step: %s%s\n", !strcmp(c->mode, "c2c") ? "perf c2c report" :
+		       !strcmp(c->mode, "mem") ? "perf mem report" : "perf report --no-children",
+		       nrec > 1 ? " -i FILE, for each recording above" : "");
 	}
 }
