@@ -431,8 +431,8 @@ build_probe() {
 @test "ff-check: version probes that hang are stopped at the deadline, together" {
 	local f="$BATS_TEST_TMPDIR/hang" t0 t
 	mkdir -p "$f"
-	printf '#!/bin/bash\necho "h2load nghttp2/9.9.9"\nexec -a flimflam-hung-probe sleep 100\n' >"$f/h2load"
-	printf '#!/bin/bash\nexec -a flimflam-hung-probe sleep 100\n' >"$f/iperf3"
+	printf '#!/bin/bash\necho "h2load nghttp2/9.9.9"\nexec -a flimflam-hung-probe-'"$$"' sleep 100\n' >"$f/h2load"
+	printf '#!/bin/bash\nexec -a flimflam-hung-probe-'"$$"' sleep 100\n' >"$f/iperf3"
 	chmod +x "$f/h2load" "$f/iperf3"
 	t0=$EPOCHREALTIME
 	PATH="$f:$PATH" run --separate-stderr ff-check --json
@@ -443,7 +443,7 @@ build_probe() {
 		.iperf3 == {"path": ($f + "/iperf3"), "version": null} and
 		(.nginx.version | startswith("nginx version"))' <<<"$output"
 	awk -v t="$t" 'BEGIN { exit !(t >= 4.5 && t < 9) }'
-	[ -z "$(pgrep -f flimflam-hung-probe)" ]
+	[ -z "$(pgrep -f "flimflam-hung-probe-$$")" ]
 }
 
 # flimflam run refuses a router whose --version is not a version; check

@@ -113,11 +113,11 @@ check_pair_ports() {
 	cd "$BATS_TEST_TMPDIR"
 	while IFS='|' read -r kind want; do
 		case $kind in
-		hang) printf '#!/bin/bash\nexec -a flimflam-hung-router sleep 100\n' ;;
+		hang) printf '#!/bin/bash\nexec -a flimflam-hung-router-'"$$"' sleep 100\n' ;;
 		garbage) printf '#!/bin/sh\nprintf "Segmentation fault \\033[31m\\n"\n' ;;
 		fail) printf '#!/bin/sh\necho "skrouterd: error while loading shared libraries: libqpid-proton-core.so.10" >&2\nexit 127\n' ;;
 		nohelp) printf '#!/bin/sh\n[ "$1" = --version ] && echo 3.2.0 && exit 0\necho "usage: who knows"\n' ;;
-		hanghelp) printf '#!/bin/bash\n[ "$1" = --version ] && echo 3.2.0 && exit 0\nexec -a flimflam-hung-router sleep 100\n' ;;
+		hanghelp) printf '#!/bin/bash\n[ "$1" = --version ] && echo 3.2.0 && exit 0\nexec -a flimflam-hung-router-'"$$"' sleep 100\n' ;;
 		esac >"$f/skrouterd"
 		chmod +x "$f/skrouterd"
 		mkdir -p "$f/skupper_router/management"
@@ -139,7 +139,7 @@ nohelp|--help' names no Python directory (-I, --include=PATH): its management sc
 hanghelp|--help' did not finish within 5 s: its management schema cannot be found
 CASES
 	nothing_started
-	[ -z "$(pgrep -f flimflam-hung-router)" ]
+	[ -z "$(pgrep -f "flimflam-hung-router-$$")" ]
 	# A schema that does not read is the same.
 	printf '#!/bin/sh\n[ "$1" = --version ] && echo 3.2.0 && exit 0\necho "  -I, --include=PATH (%s)"\n' "$f" >"$f/skrouterd"
 	PATH="$f:$PATH" run -1 --separate-stderr flimflam run -r skrouterd
