@@ -551,3 +551,32 @@ no_keys_left() {
 	no_keys_left "$BATS_TEST_TMPDIR/badrun"
 	hosts_clean 10
 }
+
+@test "run --hosts --tls: Ctrl-C while the TLS link carries the load stops every host's stages, and no key is left there" {
+	skip_unless_program nginx openssl
+	hosts_up 4
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --tls --warmup 1 --duration 30 --hosts "$(four_hosts)"
+	wait_measuring "$BATS_TEST_TMPDIR/ev"
+	# Meanwhile each relay host has its key, in its private directory.
+	[ "$(find "$HOSTS_DIR/tmp" -path '*/flimflam-tls-*' -name 'r*.key' | wc -l)" -eq 2 ]
+	kill -INT "$RUN_PID"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 130 ]
+	no_keys_left "$BATS_TEST_TMPDIR/ev"
+	hosts_clean 10
+}
+
+@test "run --hosts --tls: nginx's two relays on one other host over tcp: the chain's own certificates there, its links proved" {
+	skip_unless_program nginx openssl
+	hosts_up 3
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --tls --warmup 1 --duration 2 \
+		--hosts "client=ns1/${HOST_ADDR[1]},r1=ns2/${HOST_ADDR[2]},r2=ns2/${HOST_ADDR[2]},server=ns3/${HOST_ADDR[3]}"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 0 ]
+	event_ok "$BATS_TEST_TMPDIR/ev" topology '.host == $a and .tls == true and (.tls_links | length) == 1 and
+		.tls_links[0].peer_verified == true' --arg a "${HOST_ADDR[2]}"
+	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 0 and .errors == 0'
+	hosts_clean 10
+}

@@ -523,15 +523,19 @@ hosts_send_private(const char *role, const char *label, const char *const paths[
 
 /*
  * The roles' private directories removed from their hosts: through the
- * master, or when its connection is lost, a connection of their own.
+ * master, or when its connection is lost, a connection of their own. A
+ * signal that is stopping the run does not stop this (ssh has 5 s).
  */
 static void
 remove_private_dirs(void)
 {
+	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
 	struct ff_argv a = FF_ARGV_INIT;
+	struct ff_child rm;
 	char *line, *quoted, *q[2] = { NULL, NULL };
 	int i, st;
 
+	o.log = "/dev/null";
 	for (i = 0; i < nroles; i++) {
 		struct master *m = &masters[roles[i].master];
 
@@ -548,7 +552,14 @@ remove_private_dirs(void)
 			ssh_common(&a);
 			ff_argv_addl(&a, "-T", roles[i].dest, "--", line, NULL);
 		}
-		free(ff_env_run(a.v, &st));
+		memset(&rm, 0, sizeof(rm));
+		st = -1;
+		if (ff_spawn(&rm, "ssh", a.v, &o) == 0) {
+			if (ff_child_wait(&rm, 5.0))
+				st = rm.status;
+			else
+				ff_child_stop(&rm, 0.5);
+		}
 		if (st != 0)
 			ff_warn("cannot remove '%s' from %s (ssh %s): remove it there", roles[i].private_dir,
 				roles[i].dest, st == -1 ? "took more than 5 s" : ff_status_how(st));

@@ -226,6 +226,8 @@ tls_for_hosts(const char *rundir)
 		free(scratch);
 		if (!tls_dirs[k]) {
 			hosts_disconnect();
+			if (ff_signalled())
+				stopped_by(ff_signalled(), rundir);
 			ff_die("--tls: %s", why);
 		}
 	}
