@@ -12,8 +12,10 @@
  * --relay-role ROLE starts one relay only, for relays on hosts of their
  * own (flimflam --hosts): it relays to the host and port of the upstream's
  * `server` event, or of its `topology` event (--target-event topology, the
- * relay after it), listens on --listen, and emits a `topology` that puts
- * itself in front of the upstream's relays.
+ * relay after it; a router links to its `link_port`), listens on --listen
+ * (past r1, for the link from the relay before it), and emits a `topology`
+ * that puts itself in front of the upstream's relays. With --tls, its
+ * certificates are --tls-certs's, made by flimflam for the whole chain.
  */
 #include "ff.h"
 
@@ -433,8 +435,8 @@ nghttpx_tls_lines(const struct relay *r)
  * makes one (malloc'd): TLS required, the peer authenticated by its
  * certificate (SASL EXTERNAL), as Skupper's inter-router links are.
  * Proton checks a host name against the certificate's DNS names only, and
- * the routers link by address (127.0.0.1): the connector verifies the
- * chain, not the name.
+ * the routers link by address (127.0.0.1, or across hosts the next one's):
+ * the connector verifies the chain, not the name.
  */
 static void
 skrouterd_tls_profile(const struct relay *r, struct ff_buf *text)
