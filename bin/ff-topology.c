@@ -922,6 +922,9 @@ tls_prove(struct relay *from, struct relay *to, int entry)
 				snprintf(proto, sizeof(proto), "%s", ff_json_str(c, "sslProto") ? ff_json_str(c, "sslProto") : "");
 				snprintf(cipher, sizeof(cipher), "%s", ff_json_str(c, "sslCipher") ? ff_json_str(c, "sslCipher") : "");
 				snprintf(peer, sizeof(peer), "%s", who ? who : "");
+				/* Across hosts: the router it reached is the next of the chain. */
+				if (opt.relay_role && (strncmp(peer, "flimflam-", 9) || strcmp(peer + 9, to->role)))
+					tls_fail(from, to, ff_asprintf("reached router '%s', not flimflam-%s", peer, to->role));
 			}
 			json_decref(list);
 			if (nlinks || !opt.relay_role)
