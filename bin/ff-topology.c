@@ -12,8 +12,10 @@
  * --relay-role ROLE starts one relay only, for relays on hosts of their
  * own (flimflam --hosts): it relays to the host and port of the upstream's
  * `server` event, or of its `topology` event (--target-event topology, the
- * relay after it), listens on --listen, and emits a `topology` that puts
- * itself in front of the upstream's relays.
+ * relay after it; a router links to its `link_port`), listens on --listen
+ * (past r1, for the link from the relay before it), and emits a `topology`
+ * that puts itself in front of the upstream's relays. With --tls, its
+ * certificates are --tls-certs's, made by flimflam for the whole chain.
  */
 #include "ff.h"
 
@@ -38,7 +40,8 @@ static const char usage[] =
 	"                   [--encapsulation legacy|lite] [--server-port PORT]\n"
 	"                   [--run-dir DIR] [--config-only] [--build LABEL=PATH]\n"
 	"                   [--tls] [--listen ADDRESS]\n"
-	"                   [--relay-role ROLE [--target-event server|topology]]\n"
+	"                   [--relay-role ROLE [--target-event server|topology]\n"
+	"                    [--tls-certs DIR]]\n"
 	"\n"
 	"Relays: skrouterd (default), nghttpx, nginx, none.\n"
 	"Protocols: tcp (default), http1, http2.\n"
@@ -54,15 +57,17 @@ static const char usage[] =
 	"--build runs the relay from PATH (a binary, or an install prefix whose sbin/\n"
 	"or bin/ holds it) in that build's own environment, not the one on PATH.\n"
 	"--listen: the address R1 listens on (default 127.0.0.1). --relay-role\n"
-	"(r1 ... r8): only that relay (nginx, nghttpx; no --hops), in front of the\n"
-	"host and port that the upstream's `server` event names (or its `topology`\n"
-	"event, with --target-event topology); its `topology` lists the upstream's\n"
-	"relays too.\n"
+	"(r1 ... r8): only that relay (no --hops), in front of the host and port\n"
+	"that the upstream's `server` event names (or its `topology` event, with\n"
+	"--target-event topology: skrouterd links to that router's link_port);\n"
+	"past r1, the relay before it links to --listen. Its `topology` lists the\n"
+	"upstream's relays too. --tls-certs DIR (with --relay-role and --tls): the\n"
+	"relay's ROLE.crt and ROLE.key and the chain's ca.crt, used where they are.\n"
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
 enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY,
-       OPT_HOPS, OPT_TLS, OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT };
+       OPT_HOPS, OPT_TLS, OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT, OPT_TLS_CERTS };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -81,6 +86,7 @@ static const struct option longopts[] = {
 	{ "target-event", required_argument, NULL, OPT_TARGET_EVENT },
 	FF_LONGOPT_BUILD,
 	{ "tls", no_argument, NULL, OPT_TLS },
+	{ "tls-certs", required_argument, NULL, OPT_TLS_CERTS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -90,7 +96,8 @@ static struct {
 	int config_only, tls;
 	long hops;		/* -1: the relay's own (2; none's 0) */
 	const char *listen, *relay_role, *target_event;
-} opt = { "skrouterd", "tcp", NULL, NULL, NULL, 1, 0, 0, 0, -1, "127.0.0.1", NULL, "server" };
+	const char *tls_certs;	/* --relay-role --tls: the chain's certificates, given */
+} opt = { "skrouterd", "tcp", NULL, NULL, NULL, 1, 0, 0, 0, -1, "127.0.0.1", NULL, "server", NULL };
 
 static const char *const target_events[] = { "server", "topology", NULL };
 
@@ -126,7 +133,9 @@ struct relay {
 /*
  * A link of the chain, R(i) -> R(i+1): `from` sends the traffic to `port`,
  * where `to` accepts it (its data port; skrouterd: its inter-router
- * listener). Each relay's configuration takes its links' parts.
+ * listener, on `to`'s listen_host). Each relay's configuration takes its
+ * links' parts. With --relay-role, the relay at the other end of a link
+ * runs on another host: prev_relay or next_relay stands for it.
  */
 struct link {
 	struct relay *from, *to;
@@ -136,7 +145,14 @@ struct link {
 static struct relay relays[FF_HOPS_MAX];
 static struct link links[FF_HOPS_MAX - 1];
 static int nrelays;
+/*
+ * --relay-role: the relay before ours (its role), and the one after it
+ * (--target-event topology: its role, address, and nginx's TLS proof port,
+ * from its topology event).
+ */
+static struct relay prev_relay, next_relay;
 static json_t *upstream_relays;	/* --target-event topology: the relays behind ours */
+static json_t *upstream_tls_links;	/* and their links' proofs */
 static long upstream_server_port;	/* and the server's port they relay to */
 static const char *front_host = "127.0.0.1";	/* where the client connects */
 static int cpus_shared;
@@ -252,21 +268,29 @@ tls_certs(const struct relay *rs, int n)
 	char why[1024];
 	int i;
 
+	if (opt.tls_certs)
+		return;		/* given, made by one CA for the whole chain */
 	for (i = 0; i < n && i < (int)FF_ARRAY_SIZE(roles); i++)
 		roles[i] = rs[i].role;
 	if (ff_tls_certs(ff_rundir(NULL), roles, i, why, sizeof(why)) < 0)
 		ff_die("--tls: %s", why);
 }
 
-/* A relay's own certificate and key, and the CA it trusts. */
+/* A relay's own certificate and key, and the CA it trusts: the run's, or --tls-certs's, where they are. */
 static void
 tls_relay(struct relay *r)
 {
 	char *crt = ff_asprintf("%s.crt", r->role), *key = ff_asprintf("%s.key", r->role);
 
-	r->tls_cert = ff_tls_file(ff_rundir(NULL), crt);
-	r->tls_key = ff_tls_file(ff_rundir(NULL), key);
-	r->tls_ca = ff_tls_file(ff_rundir(NULL), "ca.crt");
+	if (opt.tls_certs) {
+		r->tls_cert = ff_asprintf("%s/%s", opt.tls_certs, crt);
+		r->tls_key = ff_asprintf("%s/%s", opt.tls_certs, key);
+		r->tls_ca = ff_asprintf("%s/ca.crt", opt.tls_certs);
+	} else {
+		r->tls_cert = ff_tls_file(ff_rundir(NULL), crt);
+		r->tls_key = ff_tls_file(ff_rundir(NULL), key);
+		r->tls_ca = ff_tls_file(ff_rundir(NULL), "ca.crt");
+	}
 	free(crt);
 	free(key);
 }
@@ -338,6 +362,7 @@ nginx_tls_proof(const struct relay *r)
 	if (!strcmp(opt.protocol, "tcp")) {
 		if (r->tls_to) {
 			const char *const vars[] = { "PROBE_PORT", probe, "PROOF_PORT", proof,
+						     "PROOF_HOST", r->tls_to->listen_host,
 						     "TLS_LINES", lines = nginx_tls_lines(r, 0, "    "), NULL };
 
 			snprintf(probe, sizeof(probe), "%d", r->probe_port);
@@ -346,7 +371,7 @@ nginx_tls_proof(const struct relay *r)
 			free(lines);
 		}
 		if (r->tls_from) {
-			const char *const vars[] = { "PROOF_PORT", proof,
+			const char *const vars[] = { "PROOF_PORT", proof, "LISTEN_HOST", r->listen_host,
 						     "TLS_LINES", lines = nginx_tls_lines(r, 1, "    "), NULL };
 
 			snprintf(proof, sizeof(proof), "%d", r->proof_port);
@@ -410,8 +435,8 @@ nghttpx_tls_lines(const struct relay *r)
  * makes one (malloc'd): TLS required, the peer authenticated by its
  * certificate (SASL EXTERNAL), as Skupper's inter-router links are.
  * Proton checks a host name against the certificate's DNS names only, and
- * the routers link by address (127.0.0.1): the connector verifies the
- * chain, not the name.
+ * the routers link by address (127.0.0.1, or across hosts the next one's):
+ * the connector verifies the chain, not the name.
  */
 static void
 skrouterd_tls_profile(const struct relay *r, struct ff_buf *text)
@@ -537,11 +562,14 @@ configure_skrouterd(struct relay *r)
 		"ROLE", r->role, "WORKERS", nworkers, "MANAGEMENT_PORT", mgmt, NULL
 	};
 	char *tls_in = skrouterd_tls_lines(r, 1), *tls_out = skrouterd_tls_lines(r, 0);
+	/* The listener on this router's address; the connector to the next one's. */
 	const char *const link_in[] = {
-		"PORT", in_port, "FROM", r->in ? r->in->from->role : "", "TLS_LINES", tls_in, NULL
+		"HOST", r->listen_host, "PORT", in_port, "FROM", r->in ? r->in->from->role : "",
+		"TLS_LINES", tls_in, NULL
 	};
 	const char *const link_out[] = {
-		"PORT", out_port, "TO", r->out ? r->out->to->role : "", "TLS_LINES", tls_out, NULL
+		"HOST", r->out ? r->out->to->listen_host : "", "PORT", out_port,
+		"TO", r->out ? r->out->to->role : "", "TLS_LINES", tls_out, NULL
 	};
 	const char *const adaptors[] = {
 		"PORT", port, "TARGET_PORT", target, "PROTOCOL", opt.protocol,
@@ -662,6 +690,17 @@ relay_code(void)
 
 noreturn static void tls_fail(const struct relay *from, const struct relay *to, const char *what);
 
+/* Did the router that makes r's link say in its log that the link failed TLS? */
+static int
+tls_failed_in_log(const struct relay *r)
+{
+	char *text = ff_read_file(r->child.log, NULL);
+	int failed = text && strstr(text, "SSL Failure");
+
+	free(text);
+	return failed;
+}
+
 /*
  * skrouterd over --tls: r1's listener opens once the route through every
  * link of the chain is up. A link whose certificates do not verify never
@@ -673,18 +712,13 @@ static void
 tls_wait_route(struct relay *r)
 {
 	double until = ff_now() + row->start_seconds;
-	char *text;
-	int i, failed;
+	int i;
 
 	while (ff_now() < until && !ff_port_listening(r->ready_port, r->child.pid) &&
 	       !ff_child_check(&r->child)) {
-		for (i = 0; i + 1 < nrelays; i++) {
-			text = ff_read_file(relays[i].child.log, NULL);
-			failed = text && strstr(text, "SSL Failure");
-			free(text);
-			if (failed)
+		for (i = 0; i < nrelays; i++)
+			if (relays[i].tls_to && tls_failed_in_log(&relays[i]))
 				tls_fail(&relays[i], relays[i].tls_to, "did not come up");
-		}
 		if (ff_sleep(0.05) < 0)
 			return;
 	}
@@ -721,11 +755,11 @@ start_relay(struct relay *r)
 /* Proving the links: read from the relays what they negotiated */
 
 /*
- * What came back on a connection to 127.0.0.1:port after sending `req`
- * (NULL: nothing), up to its end or 10 s (malloc'd; "" for nothing).
+ * What came back on a connection to host:port after sending `req` (NULL:
+ * nothing), up to its end or 10 s (malloc'd; "" for nothing).
  */
 static char *
-probe(int port, const char *req)
+probe(const char *host, int port, const char *req)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct ff_buf b = FF_BUF_INIT;
@@ -734,8 +768,7 @@ probe(int port, const char *req)
 	char buf[4096];
 	ssize_t n;
 
-	/* R1's address: 127.0.0.1, or --listen's. */
-	if (ff_inet_addr(opt.listen, &sa.sin_addr) < 0)
+	if (ff_inet_addr(host, &sa.sin_addr) < 0)
 		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    (req && write(fd, req, strlen(req)) != (ssize_t)strlen(req))) {
@@ -788,9 +821,12 @@ tls_fail(const struct relay *from, const struct relay *to, const char *what)
 		    ff_asprintf("%s/error.log", from->dir);
 	char *hint = tls_log_hint(log);
 
-	ff_die_event("--tls: the link from %s to %s %s%s%s; the certificates are in '%s/tls'",
-		     from->role, to->role, what, hint ? "; " : "", hint ? hint : "",
-		     ff_rundir(NULL));
+	/* --tls-certs: flimflam's, which removes them from this host afterwards. */
+	char *where = opt.tls_certs ? ff_strdup("") :
+		ff_asprintf("; the certificates are in '%s/tls'", ff_rundir(NULL));
+
+	ff_die_event("--tls: the link from %s to %s %s%s%s%s", from->role, to->role, what,
+		     hint ? "; " : "", hint ? hint : "", where);
 }
 
 /* "PROTOCOL CIPHER VERIFY" from the last line of `text`, into the proof. */
@@ -809,82 +845,110 @@ tls_words(const char *text, char proto[64], char cipher[128], char verify[256])
 /*
  * Prove the link from `from` to `to` (`entry`: the port the chain's
  * traffic enters at): the protocol and cipher as the relay the link comes
- * to read them, and that the peer's certificate verified. A link that did
+ * to read them (skrouterd with --relay-role: the one it leaves; said_by),
+ * and that the peer's certificate verified. A link that did
  * not come up, or came up without TLS, fails the run. Returns the
  * `tls_links` object of the topology event, or NULL when a router lost
  * the port of its management to another program (its log says so).
  */
 static json_t *
-tls_prove(const struct relay *from, const struct relay *to, int entry)
+tls_prove(struct relay *from, struct relay *to, int entry)
 {
 	char proto[64], cipher[128], peer[256], *text = NULL, *req = NULL;
-	const char *source;
+	const char *source, *said_by = to->role;
 	int i;
 
 	if (!strcmp(opt.relay, "skrouterd")) {
+		/*
+		 * The router the link comes to says, by its management; with
+		 * --relay-role that router is on another host, and the one the
+		 * link leaves says, once the link is up (it comes up on its own
+		 * time: until then, or until the router's log says it failed).
+		 */
+		struct relay *at = opt.relay_role ? from : to;
+		const char *want = opt.relay_role ? "out" : "in";
 		char bus[64], *argv[] = { "skmanage", "-b", bus, "query", "--type", "connection", NULL };
 		json_t *list, *c;
 		size_t k;
 		int st, nlinks = 0;
 		void *saved;
 		char *own = build.label && build.prefix ? ff_asprintf("%s/bin/skmanage", build.prefix) : NULL;
+		double until = ff_now() + row->start_seconds;
 
 		/* A build's router: the skmanage of its prefix, in its environment. */
 		if (own && access(own, X_OK) == 0)
 			argv[0] = own;
 
-		snprintf(bus, sizeof(bus), "127.0.0.1:%d", to->mgmt_port);
-		/* Python and Proton starting on a busy machine: 5 s each, three tries. */
-		for (i = 0, list = NULL; i < 3 && !json_is_array(list); i++) {
-			free(text);
-			json_decref(list);
-			saved = ff_build_env_enter(&build);
-			text = ff_env_run(argv, &st);
-			ff_build_env_leave(&build, saved);
-			list = text && st == 0 ? json_loads(text, 0, NULL) : NULL;
-			if (ff_signalled())
-				ff_exit_signalled();
-			if (text && st != -1)
-				break;	/* an answer, or a failure that would be the same again */
-		}
-		if (!json_is_array(list) && ff_child_lost_port(&to->child)) {
-			/* Its management listener lost its port: the caller tries others. */
-			free(text);
-			free(own);
-			return NULL;
-		}
-		if (!json_is_array(list))
-			ff_die_event("--tls: cannot read %s's connections through its management ('skmanage -b %s query --type connection' %s): %.200s",
-				     to->role, bus, !text ? "cannot run; skmanage is installed beside skrouterd" :
-				     st == -1 ? "took more than 5 s, three times" : ff_status_how(st),
-				     text ? text : "");
-		source = "its management's connection list (ssl, sslProto, sslCipher, user)";
+		snprintf(bus, sizeof(bus), "127.0.0.1:%d", at->mgmt_port);
+		said_by = at->role;
 		proto[0] = cipher[0] = peer[0] = 0;
-		json_array_foreach(list, k, c) {
-			const char *role = ff_json_str(c, "role"), *dir = ff_json_str(c, "dir");
+		for (;;) {
+			/* Python and Proton starting on a busy machine: 5 s each, three tries. */
+			for (i = 0, list = NULL; i < 3 && !json_is_array(list); i++) {
+				free(text);
+				json_decref(list);
+				saved = ff_build_env_enter(&build);
+				text = ff_env_run(argv, &st);
+				ff_build_env_leave(&build, saved);
+				list = text && st == 0 ? json_loads(text, 0, NULL) : NULL;
+				if (ff_signalled())
+					ff_exit_signalled();
+				if (text && st != -1)
+					break;	/* an answer, or a failure that would be the same again */
+			}
+			if (!json_is_array(list) && ff_child_lost_port(&at->child)) {
+				/* Its management listener lost its port: the caller tries others. */
+				free(text);
+				free(own);
+				return NULL;
+			}
+			if (!json_is_array(list))
+				ff_die_event("--tls: cannot read %s's connections through its management ('skmanage -b %s query --type connection' %s): %.200s",
+					     at->role, bus, !text ? "cannot run; skmanage is installed beside skrouterd" :
+					     st == -1 ? "took more than 5 s, three times" : ff_status_how(st),
+					     text ? text : "");
+			json_array_foreach(list, k, c) {
+				const char *role = ff_json_str(c, "role"), *dir = ff_json_str(c, "dir");
+				/* The peer: the certificate's subject (in), or the router it reached (out). */
+				const char *who = ff_json_str(c, opt.relay_role ? "container" : "user");
 
-			if (!role || strncmp(role, "inter-router", 12) || !dir || strcmp(dir, "in"))
-				continue;
-			nlinks++;
-			if (!json_is_true(json_object_get(c, "ssl")))
-				tls_fail(from, to, "came up without TLS (the router says ssl false)");
-			if (!json_is_true(json_object_get(c, "isAuthenticated")))
-				tls_fail(from, to, "came up without authenticating its peer");
-			snprintf(proto, sizeof(proto), "%s", ff_json_str(c, "sslProto") ? ff_json_str(c, "sslProto") : "");
-			snprintf(cipher, sizeof(cipher), "%s", ff_json_str(c, "sslCipher") ? ff_json_str(c, "sslCipher") : "");
-			snprintf(peer, sizeof(peer), "%s", ff_json_str(c, "user") ? ff_json_str(c, "user") : "");
+				if (!role || strncmp(role, "inter-router", 12) || !dir || strcmp(dir, want))
+					continue;
+				nlinks++;
+				if (!json_is_true(json_object_get(c, "ssl")))
+					tls_fail(from, to, "came up without TLS (the router says ssl false)");
+				if (!json_is_true(json_object_get(c, "isAuthenticated")))
+					tls_fail(from, to, "came up without authenticating its peer");
+				snprintf(proto, sizeof(proto), "%s", ff_json_str(c, "sslProto") ? ff_json_str(c, "sslProto") : "");
+				snprintf(cipher, sizeof(cipher), "%s", ff_json_str(c, "sslCipher") ? ff_json_str(c, "sslCipher") : "");
+				snprintf(peer, sizeof(peer), "%s", who ? who : "");
+				/* Across hosts: the router it reached is the next of the chain. */
+				if (opt.relay_role && (strncmp(peer, "flimflam-", 9) || strcmp(peer + 9, to->role)))
+					tls_fail(from, to, ff_asprintf("reached router '%s', not flimflam-%s", peer, to->role));
+			}
+			json_decref(list);
+			if (nlinks || !opt.relay_role)
+				break;
+			if (tls_failed_in_log(from))
+				tls_fail(from, to, "did not come up");
+			if (ff_now() > until || ff_child_check(&at->child))
+				break;
+			if (ff_sleep(0.2) < 0)
+				ff_exit_signalled();
 		}
-		json_decref(list);
 		free(own);
+		source = opt.relay_role ?
+			"its management's connection list (ssl, sslProto, sslCipher, isAuthenticated, container)" :
+			"its management's connection list (ssl, sslProto, sslCipher, user)";
 		if (!nlinks)
 			tls_fail(from, to, "has no inter-router connection");
 	} else if (!strcmp(opt.relay, "nginx")) {
 		if (!strcmp(opt.protocol, "tcp"))
-			text = probe(from->probe_port, NULL);
+			text = probe("127.0.0.1", from->probe_port, NULL);	/* the template's */
 		else {
 			req = ff_asprintf("GET /flimflam-tls-proof/%s HTTP/1.1\r\nHost: flimflam\r\n"
 					  "Connection: close\r\n\r\n", to->role);
-			text = probe(entry, req);
+			text = probe(opt.listen, entry, req);
 			if (strncmp(text, "HTTP/1.1 200 ", 13))
 				tls_fail(from, to, "did not come up (the request through it got no answer from the relay after it)");
 		}
@@ -900,7 +964,7 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 
 		req = ff_asprintf("GET /flimflam-tls-proof/%s HTTP/1.1\r\nHost: flimflam\r\n"
 				  "Connection: close\r\n\r\n", to->role);
-		free(probe(entry, req));
+		free(probe(opt.listen, entry, req));
 		want = ff_asprintf("/flimflam-tls-proof/%s ", to->role);
 		source = "its access log ($tls_protocol, $tls_cipher, $tls_client_subject_name)";
 		/* The relay writes the line as the response leaves it: soon, not at once. */
@@ -925,9 +989,9 @@ tls_prove(const struct relay *from, const struct relay *to, int entry)
 			peer[i] = '?';
 	free(text);
 	free(req);
-	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:s, s:s}", "from", from->role, "to", to->role,
+	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:s}", "from", from->role, "to", to->role,
 			 "protocol", proto, "cipher", cipher, "peer_verified", 1,
-			 "peer", peer, "source", source);
+			 "peer", peer, "said_by", said_by, "source", source);
 }
 
 
@@ -948,6 +1012,8 @@ relay_json(struct relay *r)
 	json_object_set_new(o, "log", ff_json_path(r->child.log));
 	json_object_set_new(o, "management_port",
 			    r->mgmt_port ? json_integer(r->mgmt_port) : json_null());
+	/* nginx over tcp with --tls: where the relay before it proves their link. */
+	json_object_set_new(o, "tls_proof_port", r->proof_port ? json_integer(r->proof_port) : json_null());
 	return o;
 }
 
@@ -972,6 +1038,14 @@ chain_ports(const struct relay_code *code, const char *server_host, int server_p
 		if (code->link)
 			code->link(&links[i]);
 	}
+	/* --relay-role: the link from the relay before it, to ours; the one after it, where it said. */
+	if (opt.relay_role && relays[0].in) {
+		relays[0].in->port = relays[0].port;
+		if (code->link)
+			code->link(relays[0].in);
+	}
+	if (opt.relay_role && relays[0].out)
+		relays[0].out->port = server_port;
 	for (i = 0; i < nrelays; i++)
 		if (code->ports)
 			code->ports(&relays[i]);
@@ -1017,6 +1091,20 @@ chain_relays(void)
 		if (i + 1 < nrelays)
 			links[i] = (struct link){ &relays[i], &relays[i + 1], 0 };
 	}
+	if (!opt.relay_role)
+		return;
+	/* One relay: linked from the one before it (past r1), to the one after it (--target-event topology). */
+	i = (unsigned char)atoi(opt.relay_role + 1);	/* r1 ... r8: parse_args */
+	if (i > 1) {
+		snprintf(prev_relay.role, sizeof(prev_relay.role), "r%d", i - 1);
+		links[0] = (struct link){ &prev_relay, &relays[0], 0 };
+		relays[0].in = &links[0];
+	}
+	if (!strcmp(opt.target_event, "topology")) {
+		snprintf(next_relay.role, sizeof(next_relay.role), "r%d", i + 1);
+		links[1] = (struct link){ &relays[0], &next_relay, 0 };
+		relays[0].out = &links[1];
+	}
 }
 
 /*
@@ -1038,6 +1126,16 @@ tls_prove_links(struct relay **failed)
 		}
 		json_array_append_new(tls_links, proof);
 	}
+	/* --relay-role: our link to the relay after ours, then the links behind it (their topology's). */
+	if (opt.relay_role && relays[0].out) {
+		if (!(proof = tls_prove(&relays[0], &next_relay, relays[0].port))) {
+			*failed = &relays[0];
+			return -1;
+		}
+		json_array_append_new(tls_links, proof);
+	}
+	if (upstream_tls_links)
+		json_array_extend(tls_links, upstream_tls_links);
 	return 0;
 }
 
@@ -1065,6 +1163,14 @@ start_relays(const char *server_host, int server_port)
 		chain_ports(code, server_host, server_port);
 		for (i = 0; opt.tls && i + 1 < nrelays; i++)
 			tls_link(&relays[i], &relays[i + 1]);
+		if (opt.tls && opt.relay_role && relays[0].in)
+			tls_link(&prev_relay, &relays[0]);
+		if (opt.tls && opt.relay_role && relays[0].out) {
+			int proof = next_relay.proof_port;	/* its own, from its topology */
+
+			tls_link(&relays[0], &next_relay);
+			next_relay.proof_port = proof;
+		}
 		for (i = nrelays - 1; i >= 0; i--) {
 			r = &relays[i];
 			free(r->dir);
@@ -1214,12 +1320,25 @@ take_server(struct ff_stage *s, char **host)
 	while (!port) {
 		while (!port && (ev = ff_stage_next(s))) {
 			if (!strcmp(ff_event_name(ev), "topology") && !strcmp(opt.target_event, "topology")) {
-				port = (int)ff_json_num(ev, "port", 0);
+				json_t *next = json_array_get(json_object_get(ev, "relays"), 0);
+
+				/* A router links to the next one's inter-router listener, not to its data port. */
+				port = (int)ff_json_num(ev, relay_code()->link ? "link_port" : "port", 0);
 				if (port <= 0)
-					ff_die_event("the upstream's topology event has no port");
+					ff_die_event("the upstream's topology event has no %s",
+						     relay_code()->link ? "link_port (a router's inter-router listener, past r1)" : "port");
+				if (strcmp(ff_json_str(ev, "relay") ? ff_json_str(ev, "relay") : "", opt.relay))
+					ff_die_event("the upstream's topology event is relay '%s's, and this one is '%s'",
+						     ff_json_str(ev, "relay") ? ff_json_str(ev, "relay") : "?", opt.relay);
 				*host = ff_strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
+				next_relay.listen_host = *host;
+				next_relay.proof_port = (int)ff_json_num(next, "tls_proof_port", 0);
 				upstream_relays = json_incref(json_object_get(ev, "relays"));
 				upstream_server_port = (long)ff_json_num(ev, "server_port", 0);
+				if (json_is_array(json_object_get(ev, "tls_links")))
+					upstream_tls_links = json_incref(json_object_get(ev, "tls_links"));
+				if (opt.tls && !json_is_true(json_object_get(ev, "tls")))
+					ff_die_event("--tls: the upstream's relays have plain links (its topology says tls false)");
 				json_decref(ev);
 				break;
 			}
@@ -1308,6 +1427,11 @@ parse_args(int argc, char *argv[])
 		case OPT_TARGET_EVENT:
 			opt.target_event = target_events[ff_parse_name(usage, "target event", optarg, target_events)];
 			break;
+		case OPT_TLS_CERTS:
+			if (!*optarg)
+				ff_usage_error(usage, "--tls-certs: expected a directory, not ''");
+			opt.tls_certs = optarg;
+			break;
 		}
 	if (!opt.relay_role && strcmp(opt.target_event, "server"))
 		ff_usage_error(usage, "--target-event is for --relay-role");
@@ -1315,8 +1439,10 @@ parse_args(int argc, char *argv[])
 		ff_usage_error(usage, "--server-port names the server: it goes with --target-event server");
 	if (opt.relay_role && opt.hops >= 0)
 		ff_usage_error(usage, "--relay-role starts one relay: --hops is for a chain");
-	if (opt.relay_role && opt.tls)
-		ff_usage_error(usage, "--relay-role starts one relay alone, and --tls is for the links between relays of one chain");
+	if (opt.relay_role && opt.tls && !opt.tls_certs)
+		ff_usage_error(usage, "--relay-role --tls takes the chain's certificates from --tls-certs DIR (one CA for every relay's)");
+	if (opt.tls_certs && !(opt.relay_role && opt.tls))
+		ff_usage_error(usage, "--tls-certs is for --relay-role with --tls");
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 }
@@ -1334,10 +1460,10 @@ check_relay(void)
 	row = ff_relay_find(opt.relay);
 	if (!ff_carries(NULL, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
 		ff_usage_error(usage, "%s (it works with: %s)", why, ff_combos_for(NULL, opt.relay));
-	/* A relay with ports of its own beyond the data path (skrouterd's links) is a chain's. */
-	if (opt.relay_role && (!row->processes || relay_code()->ports || relay_code()->link))
-		ff_usage_error(usage, "--relay-role starts one relay alone, and relay '%s' cannot be (these can: nginx, nghttpx)",
-			       opt.relay);
+	if (opt.relay_role && !row->processes)
+		ff_usage_error(usage, "--relay-role starts one relay, and relay '%s' has none", opt.relay);
+	if (opt.relay_role && opt.tls && !strcmp(opt.relay, "nghttpx"))
+		ff_usage_error(usage, "--relay-role --tls: nghttpx's link is proved by the access log of the relay it comes to, which runs elsewhere (nginx and skrouterd prove theirs from the relay it leaves)");
 	if (opt.relay_role)
 		opt.hops = 1;
 	if (opt.hops < 0)
@@ -1364,16 +1490,27 @@ check_relay(void)
 	}
 	if (opt.encapsulation && !row->encapsulation)
 		ff_usage_error(usage, "--encapsulation is for relay skrouterd");
-	if (opt.tls && nrelays < 2)
+	if (opt.tls && nrelays < 2 && !opt.relay_role)
 		ff_usage_error(usage, "--tls is for the links between relays, and %s",
 			       nrelays ? "--hops 1 has one relay and no link" :
 			       "relay 'none' has none");
-	if (opt.tls) {
+	if (opt.tls && opt.relay_role && !strcmp(opt.relay_role, "r1") && !strcmp(opt.target_event, "server"))
+		ff_usage_error(usage, "--tls is for the links between relays, and r1 in front of the server has none");
+	if (opt.tls && !opt.tls_certs) {
 		char *p = ff_which("openssl");
 
 		if (!p)
 			ff_die("--tls makes the run's certificates with openssl, which is not on PATH");
 		free(p);
+	}
+	/* --tls-certs: the relay's files, each there to read. */
+	for (int i = 0; opt.tls_certs && i < 3; i++) {
+		char *f = ff_asprintf(i ? "%s/%s.%s" : "%s/ca.crt", opt.tls_certs, opt.relay_role,
+				      i == 1 ? "crt" : "key");
+
+		if (access(f, R_OK) < 0)
+			ff_die("--tls-certs: cannot read '%s': %s", f, strerror(errno));
+		free(f);
 	}
 	if (program_path && !opt.config_only && row->check && !opt.build &&
 	    row->check(program_path, why, sizeof(why)) < 0)
@@ -1426,6 +1563,9 @@ emit_topology(int port, int server_port)
 	json_object_set_new(ev, "cpu_limit", json_integer(opt.cpu_limit));
 	json_object_set_new(ev, "host", json_string(front_host));
 	json_object_set_new(ev, "port", json_integer(port));
+	/* --relay-role: where the relay before this one links to (a router's inter-router listener). */
+	json_object_set_new(ev, "link_port", opt.relay_role && nrelays && relays[0].in ?
+			    json_integer(relays[0].in->port) : json_null());
 	/* The chain's server: behind the upstream's relays, when ours is in front of them. */
 	json_object_set_new(ev, "server_port", json_integer(upstream_relays ? upstream_server_port : server_port));
 	for (int i = 0; i < nrelays; i++)

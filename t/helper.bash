@@ -298,3 +298,26 @@ end_pids() {
 		wait "$p" 2>/dev/null || true
 	done
 }
+
+# A set of certificates that does not verify: ca.crt is one CA, the relays'
+# certificates are signed by another (FLIMFLAM_TLS_CERTS takes it).
+bad_certs() {
+	local d="$BATS_TEST_TMPDIR/bad" ca r
+	mkdir -p "$d"
+	for ca in a b; do
+		openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -noenc \
+			-keyout "$d/$ca.key" -out "$d/$ca.crt" -days 2 -subj "/CN=other-$ca" \
+			-config /dev/null -addext basicConstraints=critical,CA:TRUE \
+			-addext keyUsage=critical,keyCertSign 2>/dev/null
+	done
+	cp "$d/a.crt" "$d/ca.crt"
+	for r in r1 r2; do
+		openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -noenc \
+			-keyout "$d/$r.key" -out "$d/$r.csr" -subj "/CN=flimflam-$r" -config /dev/null \
+			-addext "subjectAltName=DNS:flimflam-$r,IP:127.0.0.1" \
+			-addext extendedKeyUsage=serverAuth,clientAuth 2>/dev/null
+		openssl x509 -req -in "$d/$r.csr" -CA "$d/b.crt" -CAkey "$d/b.key" -set_serial 7 \
+			-days 2 -copy_extensions copyall -out "$d/$r.crt" 2>/dev/null
+	done
+	echo "$d"
+}

@@ -152,6 +152,11 @@ ssh_master() {
 	has_line '^r2 on ns2: perf can attach to the relay$'
 	has_line '^client on ns1: clock within [0-9.]+ s'
 	has_line '^OK$'
+	# A chain of three: r3 is a role of it (--hops, as for run).
+	run in_local flimflam check --hosts "r3=ns2/${HOST_ADDR[2]}" -r nginx --hops 3
+	echo "$output"
+	assert_success
+	has_line '^r3 on ns2: nginx is /'
 	# Another version of flimflam on the hosts is a problem, and says which.
 	mkdir -p "$BATS_TEST_TMPDIR/other"
 	printf '#!/bin/sh\necho flimflam 0.0.1\n' >"$BATS_TEST_TMPDIR/other/flimflam"
@@ -375,12 +380,10 @@ relay_pids() {
 		[ "$status" -eq 2 ]
 		has_line '^flimflam: --hosts: '
 	done
-	run flimflam run -r skrouterd --hosts "r1=ns1/10.77.0.2,r2=ns2/10.77.0.3"
+	# skrouterd's routers on one host share its address.
+	run flimflam run -r skrouterd --hosts "r1=ns1/10.77.0.2,r2=ns1/10.77.0.3"
 	[ "$status" -eq 2 ]
-	has_line "skrouterd's routers link over 127.0.0.1"
-	run flimflam run -r skrouterd --hops 3 --hosts "r1=ns1/10.77.0.2,r2=ns1/10.77.0.2,r3=ns2/10.77.0.3"
-	[ "$status" -eq 2 ]
-	has_line "skrouterd's routers link over 127\.0\.0\.1, so they go on one host \(r1 \.\.\. r3 name different ones\)"
+	[ "${lines[0]}" = "flimflam: --hosts: r1 ... r2 name one host for skrouterd, with one address" ]
 	# The relays' roles are the chain's: r1 ... rN of --hops (2 by default).
 	run flimflam run -r nginx --hosts "r3=ns1/10.77.0.2"
 	[ "$status" -eq 2 ]
@@ -394,10 +397,45 @@ relay_pids() {
 	run flimflam run -w iperf3 -r none --hosts "r1=ns1/10.77.0.2"
 	[ "$status" -eq 2 ]
 	has_line "(client, server: relay none has no relays)"
-	# --tls links the relays within one ff-topology: relays on hosts of their own cannot have it.
-	run flimflam run -r nginx --tls --hosts "r1=ns1/10.77.0.2,r2=ns2/10.77.0.3"
+	# check --hosts takes the run's chain: r1 ... rN of --hops, 2 by default, as run does.
+	run flimflam check -r nginx --hosts "r3=ns1/10.77.0.2"
 	[ "$status" -eq 2 ]
-	has_line "^flimflam: --hosts: --tls secures the links of a chain on one host"
+	[ "${lines[0]}" = "flimflam check: --hosts: 'r3' is not a role of this run (client, r1, r2, server)" ]
+	run flimflam check -r nginx --hops 3 --hosts "r4=ns1/10.77.0.2"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "flimflam check: --hosts: 'r4' is not a role of this run (client, r1 ... r3, server)" ]
+	run flimflam check -r skrouterd --hops 1 --hosts "r2=ns1/10.77.0.2"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "flimflam check: --hosts: 'r2' is not a role of this run (client, r1, server)" ]
+	for bad in 0 9 x; do
+		run flimflam check -r nginx --hops "$bad" --hosts "r1=ns1/10.77.0.2"
+		[ "$status" -eq 2 ]
+		[[ "${lines[0]}" == "flimflam check: --hops: "* ]]
+	done
+	run flimflam check -w iperf3 -r none --hops 2 --hosts "client=ns1/10.77.0.2"
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "flimflam check: --hops: relay 'none' runs no relay"* ]]
+	# ff-topology --relay-role --tls takes the chain's certificates, given.
+	run ff-topology -r nginx --relay-role r2 --tls --server-port 9
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "ff-topology: --relay-role --tls takes the chain's certificates from --tls-certs DIR (one CA for every relay's)" ]
+	run ff-topology -r nginx --tls-certs "$BATS_TEST_TMPDIR" --server-port 9
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "ff-topology: --tls-certs is for --relay-role with --tls" ]
+	run ff-topology -r nginx --relay-role r1 --tls --tls-certs "$BATS_TEST_TMPDIR" --server-port 9
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "ff-topology: --tls is for the links between relays, and r1 in front of the server has none" ]
+	run ff-topology -r nghttpx -p http2 --relay-role r2 --tls --tls-certs "$BATS_TEST_TMPDIR" --server-port 9
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "ff-topology: --relay-role --tls: nghttpx's link is proved by the access log"* ]]
+	run ff-topology -r nginx --relay-role r2 --tls --tls-certs "$BATS_TEST_TMPDIR/none" --server-port 9
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "${lines[0]}" = "ff-topology: --tls-certs: cannot read '$BATS_TEST_TMPDIR/none/ca.crt': No such file or directory" ]
+	# nghttpx proves a TLS link from the access log of the relay it comes to: one host.
+	run flimflam run -w h2load -r nghttpx -p http2 --tls --hosts "r1=ns1/10.77.0.2,r2=ns2/10.77.0.3"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "flimflam: --hosts: --tls over nghttpx proves each link from the access log of the relay it comes to, so its relays go on one host (nginx and skrouterd take --tls across hosts)" ]
 	run flimflam run -w h2load -r nginx -p tcp --hosts "server=ns1/10.77.0.2"
 	[ "$status" -eq 2 ]
 	has_line "workload 'h2load' runs on one host only"
@@ -448,5 +486,192 @@ relay_pids() {
 	[ "$(jq -s '[.[] | select(.event == "resources") | .relays[].role] | sort' "$ev" | jq -c .)" = '["r1","r2","r3"]' ]
 	jq -s -e '[.[] | select(.event == "interval")] | length >= 2 and
 		all(([.relays[].role] | sort) == ["r1", "r2", "r3"])' "$ev"
+	hosts_clean 10
+}
+
+# link_hosts_ok EVENTS N: the chain of N routers, each on its own host:
+# each router's inter-router listener on its host's address, and the
+# connector of the one before it aimed there (their configurations).
+link_hosts_ok() {
+	local ev="$1" n="$2" k a conf prev
+	for ((k = 1; k <= n; k++)); do
+		a=$(jq -r --arg r "r$k" 'select(.event == "topology") | .relays[] | select(.role == $r) | .address' "$ev")
+		conf=$(jq -r --arg r "r$k" 'select(.event == "topology") | .relays[] | select(.role == $r) | .config' "$ev")
+		[ "$a" = "${HOST_ADDR[$k]}" ]
+		if ((k > 1)); then
+			# Its listener for the link, on its address; the previous router's connector to it.
+			grep -A2 '^listener {' "$conf" | grep -qx "    host: $a"
+			grep -A3 '^connector {' "$prev" | grep -qx "    host: $a"
+		fi
+		prev=$conf
+	done
+}
+
+@test "run --hosts: skrouterd's routers on hosts of their own: client, R1, R2 and server on four hosts; the routers link across hosts" {
+	skip_unless_program skrouterd
+	hosts_up 4
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r skrouterd --warmup 1 --duration 2 \
+		--hosts "client=ns1/${HOST_ADDR[1]},r1=ns2/${HOST_ADDR[2]},r2=ns3/${HOST_ADDR[3]},server=ns4/${HOST_ADDR[4]}"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 0 ]
+	ev="$BATS_TEST_TMPDIR/ev"
+	event_ok "$ev" topology '.host == $a and ([.relays[].role] == ["r1", "r2"]) and
+		.relays[0].address == $a and .relays[1].address == $b and .hops == 2 and
+		.relays[1].target_port == .server_port and (.relays | all(.management_port > 0))' \
+		--arg a "${HOST_ADDR[2]}" --arg b "${HOST_ADDR[3]}"
+	# The workload's traffic went client -> R1 (ns2) -> R2 (ns3) -> server (ns4).
+	event_ok "$ev" result '.bits_per_s > 0 and .errors == 0'
+	# The routers' configurations: R2 listens for the link on ns3's address, R1 connects there.
+	r1=$(jq -r 'select(.event == "topology") | .relays[0].config' "$ev")
+	r2=$(jq -r 'select(.event == "topology") | .relays[1].config' "$ev")
+	grep -A2 '^listener {' "$r2" | grep -qx "    host: ${HOST_ADDR[3]}"
+	grep -A3 '^connector {' "$r1" | grep -qx "    host: ${HOST_ADDR[3]}"
+	# Its management stays on 127.0.0.1 of its host: skstat and skmanage run there.
+	grep -B2 'role: normal' "$r2" | grep -qx '    host: 127.0.0.1'
+	hosts_clean 10
+}
+
+@test "run --hosts --hops 3 --tls: three routers on three hosts, each linked to the next over TLS across hosts; skstat reads each on its own host" {
+	skip_unless_program skrouterd skstat skmanage openssl
+	hosts_up 4
+	nsenter --net=/proc/"${HOST_NS[0]}"/ns/net flimflam skstat --json -w builtin -r skrouterd --hops 3 \
+		--tls --warmup 1 --duration 2 \
+		--hosts "r1=ns1/${HOST_ADDR[1]},r2=ns2/${HOST_ADDR[2]},r3=ns3/${HOST_ADDR[3]},server=ns4/${HOST_ADDR[4]}" \
+		>"$BATS_TEST_TMPDIR/ev" 2>"$BATS_TEST_TMPDIR/ev.err" 3>&- || {
+		cat "$BATS_TEST_TMPDIR/ev.err"
+		false
+	}
+	ev="$BATS_TEST_TMPDIR/ev"
+	event_ok "$ev" topology '.hops == 3 and ([.relays[].role] == ["r1", "r2", "r3"]) and
+		([.relays[].address] == [$a1, $a2, $a3])' \
+		--arg a1 "${HOST_ADDR[1]}" --arg a2 "${HOST_ADDR[2]}" --arg a3 "${HOST_ADDR[3]}"
+	link_hosts_ok "$ev" 3
+	# Each link proved by the router it leaves, on its host: r1's to r2, r2's to r3.
+	event_ok "$ev" topology '[.tls_links[] | [.from, .to, .said_by, .peer, .peer_verified]] ==
+		[["r1", "r2", "r1", "flimflam-r2", true], ["r2", "r3", "r2", "flimflam-r3", true]]'
+	event_ok "$ev" result '.bits_per_s > 0 and .errors == 0'
+	no_keys_left "$ev"
+	# Each router's statistics, read by the capture on its host.
+	[ "$(jq -s '[.[] | select(.event == "skstat") | .role] | unique' "$ev" | jq -c .)" = '["r1","r2","r3"]' ]
+	hosts_clean 10
+}
+
+# err_why_one_line FILE: a failed run's stderr: why (one line), then where its files are.
+err_why_one_line() {
+	[ "$(wc -l <"$1")" -eq 2 ] && sed -n 2p "$1" | grep -q "^flimflam: the run failed; its files are in '"
+}
+
+# no_keys_left EVENTS: no relay's key is left on the relays' hosts: their
+# private directories (TMPDIR there) are gone, and no run directory of a
+# remote stage holds a key; here, the run's own directory keeps them.
+no_keys_left() {
+	local ev="$1" d
+	[ -z "$(find "$HOSTS_DIR/tmp" -name 'flimflam-tls-*' 2>/dev/null)" ] ||
+		{ find "$HOSTS_DIR/tmp"; false; }
+	for d in $(jq -r 'select(.event == "start" and .tool == "ff-topology") | .run_dir' "$ev"); do
+		[ -z "$(find "$d" -name '*.key')" ] || { find "$d" -name '*.key'; false; }
+	done
+}
+
+@test "run --hosts --tls: nginx's relays on two hosts link over mutual TLS, each given only its own key, none left there" {
+	skip_unless_program nginx openssl
+	hosts_up 4
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --tls --warmup 1 --duration 2 --hosts "$(four_hosts)"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 0 ]
+	ev="$BATS_TEST_TMPDIR/ev"
+	# The link R1 (ns2) -> R2 (ns3), proved by R2's proof listener on ns3's address.
+	event_ok "$ev" topology '.tls == true and (.tls_links | length) == 1 and
+		(.tls_links[0] | .from == "r1" and .to == "r2" and .said_by == "r2" and
+		 (.protocol | test("^TLSv1\\.[23]$")) and .peer_verified == true and (.peer | test("CN=flimflam-r1")))'
+	event_ok "$ev" result '.bits_per_s > 0 and .errors == 0'
+	# Each relay read its key from a private directory on its host, with only its own files.
+	for r in r1 r2; do
+		conf=$(jq -r --arg r "$r" 'select(.event == "topology") | .relays[] | select(.role == $r) | .config' "$ev")
+		key=$(sed -n 's/^ *\(proxy_\)\{0,1\}ssl_certificate_key "\(.*\)";/\2/p' "$conf" | sort -u)
+		echo "$r: $key"
+		[ "$(echo "$key" | wc -l)" -eq 1 ]
+		[[ "$key" == "$HOSTS_DIR/tmp/flimflam-tls-"*"/$r.key" ]]
+		[ ! -e "$key" ] && [ ! -e "$(dirname "$key")" ]
+		! grep -q 'ca\.key' "$conf" || false
+	done
+	no_keys_left "$ev"
+	# Here, the run's directory holds the CA: its key never went to a host.
+	d=$(find "$FLIMFLAM_RUNS" -path '*/tls/ca.key' -newer "$HOSTS_DIR/id")
+	[ "$(echo "$d" | wc -l)" -eq 1 ]
+	[ "$(stat -c %a "$d")" = 600 ]
+	[ -z "$(find "$(dirname "$d")" -name 'send-*')" ]
+	hosts_clean 10
+}
+
+@test "run --hosts --tls: a certificate that does not verify across hosts is one line, exit 1, before the window; no key left" {
+	skip_unless_program nginx openssl
+	hosts_up 4
+	FLIMFLAM_TLS_CERTS=$(bad_certs) run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --tls --warmup 1 --duration 2 \
+		--hosts "$(four_hosts)"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 1 ]
+	# Why, in one line (then where the run's files are, as for any failed run).
+	err_why_one_line "$BATS_TEST_TMPDIR/ev.err"
+	grep -q "^ff-topology: --tls: the link from r1 to r2 did not come up.*certificate verify" "$BATS_TEST_TMPDIR/ev.err"
+	! jq -e 'select(.event == "window" or .event == "topology")' "$BATS_TEST_TMPDIR/ev" || false
+	no_keys_left "$BATS_TEST_TMPDIR/ev"
+	hosts_clean 10
+}
+
+@test "run --hosts --tls: skrouterd's routers on two hosts over a mutual TLS inter-router link, proved by the router it leaves" {
+	skip_unless_program skrouterd skmanage openssl
+	hosts_up 4
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r skrouterd --tls --warmup 1 --duration 2 --hosts "$(four_hosts)"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 0 ]
+	ev="$BATS_TEST_TMPDIR/ev"
+	event_ok "$ev" topology '.tls == true and (.tls_links | length) == 1 and
+		(.tls_links[0] | .from == "r1" and .to == "r2" and .said_by == "r1" and .peer == "flimflam-r2" and
+		 (.protocol | test("^TLSv1\\.[23]$")) and .peer_verified == true and (.source | test("management")))'
+	event_ok "$ev" result '.bits_per_s > 0 and .errors == 0'
+	no_keys_left "$ev"
+	# A set that does not verify: the router's words, one line, exit 1.
+	FLIMFLAM_TLS_CERTS=$(bad_certs) run_hosts "$BATS_TEST_TMPDIR/badrun" -w builtin -r skrouterd --tls --warmup 1 \
+		--duration 2 --hosts "$(four_hosts)"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/badrun.err"
+	[ "$status" -eq 1 ]
+	err_why_one_line "$BATS_TEST_TMPDIR/badrun.err"
+	grep -q "^ff-topology: --tls: the link from r1 to r2 did not come up; .*SSL Failure" "$BATS_TEST_TMPDIR/badrun.err"
+	no_keys_left "$BATS_TEST_TMPDIR/badrun"
+	hosts_clean 10
+}
+
+@test "run --hosts --tls: Ctrl-C while the TLS link carries the load stops every host's stages, and no key is left there" {
+	skip_unless_program nginx openssl
+	hosts_up 4
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --tls --warmup 1 --duration 30 --hosts "$(four_hosts)"
+	wait_measuring "$BATS_TEST_TMPDIR/ev"
+	# Meanwhile each relay host has its key, in its private directory.
+	[ "$(find "$HOSTS_DIR/tmp" -path '*/flimflam-tls-*' -name 'r*.key' | wc -l)" -eq 2 ]
+	kill -INT "$RUN_PID"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 130 ]
+	no_keys_left "$BATS_TEST_TMPDIR/ev"
+	hosts_clean 10
+}
+
+@test "run --hosts --tls: nginx's two relays on one other host over tcp: the chain's own certificates there, its links proved" {
+	skip_unless_program nginx openssl
+	hosts_up 3
+	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --tls --warmup 1 --duration 2 \
+		--hosts "client=ns1/${HOST_ADDR[1]},r1=ns2/${HOST_ADDR[2]},r2=ns2/${HOST_ADDR[2]},server=ns3/${HOST_ADDR[3]}"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 0 ]
+	event_ok "$BATS_TEST_TMPDIR/ev" topology '.host == $a and .tls == true and (.tls_links | length) == 1 and
+		.tls_links[0].peer_verified == true' --arg a "${HOST_ADDR[2]}"
+	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 0 and .errors == 0'
 	hosts_clean 10
 }

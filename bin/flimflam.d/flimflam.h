@@ -66,6 +66,8 @@ int hosts_relays_together(int nrelays);	/* r1 ... rN on one host */
 int hosts_relays_remote(int nrelays);	/* any of r1 ... rN on another */
 struct pipecmd *hosts_stage(const char *role, const char *name, char *const argv[], int own_dir);
 int hosts_fetch(const char *role, const char *remote, const char *local, char *why, size_t n);
+const char *hosts_send_private(const char *role, const char *label, const char *const paths[], int n,
+			       const char *scratch, char *why, size_t wn);
 void hosts_connect(const char *rundir);
 void hosts_disconnect(void);
 const char *hosts_lost(const char *role);

@@ -33,6 +33,7 @@ struct host_role {
 	char *dest;		/* [USER@]HOST as ssh takes it; NULL: local */
 	char *address;		/* the data path's address; NULL: 127.0.0.1 */
 	int master;		/* index into masters */
+	char *private_dir;	/* hosts_send_private's there, removed by hosts_disconnect */
 };
 
 struct master {
@@ -443,12 +444,139 @@ hosts_connect(const char *rundir)
 		}
 }
 
+#define END_OF_FILE "FLIMFLAM_END_OF_FILE"
+
+static char *first_line(char *s);
+
+/*
+ * The files `paths` (n of them) copied into a directory of their own on
+ * `role`'s host (TMPDIR there, flimflam-LABEL-XXXXXX), private (0700, the
+ * files 0600), through its master; returns its path there, removed by
+ * hosts_disconnect. The files travel on ssh's input, never on a command
+ * line: the script that writes them is `scratch` here (written 0600, then
+ * removed). NULL, with why, when they cannot be.
+ */
+const char *
+hosts_send_private(const char *role, const char *label, const char *const paths[], int n,
+		   const char *scratch, char *why, size_t wn)
+{
+	struct host_role *r = NULL;
+	struct ff_buf b = FF_BUF_INIT;
+	struct ff_argv a = FF_ARGV_INIT;
+	char *text, *out, *dir;
+	int i, st;
+
+	for (i = 0; i < nroles; i++)
+		if (!strcmp(roles[i].role, role))
+			r = &roles[i];
+	if (!r || !r->dest) {
+		snprintf(why, wn, "%s runs here", role);
+		return NULL;
+	}
+	ff_buf_printf(&b, "set -e\numask 077\nd=$(mktemp -d \"${TMPDIR:-/tmp}/flimflam-%s-XXXXXX\")\n"
+		      "trap 'rm -rf -- \"$d\"' EXIT\n", label);
+	for (i = 0; i < n; i++) {
+		const char *base = strrchr(paths[i], '/') ? strrchr(paths[i], '/') + 1 : paths[i];
+
+		if (!(text = ff_read_file(paths[i], NULL))) {
+			snprintf(why, wn, "cannot read '%s': %s", paths[i], strerror(errno));
+			ff_buf_free(&b);
+			return NULL;
+		}
+		if (strstr(text, END_OF_FILE) || strchr(base, '\'')) {
+			snprintf(why, wn, "cannot send '%s' (its name or text)", paths[i]);
+			free(text);
+			ff_buf_free(&b);
+			return NULL;
+		}
+		ff_buf_printf(&b, "cat >\"$d/%s\" <<'" END_OF_FILE "'\n%s%s" END_OF_FILE "\n", base, text,
+			      *text && text[strlen(text) - 1] != '\n' ? "\n" : "");
+		free(text);
+	}
+	ff_buf_addstr(&b, "trap - EXIT\necho \"flimflam-dir $d\"\n");
+	if (ff_write_file(scratch, b.s, 0600) < 0) {
+		snprintf(why, wn, "cannot write '%s'", scratch);
+		ff_buf_free(&b);
+		return NULL;
+	}
+	ff_buf_free(&b);
+	/* ssh's input from the script, by a shell here: its argument names the file only. */
+	ff_argv_addl(&a, "sh", "-c", "exec \"$@\" <\"$0\"", scratch, NULL);
+	ssh_session(&a, &masters[r->master]);
+	ff_argv_add(&a, "sh");
+	out = ff_env_run(a.v, &st);
+	unlink(scratch);
+	ff_argv_free(&a);
+	dir = out ? strstr(out, "flimflam-dir /") : NULL;
+	if (!out || st != 0 || !dir) {
+		snprintf(why, wn, "cannot copy %s's files to %s (ssh %s): %.200s", role, r->dest,
+			 !out ? "did not start" : st == -1 ? "took more than 5 s" : ff_status_how(st),
+			 out && *out ? first_line(out) : "it said nothing");
+		free(out);
+		return NULL;
+	}
+	dir += strlen("flimflam-dir ");
+	r->private_dir = ff_strdup(first_line(dir));
+	free(out);
+	return r->private_dir;
+}
+
+/*
+ * The roles' private directories removed from their hosts: through the
+ * master, or when its connection is lost, a connection of their own. A
+ * signal that is stopping the run does not stop this (ssh has 5 s).
+ */
+static void
+remove_private_dirs(void)
+{
+	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
+	struct ff_argv a = FF_ARGV_INIT;
+	struct ff_child rm;
+	char *line, *quoted, *q[2] = { NULL, NULL };
+	int i, st;
+
+	o.log = "/dev/null";
+	for (i = 0; i < nroles; i++) {
+		struct master *m = &masters[roles[i].master];
+
+		if (!roles[i].private_dir)
+			continue;
+		q[0] = roles[i].private_dir;
+		quoted = shell_quote(q);
+		line = ff_asprintf("rm -rf --%s", quoted + 4);	/* "exec 'DIR'" -> "rm -rf -- 'DIR'" */
+		free(quoted);
+		if (!ff_child_check(&m->child)) {
+			ssh_session(&a, m);
+			ff_argv_add(&a, line);
+		} else {
+			ssh_common(&a);
+			ff_argv_addl(&a, "-T", roles[i].dest, "--", line, NULL);
+		}
+		memset(&rm, 0, sizeof(rm));
+		st = -1;
+		if (ff_spawn(&rm, "ssh", a.v, &o) == 0) {
+			if (ff_child_wait(&rm, 5.0))
+				st = rm.status;
+			else
+				ff_child_stop(&rm, 0.5);
+		}
+		if (st != 0)
+			ff_warn("cannot remove '%s' from %s (ssh %s): remove it there", roles[i].private_dir,
+				roles[i].dest, st == -1 ? "took more than 5 s" : ff_status_how(st));
+		ff_argv_free(&a);
+		free(line);
+		free(roles[i].private_dir);
+		roles[i].private_dir = NULL;
+	}
+}
+
 /* Every master stopped; the sessions through them end with them. */
 void
 hosts_disconnect(void)
 {
 	int j;
 
+	remove_private_dirs();
 	for (j = nmasters - 1; j >= 0; j--)
 		if (masters[j].child.pid && !masters[j].child.exited)
 			ff_child_stop(&masters[j].child, 2.0);

@@ -194,11 +194,14 @@ program(const char *name)
 
 static const char check_hosts_usage[] =
 	"usage: flimflam check --hosts ROLE=[USER@]HOST[/ADDRESS],... [-w WORKLOAD] [-r RELAY]\n"
+	"                      [--hops N]\n"
 	"\n"
 	"Check each host of --hosts over ssh: the same flimflam version as here, the\n"
 	"programs its role needs (the workload's client or server, the relay), perf's\n"
 	"permission to attach where a relay runs, and its clock against this one's.\n"
-	"-w and -r name the run's workload and relay (default builtin, skrouterd).\n";
+	"-w, -r and --hops name the run's workload, relay and chain (default builtin,\n"
+	"skrouterd, and the relay's own hops as for run: 2): the roles are client,\n"
+	"r1 ... rN, server.\n";
 
 /* check --hosts: flimflam's own (ff-check checks this machine). */
 noreturn static void
@@ -209,6 +212,7 @@ check_hosts(int argc, char *argv[])
 		{ "hosts", required_argument, NULL, OPT_HOSTS },
 		{ "workload", required_argument, NULL, 'w' },
 		{ "relay", required_argument, NULL, 'r' },
+		{ "hops", required_argument, NULL, OPT_HOPS },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *spec = NULL;
@@ -229,10 +233,18 @@ check_hosts(int argc, char *argv[])
 		case OPT_HOSTS:
 			spec = optarg;
 			break;
+		case OPT_HOPS:
+			opt.hops = ff_parse_run_opt(check_hosts_usage, "--hops", optarg);
+			break;
 		}
 	if (optind < argc)
 		ff_usage_error(check_hosts_usage, "unexpected argument '%s'", argv[optind]);
-	if (hosts_parse(spec, ff_relay_find(opt.relay)->processes ? FF_HOPS_MAX : 0, 0, why, sizeof(why)) < 0)
+	/* The roles r1 ... rN are the chain's, as for run. */
+	if (opt.hops < 0)
+		opt.hops = ff_relay_hops(opt.relay);
+	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
+		ff_usage_error(check_hosts_usage, "%s", why);
+	if (hosts_parse(spec, (int)opt.hops, 0, why, sizeof(why)) < 0)
 		ff_usage_error(check_hosts_usage, "%s", why);
 	if (!hosts_any_remote())
 		ff_usage_error(check_hosts_usage, "--hosts names no other host (all are localhost); 'flimflam check' checks this one");
@@ -339,7 +351,7 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 /*
  * What --hosts can run: the workloads whose server and client take an
  * address (builtin, iperf3), and relays that listen on one; skrouterd's
- * two routers link on 127.0.0.1, so they share a host.
+ * routers on one host share its address.
  */
 static void
 validate_hosts(const struct cmd *c)
@@ -348,16 +360,13 @@ validate_hosts(const struct cmd *c)
 		return;
 	if (!strcmp(c->name, "flamegraph") && opt.nbuild == 2 && !hosts_relays_together((int)opt.hops))
 		ff_usage_error(run_usage, "--hosts: a differential flamegraph compares one recording of each build, and relays on different hosts make one each: put them on one host for two builds");
+	if (opt.tls && !strcmp(opt.relay, "nghttpx") && !hosts_relays_together((int)opt.hops))
+		ff_usage_error(run_usage, "--hosts: --tls over nghttpx proves each link from the access log of the relay it comes to, so its relays go on one host (nginx and skrouterd take --tls across hosts)");
 	if (strcmp(opt.workload, "builtin") && strcmp(opt.workload, "iperf3"))
 		ff_usage_error(run_usage, "--hosts: workload '%s' runs on one host only (builtin and iperf3 run across hosts)",
 			       opt.workload);
-	if (opt.tls && !hosts_relays_together((int)opt.hops))
-		ff_usage_error(run_usage, "--hosts: --tls secures the links of a chain on one host, and relays on hosts of their own are linked by separate ff-topology stages (put the relays on one host)");
-	if (strcmp(opt.relay, "skrouterd"))
+	if (strcmp(opt.relay, "skrouterd") || !hosts_relays_together((int)opt.hops))
 		return;
-	if (!hosts_relays_together((int)opt.hops))
-		ff_usage_error(run_usage, "--hosts: skrouterd's routers link over 127.0.0.1, so they go on one host (r1 ... r%ld name different ones)",
-			       opt.hops);
 	for (int k = 2; k <= opt.hops; k++) {
 		char rk[16];
 		const char *a = hosts_address("r1"), *b;

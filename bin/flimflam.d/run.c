@@ -181,7 +181,56 @@ relay_args(struct ff_argv *a, const char *cpu)
 	if (opt.nbuild)
 		ff_argv_addl(a, "--build", opt.build[opt.cur], NULL);
 	if (opt.tls)
-		ff_argv_add(a, "--tls");	/* relays on one host: validate_hosts */
+		ff_argv_add(a, "--tls");
+}
+
+/* --tls with relays on hosts of their own: relay k's certificates' directory, on its host. */
+static const char *tls_dirs[FF_HOPS_MAX + 1];
+
+/*
+ * --tls with the relays on hosts of their own, one ff-topology each: the
+ * run's CA and each relay's key and certificate made here, in RUN/tls (as
+ * ff-topology makes a chain's; FLIMFLAM_TLS_CERTS gives a set), and each
+ * relay on another host given only its own key and certificate and the
+ * CA's certificate, in a private directory there that hosts_disconnect
+ * removes. The CA's key stays here.
+ */
+static void
+tls_for_hosts(const char *rundir)
+{
+	const char *roles[FF_HOPS_MAX];
+	char why[1024], *tls = ff_asprintf("%s/tls", rundir);
+	int n = (int)opt.hops, k;
+
+	for (k = 1; k <= n; k++)
+		roles[k - 1] = relay_role(k);
+	if (ff_tls_certs(rundir, roles, n, why, sizeof(why)) < 0) {
+		hosts_disconnect();
+		ff_die("--tls: %s", why);
+	}
+	for (k = 1; k <= n; k++) {
+		char *files[3], *scratch;
+
+		if (!hosts_dest(relay_role(k))) {
+			tls_dirs[k] = tls;
+			continue;
+		}
+		files[0] = ff_asprintf("%s/ca.crt", tls);
+		files[1] = ff_asprintf("%s/%s.crt", tls, relay_role(k));
+		files[2] = ff_asprintf("%s/%s.key", tls, relay_role(k));
+		scratch = ff_asprintf("%s/send-%s.sh", tls, relay_role(k));
+		tls_dirs[k] = hosts_send_private(relay_role(k), "tls", (const char *const *)files, 3,
+						 scratch, why, sizeof(why));
+		for (int i = 0; i < 3; i++)
+			free(files[i]);
+		free(scratch);
+		if (!tls_dirs[k]) {
+			hosts_disconnect();
+			if (ff_signalled())
+				stopped_by(ff_signalled(), rundir);
+			ff_die("--tls: %s", why);
+		}
+	}
 }
 
 /*
@@ -214,6 +263,8 @@ relay_stages(pipeline *p, const char *cpu, const char *hops, const char *rundir)
 		relay_args(&a, cpu);
 		ff_argv_addl(&a, "--relay-role", relay_role(k), "--target-event",
 			     k == n ? "server" : "topology", NULL);
+		if (opt.tls)
+			ff_argv_addl(&a, "--tls-certs", tls_dirs[k], NULL);
 		listen_arg(&a, relay_role(k));
 		if (!hosts_dest(relay_role(k)))
 			ff_argv_addl(&a, "--run-dir", rundir, NULL);
@@ -280,6 +331,8 @@ start_pipeline(const struct cmd *c, const char *rundir)
 	snprintf(hops, sizeof(hops), "%ld", opt.hops);
 
 	hosts_connect(rundir);
+	if (opt.tls && !hosts_relays_together((int)opt.hops))
+		tls_for_hosts(rundir);
 	p = pipeline_new();
 	ff_argv_addl(&args, "serve", "-w", opt.workload, "--cpu-limit", cpu, NULL);
 	if (opt.hops)

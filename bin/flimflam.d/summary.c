@@ -195,12 +195,20 @@ summarize(json_t *events, const char *rundir)
 	ff_print("  Jobs:        %ld\n", opt.run.jobs);
 	ff_print("  Warmup:      %ld s\n", opt.run.warmup);
 	ff_print("  Duration:    %ld s\n", opt.run.duration);
-	json_array_foreach(json_object_get(topo, "tls_links"), i, r)
-		ff_print("  TLS:         %s, %s (link %s -> %s, as %s says; %s's certificate %s verified)\n",
-			 ff_json_str(r, "protocol"), ff_json_str(r, "cipher"),
-			 role_name(ff_json_str(r, "from")), role_name(ff_json_str(r, "to")),
-			 role_name(ff_json_str(r, "to")), role_name(ff_json_str(r, "from")),
-			 ff_json_str(r, "peer"));
+	json_array_foreach(json_object_get(topo, "tls_links"), i, r) {
+		const char *from = ff_json_str(r, "from"), *to = ff_json_str(r, "to");
+		const char *by = ff_json_str(r, "said_by") ? ff_json_str(r, "said_by") : to;
+
+		/* Said by the relay the link comes to, or (a router on another host) the one it leaves. */
+		if (by && from && !strcmp(by, from))
+			ff_print("  TLS:         %s, %s (link %s -> %s, as %s says; %s's certificate verified, router %s)\n",
+				 ff_json_str(r, "protocol"), ff_json_str(r, "cipher"), role_name(from),
+				 role_name(to), role_name(from), role_name(to), ff_json_str(r, "peer"));
+		else
+			ff_print("  TLS:         %s, %s (link %s -> %s, as %s says; %s's certificate %s verified)\n",
+				 ff_json_str(r, "protocol"), ff_json_str(r, "cipher"), role_name(from),
+				 role_name(to), role_name(to), role_name(from), ff_json_str(r, "peer"));
+	}
 	if (opt.hosts)
 		ff_print("  Hosts:       %s (the roles not named ran here)\n", opt.hosts);
 	if (ff_relay_find(opt.relay)->processes) {
