@@ -7,11 +7,12 @@ load helper
 # listeners_of_run EVENTS: "address:port" of every listening socket owned
 # by a process of the run (its relays, server, and their children).
 listeners_of_run() {
-	local d pids p
+	local d pids p socks
 	d=$(run_dir_of "$1")
 	pids=$(pids_of_run "$d")
+	socks=$(ss -Hltnp 2>/dev/null)
 	for p in $pids; do
-		ss -Hltnp 2>/dev/null | grep "pid=$p," | awk '{print $4}'
+		grep "pid=$p," <<<"$socks" | awk '{print $4}'
 	done | sort -u
 }
 
@@ -30,7 +31,10 @@ listeners_of_run() {
 		# The server, and each relay's listener(s).
 		[ "$(wc -l <"$BATS_TEST_TMPDIR/l")" -ge 1 ]
 		! grep -v '^127\.0\.0\.1:[0-9]*$' "$BATS_TEST_TMPDIR/l" || false
+		# Seen while warming up: stopped there, not sat through.
+		kill -TERM "$RUN_PID"
 		wait_status "$RUN_PID"
+		[ "$status" -eq 143 ]
 	done
 }
 
