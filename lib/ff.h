@@ -512,6 +512,16 @@ int ff_inet_addr(const char *addr, struct in_addr *out);
 /* Option `opt`'s value `s`, a dotted IPv4 address, returned; else a usage error naming both. */
 const char *ff_parse_ipv4(const char *usage, const char *opt, const char *s);
 void ff_accept_loop(int lfd, void (*adopt)(int fd));
+/*
+ * The counters of this network namespace's TCP (/proc/net/netstat) that
+ * tell of stalls: retransmission timeouts (TCPTimeouts), entries into
+ * memory pressure (TCPMemoryPressures), segments dropped for a full
+ * receive queue (TCPRcvQDrop). 0, or -1 when they cannot be read.
+ */
+struct ff_tcp_stalls {
+	long long timeouts, memory_pressures, rcvq_drops;
+};
+int ff_tcp_stalls_read(struct ff_tcp_stalls *s);
 
 /* ff_dir.c */
 

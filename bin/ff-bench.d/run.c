@@ -531,11 +531,12 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 
 /* The run's line: its figures (and whether its window was steady), or why it failed. */
 static void
-crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness, int ok,
-	 const char *reason)
+crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness,
+	 const json_t *tcp, int ok, const char *reason)
 {
 	char bits[64] = "-", ops[64] = "";
 	double v;
+	int stalled = ff_json_num(tcp, "timeouts", 0) > 0 || ff_json_num(tcp, "memory_pressures", 0) > 0;
 
 	if (ok) {
 		if (num(result, "bits_per_s", &v))
@@ -545,9 +546,9 @@ crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness, 
 			fmt_si(v, ops + 2, sizeof(ops) - 2);
 			strcat(ops, " ops/s");
 		}
-		ff_say("%s: %s bits/s%s%s (%.1f s)\n", cr->caseid, bits, ops,
+		ff_say("%s: %s bits/s%s%s%s (%.1f s)\n", cr->caseid, bits, ops,
 		       json_is_false(json_object_get(steadiness, "steady")) ? ", not steady" : "",
-		       cr->elapsed);
+		       stalled ? ", TCP stalled (resources.tcp)" : "", cr->elapsed);
 	} else if (cr->run_dir[0] && !strstr(reason, cr->run_dir))
 		ff_say("%s: failed: %s (run directory %s)\n", cr->caseid, reason, cr->run_dir);
 	else
@@ -573,7 +574,8 @@ crun_finish(struct crun *cr, int repeat)
 	}
 	rec = crun_record(cr, repeat, ok, reason);
 	crun_free(cr);
-	crun_say(cr, json_object_get(rec, "result"), json_object_get(rec, "steadiness"), ok, reason);
+	crun_say(cr, json_object_get(rec, "result"), json_object_get(rec, "steadiness"),
+		 json_object_get(json_object_get(rec, "resources"), "tcp"), ok, reason);
 	return rec;
 }
 

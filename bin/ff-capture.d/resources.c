@@ -17,6 +17,9 @@ static double window_len;
 /* The workload's intervals: those waiting for the relays', all seen. */
 static json_t *waiting, *seen;
 static int measured;
+/* This host's TCP stall counters at the window's start; have_tcp0: read. */
+static struct ff_tcp_stalls tcp0;
+static int have_tcp0;
 
 double
 next_tick(void)
@@ -128,10 +131,28 @@ resources_begin(double duration)
 		if (t->cpu0 < 0)
 			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
 	}
+	have_tcp0 = ff_tcp_stalls_read(&tcp0) == 0;
 	relay_ivs = json_array();
 	tick_at = window_start;
 	window_len = duration;
 	nticks = ff_intervals_count(opt.interval, window_len);
+}
+
+/*
+ * What this host's TCP went through in the window (all of it, not only the
+ * run's connections): timeouts are stalls of 200 ms or more; null if the
+ * counters cannot be read.
+ */
+static json_t *
+tcp_stalls(void)
+{
+	struct ff_tcp_stalls t1;
+
+	if (!have_tcp0 || ff_tcp_stalls_read(&t1) < 0)
+		return json_null();
+	return json_pack("{sI sI sI}", "timeouts", (json_int_t)(t1.timeouts - tcp0.timeouts),
+			 "memory_pressures", (json_int_t)(t1.memory_pressures - tcp0.memory_pressures),
+			 "receive_queue_drops", (json_int_t)(t1.rcvq_drops - tcp0.rcvq_drops));
 }
 
 /* The window ends: its last interval, the `resources` event. */
@@ -165,6 +186,7 @@ resources_end(void)
 	}
 	json_object_set_new(ev, "window_s", json_real(window));
 	json_object_set_new(ev, "relays", arr);
+	json_object_set_new(ev, "tcp", tcp_stalls());
 	ff_emit(ev);
 }
 

@@ -372,6 +372,21 @@ struct phases {
 	double started, warm_end, win_end;
 };
 
+/* Each host's TCP stall counters of the window, added into `first`'s (null stays null). */
+static void
+add_tcp_stalls(json_t *first, json_t *tcp)
+{
+	json_t *sum = json_object_get(first, "tcp"), *v;
+	const char *k;
+
+	if (!json_is_object(sum) || !json_is_object(tcp)) {
+		json_object_set_new(first, "tcp", json_null());
+		return;
+	}
+	json_object_foreach(sum, k, v)
+		json_integer_set(v, json_integer_value(v) + json_integer_value(json_object_get(tcp, k)));
+}
+
 /* One event of the pipeline: kept, passed on with --json, and its phase noted. */
 static void
 take_event(json_t *events, json_t *ev, struct phases *ph, int sig)
@@ -389,8 +404,10 @@ take_event(json_t *events, json_t *ev, struct phases *ph, int sig)
 		ph->win_end = ff_now() + opt.run.duration;
 	/* Relays on hosts of their own: each host's capture measured its own. */
 	if (!strcmp(ff_event_name(ev), "resources") && ff_event_find(events, "resources")) {
-		json_array_extend(json_object_get(ff_event_find(events, "resources"), "relays"),
-				  json_object_get(ev, "relays"));
+		json_t *first = ff_event_find(events, "resources");
+
+		json_array_extend(json_object_get(first, "relays"), json_object_get(ev, "relays"));
+		add_tcp_stalls(first, json_object_get(ev, "tcp"));
 		json_decref(ev);
 		return;
 	}

@@ -169,6 +169,21 @@ summarize_intervals(const json_t *res)
 		ff_print("  Steady:      not judged: %s\n", ff_json_str(st, "reason"));
 }
 
+/*
+ * TCP stalled in the window (retransmission timeouts, memory pressure): the
+ * figures hold stalls of 200 ms or more, whoever's connections they hit.
+ */
+static void
+tcp_warning(const json_t *tcp)
+{
+	double to = ff_json_num(tcp, "timeouts", 0), mp = ff_json_num(tcp, "memory_pressures", 0);
+
+	if (to <= 0 && mp <= 0)
+		return;
+	ff_print("  Warning:     TCP stalled in the window: %.0f retransmission timeout%s, %.0f time%s under memory pressure, on the relays' host (all its connections, not only this run's): the figures hold stalls of 200 ms or more\n",
+		 to, to == 1 ? "" : "s", mp, mp == 1 ? "" : "s");
+}
+
 void
 summarize(json_t *events, const char *rundir)
 {
@@ -248,6 +263,7 @@ summarize(json_t *events, const char *rundir)
 		ff_print("  Failed:      %.0f of %.0f request%s\n", ff_json_num(res, "failed", 0),
 		       ff_json_num(res, "requests", 0), ff_json_num(res, "requests", 0) == 1 ? "" : "s");
 	summarize_intervals(res);
+	tcp_warning(json_object_get(rsc, "tcp"));
 	if (json_array_size(json_object_get(rsc, "relays"))) {
 		ff_print("\nResources\n");
 		json_array_foreach(json_object_get(rsc, "relays"), i, r) {
