@@ -498,14 +498,13 @@ int ff_wait_listen(struct ff_child *c, int port, double timeout);
  */
 int ff_child_lost_port(const struct ff_child *c);
 /*
- * The workload servers: a non-blocking listener on 127.0.0.1:PORT (dies
- * with "cannot listen on 127.0.0.1:PORT: why"), and the loop that accepts
- * on it (non-blocking, close-on-exec connections, each handed to `adopt`)
- * until SIGTERM or SIGINT; a lack of descriptors or memory is a warning
- * and a pause, not the end.
+ * The workload servers: a non-blocking listener on ADDR:PORT (`addr`
+ * dotted IPv4, NULL: 127.0.0.1; another address for --hosts; dies with
+ * "cannot listen on ADDR:PORT: why"), and the loop that accepts on it
+ * (non-blocking, close-on-exec connections, each handed to `adopt`) until
+ * SIGTERM or SIGINT; a lack of descriptors or memory is a warning and a
+ * pause, not the end.
  */
-int ff_listen_loopback(int port);
-/* The same on `addr` (dotted IPv4; NULL: 127.0.0.1), for --hosts. */
 int ff_listen_on(const char *addr, int port);
 /* `addr` parsed as a dotted IPv4 address into *out (network order): 0, or -1. */
 int ff_inet_addr(const char *addr, struct in_addr *out);
