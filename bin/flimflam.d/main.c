@@ -337,9 +337,9 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 }
 
 /*
- * What --hosts can run: the workloads whose server and client take an
- * address (builtin, iperf3), and relays that listen on one; skrouterd's
- * two routers link on 127.0.0.1, so they share a host.
+ * What --hosts can run: every workload (each server listens on its host's
+ * address, each client connects to one), and relays that listen on one;
+ * skrouterd's two routers link on 127.0.0.1, so they share a host.
  */
 static void
 validate_hosts(const struct cmd *c)
@@ -348,9 +348,6 @@ validate_hosts(const struct cmd *c)
 		return;
 	if (!strcmp(c->name, "flamegraph") && !hosts_relays_together((int)opt.hops))
 		ff_usage_error(run_usage, "--hosts: a flamegraph renders one recording, and relays on different hosts make one each: put them on one host, or 'record' and render each with ff-flame");
-	if (strcmp(opt.workload, "builtin") && strcmp(opt.workload, "iperf3"))
-		ff_usage_error(run_usage, "--hosts: workload '%s' runs on one host only (builtin and iperf3 run across hosts)",
-			       opt.workload);
 	if (opt.tls && !hosts_relays_together((int)opt.hops))
 		ff_usage_error(run_usage, "--hosts: --tls secures the links of a chain on one host, and relays on hosts of their own are linked by separate ff-topology stages (put the relays on one host)");
 	if (strcmp(opt.relay, "skrouterd"))
