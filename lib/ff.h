@@ -150,6 +150,8 @@ struct ff_buf {
 void ff_buf_add(struct ff_buf *b, const char *s, size_t n);
 void ff_buf_addstr(struct ff_buf *b, const char *s);
 void ff_buf_printf(struct ff_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* `s` as one word of a POSIX shell's command line: in '...', each ' as '\''. */
+void ff_buf_shell_word(struct ff_buf *b, const char *s);
 /* The text (malloc'd; "" when empty); the buffer is empty again. */
 char *ff_buf_take(struct ff_buf *b);
 void ff_buf_free(struct ff_buf *b);

@@ -439,3 +439,61 @@ server_listens_on() {
 	event_ok "$ev" result '.operations > 0 and .errors == 0'
 	hosts_clean 10
 }
+
+# in_local_private DIR CMD...: CMD on the local host in a mount namespace
+# of its own, with a tmpfs over DIR that only it sees.
+in_local_private() {
+	local dir="$1"
+	shift
+	# shellcheck disable=SC2016 # the inner sh expands $1 and $@
+	in_local unshare -m sh -c 'mount -t tmpfs tmpfs "$1" && shift && exec "$@"' sh "$dir" "$@"
+}
+
+@test "bench --pool --build: a build missing on a pool host is one line naming the host and the path, exit 2, before any run" {
+	skip_unless_program nginx parallel
+	# The runs' directories of this test only (the hosts' sshd pass it on).
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	hosts_up 2
+	cd "$BATS_TEST_TMPDIR"
+	# The namespace hosts share this file system, so a path that exists
+	# here and not on the hosts is one under a private mount: a tmpfs over
+	# priv/ in a mount namespace of the local flimflam's own, which the
+	# hosts' sshd (each in a mount namespace made before it) never see.
+	# The build there is a prefix whose sbin/nginx is the nginx on PATH.
+	mkdir priv
+	run in_local_private "$BATS_TEST_TMPDIR/priv" sh -c \
+		'mkdir -p priv/build/sbin && ln -s "$(command -v nginx)" priv/build/sbin/nginx && exec "$@"' sh \
+		flimflam bench -w builtin -r nginx -p tcp --warmup 1 --duration 1 \
+		--build new=priv/build --pool ns1,ns2 --output "$BATS_TEST_TMPDIR/res.jsonl"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "${lines[0]}" = "flimflam bench: --pool: on ns1, --build new: '$BATS_TEST_TMPDIR/priv/build': No such file or directory" ]
+	# Nothing ran: no results, no run directory here or there, nothing left.
+	[ ! -e res.jsonl ]
+	nothing_started
+	hosts_clean 10
+	# A host that cannot be asked: one line, exit 1, nothing started.
+	mkdir -p shared/sbin
+	ln -s "$(command -v nginx)" shared/sbin/nginx
+	run in_local flimflam bench -w builtin -r nginx -p tcp --warmup 1 --duration 1 \
+		--build new=shared --pool ns1,no-such-host-here --output "$BATS_TEST_TMPDIR/res.jsonl"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == "flimflam bench: --pool: cannot check the builds on no-such-host-here: ssh exited with status 255: "*"no-such-host-here"* ]]
+	[ ! -e res.jsonl ]
+	nothing_started
+	# A build every host has, given relative to here: each host's run takes
+	# it at its absolute path (a run there resolves a relative one in its
+	# own directory), and runs it.
+	run in_local flimflam bench -w builtin -r nginx -p tcp --warmup 1 --duration 2 \
+		--build new=shared --pool ns1,ns2 --output "$BATS_TEST_TMPDIR/res.jsonl"
+	echo "$output"
+	[ "$status" -eq 0 ] || grep -qE -- "$BUSY_ERE" <<<"$output"
+	jq -s -e --arg busy "$BUSY_ERE" '[.[] | select(.event == "case")] | length == 1 and
+		all(.status == "ok" or (.reason | test($busy)))' res.jsonl
+	jq -s -e --arg p "$BATS_TEST_TMPDIR/shared" '[.[] | select(.event == "case")] |
+		all(.build.label == "new" and (.build.path | startswith($p)))' res.jsonl
+	hosts_clean 10
+}
