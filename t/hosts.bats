@@ -474,10 +474,10 @@ in_local_private() {
 	nothing_started
 	hosts_clean 10
 	# A host that cannot be asked: one line, exit 1, nothing started.
-	mkdir -p shared/sbin
-	ln -s "$(command -v nginx)" shared/sbin/nginx
+	mkdir -p "shared build/sbin"
+	ln -s "$(command -v nginx)" "shared build/sbin/nginx"
 	run in_local flimflam bench -w builtin -r nginx -p tcp --warmup 1 --duration 1 \
-		--build new=shared --pool ns1,no-such-host-here --output "$BATS_TEST_TMPDIR/res.jsonl"
+		--build "new=shared build" --pool ns1,no-such-host-here --output "$BATS_TEST_TMPDIR/res.jsonl"
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[ "${#lines[@]}" -eq 1 ]
@@ -486,14 +486,14 @@ in_local_private() {
 	nothing_started
 	# A build every host has, given relative to here: each host's run takes
 	# it at its absolute path (a run there resolves a relative one in its
-	# own directory), and runs it.
+	# own directory), a space and all, and runs it.
 	run in_local flimflam bench -w builtin -r nginx -p tcp --warmup 1 --duration 2 \
-		--build new=shared --pool ns1,ns2 --output "$BATS_TEST_TMPDIR/res.jsonl"
+		--build "new=shared build" --pool ns1,ns2 --output "$BATS_TEST_TMPDIR/res.jsonl"
 	echo "$output"
 	[ "$status" -eq 0 ] || grep -qE -- "$BUSY_ERE" <<<"$output"
 	jq -s -e --arg busy "$BUSY_ERE" '[.[] | select(.event == "case")] | length == 1 and
 		all(.status == "ok" or (.reason | test($busy)))' res.jsonl
-	jq -s -e --arg p "$BATS_TEST_TMPDIR/shared" '[.[] | select(.event == "case")] |
-		all(.build.label == "new" and (.build.path | startswith($p)))' res.jsonl
+	jq -s -e --arg p "$BATS_TEST_TMPDIR/shared build/sbin/nginx" '[.[] | select(.event == "case")] |
+		all(.build.label == "new" and .build.path == $p)' res.jsonl
 	hosts_clean 10
 }

@@ -927,14 +927,18 @@ run_pool(const struct plan *pl, const char *parallel, int *done)
 		ff_argv_add(&a, "--ssh=ssh -o BatchMode=yes");
 	ff_argv_addf(&a, "--results=%s/{#}", dir);
 	ff_argv_addf(&a, "--joblog=%s/joblog", dir);
-	/* Each job: flimflam with its case's arguments, one word a column, each quoted. */
-	ff_argv_addl(&a, "--colsep", " ", remote, ":::", NULL);
+	/*
+	 * Each job: flimflam with its case's arguments, one word a column,
+	 * each quoted; the columns are apart by US (0x1f), which no argument
+	 * holds (a build's path may hold spaces).
+	 */
+	ff_argv_addl(&a, "--colsep", "\x1f", remote, ":::", NULL);
 	for (w = 0; w < njobs; w++) {
 		struct ff_buf b = FF_BUF_INIT;
 
 		case_args(&cmd, jobs[w]);
 		for (size_t i = 0; i < cmd.n; i++)
-			ff_buf_printf(&b, "%s%s", i ? " " : "", cmd.v[i]);
+			ff_buf_printf(&b, "%s%s", i ? "\x1f" : "", cmd.v[i]);
 		ff_argv_add(&a, b.s);
 		ff_buf_free(&b);
 		ff_argv_free(&cmd);
