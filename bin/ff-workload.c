@@ -38,8 +38,8 @@ static const char usage[] =
 	"interval event for every --interval seconds of the window (default 1).\n"
 	"With --cpu-limit, the workload runs on the CPUs the chain's --hops relays\n"
 	"(default 2) leave, if any.\n"
-	"--listen: the address serve's server listens on (default 127.0.0.1;\n"
-	"builtin and iperf3), which the server event names as its host.\n"
+	"--listen: the address serve's server listens on (default 127.0.0.1),\n"
+	"which the server event names as its host.\n"
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
@@ -152,7 +152,7 @@ nginx_server_argv(int port, char **argv, char *storage[4])
 	{
 		char *docroot = run_path("docroot"), *root = nginx_script_literal(docroot);
 		const char *const vars[] = {
-			"DIR", dir, "PORT", portstr, "DOCROOT", root,
+			"DIR", dir, "LISTEN_HOST", opt.listen, "PORT", portstr, "DOCROOT", root,
 			"USER", ff_user_name(), NULL
 		};
 
@@ -217,7 +217,8 @@ start_server(struct ff_child *c, int port, char *log)
 		write_docroot(docroot);
 		argv[i++] = "nghttpd";
 		argv[i++] = "--no-tls";
-		argv[i++] = "--address=127.0.0.1";
+		argv[i++] = "--address";
+		argv[i++] = (char *)opt.listen;
 		argv[i++] = "--htdocs";
 		argv[i++] = docroot;
 		argv[i++] = portstr;
@@ -1038,10 +1039,6 @@ main(int argc, char *argv[])
 		ff_usage_error(usage, "%s", why);
 	ff_check_interval(usage, opt.run.interval, opt.run.duration);
 	wl = ff_workload_find(opt.workload);
-	if (strcmp(opt.listen, "127.0.0.1") &&
-	    !(!strcmp(opt.workload, "builtin") || !strcmp(opt.workload, "iperf3")))
-		ff_usage_error(usage, "--listen: the %s server listens on 127.0.0.1 only (builtin and iperf3 take another address)",
-			       opt.workload);
 
 	/* A connection per job: what we start inherits the limit, raised. */
 	ff_raise_nofile(LONG_MAX);

@@ -1,10 +1,10 @@
 /*
  * ff-builtin-rr-client - the client of the request/response workloads.
  *
- * builtin-rr: --jobs connections to 127.0.0.1:PORT (usually a relay in
- * front of ff-builtin-rr-server); on each, a request of --request-size
- * bytes, then the response of --response-size bytes, one at a time, as
- * fast as they go (netperf's TCP_RR).
+ * builtin-rr: --jobs connections to 127.0.0.1:PORT, or --host's address
+ * (usually a relay in front of ff-builtin-rr-server); on each, a request
+ * of --request-size bytes, then the response of --response-size bytes,
+ * one at a time, as fast as they go (netperf's TCP_RR).
  * builtin-crr (--crr): --jobs at a time, each transaction on a connection
  * of its own: connect, request, response, close (netperf's TCP_CRR).
  * --rate N: open loop, N transactions a second in all, each job's due at
@@ -47,18 +47,20 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: ff-builtin-rr-client --port PORT [--crr] [--jobs N] [--warmup SECONDS]\n"
-	"                            [--duration SECONDS] [--request-size BYTES]\n"
-	"                            [--response-size BYTES] [--rate N] [--interval SECONDS]\n"
+	"usage: ff-builtin-rr-client --port PORT [--host ADDRESS] [--crr] [--jobs N]\n"
+	"                            [--warmup SECONDS] [--duration SECONDS]\n"
+	"                            [--request-size BYTES] [--response-size BYTES]\n"
+	"                            [--rate N] [--interval SECONDS]\n"
 	"                            [--timeout SECONDS] [--histogram-dir DIR]\n"
 	"\n"
-	"Request/response transactions with 127.0.0.1:PORT on N connections\n"
-	"(default 2), or with --crr on a new connection each, during a window of\n"
-	"--duration seconds (default 5) that opens --warmup seconds (default 5)\n"
-	"after the start. --rate: N transactions a second in all (open loop).\n"
-	"--timeout: a connect, request or response taking longer fails (default\n"
-	"10). --histogram-dir: write the latency histograms there. --interval:\n"
-	"an interval event for every SECONDS of the window (default 1), at its end.\n"
+	"Request/response transactions with ADDRESS:PORT (default 127.0.0.1) on\n"
+	"N connections (default 2), or with --crr on a new connection each,\n"
+	"during a window of --duration seconds (default 5) that opens --warmup\n"
+	"seconds (default 5) after the start. --rate: N transactions a second\n"
+	"in all (open loop). --timeout: a connect, request or response taking\n"
+	"longer fails (default 10). --histogram-dir: write the latency histograms\n"
+	"there. --interval: an interval event for every SECONDS of the window\n"
+	"(default 1), at its end.\n"
 	"--version prints the version. --pipeline-stage (ff-workload gives it as\n"
 	"flimflam's stage): a signal stops it without a \"stopped by\" line.\n";
 
@@ -81,6 +83,8 @@ struct job {
 } __attribute__((aligned(64)));
 
 static int port, crr, timeout_s = 10;
+static struct in_addr host;		/* --host; 127.0.0.1 unless given */
+static char host_str[INET_ADDRSTRLEN] = "127.0.0.1";
 static long req_size = 1, resp_size = 1, rate;
 static uint64_t t0_ns, open_ns, close_ns, interval_ns;
 /* The window's intervals (--interval): niv of them, each's sums. */
@@ -130,7 +134,7 @@ connect_new(_Atomic int *slot, char *why, size_t n, int *timed_out)
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons(port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_addr = host;
 	*timed_out = 0;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -154,7 +158,7 @@ connect_new(_Atomic int *slot, char *why, size_t n, int *timed_out)
 		if (*timed_out)
 			snprintf(why, n, "connect timed out after %d s", timeout_s);
 		else
-			snprintf(why, n, "cannot connect to 127.0.0.1:%d: %s", port, strerror(errno));
+			snprintf(why, n, "cannot connect to %s:%d: %s", host_str, port, strerror(errno));
 		if (slot)
 			atomic_store(slot, -1);
 		close(fd);
@@ -577,7 +581,7 @@ run(long warmup, long duration, const char *hist_dir)
 	json_t *ev;
 	int i;
 
-	ff_load_fail_init("127.0.0.1", port);
+	ff_load_fail_init(host_str, port);
 	start(warmup, duration);
 	ff_load_wait(open_ns / 1e9, "warmup");
 	ff_emit_window(warmup, duration, open_ns / 1e9);
@@ -610,6 +614,7 @@ main(int argc, char *argv[])
 		FF_LONGOPT_VERSION,
 		FF_LONGOPT_PIPELINE_STAGE,
 		{ "port", required_argument, NULL, 'p' },
+		{ "host", required_argument, NULL, 'A' },
 		{ "crr", no_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "histogram-dir", required_argument, NULL, 'H' },
@@ -628,6 +633,7 @@ main(int argc, char *argv[])
 	int c;
 
 	ff_setprog(argv[0]);
+	host.s_addr = htonl(INADDR_LOOPBACK);
 	opterr = 0;
 	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
 		switch (c) {
@@ -635,6 +641,10 @@ main(int argc, char *argv[])
 			ff_usage(usage, 0);
 		case 'p':
 			p = ff_parse_long(usage, "--port", optarg, 1, 65535);
+			break;
+		case 'A':
+			ff_inet_addr(ff_parse_ipv4(usage, "--host", optarg), &host);
+			snprintf(host_str, sizeof(host_str), "%s", optarg);
 			break;
 		case 'c':
 			crr = 1;

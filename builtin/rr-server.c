@@ -1,8 +1,8 @@
 /*
  * ff-builtin-rr-server - the server of the request/response workloads
- * (builtin-rr, builtin-crr). Listens on 127.0.0.1:PORT; on every
- * connection, each --request-size bytes received are answered with
- * --response-size bytes, until the client closes. Prints nothing on
+ * (builtin-rr, builtin-crr). Listens on 127.0.0.1:PORT (or --address);
+ * on every connection, each --request-size bytes received are answered
+ * with --response-size bytes, until the client closes. Prints nothing on
  * stdout; ends on SIGTERM or SIGINT.
  *
  * One thread per CPU we may use (up to 8), each with its own epoll set
@@ -27,12 +27,12 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: ff-builtin-rr-server --port PORT [--request-size BYTES]\n"
-	"                            [--response-size BYTES]\n"
+	"usage: ff-builtin-rr-server --port PORT [--address ADDRESS]\n"
+	"                            [--request-size BYTES] [--response-size BYTES]\n"
 	"\n"
 	"Answer every --request-size bytes (default 1) received on a TCP\n"
-	"connection to 127.0.0.1:PORT with --response-size bytes (default 1),\n"
-	"until SIGTERM or SIGINT.\n"
+	"connection to ADDRESS:PORT (default 127.0.0.1) with --response-size\n"
+	"bytes (default 1), until SIGTERM or SIGINT.\n"
 	"--version prints the version.\n";
 
 #define MAX_THREADS 8
@@ -185,10 +185,12 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
 		{ "port", required_argument, NULL, 'p' },
+		{ "address", required_argument, NULL, 'a' },
 		{ "request-size", required_argument, NULL, 'q' },
 		{ "response-size", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *address = NULL;
 	long port = -1;
 	int c;
 
@@ -200,6 +202,9 @@ main(int argc, char *argv[])
 			ff_usage(usage, 0);
 		case 'p':
 			port = ff_parse_long(usage, "--port", optarg, 1, 65535);
+			break;
+		case 'a':
+			address = ff_parse_ipv4(usage, "--address", optarg);
 			break;
 		case 'q':
 			request_size = ff_parse_run_opt(usage, "--request-size", optarg);
@@ -219,7 +224,7 @@ main(int argc, char *argv[])
 
 	ff_signals_init();
 	ff_raise_nofile(LONG_MAX);
-	serve(ff_listen_loopback(port));
+	serve(ff_listen_on(address, port));
 	/* Terminated: that is how a server's life ends. */
 	return ff_finish();
 }

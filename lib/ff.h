@@ -150,6 +150,8 @@ struct ff_buf {
 void ff_buf_add(struct ff_buf *b, const char *s, size_t n);
 void ff_buf_addstr(struct ff_buf *b, const char *s);
 void ff_buf_printf(struct ff_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* `s` as one word of a POSIX shell's command line: in '...', each ' as '\''. */
+void ff_buf_shell_word(struct ff_buf *b, const char *s);
 /* The text (malloc'd; "" when empty); the buffer is empty again. */
 char *ff_buf_take(struct ff_buf *b);
 void ff_buf_free(struct ff_buf *b);
@@ -498,14 +500,13 @@ int ff_wait_listen(struct ff_child *c, int port, double timeout);
  */
 int ff_child_lost_port(const struct ff_child *c);
 /*
- * The workload servers: a non-blocking listener on 127.0.0.1:PORT (dies
- * with "cannot listen on 127.0.0.1:PORT: why"), and the loop that accepts
- * on it (non-blocking, close-on-exec connections, each handed to `adopt`)
- * until SIGTERM or SIGINT; a lack of descriptors or memory is a warning
- * and a pause, not the end.
+ * The workload servers: a non-blocking listener on ADDR:PORT (`addr`
+ * dotted IPv4, NULL: 127.0.0.1; another address for --hosts; dies with
+ * "cannot listen on ADDR:PORT: why"), and the loop that accepts on it
+ * (non-blocking, close-on-exec connections, each handed to `adopt`) until
+ * SIGTERM or SIGINT; a lack of descriptors or memory is a warning and a
+ * pause, not the end.
  */
-int ff_listen_loopback(int port);
-/* The same on `addr` (dotted IPv4; NULL: 127.0.0.1), for --hosts. */
 int ff_listen_on(const char *addr, int port);
 /* `addr` parsed as a dotted IPv4 address into *out (network order): 0, or -1. */
 int ff_inet_addr(const char *addr, struct in_addr *out);

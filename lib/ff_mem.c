@@ -80,6 +80,18 @@ ff_buf_addstr(struct ff_buf *b, const char *s)
 }
 
 void
+ff_buf_shell_word(struct ff_buf *b, const char *s)
+{
+	ff_buf_addstr(b, "'");
+	for (; *s; s++)
+		if (*s == '\'')
+			ff_buf_addstr(b, "'\\''");
+		else
+			ff_buf_add(b, s, 1);
+	ff_buf_addstr(b, "'");
+}
+
+void
 ff_buf_printf(struct ff_buf *b, const char *fmt, ...)
 {
 	va_list ap;

@@ -295,12 +295,6 @@ ff_listen_on(const char *addr, int port)
 	return fd;
 }
 
-int
-ff_listen_loopback(int port)
-{
-	return ff_listen_on(NULL, port);
-}
-
 void
 ff_accept_loop(int lfd, void (*adopt)(int fd))
 {

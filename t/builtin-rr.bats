@@ -41,10 +41,10 @@ result_sane() {
 
 @test "ff-builtin-rr-client and -server -h print their usage" {
 	run -0 --separate-stderr "$CLIENT" -h
-	[[ "${lines[0]}" = "usage: ff-builtin-rr-client --port PORT [--crr] [--jobs N] [--warmup SECONDS]" ]]
+	[[ "${lines[0]}" = "usage: ff-builtin-rr-client --port PORT [--host ADDRESS] [--crr] [--jobs N]" ]]
 	[ -z "$stderr" ]
 	run -0 --separate-stderr "$SERVER" --help
-	[ "${lines[0]}" = "usage: ff-builtin-rr-server --port PORT [--request-size BYTES]" ]
+	[ "${lines[0]}" = "usage: ff-builtin-rr-server --port PORT [--address ADDRESS]" ]
 }
 
 @test "ff-builtin-rr-client and -server: bad options are usage errors" {
@@ -69,6 +69,10 @@ result_sane() {
 	[[ "${stderr_lines[0]}" = "ff-builtin-rr-server: --response-size: -1 is out of range"* ]]
 	run -2 --separate-stderr "$SERVER"
 	[ "${stderr_lines[0]}" = "ff-builtin-rr-server: missing --port" ]
+	run -2 --separate-stderr "$SERVER" --port 5000 --address 10.1.2
+	[ "${stderr_lines[0]}" = "ff-builtin-rr-server: --address: '10.1.2' is not an IPv4 address" ]
+	run -2 --separate-stderr "$CLIENT" --port 5000 --host example
+	[ "${stderr_lines[0]}" = "ff-builtin-rr-client: --host: 'example' is not an IPv4 address" ]
 }
 
 # The server answers each whole request, however it arrives, and nothing

@@ -36,7 +36,7 @@ stop_serve() {
 }
 
 @test "ff-workload serve: every server listens on 127.0.0.1, held until the reader closes" {
-	for w in builtin iperf3 h2load h2load-h1; do
+	for w in builtin iperf3 h2load h2load-h1 builtin-rr builtin-crr; do
 		case $w in iperf3) skip_unless_program iperf3 ;; h2load) skip_unless_program nghttpd ;; h2load-h1) skip_unless_program nginx ;; esac
 		rm -rf "$BATS_TEST_TMPDIR/fifo" "$BATS_TEST_TMPDIR/d"
 		serve_bg "$w"
@@ -47,6 +47,48 @@ stop_serve() {
 		[ "$status" -eq 0 ]
 		all_gone "$SERVER_PID"
 		[ -z "$(pids_of_run "$BATS_TEST_TMPDIR/d")" ]
+	done
+}
+
+# The address of --listen, in a network namespace of the test's own (root):
+# traffic stays in it.
+@test "ff-workload serve --listen: every server listens on that address only, and drive reaches it there" {
+	[ "$(id -u)" -eq 0 ] || skip "a network namespace of the test's own needs root"
+	unshare -n true 2>/dev/null || skip "cannot make a network namespace here (unshare -n failed)"
+	skip_unless_program iperf3 nghttpd nginx h2load
+	# shellcheck disable=SC2016 # the inner bash expands them
+	run -0 unshare -n bash -c '
+		set -e
+		ip link set lo up
+		ip addr add 10.77.9.1/32 dev lo
+		for w in builtin iperf3 h2load h2load-h1 builtin-rr builtin-crr; do
+			d="$0/$w"
+			mkfifo "$0/fifo-$w"
+			ff-workload serve -w "$w" --listen 10.77.9.1 --run-dir "$d" >"$0/fifo-$w" &
+			exec 8<"$0/fifo-$w"
+			read -r start <&8
+			read -r server <&8
+			port=$(jq .port <<<"$server")
+			echo "$w $(jq -r .host <<<"$server") $(ss -Hltn "sport = :$port" | awk "{print \$4}" | tr "\n" " ")"
+			# drive goes to the topology host: the server there.
+			{
+				echo "{\"event\":\"start\",\"schema\":1,\"tool\":\"test\"}"
+				echo "$server"
+				echo "{\"event\":\"topology\",\"relay\":\"none\",\"host\":\"10.77.9.1\",\"port\":$port,\"relays\":[]}"
+				echo "{\"event\":\"end\"}"
+			} | ff-workload drive -w "$w" --warmup 0 --duration 1 --run-dir "$d" 2>"$0/drive-$w.err" |
+				ff-capture | jq -r "select(.event == \"result\") | \"\(.workload) result \(.bytes > 0)\"" || true
+			sed "s/^/$w: /" "$0/drive-$w.err"
+			exec 8<&-
+			wait
+		done' "$BATS_TEST_TMPDIR"
+	echo "$output"
+	for w in builtin iperf3 h2load h2load-h1 builtin-rr builtin-crr; do
+		# The server event names the address; its only listener is on it.
+		has_line "^$w 10\.77\.9\.1 10\.77\.9\.1:[0-9]+ \$"
+		# The client reached it and measured: a result, or a window the
+		# busy machine stretched (the tool measured it: it was connected).
+		has_line "^$w result true\$" || has_line "^$w: ff-workload: .*$BUSY_ERE"
 	done
 }
 

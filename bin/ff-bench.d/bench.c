@@ -705,6 +705,183 @@ run_all(const struct plan *pl, int *done)
 	return failed;
 }
 
+/* A program of ours on a pool host: in $FLIMFLAM_REMOTE_DIR there, else where it is here (malloc'd). */
+static char *
+pool_program(const char *name)
+{
+	const char *rdir = getenv("FLIMFLAM_REMOTE_DIR");
+
+	if (rdir && *rdir)
+		return ff_asprintf("%s/%s", rdir, name);
+	return !strcmp(name, "flimflam") ? ff_strdup(flimflam) : ff_helper_path(name);
+}
+
+/* ssh's argv for `line` on pool host `dest`, as parallel's --ssh runs it, into a. */
+static void
+pool_ssh(struct ff_argv *a, const char *dest, const char *line)
+{
+	const char *cfg = getenv("FLIMFLAM_SSH_CONFIG");
+
+	ff_argv_add(a, "ssh");
+	if (cfg && *cfg)
+		ff_argv_addl(a, "-F", cfg, NULL);
+	ff_argv_addl(a, "-o", "BatchMode=yes", "-T", dest, "--", line, NULL);
+}
+
+/*
+ * The shell line that checks every build on a pool host as a run there
+ * takes it: ff-topology --config-only --build (exists, is the relay's
+ * program or a prefix holding it, answers as the relay, carries the
+ * protocol of one of its cases), which starts nothing; the configuration
+ * it writes goes into a directory of its own there, removed after.
+ * Its exit status is the first failure's (2: a build it refused). NULL
+ * when no build has a case to run.
+ */
+static char *
+pool_check_line(const struct plan *pl)
+{
+	struct ff_buf b = FF_BUF_INIT;
+	char *topo = pool_program("ff-topology");
+	int i, w;
+
+	ff_buf_addstr(&b, "d=$(mktemp -d \"${TMPDIR:-/tmp}/flimflam-build-check-XXXXXX\") || exit 1; s=0; ");
+	for (i = 0; i < opt.nbuild; i++) {
+		for (w = 0; w < pl->ncases && (pl->cases[w].build != i || pl->cases[w].skip[0]); w++)
+			;
+		if (w == pl->ncases)
+			continue;	/* none of its cases runs */
+		if (b.s[b.len - 2] != ';')
+			ff_buf_addstr(&b, " && ");
+		ff_buf_shell_word(&b, topo);
+		ff_buf_addstr(&b, " -r ");
+		ff_buf_shell_word(&b, opt.relays[0]);
+		ff_buf_addstr(&b, " -p ");
+		ff_buf_shell_word(&b, pl->cases[w].protocol);
+		ff_buf_addstr(&b, " --cpu-limit 0 --server-port 1 --config-only --build ");
+		ff_buf_shell_word(&b, opt.build_args[i]);
+		ff_buf_printf(&b, " --run-dir \"$d/%d\" >/dev/null", i);
+	}
+	free(topo);
+	if (b.s[b.len - 2] == ';') {
+		ff_buf_free(&b);
+		return NULL;
+	}
+	ff_buf_addstr(&b, " || s=$?; rm -rf -- \"$d\"; exit $s");
+	return ff_buf_take(&b);
+}
+
+/* The last line of `text` that is not empty (static), or NULL. */
+static const char *
+last_line(const char *text)
+{
+	static char line[1024];
+	const char *p, *e, *found = NULL;
+	size_t n, len = 0;
+
+	for (p = text; p && *p; p = *e ? e + 1 : e) {
+		e = p + strcspn(p, "\n");
+		/* ssh's messages end in "\r\n". */
+		for (n = (size_t)(e - p); n && (p[n - 1] == '\r' || p[n - 1] == ' '); n--)
+			;
+		if (n)
+			found = p, len = n;
+	}
+	if (!found)
+		return NULL;
+	snprintf(line, sizeof(line), "%.*s", (int)len, found);
+	return line;
+}
+
+/*
+ * bench --pool --build: a run on a pool host takes the build's PATH
+ * there, so before any case runs, every host of the pool is asked (over
+ * ssh, all at once) whether each build is there and is the relay. A build
+ * refused on a host is one line naming the host (exit 2, as --build
+ * refused here is); a host that cannot be asked, one line too (exit 1).
+ * The builds' paths are made absolute here first: a run there resolves
+ * a relative one in its own directory, not ours.
+ */
+static void
+pool_check_builds(const struct plan *pl)
+{
+	struct ff_child kids[64];
+	const char *hosts[64], *why, *prog = "ff-topology: ";
+	char dir[PATH_MAX], *spec = ff_strdup(opt.pool), *save = NULL, *h, *line, *log, *text[64];
+	int n = 0, i, j, sig;
+
+	for (i = 0; i < opt.nbuild; i++) {
+		const struct ff_build *b = &opt.builds[i];
+		struct stat st;
+
+		/* The prefix given, or the binary: each absolute (ff_build_parse). */
+		opt.build_args[i] = ff_asprintf("%s=%s", b->label,
+						stat(strchr(opt.build_args[i], '=') + 1, &st) == 0 &&
+						S_ISDIR(st.st_mode) ? b->prefix : b->path);
+	}
+	if (!(line = pool_check_line(pl)))
+		return;
+	snprintf(dir, sizeof(dir), "%s/flimflam-pool-XXXXXX", getenv("TMPDIR") && *getenv("TMPDIR") ?
+		 getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir))
+		ff_die("cannot create a directory for the pool's check: %s", strerror(errno));
+	for (h = strtok_r(spec, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+		struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
+		struct ff_argv a = FF_ARGV_INIT;
+
+		/* parallel's sshlogin: [NCPUS/]HOST, and ':' this machine (checked already). */
+		if (strchr(h, '/') && strspn(h, "0123456789") == (size_t)(strchr(h, '/') - h))
+			h = strchr(h, '/') + 1;
+		for (j = 0; j < n && strcmp(hosts[j], h); j++)
+			;
+		if (!*h || !strcmp(h, ":") || j < n || n == (int)FF_ARRAY_SIZE(kids))
+			continue;
+		log = ff_asprintf("%s/%d", dir, n);
+		o.log = log;
+		pool_ssh(&a, h, line);
+		memset(&kids[n], 0, sizeof(kids[n]));
+		if (ff_spawn(&kids[n], "ssh", a.v, &o) < 0)
+			ff_die("cannot run ssh");
+		hosts[n++] = h;
+		ff_argv_free(&a);
+		free(log);
+	}
+	free(line);
+	for (i = 0; i < n; i++) {
+		while (!ff_child_check(&kids[i]) && !ff_signalled()) {
+			struct pollfd pfd[2] = { { ff_signal_fd(), POLLIN, 0 }, { kids[i].pidfd, POLLIN, 0 } };
+
+			poll(pfd, 2, 1000);
+		}
+		if (ff_signalled())
+			ff_children_stop_all();
+	}
+	/* What each said, and the directory gone, before anything is judged. */
+	for (i = 0; i < n; i++) {
+		log = ff_asprintf("%s/%d", dir, i);
+		text[i] = ff_read_file(log, NULL);
+		unlink(log);
+		free(log);
+	}
+	rmdir(dir);
+	if ((sig = ff_signalled())) {
+		ff_warn("stopped by %s while the pool's hosts were checked; no run started",
+			ff_sig_name(sig));
+		exit(128 + sig);
+	}
+	for (i = 0; i < n; i++) {
+		why = last_line(text[i]);
+		if (why && !strncmp(why, prog, strlen(prog)))
+			why += strlen(prog);
+		if (WIFEXITED(kids[i].status) && WEXITSTATUS(kids[i].status) == 2)
+			ff_fail(2, "--pool: on %s, %s", hosts[i], why ? why : "a build is refused");
+		if (kids[i].status != 0)
+			ff_fail(1, "--pool: cannot check the builds on %s: ssh %s%s%s", hosts[i],
+				ff_child_how(&kids[i]), why ? ": " : "", why ? why : "");
+		free(text[i]);
+	}
+	free(spec);
+}
+
 /*
  * bench --pool: every run of the plan as one job of GNU parallel, one job
  * per host at a time (--sshlogin HOST,... -j1), each `flimflam run --json`
@@ -717,7 +894,7 @@ static int
 run_pool(const struct plan *pl, const char *parallel, int *done)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64], *remote, *line = NULL;
-	const char *cfg = getenv("FLIMFLAM_SSH_CONFIG"), *rdir = getenv("FLIMFLAM_REMOTE_DIR");
+	const char *cfg = getenv("FLIMFLAM_SSH_CONFIG");
 	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
 	struct ff_argv a = FF_ARGV_INIT, cmd = FF_ARGV_INIT;
 	const struct bcase *jobs[4096];
@@ -742,7 +919,7 @@ run_pool(const struct plan *pl, const char *parallel, int *done)
 			}
 		}
 	}
-	remote = rdir && *rdir ? ff_asprintf("%s/flimflam", rdir) : strdup(flimflam);
+	remote = pool_program("flimflam");
 	ff_argv_addl(&a, parallel, "--will-cite", "-j1", "--sshlogin", opt.pool, NULL);
 	if (cfg && *cfg)
 		ff_argv_addf(&a, "--ssh=ssh -F '%s' -o BatchMode=yes", cfg);
@@ -750,14 +927,18 @@ run_pool(const struct plan *pl, const char *parallel, int *done)
 		ff_argv_add(&a, "--ssh=ssh -o BatchMode=yes");
 	ff_argv_addf(&a, "--results=%s/{#}", dir);
 	ff_argv_addf(&a, "--joblog=%s/joblog", dir);
-	/* Each job: flimflam with its case's arguments, one word a column, each quoted. */
-	ff_argv_addl(&a, "--colsep", " ", remote, ":::", NULL);
+	/*
+	 * Each job: flimflam with its case's arguments, one word a column,
+	 * each quoted; the columns are apart by US (0x1f), which no argument
+	 * holds (a build's path may hold spaces).
+	 */
+	ff_argv_addl(&a, "--colsep", "\x1f", remote, ":::", NULL);
 	for (w = 0; w < njobs; w++) {
 		struct ff_buf b = FF_BUF_INIT;
 
 		case_args(&cmd, jobs[w]);
 		for (size_t i = 0; i < cmd.n; i++)
-			ff_buf_printf(&b, "%s%s", i ? " " : "", cmd.v[i]);
+			ff_buf_printf(&b, "%s%s", i ? "\x1f" : "", cmd.v[i]);
 		ff_argv_add(&a, b.s);
 		ff_buf_free(&b);
 		ff_argv_free(&cmd);
@@ -884,6 +1065,9 @@ bench_main(int argc, char *argv[])
 	ff_signals_init();
 	ff_set_cleanup(ff_children_stop_all);
 	progress_tty = isatty(2) && ff_verbosity >= 0;
+	/* The pool's hosts have each build, before anything runs. */
+	if (opt.pool && (parallel = ff_which("parallel")) && opt.nbuild)
+		pool_check_builds(&plan);
 	records = json_array();
 	keep_runs_room(plan.nrun);
 	bench_env = ff_env_collect();
@@ -905,7 +1089,7 @@ bench_main(int argc, char *argv[])
 	if (opt.shuffle)
 		ff_say("%s: each round in a shuffled order, seed %ld (--seed %ld replays it)\n",
 		       ff_prog(), opt.seed, opt.seed);
-	if (opt.pool && (parallel = ff_which("parallel")))
+	if (parallel)
 		failed = run_pool(&plan, parallel, &done);
 	else {
 		if (opt.pool)

@@ -264,18 +264,12 @@ static char *
 shell_quote(char *const argv[])
 {
 	struct ff_buf b = FF_BUF_INIT;
-	const char *s;
 	int i;
 
 	ff_buf_addstr(&b, "exec");
 	for (i = 0; argv[i]; i++) {
-		ff_buf_addstr(&b, " '");
-		for (s = argv[i]; *s; s++)
-			if (*s == '\'')
-				ff_buf_addstr(&b, "'\\''");
-			else
-				ff_buf_add(&b, s, 1);
-		ff_buf_addstr(&b, "'");
+		ff_buf_addstr(&b, " ");
+		ff_buf_shell_word(&b, argv[i]);
 	}
 	return ff_buf_take(&b);
 }

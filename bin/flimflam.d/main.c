@@ -349,9 +349,9 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 }
 
 /*
- * What --hosts can run: the workloads whose server and client take an
- * address (builtin, iperf3), and relays that listen on one; skrouterd's
- * routers on one host share its address.
+ * What --hosts can run: every workload (each server listens on its host's
+ * address, each client connects to one), and relays that listen on one;
+ * skrouterd's routers on one host share its address.
  */
 static void
 validate_hosts(const struct cmd *c)
@@ -362,9 +362,6 @@ validate_hosts(const struct cmd *c)
 		ff_usage_error(run_usage, "--hosts: a differential flamegraph compares one recording of each build, and relays on different hosts make one each: put them on one host for two builds");
 	if (opt.tls && !strcmp(opt.relay, "nghttpx") && !hosts_relays_together((int)opt.hops))
 		ff_usage_error(run_usage, "--hosts: --tls over nghttpx proves each link from the access log of the relay it comes to, so its relays go on one host (nginx and skrouterd take --tls across hosts)");
-	if (strcmp(opt.workload, "builtin") && strcmp(opt.workload, "iperf3"))
-		ff_usage_error(run_usage, "--hosts: workload '%s' runs on one host only (builtin and iperf3 run across hosts)",
-			       opt.workload);
 	if (strcmp(opt.relay, "skrouterd") || !hosts_relays_together((int)opt.hops))
 		return;
 	for (int k = 2; k <= opt.hops; k++) {
