@@ -670,6 +670,8 @@ no_keys_left() {
 	event_ok "$BATS_TEST_TMPDIR/ev" topology '.host == $a and .tls == true and (.tls_links | length) == 1 and
 		.tls_links[0].peer_verified == true' --arg a "${HOST_ADDR[2]}"
 	event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 0 and .errors == 0'
+	hosts_clean 10
+}
 
 # run_hosts_window FILE I ARGS...: run_hosts FILE ARGS, and once its window
 # opens, nsI's listening sockets ("address:port", one a line) into
