@@ -515,12 +515,14 @@ const char *ff_parse_ipv4(const char *usage, const char *opt, const char *s);
 void ff_accept_loop(int lfd, void (*adopt)(int fd));
 /*
  * The counters of this network namespace's TCP (/proc/net/netstat) that
- * tell of stalls: retransmission timeouts (TCPTimeouts), entries into
- * memory pressure (TCPMemoryPressures), segments dropped for a full
- * receive queue (TCPRcvQDrop). 0, or -1 when they cannot be read.
+ * tell of stalls: retransmission timeouts (TCPTimeouts), zero-window
+ * probes (TCPWinProbe: a sender waited 200 ms or more for its receiver's
+ * window to open), entries into memory pressure (TCPMemoryPressures),
+ * segments dropped for a full receive queue (TCPRcvQDrop). 0, or -1 when
+ * they cannot be read.
  */
 struct ff_tcp_stalls {
-	long long timeouts, memory_pressures, rcvq_drops;
+	long long timeouts, window_probes, memory_pressures, rcvq_drops;
 };
 int ff_tcp_stalls_read(struct ff_tcp_stalls *s);
 

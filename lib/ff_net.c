@@ -341,8 +341,8 @@ netstat_value(char *names, char *values, const char *name)
 int
 ff_tcp_stalls_read(struct ff_tcp_stalls *s)
 {
-	static const char *const names[] = { "TCPTimeouts", "TCPMemoryPressures", "TCPRcvQDrop" };
-	long long *out[] = { &s->timeouts, &s->memory_pressures, &s->rcvq_drops };
+	static const char *const names[] = { "TCPTimeouts", "TCPWinProbe", "TCPMemoryPressures", "TCPRcvQDrop" };
+	long long *out[] = { &s->timeouts, &s->window_probes, &s->memory_pressures, &s->rcvq_drops };
 	char names_line[8192], values_line[8192], a[8192], b[8192];
 	FILE *f = fopen("/proc/net/netstat", "re");
 	int found = 0;

@@ -233,25 +233,25 @@ steadiness_ok() {
 	# A loopback of its own: the three counters are there (a busy machine
 	# may stall even this one: that they stay 0 is not asserted).
 	unshare -n sh -c 'ip link set lo up && flimflam run --json -r nginx --warmup 0 --duration 1' >"$f"
-	event_ok "$f" resources '(.tcp | keys) == ["memory_pressures", "receive_queue_drops", "timeouts"] and
+	event_ok "$f" resources '(.tcp | keys) == ["memory_pressures", "receive_queue_drops", "timeouts", "zero_window_probes"] and
 		all(.tcp[]; type == "number" and . >= 0 and . == floor)'
-	# A loopback of its own that drops (tbf with room for two segments of
-	# 1500 bytes, at 2 Mbit/s): retransmission timeouts in the window.
+	# A loopback of its own that drops (tbf with room for one segment of
+	# 1500 bytes, at 512 kbit/s): retransmission timeouts in the window.
 	run_tbf() {
 		unshare -n sh -c 'ip link set lo up && ip link set lo mtu 1500 &&
-			tc qdisc add dev lo root tbf rate 2mbit burst 3000 limit 3000 &&
+			tc qdisc add dev lo root tbf rate 512kbit burst 1600 limit 1600 &&
 			exec flimflam run "$@"' sh "$@"
 	}
-	tc_ok=$(unshare -n sh -c 'ip link set lo up && tc qdisc add dev lo root tbf rate 2mbit burst 3000 limit 3000 && echo yes' 2>/dev/null || true)
+	tc_ok=$(unshare -n sh -c 'ip link set lo up && tc qdisc add dev lo root tbf rate 512kbit burst 1600 limit 1600 && echo yes' 2>/dev/null || true)
 	[ "$tc_ok" = yes ] || skip "tbf cannot be set on a namespace's loopback here (sch_tbf)"
 	run_tbf --json -r nginx --warmup 1 --duration 2 >"$f"
 	event_ok "$f" resources '.tcp.timeouts > 0 and .tcp.memory_pressures >= 0 and .tcp.receive_queue_drops >= 0'
 	run -0 run_tbf -r nginx --warmup 1 --duration 2
-	has_line "^  Warning:     TCP stalled in the window: [1-9][0-9]* retransmission timeouts?, [0-9]+ times? under memory pressure, on the relays' host \(all its connections, not only this run's\): the figures hold stalls of 200 ms or more$"
+	has_line "^  Warning:     TCP stalled in the window: [1-9][0-9]* retransmission timeouts?, [0-9]+ zero-window probes?, [0-9]+ times? under memory pressure, on the relays' host \(all its connections, not only this run's\): the figures hold stalls of 200 ms or more$"
 	# bench: the row keeps them, and the run's line says so.
 	cd "$BATS_TEST_TMPDIR"
 	unshare -n sh -c 'ip link set lo up && ip link set lo mtu 1500 &&
-		tc qdisc add dev lo root tbf rate 2mbit burst 3000 limit 3000 &&
+		tc qdisc add dev lo root tbf rate 512kbit burst 1600 limit 1600 &&
 		exec flimflam bench -w builtin -r nginx --repeat 1 --warmup 1 --duration 2 --output b.jsonl' 2>"b.err"
 	grep -qE '\] builtin nginx tcp: .*, TCP stalled \(resources\.tcp\) \(' b.err || { cat b.err; false; }
 	jq -e -s 'length == 1 and .[0].resources.tcp.timeouts > 0' b.jsonl

@@ -536,7 +536,8 @@ crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness,
 {
 	char bits[64] = "-", ops[64] = "";
 	double v;
-	int stalled = ff_json_num(tcp, "timeouts", 0) > 0 || ff_json_num(tcp, "memory_pressures", 0) > 0;
+	int stalled = ff_json_num(tcp, "timeouts", 0) > 0 || ff_json_num(tcp, "zero_window_probes", 0) > 0 ||
+		      ff_json_num(tcp, "memory_pressures", 0) > 0;
 
 	if (ok) {
 		if (num(result, "bits_per_s", &v))

@@ -140,8 +140,8 @@ resources_begin(double duration)
 
 /*
  * What this host's TCP went through in the window (all of it, not only the
- * run's connections): timeouts are stalls of 200 ms or more; null if the
- * counters cannot be read.
+ * run's connections): timeouts and zero-window probes are each a stall of
+ * 200 ms or more; null if the counters cannot be read.
  */
 static json_t *
 tcp_stalls(void)
@@ -150,7 +150,8 @@ tcp_stalls(void)
 
 	if (!have_tcp0 || ff_tcp_stalls_read(&t1) < 0)
 		return json_null();
-	return json_pack("{sI sI sI}", "timeouts", (json_int_t)(t1.timeouts - tcp0.timeouts),
+	return json_pack("{sI sI sI sI}", "timeouts", (json_int_t)(t1.timeouts - tcp0.timeouts),
+			 "zero_window_probes", (json_int_t)(t1.window_probes - tcp0.window_probes),
 			 "memory_pressures", (json_int_t)(t1.memory_pressures - tcp0.memory_pressures),
 			 "receive_queue_drops", (json_int_t)(t1.rcvq_drops - tcp0.rcvq_drops));
 }

@@ -170,18 +170,20 @@ summarize_intervals(const json_t *res)
 }
 
 /*
- * TCP stalled in the window (retransmission timeouts, memory pressure): the
+ * TCP stalled in the window (retransmission timeouts, zero-window probes,
+ * memory pressure): the
  * figures hold stalls of 200 ms or more, whoever's connections they hit.
  */
 static void
 tcp_warning(const json_t *tcp)
 {
-	double to = ff_json_num(tcp, "timeouts", 0), mp = ff_json_num(tcp, "memory_pressures", 0);
+	double to = ff_json_num(tcp, "timeouts", 0), wp = ff_json_num(tcp, "zero_window_probes", 0),
+	       mp = ff_json_num(tcp, "memory_pressures", 0);
 
-	if (to <= 0 && mp <= 0)
+	if (to <= 0 && wp <= 0 && mp <= 0)
 		return;
-	ff_print("  Warning:     TCP stalled in the window: %.0f retransmission timeout%s, %.0f time%s under memory pressure, on the relays' host (all its connections, not only this run's): the figures hold stalls of 200 ms or more\n",
-		 to, to == 1 ? "" : "s", mp, mp == 1 ? "" : "s");
+	ff_print("  Warning:     TCP stalled in the window: %.0f retransmission timeout%s, %.0f zero-window probe%s, %.0f time%s under memory pressure, on the relays' host (all its connections, not only this run's): the figures hold stalls of 200 ms or more\n",
+		 to, to == 1 ? "" : "s", wp, wp == 1 ? "" : "s", mp, mp == 1 ? "" : "s");
 }
 
 void
