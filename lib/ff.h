@@ -774,6 +774,8 @@ char *ff_env_nginx_stream_module(const char *nginx);
  * after 5 s.
  */
 char *ff_env_run(char *const argv[], int *status);
+/* The same, stopped after `seconds` (work that takes a while: openssl). */
+char *ff_run_within(char *const argv[], int *status, double seconds);
 
 /* ff_skrouterd.c */
 

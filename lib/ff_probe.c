@@ -65,11 +65,11 @@ probe_read(struct ff_probe *p)
 	}
 }
 
-void
-ff_probes_run(struct ff_probe *p, size_t n)
+static void
+probes_run(struct ff_probe *p, size_t n, double seconds)
 {
 	struct pollfd *pfd = calloc(n + 1, sizeof(*pfd));
-	double until = ff_now() + FF_PROBE_TIMEOUT_S, left;
+	double until = ff_now() + seconds, left;
 	size_t i, k, open = 0;
 
 	for (i = 0; i < n; i++)
@@ -105,21 +105,33 @@ ff_probes_run(struct ff_probe *p, size_t n)
 		if (ff_child_wait(&p[i].c, left > 0 ? left : 0)) {
 			p[i].status = p[i].c.status;
 		} else {
-			ff_debug("'%s' did not finish within %.0f s", p[i].argv[0], FF_PROBE_TIMEOUT_S);
+			ff_debug("'%s' did not finish within %.0f s", p[i].argv[0], seconds);
 			ff_child_stop(&p[i].c, 0.2);
 		}
 	}
 }
 
+void
+ff_probes_run(struct ff_probe *p, size_t n)
+{
+	probes_run(p, n, FF_PROBE_TIMEOUT_S);
+}
+
 char *
-ff_env_run(char *const argv[], int *status)
+ff_run_within(char *const argv[], int *status, double seconds)
 {
 	struct ff_probe p = { .argv = argv };
 
-	ff_probes_run(&p, 1);
+	probes_run(&p, 1, seconds);
 	if (status)
 		*status = p.status;
 	return p.out;
+}
+
+char *
+ff_env_run(char *const argv[], int *status)
+{
+	return ff_run_within(argv, status, FF_PROBE_TIMEOUT_S);
 }
 
 char *

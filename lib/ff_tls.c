@@ -24,6 +24,8 @@ ff_tls_file(const char *rundir, const char *name)
  * read (-config /dev/null where it takes one): the run's certificates are
  * what the arguments say.
  */
+#define OPENSSL_SECONDS 60	/* the message below says it */
+
 static int
 openssl(char *const args[], char *why, size_t n)
 {
@@ -34,7 +36,8 @@ openssl(char *const args[], char *why, size_t n)
 	ff_argv_add(&a, "openssl");
 	for (i = 0; args[i]; i++)
 		ff_argv_add(&a, args[i]);
-	out = ff_env_run(a.v, &status);
+	/* Making keys on a busy machine can take seconds: a bound for a hang, not for a probe. */
+	out = ff_run_within(a.v, &status, OPENSSL_SECONDS);
 	if (!out)
 		snprintf(why, n, "cannot run openssl");
 	else if (status != 0) {
@@ -43,7 +46,7 @@ openssl(char *const args[], char *why, size_t n)
 			*nl = 0;
 		nl = strrchr(out, '\n');
 		snprintf(why, n, "'openssl %s' %s: %s", args[0],
-			 status == -1 ? "took too long" : ff_status_how(status),
+			 status == -1 ? "did not finish within 60 s" : ff_status_how(status),
 			 nl ? nl + 1 : out);
 	}
 	ff_argv_free(&a);

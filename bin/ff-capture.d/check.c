@@ -107,7 +107,8 @@ check_skstat(void)
 	pp = getenv("PYTHONPATH");
 	pps = ff_asprintf("%s%s%s", pp ? "'" : "", pp ? pp : "unset", pp ? "'" : "");
 	argv[0] = path;
-	out = ff_env_run(argv, &status);
+	/* Python and Proton starting on a busy machine: longer than a version probe. */
+	out = ff_run_within(argv, &status, 30);
 	for (i = 0; env && env[i]; i++)
 		putenv(saved[i]);
 	if (!out)

@@ -26,6 +26,9 @@
 
 #include <pipeline.h>
 
+/* A remote script or command (copying keys, check --hosts): its bound on a busy host. */
+#define REMOTE_SECONDS 30
+
 #define MAX_HOSTS 32
 
 struct host_role {
@@ -498,13 +501,13 @@ hosts_send_private(const char *role, const char *label, const char *const paths[
 	ff_argv_addl(&a, "sh", "-c", "exec \"$@\" <\"$0\"", scratch, NULL);
 	ssh_session(&a, &masters[r->master]);
 	ff_argv_add(&a, "sh");
-	out = ff_env_run(a.v, &st);
+	out = ff_run_within(a.v, &st, REMOTE_SECONDS);
 	unlink(scratch);
 	ff_argv_free(&a);
 	dir = out ? strstr(out, "flimflam-dir /") : NULL;
 	if (!out || st != 0 || !dir) {
 		snprintf(why, wn, "cannot copy %s's files to %s (ssh %s): %.200s", role, r->dest,
-			 !out ? "did not start" : st == -1 ? "took more than 5 s" : ff_status_how(st),
+			 !out ? "did not start" : st == -1 ? "took more than 30 s" : ff_status_how(st),
 			 out && *out ? first_line(out) : "it said nothing");
 		free(out);
 		return NULL;
@@ -603,7 +606,7 @@ remote_run(const char *dest, const char *line, int *status)
 
 	ssh_common(&a);
 	ff_argv_addl(&a, "-T", dest, "--", line, NULL);
-	out = ff_env_run(a.v, status);
+	out = ff_run_within(a.v, status, REMOTE_SECONDS);
 	ff_argv_free(&a);
 	return out;
 }

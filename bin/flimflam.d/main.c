@@ -561,11 +561,12 @@ capture_check(const struct cmd *c)
 		argv[samples(c) ? 8 : 4] = "--build";
 		argv[samples(c) ? 9 : 5] = (char *)opt.build[0];
 	}
-	out = ff_env_run(argv, &status);
+	/* It opens perf events and starts programs: longer than a version probe on a busy machine. */
+	out = ff_run_within(argv, &status, 30);
 	if (!out)
 		ff_die("cannot run '%s'", path);
 	if (status == -1)
-		ff_die("checking what this machine can capture took too long");
+		ff_die("checking what this machine can capture took more than 30 s");
 	/* Its stdout and stderr together: the answer is the line that is a check event. */
 	for (line = out; *line && !ev; line = next) {
 		next = line + strcspn(line, "\n");
