@@ -13,11 +13,12 @@
  * response comes from one constant buffer.
  *
  * A connection that has answered LONG requests (builtin-rr's do, builtin-
- * crr's never) moves to a thread of its own, if one of the as many more
- * threads is free: blocking calls there, one recv and one write a
- * transaction, as sockperf's server. When the CPUs are busy, the
- * epoll_wait saved is what sets the transactions/s (bench/rr.sh).
- * Connections are only ever moved once, from the thread that holds them.
+ * crr's never) moves to a thread of its own, if one is free: as many of
+ * those as epoll threads, each serving one connection at a time with
+ * blocking calls, one recv and one write a transaction, as sockperf's
+ * server. When the CPUs are busy, the epoll_wait saved is what sets the
+ * transactions/s (bench/rr.sh). A connection moves once at most, handed
+ * over by the epoll thread that holds it, never while a response is owed.
  */
 #include "ff.h"
 
