@@ -8,7 +8,9 @@
 # median round trip (p50; sockperf with --full-rtt, so both are request to
 # response), and the client's own CPU time per transaction (utime + stime
 # of the client process over its whole life, over all the transactions it
-# made in that life). Then the ratios builtin-rr / sockperf.
+# made in that life), and the server's the same way (its processes' utime +
+# stime just before they are ended): when the CPUs are busy, the two added
+# up set the transactions/s. Then the ratios builtin-rr / sockperf.
 #
 # sockperf: -j pairs of `sockperf server --tcp` and `sockperf ping-pong
 # --tcp` (one connection each; a sockperf server answers one TCP client
@@ -69,9 +71,15 @@ child_cpu() {
 ticks_of() {	# FILE: the ticks from child_cpu's last line
 	tail -n 1 "$1" | awk '{ sub(/.*\) /, ""); print $14 + $15 }'
 }
+own_ticks() {	# PID...: utime + stime of the running processes, all their threads
+	local p
+	for p in "$@"; do
+		cat "/proc/$p/stat"
+	done | awk '{ sub(/.*\) /, ""); t += $12 + $13 } END { print t + 0 }'
+}
 
-run_sockperf() {	# appends "tps p50_us cpu_us_per_transaction"
-	local port k tps=0 total=0 ticks=0 f p50s=() servers=() clients=()
+run_sockperf() {	# appends "tps p50_us cpu_us_per_transaction server_cpu_us_per_transaction"
+	local port k tps=0 total=0 ticks=0 sticks f p50s=() servers=() clients=()
 	# A server per client: one sockperf server does not answer a second
 	# TCP client.
 	for ((k = 0; k < jobs; k++)); do
@@ -102,16 +110,17 @@ run_sockperf() {	# appends "tps p50_us cpu_us_per_transaction"
 		p50s+=("$(awk '/percentile 50.000 =/ { print $NF }' "$f")")
 		ticks=$((ticks + $(ticks_of "$f")))
 	done
+	sticks=$(own_ticks "${servers[@]}")
 	for k in "${servers[@]}"; do
 		kill "$k" 2>/dev/null || true
 		wait "$k" 2>/dev/null || true
 	done
 	pids=()
-	echo "$tps $(printf '%s\n' "${p50s[@]}" | median) $(awk -v t="$ticks" -v n="$total" -v hz="$hz" 'BEGIN { printf "%.4f\n", t / hz / n * 1e6 }')" >>"$tmp/sockperf"
+	echo "$tps $(printf '%s\n' "${p50s[@]}" | median) $(awk -v t="$ticks" -v s="$sticks" -v n="$total" -v hz="$hz" 'BEGIN { printf "%.4f %.4f\n", t / hz / n * 1e6, s / hz / n * 1e6 }')" >>"$tmp/sockperf"
 }
 
-run_builtin() {	# appends "tps p50_us cpu_us_per_transaction"
-	local port f=$tmp/rr.out
+run_builtin() {	# appends "tps p50_us cpu_us_per_transaction server_cpu_us_per_transaction"
+	local port sticks f=$tmp/rr.out
 	port=$(free_port)
 	"$server" --port "$port" --request-size "$size" --response-size "$size" &
 	pids+=($!)
@@ -119,11 +128,12 @@ run_builtin() {	# appends "tps p50_us cpu_us_per_transaction"
 	child_cpu "$client" --port "$port" --jobs "$jobs" --warmup 0 --duration "$duration" \
 		--request-size "$size" --response-size "$size" >"$f" ||
 		{ echo "rr.sh: ff-builtin-rr-client failed" >&2; exit 1; }
+	sticks=$(own_ticks "${pids[-1]}")
 	kill "${pids[-1]}" 2>/dev/null || true
 	wait "${pids[-1]}" 2>/dev/null || true
 	unset 'pids[-1]'
-	grep '"result"' "$f" | jq -r --arg t "$(ticks_of "$f")" --arg hz "$hz" \
-		'"\(.ops_per_s) \(.latency_p50_us) \(($t | tonumber) / ($hz | tonumber) / .transactions * 1e6)"' >>"$tmp/builtin"
+	grep '"result"' "$f" | jq -r --arg t "$(ticks_of "$f")" --arg s "$sticks" --arg hz "$hz" \
+		'"\(.ops_per_s) \(.latency_p50_us) \(($t | tonumber) / ($hz | tonumber) / .transactions * 1e6) \(($s | tonumber) / ($hz | tonumber) / .transactions * 1e6)"' >>"$tmp/builtin"
 }
 
 echo "builtin-rr against sockperf ping-pong: jobs $jobs, $size-byte requests and responses, $duration s, $runs runs each, taking turns ($(load_seen))"
@@ -134,15 +144,16 @@ for ((r = 1; r <= runs; r++)); do
 	run_builtin
 done
 col() { awk -v c="$1" '{ print $c }' "$2" | median; }
-printf '%-12s %14s %10s %22s\n' tool "transactions/s" "p50 (us)" "client CPU/transaction"
+printf '%-12s %14s %10s %22s %22s\n' tool "transactions/s" "p50 (us)" "client CPU/transaction" "server CPU/transaction"
 for t in sockperf builtin; do
-	printf '%-12s %14.0f %10.2f %19.3f us\n' "$([ $t = builtin ] && echo builtin-rr || echo sockperf)" \
-		"$(col 1 "$tmp/$t")" "$(col 2 "$tmp/$t")" "$(col 3 "$tmp/$t")"
+	printf '%-12s %14.0f %10.2f %19.3f us %19.3f us\n' "$([ $t = builtin ] && echo builtin-rr || echo sockperf)" \
+		"$(col 1 "$tmp/$t")" "$(col 2 "$tmp/$t")" "$(col 3 "$tmp/$t")" "$(col 4 "$tmp/$t")"
 done
 awk -v a="$(col 1 "$tmp/builtin")" -v b="$(col 1 "$tmp/sockperf")" \
     -v c="$(col 2 "$tmp/builtin")" -v d="$(col 2 "$tmp/sockperf")" \
-    -v e="$(col 3 "$tmp/builtin")" -v f="$(col 3 "$tmp/sockperf")" 'BEGIN {
-	printf "ratio builtin-rr/sockperf: transactions/s %.2f x, p50 %.2f x, client CPU per transaction %.2f x\n", a / b, c / d, e / f
+    -v e="$(col 3 "$tmp/builtin")" -v f="$(col 3 "$tmp/sockperf")" \
+    -v g="$(col 4 "$tmp/builtin")" -v h="$(col 4 "$tmp/sockperf")" 'BEGIN {
+	printf "ratio builtin-rr/sockperf: transactions/s %.2f x, p50 %.2f x, client CPU per transaction %.2f x, server CPU per transaction %.2f x\n", a / b, c / d, e / f, g / h
 	ok = a / b >= 0.9 && c / d <= 1.1
 	print ok ? "target met (transactions/s >= 0.9 x, p50 <= 1.1 x)" : "target MISSED (transactions/s >= 0.9 x, p50 <= 1.1 x)"
 	exit !ok }'

@@ -7,20 +7,31 @@
  *
  * One thread per CPU we may use (up to 8), each with its own epoll set
  * (level-triggered) of non-blocking connections; the main thread accepts
- * and deals the connections out in turn. A transaction costs the server
- * one epoll_wait, one recv and one write: the request's bytes are taken
- * off the socket with recv(MSG_TRUNC) (counted, not copied), the response
- * comes from one constant buffer.
+ * and deals the connections out in turn. A transaction there costs the
+ * server one epoll_wait, one recv and one write: the request's bytes are
+ * taken off the socket with recv(MSG_TRUNC) (counted, not copied), the
+ * response comes from one constant buffer.
+ *
+ * A connection that has answered LONG requests (builtin-rr's do, builtin-
+ * crr's never) moves to a thread of its own, if one is free: as many of
+ * those as epoll threads, each serving one connection at a time with
+ * blocking calls, one recv and one write a transaction, as sockperf's
+ * server. When the CPUs are busy, the epoll_wait saved is what sets the
+ * transactions/s (bench/rr.sh). A connection moves once at most, handed
+ * over by the epoll thread that holds it, never while a response is owed.
  */
 #include "ff.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -38,12 +49,15 @@ static const char usage[] =
 #define MAX_THREADS 8
 /* The largest write of a response; a larger one is written in pieces. */
 #define CHUNK (1024 * 1024)
+/* Requests answered through epoll before a connection asks for a thread of its own. */
+#define LONG 64
 
 struct conn {
 	int fd;
 	long need;		/* bytes of the request still to come */
 	long long owe;		/* bytes of responses still to write */
 	int waiting_out;	/* EPOLLOUT asked for: the socket was full */
+	unsigned long answered, ask_at;	/* requests answered; when to ask for a thread */
 };
 
 struct worker {
@@ -51,7 +65,16 @@ struct worker {
 	int epfd;
 };
 
+/* A thread for one connection at a time, blocking: idle until posted. */
+struct own {
+	pthread_t tid;
+	sem_t go;
+	struct conn *c;
+	atomic_int busy;	/* taken for c, or serving it */
+};
+
 static struct worker workers[MAX_THREADS];
+static struct own owns[MAX_THREADS];
 static int nworkers;
 static long request_size = 1, response_size = 1;
 static char *response;		/* min(response_size, CHUNK) bytes */
@@ -116,7 +139,78 @@ turn(struct worker *w, struct conn *c)
 		return 0;
 	c->need = request_size;
 	c->owe += response_size;
+	c->answered++;
 	return flush(w, c);
+}
+
+/*
+ * The connection, all answered, to a free thread of its own: 1, or 0 when
+ * none is free (asked again LONG requests later).
+ */
+static int
+move_out(struct worker *w, struct conn *c)
+{
+	int i, idle;
+
+	c->ask_at = c->answered + LONG;
+	for (i = 0; i < nworkers; i++) {
+		idle = 0;
+		if (atomic_compare_exchange_strong(&owns[i].busy, &idle, 1))
+			break;
+	}
+	if (i == nworkers)
+		return 0;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL) < 0)
+		ff_die("epoll_ctl: %s", strerror(errno));
+	owns[i].c = c;
+	sem_post(&owns[i].go);
+	return 1;
+}
+
+/* A moved connection, served with blocking calls until it is over. */
+static void
+converse(struct conn *c)
+{
+	long long owe;
+	ssize_t n;
+
+	/* F_SETFL changes only the status flags: O_NONBLOCK off. */
+	if (fcntl(c->fd, F_SETFL, 0) < 0)
+		return;
+	for (;;) {
+		n = recv(c->fd, NULL, c->need, MSG_TRUNC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		c->need -= n;
+		if (c->need > 0)
+			continue;
+		c->need = request_size;
+		for (owe = response_size; owe > 0; owe -= n) {
+			n = write(c->fd, response, owe < CHUNK ? owe : CHUNK);
+			if (n < 0 && errno == EINTR)
+				n = 0;
+			else if (n < 0)
+				return;
+		}
+	}
+}
+
+static void *
+own_main(void *arg)
+{
+	struct own *o = arg;
+
+	for (;;) {
+		while (sem_wait(&o->go) < 0)
+			;
+		converse(o->c);
+		close(o->c->fd);
+		free(o->c);
+		atomic_store(&o->busy, 0);
+	}
+	return NULL;
 }
 
 static void *
@@ -136,7 +230,8 @@ worker_main(void *arg)
 			if (turn(w, c) < 0) {
 				close(c->fd);
 				free(c);
-			}
+			} else if (c->answered >= c->ask_at && !c->owe)
+				move_out(w, c);
 		}
 	}
 	return NULL;
@@ -159,6 +254,7 @@ adopt(int fd)
 		ff_die("cannot set TCP_NODELAY: %s", strerror(errno));
 	c->fd = fd;
 	c->need = request_size;
+	c->ask_at = LONG;
 	ev.events = EPOLLIN | EPOLLRDHUP;
 	ev.data.ptr = c;
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
@@ -174,6 +270,9 @@ serve(int lfd)
 	for (i = 0; i < nworkers; i++) {
 		workers[i].epfd = ff_load_epoll();
 		ff_load_thread(&workers[i].tid, NULL, worker_main, &workers[i]);
+		if (sem_init(&owns[i].go, 0, 0) < 0)
+			ff_die("sem_init: %s", strerror(errno));
+		ff_load_thread(&owns[i].tid, NULL, own_main, &owns[i]);
 	}
 	ff_accept_loop(lfd, adopt);
 }

@@ -112,6 +112,60 @@ result_sane() {
 	[ ! -s "$BATS_TEST_TMPDIR/server.out" ] && [ ! -s "$BATS_TEST_TMPDIR/server.err" ]
 }
 
+@test "ff-builtin-rr-server: long connections are answered the same, with no epoll_wait a request" {
+	# After 64 requests a connection moves to a thread of its own (blocking
+	# recv and write), one per CPU: on one CPU, three long connections one
+	# after the other each take the thread the one before gave back. The
+	# answers stay whole and in step across the move, and 3 x 600 requests
+	# cost far fewer epoll_waits than requests.
+	skip_unless_program strace taskset
+	local port traced n
+	port=$(free_port)
+	listening "$port" taskset -c 0 strace -f -qq -e trace=epoll_wait,epoll_pwait \
+		-o "$BATS_TEST_TMPDIR/trace" "$SERVER" --port "$port" --request-size 1000 --response-size 7000
+	traced=$(pgrep -P "$server")
+	pids+=("$traced")
+	run -0 python3 - "$port" <<-'EOF'
+		import socket, sys
+		for c in range(3):
+		    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+		    def take(n):
+		        got = b""
+		        while len(got) < n:
+		            b = s.recv(n - len(got))
+		            assert b, "closed"
+		            got += b
+		        return got
+		    for i in range(600):
+		        s.sendall(b"q" * 1000)
+		        assert take(7000) == b"r" * 7000
+		    s.sendall(b"q" * 3000)
+		    assert take(3 * 7000) == b"r" * 3 * 7000
+		    s.sendall(b"q" * 999)
+		    s.settimeout(0.3)
+		    try:
+		        early = s.recv(1)
+		    except socket.timeout:
+		        early = b""
+		    assert early == b"", "answered a partial request"
+		    s.settimeout(5)
+		    s.sendall(b"q")
+		    take(7000)
+		    s.close()
+		print("ok")
+	EOF
+	[ "$output" = ok ]
+	kill -TERM "$traced"
+	wait_exit "$server" 5
+	[ "$status" -eq 0 ]
+	# Calls begun (a call resumed after another thread's is one more line).
+	# Each connection: 64 or so before it moves, 128 if its thread was not
+	# back yet at the 64th; 600 or more each if none moved.
+	n=$(grep -c -E 'epoll_p?wait\(' "$BATS_TEST_TMPDIR/trace")
+	echo "epoll_waits: $n for 3 x 605 requests"
+	[ "$n" -lt 600 ]
+}
+
 @test "builtin-rr: window, samples, a result that adds up, the histogram file" {
 	local port out="$BATS_TEST_TMPDIR/client.out"
 	port=$(free_port)
