@@ -415,8 +415,9 @@ struct ff_spawn_opts {
 	const cpu_set_t *cpus;	/* NULL: inherit affinity */
 	const char *dir;	/* working directory, or NULL */
 	char *const *env;	/* extra NAME=VALUE settings, NULL-terminated */
+	const char *in;		/* a file for its stdin; NULL: /dev/null */
 };
-#define FF_SPAWN_OPTS_INIT { NULL, -1, NULL, NULL, NULL }
+#define FF_SPAWN_OPTS_INIT { NULL, -1, NULL, NULL, NULL, NULL }
 
 /* Start argv[0] (PATH search). Returns 0, or -1 with a message already warned. */
 int ff_spawn(struct ff_child *c, const char *role, char *const argv[],
@@ -776,6 +777,8 @@ char *ff_env_nginx_stream_module(const char *nginx);
 char *ff_env_run(char *const argv[], int *status);
 /* The same, stopped after `seconds` (work that takes a while: openssl). */
 char *ff_run_within(char *const argv[], int *status, double seconds);
+/* The same, its stdin read from the file `in` (no shell to redirect it). */
+char *ff_run_from(char *const argv[], const char *in, int *status, double seconds);
 
 /* ff_skrouterd.c */
 

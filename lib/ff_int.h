@@ -45,6 +45,7 @@ void ff_absolute(const char *path, char *buf, size_t n);
 #define FF_PROBE_MAX_BYTES (1 << 20)
 struct ff_probe {
 	char *const *argv;
+	const char *in;		/* its stdin from this file; NULL: /dev/null */
 	char *out;		/* stdout and stderr, or NULL: did not start */
 	int status;		/* wait status, -1: unknown */
 	struct ff_child c;

@@ -27,6 +27,7 @@ probe_start(struct ff_probe *p)
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -1;
 	o.out_fd = fds[1];
+	o.in = p->in;
 	/*
 	 * In the child, after stdout became the pipe, opening /dev/stdout
 	 * opens that pipe again: stderr joins it (nginx -v writes there).
@@ -118,14 +119,20 @@ ff_probes_run(struct ff_probe *p, size_t n)
 }
 
 char *
-ff_run_within(char *const argv[], int *status, double seconds)
+ff_run_from(char *const argv[], const char *in, int *status, double seconds)
 {
-	struct ff_probe p = { .argv = argv };
+	struct ff_probe p = { .argv = argv, .in = in };
 
 	probes_run(&p, 1, seconds);
 	if (status)
 		*status = p.status;
 	return p.out;
+}
+
+char *
+ff_run_within(char *const argv[], int *status, double seconds)
+{
+	return ff_run_from(argv, NULL, status, seconds);
 }
 
 char *

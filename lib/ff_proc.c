@@ -153,7 +153,9 @@ child_exec(char *const argv[], const struct ff_spawn_opts *o, int errfd,
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
-	fd = open("/dev/null", O_RDONLY);
+	fd = open(o->in ? o->in : "/dev/null", O_RDONLY);
+	if (fd < 0 && o->in)
+		goto fail;
 	if (fd >= 0 && fd != 0) {
 		dup2(fd, 0);
 		close(fd);

@@ -497,11 +497,10 @@ hosts_send_private(const char *role, const char *label, const char *const paths[
 		return NULL;
 	}
 	ff_buf_free(&b);
-	/* ssh's input from the script, by a shell here: its argument names the file only. */
-	ff_argv_addl(&a, "sh", "-c", "exec \"$@\" <\"$0\"", scratch, NULL);
+	/* ssh's input is the script (no shell here to redirect it); its argument names nothing secret. */
 	ssh_session(&a, &masters[r->master]);
 	ff_argv_add(&a, "sh");
-	out = ff_run_within(a.v, &st, REMOTE_SECONDS);
+	out = ff_run_from(a.v, scratch, &st, REMOTE_SECONDS);
 	unlink(scratch);
 	ff_argv_free(&a);
 	dir = out ? strstr(out, "flimflam-dir /") : NULL;
