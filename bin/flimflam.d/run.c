@@ -492,6 +492,17 @@ reap_pipeline(pipeline *p, int *sig)
 	for (i = 0; i < nstatuses; i++) {
 		int st = statuses[i];
 
+		/*
+		 * A lost connection is said whenever it came: a stage after it
+		 * (the client, reset by a relay that went with it) may have
+		 * ended the pipeline first, and its session was then closed.
+		 */
+		if (!*sig && i < nstages && hosts_lost(stages[i].role) && st != 0) {
+			failed = 1;
+			ff_warn("%s: lost the ssh connection to '%s'", stage_name(p, i),
+				hosts_lost(stages[i].role));
+			continue;
+		}
 		/* A session we closed ends as ssh ends on SIGTERM. */
 		if (i < nstages && stages[i].ended &&
 		    ((WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) ||
@@ -504,10 +515,7 @@ reap_pipeline(pipeline *p, int *sig)
 		 * A stage that failed said why; one that did not, we word. One
 		 * whose reader went away (141) stopped for the stage after it.
 		 */
-		if (!*sig && i < nstages && hosts_lost(stages[i].role))
-			ff_warn("%s: lost the ssh connection to '%s'", stage_name(p, i),
-				hosts_lost(stages[i].role));
-		else if (!*sig && (WIFSIGNALED(st) || (WEXITSTATUS(st) >= 126 &&
+		if (!*sig && (WIFSIGNALED(st) || (WEXITSTATUS(st) >= 126 &&
 						      WEXITSTATUS(st) != 128 + SIGPIPE)))
 			ff_warn("%s %s", stage_name(p, i), ff_status_how(st));
 	}
