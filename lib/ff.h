@@ -468,7 +468,10 @@ noreturn void ff_exit_signalled(void);
  */
 int ff_sleep(double seconds);
 
-/* CPU time (user + system) of a process and its descendants, in seconds; -1 if gone. */
+/*
+ * CPU time (user + system) of a process and its descendants, in seconds,
+ * to the nanosecond (schedstat; ticks where the kernel has none); -1 if gone.
+ */
 double ff_proc_cpu_s(pid_t pid);
 /* Peak RSS (VmHWM) summed over a process and its descendants, bytes; -1 if gone. */
 long long ff_proc_hwm_bytes(pid_t pid);

@@ -50,7 +50,7 @@ chain_ok() {
 		([range(0; $h - 1) as $i | .relays[$i].target_port == .relays[$i + 1].port] | all) and
 		([.relays[].pid] | unique | length) == $h and all(.relays[]; .program == $relay)' \
 		--argjson h "$n" --arg relay "$relay"
-	# CPU is counted in ticks (10 ms): a relay of a slow 1 s window may have none.
+	# A relay of a slow 1 s window may have used next to no CPU: more than none, together.
 	event_ok "$f" resources '[.relays[].role] == [range(1; $h + 1) | "r\(.)"] and
 		all(.relays[]; .cpu_fraction >= 0 and .max_rss_bytes > 0) and ([.relays[].cpu_fraction] | add) > 0' \
 		--argjson h "$n"

@@ -2,8 +2,9 @@
 # Unit tests of pure functions, as C programs `make` builds in t/unit/:
 # ff-bench's statistics (t/unit/stats-test.c, against values computed
 # independently by t/unit/mw-reference.py and by hand), and the matrix of
-# lib/ff_matrix.c held against README's tables (t/unit/matrix.c), and what
-# a probe of lib takes of a program's output (t/unit/probe.c).
+# lib/ff_matrix.c held against README's tables (t/unit/matrix.c), what
+# a probe of lib takes of a program's output (t/unit/probe.c), and the CPU
+# time lib reads of a process (t/unit/cputime.c).
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -162,4 +163,13 @@ readme_table() {
 	run -0 "$TOP/t/unit/probe" sh -c "head -c 2000000 /dev/zero | tr '\\0' x"
 	read -r _ got _ <<<"$output"
 	[ "$got" -ge 1048576 ] && [ "$got" -lt 2000000 ] || { echo "$output"; false; }
+}
+
+@test "CPU time of a process: to the nanosecond, not in 10 ms ticks (4 ms burnt reads as 4 ms)" {
+	[ -x "$TOP/t/unit/cputime" ] || fail "t/unit/cputime is not built (make builds it)"
+	run -0 "$TOP/t/unit/cputime"
+	echo "$output"
+	# The kernel's clock of the process against lib's read of /proc: within
+	# 1 ms (ticks would read 0 or 10 ms for the 4 ms burnt).
+	awk '$1 == "lib" && $3 == "clock" && $4 >= 0.004 && ($2 - $4 < 0.001 && $4 - $2 < 0.001) { ok = 1 } END { exit !ok }' <<<"$output"
 }
