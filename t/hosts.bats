@@ -453,20 +453,18 @@ relay_pids() {
 @test "run --hosts --hops 3: a chain of three nginx relays on three hosts, each in front of the next; data moves, nothing left" {
 	skip_unless_program nginx
 	hosts_up 4
-	run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --hops 3 --warmup 1 --duration 2 --interval 1 \
-		--hosts "r1=ns1/${HOST_ADDR[1]},r2=ns2/${HOST_ADDR[2]},r3=ns3/${HOST_ADDR[3]},server=ns4/${HOST_ADDR[4]}"
-	wait_status "$RUN_PID"
-	# About 1 run in 20 on a busy machine, the three nginx (1.22) stop
-	# passing data mid-warmup: each sleeps in epoll_wait with bytes unread
-	# in its sockets both ways (seen in /proc/net/tcp and /proc/PID/stack),
-	# and the client fails the run, as it must. Not flimflam's: once more.
-	if [ "$status" -eq 1 ] && grep -q 'nothing came back in the 2 s window' "$BATS_TEST_TMPDIR/ev.err"; then
-		echo "# the nginx chain passed nothing (see the comment): once more" >&3
-		hosts_clean 10
+	# Now and then on a busy machine the chain passes nothing in the whole
+	# window (TCP's zero-window probes back off to seconds: README "TCP
+	# stalls"), and the client fails the run, as it must: once more then.
+	for try in 1 2; do
 		run_hosts "$BATS_TEST_TMPDIR/ev" -w builtin -r nginx --hops 3 --warmup 1 --duration 2 --interval 1 \
 			--hosts "r1=ns1/${HOST_ADDR[1]},r2=ns2/${HOST_ADDR[2]},r3=ns3/${HOST_ADDR[3]},server=ns4/${HOST_ADDR[4]}"
 		wait_status "$RUN_PID"
-	fi
+		[ "$try" -eq 1 ] && [ "$status" -eq 1 ] &&
+			grep -q 'nothing came back in the 2 s window' "$BATS_TEST_TMPDIR/ev.err" || break
+		echo "# the nginx chain passed nothing (see the comment): once more" >&3
+		hosts_clean 10
+	done
 	cat "$BATS_TEST_TMPDIR/ev.err"
 	[ "$status" -eq 0 ]
 	ev="$BATS_TEST_TMPDIR/ev"
