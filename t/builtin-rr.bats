@@ -81,28 +81,13 @@ result_sane() {
 	local port
 	port=$(free_port)
 	listening "$port" "$SERVER" --port "$port" --request-size 1000 --response-size 70000
-	run -0 python3 - "$port" <<-'EOF'
+	run -0 python3 - "$port" "$TOP/t/fixtures/rr" <<-'EOF'
 		import socket, sys
+		sys.dont_write_bytecode = True	# nothing written into the checkout
+		sys.path.insert(0, sys.argv[2])
+		from framing import framing
 		s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-		def take(n):
-		    got = b""
-		    while len(got) < n:
-		        b = s.recv(n - len(got))
-		        assert b, "closed"
-		        got += b
-		    return got
-		s.sendall(b"q" * 3000)
-		assert take(3 * 70000) == b"r" * 3 * 70000
-		s.sendall(b"q" * 999)
-		s.settimeout(0.3)
-		try:
-		    early = s.recv(1)
-		except socket.timeout:
-		    early = b""
-		assert early == b"", "answered a partial request"
-		s.settimeout(5)
-		s.sendall(b"q")
-		take(70000)
+		framing(s, 1000, 70000)
 		print("ok")
 	EOF
 	[ "$output" = ok ]
@@ -125,32 +110,16 @@ result_sane() {
 		-o "$BATS_TEST_TMPDIR/trace" "$SERVER" --port "$port" --request-size 1000 --response-size 7000
 	traced=$(pgrep -P "$server")
 	pids+=("$traced")
-	run -0 python3 - "$port" <<-'EOF'
+	run -0 python3 - "$port" "$TOP/t/fixtures/rr" <<-'EOF'
 		import socket, sys
+		sys.dont_write_bytecode = True	# nothing written into the checkout
+		sys.path.insert(0, sys.argv[2])
+		from framing import framing, one
 		for c in range(3):
 		    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-		    def take(n):
-		        got = b""
-		        while len(got) < n:
-		            b = s.recv(n - len(got))
-		            assert b, "closed"
-		            got += b
-		        return got
 		    for i in range(600):
-		        s.sendall(b"q" * 1000)
-		        assert take(7000) == b"r" * 7000
-		    s.sendall(b"q" * 3000)
-		    assert take(3 * 7000) == b"r" * 3 * 7000
-		    s.sendall(b"q" * 999)
-		    s.settimeout(0.3)
-		    try:
-		        early = s.recv(1)
-		    except socket.timeout:
-		        early = b""
-		    assert early == b"", "answered a partial request"
-		    s.settimeout(5)
-		    s.sendall(b"q")
-		    take(7000)
+		        one(s, 1000, 7000)
+		    framing(s, 1000, 7000)
 		    s.close()
 		print("ok")
 	EOF
