@@ -326,43 +326,32 @@ ff_accept_loop(int lfd, void (*adopt)(int fd))
 	}
 }
 
-/* The value under `name` in a "TcpExt:" names line and its values line; -1 if absent. */
-static long long
-netstat_value(char *names, char *values, const char *name)
-{
-	char *sn, *sv, *n = strtok_r(names, " \n", &sn), *v = strtok_r(values, " \n", &sv);
-
-	for (; n && v; n = strtok_r(NULL, " \n", &sn), v = strtok_r(NULL, " \n", &sv))
-		if (!strcmp(n, name))
-			return strtoll(v, NULL, 10);
-	return -1;
-}
-
 int
 ff_tcp_stalls_read(struct ff_tcp_stalls *s)
 {
 	static const char *const names[] = { "TCPTimeouts", "TCPWinProbe", "TCPMemoryPressures", "TCPRcvQDrop" };
 	long long *out[] = { &s->timeouts, &s->window_probes, &s->memory_pressures, &s->rcvq_drops };
-	char names_line[8192], values_line[8192], a[8192], b[8192];
+	char nl[8192] = "", vl[8192] = "", *sn, *sv, *n, *v;
 	FILE *f = fopen("/proc/net/netstat", "re");
-	int found = 0;
+	size_t i, found = 0;
 
 	if (!f)
 		return -1;
-	while (fgets(names_line, sizeof(names_line), f) && fgets(values_line, sizeof(values_line), f))
-		if (!strncmp(names_line, "TcpExt:", 7) && !strncmp(values_line, "TcpExt:", 7)) {
-			found = 1;
+	while (fgets(nl, sizeof(nl), f) && fgets(vl, sizeof(vl), f))
+		if (!strncmp(nl, "TcpExt:", 7) && !strncmp(vl, "TcpExt:", 7))
 			break;
-		}
 	fclose(f);
-	if (!found)
+	if (strncmp(nl, "TcpExt:", 7) || strncmp(vl, "TcpExt:", 7))
 		return -1;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		/* strtok_r writes into its string: a copy of each line per name. */
-		snprintf(a, sizeof(a), "%s", names_line);
-		snprintf(b, sizeof(b), "%s", values_line);
-		if ((*out[i] = netstat_value(a, b, names[i])) < 0)
-			return -1;
-	}
-	return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		*out[i] = -1;
+	/* The names line and the values line, walked together once. */
+	for (n = strtok_r(nl, " \n", &sn), v = strtok_r(vl, " \n", &sv); n && v;
+	     n = strtok_r(NULL, " \n", &sn), v = strtok_r(NULL, " \n", &sv))
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(n, names[i]) && *out[i] < 0) {
+				*out[i] = strtoll(v, NULL, 10);
+				found++;
+			}
+	return found == sizeof(names) / sizeof(names[0]) ? 0 : -1;
 }
