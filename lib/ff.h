@@ -56,6 +56,9 @@
 #define FF_SCHEMA 1
 
 #define FF_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* A macro's value as a string literal: a bound and the message that names it agree. */
+#define FF_STR_(x) #x
+#define FF_STR(x) FF_STR_(x)
 
 /* ff_err.c */
 

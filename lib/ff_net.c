@@ -343,15 +343,15 @@ ff_tcp_stalls_read(struct ff_tcp_stalls *s)
 	fclose(f);
 	if (strncmp(nl, "TcpExt:", 7) || strncmp(vl, "TcpExt:", 7))
 		return -1;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (i = 0; i < FF_ARRAY_SIZE(names); i++)
 		*out[i] = -1;
 	/* The names line and the values line, walked together once. */
 	for (n = strtok_r(nl, " \n", &sn), v = strtok_r(vl, " \n", &sv); n && v;
 	     n = strtok_r(NULL, " \n", &sn), v = strtok_r(NULL, " \n", &sv))
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		for (i = 0; i < FF_ARRAY_SIZE(names); i++)
 			if (!strcmp(n, names[i]) && *out[i] < 0) {
 				*out[i] = strtoll(v, NULL, 10);
 				found++;
 			}
-	return found == sizeof(names) / sizeof(names[0]) ? 0 : -1;
+	return found == FF_ARRAY_SIZE(names) ? 0 : -1;
 }

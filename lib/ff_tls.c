@@ -24,7 +24,7 @@ ff_tls_file(const char *rundir, const char *name)
  * read (-config /dev/null where it takes one): the run's certificates are
  * what the arguments say.
  */
-#define OPENSSL_SECONDS 60	/* the message below says it */
+#define OPENSSL_SECONDS 60
 
 static int
 openssl(char *const args[], char *why, size_t n)
@@ -46,7 +46,7 @@ openssl(char *const args[], char *why, size_t n)
 			*nl = 0;
 		nl = strrchr(out, '\n');
 		snprintf(why, n, "'openssl %s' %s: %s", args[0],
-			 status == -1 ? "did not finish within 60 s" : ff_status_how(status),
+			 status == -1 ? "did not finish within " FF_STR(OPENSSL_SECONDS) " s" : ff_status_how(status),
 			 nl ? nl + 1 : out);
 	}
 	ff_argv_free(&a);

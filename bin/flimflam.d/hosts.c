@@ -506,7 +506,7 @@ hosts_send_private(const char *role, const char *label, const char *const paths[
 	dir = out ? strstr(out, "flimflam-dir /") : NULL;
 	if (!out || st != 0 || !dir) {
 		snprintf(why, wn, "cannot copy %s's files to %s (ssh %s): %.200s", role, r->dest,
-			 !out ? "did not start" : st == -1 ? "took more than 30 s" : ff_status_how(st),
+			 !out ? "did not start" : st == -1 ? "took more than " FF_STR(REMOTE_SECONDS) " s" : ff_status_how(st),
 			 out && *out ? first_line(out) : "it said nothing");
 		free(out);
 		return NULL;

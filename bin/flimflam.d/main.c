@@ -25,6 +25,9 @@
 
 #include <pipeline.h>
 
+/* ff-capture --check before a run: it opens perf events and starts programs. */
+#define CAPTURE_CHECK_SECONDS 30
+
 static const char usage[] =
 	"usage: flimflam [--verbose] [--quiet] [--debug] [-h] {command} ...\n"
 	"\n"
@@ -562,11 +565,11 @@ capture_check(const struct cmd *c)
 		argv[samples(c) ? 9 : 5] = (char *)opt.build[0];
 	}
 	/* It opens perf events and starts programs: longer than a version probe on a busy machine. */
-	out = ff_run_within(argv, &status, 30);
+	out = ff_run_within(argv, &status, CAPTURE_CHECK_SECONDS);
 	if (!out)
 		ff_die("cannot run '%s'", path);
 	if (status == -1)
-		ff_die("checking what this machine can capture took more than 30 s");
+		ff_die("checking what this machine can capture took more than " FF_STR(CAPTURE_CHECK_SECONDS) " s");
 	/* Its stdout and stderr together: the answer is the line that is a check event. */
 	for (line = out; *line && !ev; line = next) {
 		next = line + strcspn(line, "\n");
