@@ -185,7 +185,7 @@ take_run(const json_t *rec, const struct results *r, int group, int run, void *a
 	json_object_set_new(o, "run_dir", ff_json_text(dir));
 	free(dir);
 	for (m = 0; m < M_N; m++)
-		if (ru->have & (1u << m))
+		if ((ru->have & (1u << m)) && metric_applies(m, g->k.workload))
 			json_object_set_new(v, metrics[m].key, json_real(ru->v[m]));
 	json_object_set_new(o, "v", v);
 	json_object_set_new(o, "latency", ru->status == 'o' ?
@@ -226,16 +226,24 @@ cmp_case(const void *a, const void *b)
 	return x->order - y->order;
 }
 
-/* Series by file, then builds before relays, relays in the matrix's order, then as they came. */
+/*
+ * Builds before relays, builds as bench's --build options came, relays in
+ * the matrix's order, then by name, then by file: one series of each file
+ * side by side (base, new).
+ */
 static int
 cmp_series(const void *a, const void *b)
 {
 	const struct rseries *x = &sort_pg->series[*(const int *)a], *y = &sort_pg->series[*(const int *)b];
 	int d;
 
-	if ((d = x->file - y->file) || (d = y->build - x->build))
+	if ((d = y->build - x->build))
+		return d;
+	if (x->build && (d = x->rank - y->rank))
 		return d;
 	if (!x->build && (d = name_at(ff_relays, x->name) - name_at(ff_relays, y->name)))
+		return d;
+	if ((d = strcmp(x->name, y->name)) || (d = x->file - y->file))
 		return d;
 	return *(const int *)a - *(const int *)b;
 }
@@ -334,6 +342,7 @@ page_data(struct page *pg)
 		json_array_append_new(ms, json_pack("{s:s,s:s,s:b}", "key", metrics[i].key, "title",
 						    metrics[i].title, "higher_better", metrics[i].higher_better));
 	json_object_set_new(d, "generated", json_string(ff_iso_time()));
+	json_object_set_new(d, "threshold_pct", json_real(THRESHOLD));
 	json_object_set_new(d, "version", json_string(FF_VERSION));
 	json_object_set_new(d, "files", files);
 	json_object_set_new(d, "metrics", ms);

@@ -74,6 +74,8 @@ series_stats(const struct page *pg, int s)
 
 	for (i = 0; i < FF_ARRAY_SIZE(strip_metrics); i++) {
 		m = strip_metrics[i];
+		if (!metric_applies(m, pg->cases[pg->series[s].c].k.workload))
+			continue;
 		n = series_values(pg, s, m, &v);
 		if (n) {
 			stats_of(v, n, &st);	/* sorts v */
@@ -88,19 +90,22 @@ series_stats(const struct page *pg, int s)
 
 /*
  * The change of NEW against BASE for metric m, as compare judges it: the
- * Hodges-Lehmann shift with its 95% interval, in % of the base median,
- * and the Mann-Whitney p; the q and the verdict come once every change of
- * the page is known (all_changes).
+ * Hodges-Lehmann shift (the median of every difference new - base) with
+ * its 95% interval, in % of the base median, and the Mann-Whitney p; the
+ * q and the verdict come once every change of the page is known
+ * (all_changes). Beside it the medians and their change, in % of the base
+ * median: when that and the shift point opposite ways, the runs are too
+ * spread to tell (spread).
  */
 struct change {
-	double pct, lo, hi, p;
-	int too_few;
+	double pct, lo, hi, p, base_median, new_median, median_pct;
+	int too_few, spread;
 };
 
 static void
 change_of(double *x, int nx, double *y, int ny, struct change *c)
 {
-	struct stats b;
+	struct stats b, nw;
 	struct utest t;
 	struct shift sh;
 	double base;
@@ -114,6 +119,11 @@ change_of(double *x, int nx, double *y, int ny, struct change *c)
 	c->hi = base != 0 ? sh.hi / base * 100 : NAN;
 	c->p = t.p;
 	c->too_few = nx < MIN_RUNS || ny < MIN_RUNS;
+	c->median_pct = median_change_pct(x, nx, y, ny);
+	c->base_median = b.median;
+	stats_of(y, ny, &nw);
+	c->new_median = nw.median;
+	c->spread = signs_disagree(c->pct, c->median_pct);
 }
 
 json_t *
@@ -127,10 +137,13 @@ static void
 changes_of(const struct page *pg, int sb, int sn, json_t *out)
 {
 	struct change ch;
+	json_t *o;
 	double *x, *y;
 	int m, nx, ny;
 
 	for (m = 0; m < M_NCMP; m++) {
+		if (!metric_applies(m, pg->cases[pg->series[sb].c].k.workload))
+			continue;
 		nx = series_values(pg, sb, m, &x);
 		ny = series_values(pg, sn, m, &y);
 		if (nx && ny) {
@@ -140,6 +153,11 @@ changes_of(const struct page *pg, int sb, int sn, json_t *out)
 				"metric", metrics[m].key, "m", m, "higher_better", metrics[m].higher_better,
 				"pct", num_or_null(ch.pct), "lo", num_or_null(ch.lo), "hi", num_or_null(ch.hi),
 				"p", ch.p, "n_base", nx, "n_new", ny, "too_few", ch.too_few));
+			o = json_array_get(out, json_array_size(out) - 1);
+			json_object_set_new(o, "base_median", json_real(ch.base_median));
+			json_object_set_new(o, "new_median", json_real(ch.new_median));
+			json_object_set_new(o, "median_pct", num_or_null(ch.median_pct));
+			json_object_set_new(o, "too_spread", json_boolean(ch.spread));
 		}
 		free(x);
 		free(y);
