@@ -134,9 +134,9 @@
 			var x = scale(v);
 			s('line', { x1: x, x2: x, y1: f.y0, y2: f.y1 }, gr);
 			s('line', { x1: x, x2: x, y1: f.y1, y2: f.y1 + 4 }, g);
-			s('text', { x: x, y: f.y1 + 15, 'text-anchor': 'middle' }, g, fmt(v));
+			s('text', { class: 'tick x', x: x, y: f.y1 + 15, 'text-anchor': 'middle' }, g, fmt(v));
 		});
-		s('text', { x: (f.x0 + f.x1) / 2, y: f.y1 + 30, 'text-anchor': 'middle' }, g, label);
+		s('text', { class: 'axis-title x', x: (f.x0 + f.x1) / 2, y: f.y1 + 30, 'text-anchor': 'middle' }, g, label);
 	}
 	function yAxis(f, scale, tv, fmt, label) {
 		var g = s('g', { class: 'axis' }, f.svg), gr = s('g', { class: 'grid' }, f.svg);
@@ -144,9 +144,9 @@
 		tv.forEach(function (v) {
 			var y = scale(v);
 			s('line', { x1: f.x0, x2: f.x1, y1: y, y2: y }, gr);
-			s('text', { x: f.x0 - 5, y: y + 4, 'text-anchor': 'end' }, g, fmt(v));
+			s('text', { class: 'tick y', x: f.x0 - 5, y: y + 4, 'text-anchor': 'end' }, g, fmt(v));
 		});
-		s('text', { x: 12, y: (f.y0 + f.y1) / 2, 'text-anchor': 'middle',
+		s('text', { class: 'axis-title y', x: 12, y: (f.y0 + f.y1) / 2, 'text-anchor': 'middle',
 			transform: 'rotate(-90 12 ' + (f.y0 + f.y1) / 2 + ')' }, g, label);
 	}
 	/* Ticks of a log axis from 10^l0 to 10^l1: the decades, and 2 and 5 of each when they are few. */
