@@ -352,6 +352,53 @@
 	function at(e, left) { e.style.left = left.toFixed(3) + '%'; return e; }
 
 	/*
+	 * A change: its case and series on a row of their own, whole (the sizes
+	 * tell cases apart), then its figures, verdict and track. 1 if a point
+	 * is drawn.
+	 */
+	function changeRow(tb, ch, key, sc) {
+		var mt = METRIC[key], thr = D.threshold_pct;
+		var b = D.series[ch.base], n = D.series[ch.new];
+		var name = D.cases[ch.case].title + ' · ' + n.label + ' vs ' + b.label;
+		h('th', { class: 'case-name', colspan: 5 }, h('tr', { class: 'name-row' }, tb), name);
+		var tr = h('tr', {}, tb);
+		var spread = ch.too_spread, shown = spread ? 'too spread to tell' : ch.verdict;
+		var col = spread ? verdictColour('') : verdictColour(ch.verdict);
+		h('td', { class: 'num' }, tr, mt.fmt(ch.base_median) + ' → ' + mt.fmt(ch.new_median));
+		h('td', { class: 'num', 'data-median-pct': num(ch.median_pct) }, tr,
+			ch.median_pct === null ? 'n/a' : pct(ch.median_pct));
+		h('td', { class: 'num' }, tr, ch.pct === null ? 'n/a (base median 0)' : pct(ch.pct) +
+			(ch.lo !== null && ch.hi !== null ? ' [' + pct(ch.lo) + ', ' + pct(ch.hi) + ']' : ' [no interval]'));
+		var vd = h('td', { class: 'verdict', 'data-shown': shown }, tr);
+		h('span', { style: 'color:' + col }, vd, shown);
+		h('span', { class: 'stats' }, vd, (spread ? 'compare: ' + ch.verdict + '; ' : '') + 'p=' + ch.p.toPrecision(2) +
+			(ch.q !== null ? ', q=' + ch.q.toPrecision(2) : '') + ', n=' + ch.n_base + '+' + ch.n_new);
+		var track = h('div', { class: 'track' }, h('td', { class: 'track-cell' }, tr));
+		var band = at(h('div', { class: 'band', 'data-lo': -thr, 'data-hi': thr }, track), sc.pos(-thr));
+		band.style.width = (sc.pos(thr) - sc.pos(-thr)).toFixed(3) + '%';
+		sc.ticks.forEach(function (v) { at(h('div', { class: v === 0 ? 'grid zero' : 'grid' }, track), sc.pos(v)); });
+		if (ch.pct === null)
+			return 0;
+		if (ch.lo !== null && ch.hi !== null) {
+			var ci = at(h('div', { class: 'change-ci' }, track), sc.pos(ch.lo));
+			ci.style.width = (sc.pos(ch.hi) - sc.pos(ch.lo)).toFixed(3) + '%';
+			ci.style.background = col;
+		}
+		if (ch.median_pct !== null)
+			at(h('div', { class: 'median-change', 'data-value': num(ch.median_pct),
+				title: 'medians: ' + pct(ch.median_pct) }, track), sc.pos(ch.median_pct));
+		var dot = at(h('div', { class: 'change', 'data-case': ch.case, 'data-metric': key,
+			'data-base': ch.base, 'data-new': ch.new, 'data-value': num(ch.pct), 'data-lo': num(ch.lo),
+			'data-hi': num(ch.hi), 'data-median-pct': num(ch.median_pct), 'data-p': num(ch.p),
+			'data-q': num(ch.q), 'data-verdict': ch.verdict, 'data-spread': spread ? 'yes' : 'no',
+			title: name + '\nshift ' + pct(ch.pct) + ', medians ' + (ch.median_pct === null ? 'n/a' : pct(ch.median_pct)) +
+				': ' + shown }, track), sc.pos(ch.pct));
+		dot.style.borderColor = col;
+		dot.style.background = ch.significant && !spread ? col : '#fff';
+		return 1;
+	}
+
+	/*
 	 * Changes: a table per metric, a row per case and pair of series, on
 	 * one scale for the page: the medians of base and new and their change,
 	 * the Hodges-Lehmann shift with its interval (what compare's verdict
@@ -396,47 +443,7 @@
 				at(h('span', { class: 'tick', 'data-tick': v }, axis, v === 0 ? '0' : pct(v).replace('.0%', '%')), sc.pos(v));
 			});
 			var tb = h('tbody', {}, t);
-			rows.forEach(function (ch) {
-				var b = D.series[ch.base], n = D.series[ch.new];
-				var name = D.cases[ch.case].title + ' · ' + n.label + ' vs ' + b.label;
-				/* The case and series on a row of their own, whole: the sizes tell cases apart. */
-				h('th', { class: 'case-name', colspan: 5 }, h('tr', { class: 'name-row' }, tb), name);
-				var tr = h('tr', {}, tb);
-				var spread = ch.too_spread, shown = spread ? 'too spread to tell' : ch.verdict;
-				var col = spread ? verdictColour('') : verdictColour(ch.verdict);
-				h('td', { class: 'num' }, tr, mt.fmt(ch.base_median) + ' → ' + mt.fmt(ch.new_median));
-				h('td', { class: 'num', 'data-median-pct': num(ch.median_pct) }, tr,
-					ch.median_pct === null ? 'n/a' : pct(ch.median_pct));
-				h('td', { class: 'num' }, tr, ch.pct === null ? 'n/a (base median 0)' : pct(ch.pct) +
-					(ch.lo !== null && ch.hi !== null ? ' [' + pct(ch.lo) + ', ' + pct(ch.hi) + ']' : ' [no interval]'));
-				var vd = h('td', { class: 'verdict', 'data-verdict': shown }, tr);
-				h('span', { style: 'color:' + col }, vd, shown);
-				h('span', { class: 'stats' }, vd, (spread ? 'compare: ' + ch.verdict + '; ' : '') + 'p=' + ch.p.toPrecision(2) +
-					(ch.q !== null ? ', q=' + ch.q.toPrecision(2) : '') + ', n=' + ch.n_base + '+' + ch.n_new);
-				var track = h('div', { class: 'track' }, h('td', { class: 'track-cell' }, tr));
-				var band = at(h('div', { class: 'band', 'data-lo': -thr, 'data-hi': thr }, track), sc.pos(-thr));
-				band.style.width = (sc.pos(thr) - sc.pos(-thr)).toFixed(3) + '%';
-				sc.ticks.forEach(function (v) { at(h('div', { class: v === 0 ? 'grid zero' : 'grid' }, track), sc.pos(v)); });
-				if (ch.pct === null)
-					return;
-				if (ch.lo !== null && ch.hi !== null) {
-					var ci = at(h('div', { class: 'change-ci' }, track), sc.pos(ch.lo));
-					ci.style.width = (sc.pos(ch.hi) - sc.pos(ch.lo)).toFixed(3) + '%';
-					ci.style.background = col;
-				}
-				if (ch.median_pct !== null)
-					at(h('div', { class: 'median-change', 'data-value': num(ch.median_pct),
-						title: 'medians: ' + pct(ch.median_pct) }, track), sc.pos(ch.median_pct));
-				var dot = at(h('div', { class: 'change', 'data-case': ch.case, 'data-metric': key,
-					'data-base': ch.base, 'data-new': ch.new, 'data-value': num(ch.pct), 'data-lo': num(ch.lo),
-					'data-hi': num(ch.hi), 'data-median-pct': num(ch.median_pct), 'data-p': num(ch.p),
-					'data-q': num(ch.q), 'data-verdict': ch.verdict, 'data-spread': spread ? 'yes' : 'no',
-					title: name + '\nshift ' + pct(ch.pct) + ', medians ' + (ch.median_pct === null ? 'n/a' : pct(ch.median_pct)) +
-						': ' + shown }, track), sc.pos(ch.pct));
-				dot.style.borderColor = col;
-				dot.style.background = ch.significant && !spread ? col : '#fff';
-				npts++;
-			});
+			rows.forEach(function (ch) { npts += changeRow(tb, ch, key, sc); });
 			box.setAttribute('data-points', npts);
 		});
 	}
