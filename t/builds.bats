@@ -258,6 +258,8 @@ maps_has() {
 	echo "$output"
 	echo "$stderr"
 	grep -q '^flimflam bench: \[1/10\] builtin nginx tcp build b' <<<"$stderr"
+	# Copies of one binary: said before the runs, where the verdict will be.
+	grep -q "^flimflam bench: builds a and b are one binary (sha256 [0-9a-f]\{12\}): their changes can only be noise$" <<<"$stderr"
 	jq -e -s 'all(.[]; .build.order == {"a": 0, "b": 1}[.build.label])' "$f"
 	# The verdict of b against a: a line per metric, each "no change", never
 	# better or worse (a run lost to a busy machine leaves fewer than 5: inconclusive).

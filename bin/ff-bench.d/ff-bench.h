@@ -92,6 +92,10 @@ long long moses_k(int n1, int n2, double alpha, int *exact);
 void hodges_lehmann(const double *base, int n1, const double *new, int n2, double alpha,
 		    struct shift *s);
 void bh_adjust(const double *p, int n, double *q);
+/* The change of the medians from x (base) to y (new), in % of the base median; NAN if 0. Sorts both. */
+double median_change_pct(double *x, int nx, double *y, int ny);
+/* Do the shift and the change of the medians point opposite ways? (Too spread to tell.) */
+int signs_disagree(double shift_pct, double median_pct);
 
 /* Metrics, their formats and their meaning (table.c) */
 
@@ -109,6 +113,8 @@ struct metric {
 	void (*fmt)(double, char *, size_t);
 };
 extern const struct metric metrics[M_N];
+/* Does metric m mean something for the workload? (Not CPU per GB for request/response.) */
+int metric_applies(int m, const char *workload);
 
 /* Results: the runs of a results file or a bench, by case (results.c) */
 

@@ -324,3 +324,28 @@ bh_adjust(const double *p, int n, double *q)
 	}
 	free(o);
 }
+
+/*
+ * The change of the medians from a base sample x to a new one y, in % of
+ * the base median (NAN when that is 0). Sorts x and y.
+ */
+double
+median_change_pct(double *x, int nx, double *y, int ny)
+{
+	struct stats b, n;
+
+	stats_of(x, nx, &b);
+	stats_of(y, ny, &n);
+	return b.median != 0 ? (n.median - b.median) / fabs(b.median) * 100 : NAN;
+}
+
+/*
+ * Do the Hodges-Lehmann shift and the change of the medians point opposite
+ * ways (one above 0, the other below)? Then the runs are too spread to
+ * tell which way the change goes, whatever the test says.
+ */
+int
+signs_disagree(double shift_pct, double median_pct)
+{
+	return (shift_pct > 0 && median_pct < 0) || (shift_pct < 0 && median_pct > 0);
+}
