@@ -17,16 +17,19 @@ LIBSRC   = $(wildcard lib/*.c)
 LIBOBJ   = $(LIBSRC:.c=.o)
 BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
 	   builtin/ff-builtin-rr-client builtin/ff-builtin-rr-server
-# Each program and its objects. flimflam, ff-bench, ff-capture and ff-flame
-# are built from several files each, with a private header, in bin/NAME.d/.
+# Each program and its objects. flimflam, ff-bench, ff-capture, ff-flame and
+# ff-topology are built from several files each, with a private header, in
+# bin/NAME.d/ (ff-topology's relay drivers: relay_NAME.o).
 PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload
 FLIMFLAM_OBJ = $(addprefix bin/flimflam.d/,main.o run.o summary.o hosts.o)
 FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o run.o results.o table.o compare.o stats.o report.o report_stats.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
-PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o,$(PROGS:=.o)) \
-	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ)
+FF_TOPOLOGY_OBJ = $(addprefix bin/ff-topology.d/,main.o chain.o conf.o tls.o env.o \
+	relay_skrouterd.o relay_nghttpx.o relay_nginx.o relay_none.o)
+PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-topology.o,$(PROGS:=.o)) \
+	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_TOPOLOGY_OBJ)
 # Unit tests of pure functions, run by t/unit.bats (t/hist.bats builds its
 # own); never installed.
 UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime
@@ -38,7 +41,7 @@ bin/ff-bench:    $(FF_BENCH_OBJ)
 bin/ff-capture:  $(FF_CAPTURE_OBJ)
 bin/ff-check:    bin/ff-check.o
 bin/ff-flame:    $(FF_FLAME_OBJ)
-bin/ff-topology: bin/ff-topology.o
+bin/ff-topology: $(FF_TOPOLOGY_OBJ)
 bin/ff-workload: bin/ff-workload.o
 t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
 t/unit/matrix:   t/unit/matrix.o
@@ -54,6 +57,7 @@ $(FF_BENCH_OBJ) t/unit/stats-test.o: bin/ff-bench.d/ff-bench.h
 bin/ff-bench.d/report.o bin/ff-bench.d/report_stats.o: bin/ff-bench.d/report.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
 $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
+$(FF_TOPOLOGY_OBJ): bin/ff-topology.d/ff-topology.h
 $(FLIMFLAM_OBJ): bin/flimflam.d/flimflam.h
 $(LIBOBJ): lib/ff_int.h
 

@@ -11,9 +11,11 @@
  * and takes the client's events, `result` among them, from a pipe; a tool
  * on PATH needs its command lines in ff-workload's start_server and
  * start_client, and its result read in drive's finish. A new relay is a row
- * in relays[] plus its entry in ff-topology's relay_codes (configuration
- * from relay-conf/, command line). Either needs its row in README's tables
- * (t/unit.bats holds the two together).
+ * in relays[] (what it carries and can do: caps) plus its driver,
+ * bin/ff-topology.d/relay_NAME.c (configuration from relay-conf/, command
+ * line, readiness, the proof of its TLS links), listed in ff-topology's
+ * drivers[]. Either needs its row in README's tables (t/unit.bats holds
+ * the two together).
  */
 #include "ff.h"
 
@@ -51,14 +53,22 @@ static const struct ff_workload workloads[] = {
 	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1 },
 };
 
+/* Each relay's code is its driver, bin/ff-topology.d/relay_NAME.c. */
 static const struct ff_relay relays[] = {
 	{ .name = "skrouterd", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,
 	  .program = "skrouterd", .processes = 2, .threads = 4, .start_seconds = 60,
-	  .encapsulation = 1, .check = ff_skrouterd_check, .can = ff_skrouterd_carries },
+	  .encapsulation = 1, .check = ff_skrouterd_check, .can = ff_skrouterd_carries,
+	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE | FF_RELAY_PROTON | FF_RELAY_ROUTED |
+		  FF_RELAY_ONE_ADDRESS | FF_RELAY_STATS | FF_RELAY_ENCAPSULATION,
+	  .version_arg = "--version" },
 	{ .name = "nghttpx", .protocols = FF_HTTP1 | FF_HTTP2,
-	  .program = "nghttpx", .processes = 2, .threads = 1, .start_seconds = 15 },
+	  .program = "nghttpx", .processes = 2, .threads = 1, .start_seconds = 15,
+	  .caps = FF_RELAY_TLS, .version_arg = "--version", .version_line = "nghttpx " },
 	{ .name = "nginx", .protocols = FF_TCP | FF_HTTP1,
-	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15 },
+	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15,
+	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE,
+	  /* To stderr: "nginx version: nginx/1.22.1". */
+	  .version_arg = "-v", .version_line = "nginx version:", .version_strip = 1 },
 	{ .name = "none", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2 },
 };
 
@@ -193,6 +203,27 @@ ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why,
 		return -1;
 	}
 	return 0;
+}
+
+int
+ff_relay_has(const char *relay, int caps)
+{
+	const struct ff_relay *r = ff_relay_find(relay);
+
+	return r && (r->caps & caps) == caps;
+}
+
+const char *
+ff_relays_with(int caps)
+{
+	static char buf[256];
+	size_t n = 0, i;
+
+	buf[0] = 0;
+	for (i = 0; i < FF_ARRAY_SIZE(relays); i++)
+		if ((relays[i].caps & caps) == caps && n < sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? ", " : "", relays[i].name);
+	return buf;
 }
 
 const char *
