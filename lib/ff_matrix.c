@@ -242,20 +242,40 @@ ff_relay_hops(const char *relay)
 	return r ? r->processes : 2;
 }
 
+/* The relays with processes (built: with a program of their own), "a, b" (static). */
+static const char *
+relays_that(int built)
+{
+	static char buf[256];
+	size_t i, k = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < FF_ARRAY_SIZE(relays); i++)
+		if (relays[i].processes && (!built || relays[i].program) && k < sizeof(buf))
+			k += snprintf(buf + k, sizeof(buf) - k, "%s%s", k ? ", " : "", relays[i].name);
+	return buf;
+}
+
+const char *
+ff_relays_running(void)
+{
+	return relays_that(0);
+}
+
+const char *
+ff_relays_built(void)
+{
+	return relays_that(1);
+}
+
 int
 ff_hops_fit(const char *relay, long hops, char *why, size_t n)
 {
-	char with[256] = "";
-	size_t i, k = 0;
-
 	if (hops == ff_relay_hops(relay))
 		return 1;
-	for (i = 0; i < FF_ARRAY_SIZE(relays); i++)
-		if (relays[i].processes && k < sizeof(with))
-			k += snprintf(with + k, sizeof(with) - k, "%s%s", k ? ", " : "", relays[i].name);
 	if (!ff_relay_hops(relay))
 		snprintf(why, n, "--hops: relay '%s' runs no relay between client and server (its chain has 0 hops); --hops is for %s",
-			 relay, with);
+			 relay, ff_relays_running());
 	else if (hops < 1 || hops > FF_HOPS_MAX)
 		snprintf(why, n, "--hops: %ld is not from 1 to %d", hops, FF_HOPS_MAX);
 	else

@@ -130,6 +130,10 @@ int ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *
 int ff_relay_has(const char *relay, int caps);
 /* The relays that have them, "a, b, c", in the table's order (static). */
 const char *ff_relays_with(int caps);
+/* The relays that run relays (processes), "a, b, c" (static). */
+const char *ff_relays_running(void);
+/* Those that run a program of their own, which --build can name (static). */
+const char *ff_relays_built(void);
 /* The program a relay or workload server/client needs on PATH (NULL: none, or our own). */
 const char *ff_relay_program(const char *relay);
 const char *ff_workload_server_program(const char *workload);

@@ -455,7 +455,7 @@ bench_options(int argc, char *argv[])
 	if (!opt.nw)
 		opt.nw = all_names(ff_workloads, opt.workloads);
 	if (!opt.nr && opt.nbuild)
-		ff_fail(2, "--build is a build of the relay under test: name it with -r (skrouterd, nginx or nghttpx)");
+		ff_fail(2, "--build is a build of the relay under test: name it with -r (%s)", ff_relays_built());
 	if (!opt.nr)
 		opt.nr = all_names(ff_relays, opt.relays);
 	if (!opt.np)
@@ -470,7 +470,8 @@ bench_options(int argc, char *argv[])
 		for (w = 0; w < opt.nr && !ff_relay_hops(opt.relays[w]); w++)
 			;
 		if (w == opt.nr)
-			ff_usage_error(usage, "--hops is for the relays that run (skrouterd, nghttpx, nginx), and only relay none is selected");
+			ff_usage_error(usage, "--hops is for the relays that run (%s), and only relay none is selected",
+				       ff_relays_running());
 	}
 	bench_builds();
 	ncpus = ff_cpus_available(&avail);
@@ -532,13 +533,13 @@ plan_cases(struct plan *pl)
 						 bc->hops ? "--hops 1" : "relay none");
 				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
-				else if (b >= 0 && !strcmp(bc->relay, "skrouterd") &&
+				else if (b >= 0 && ff_relay_find(bc->relay)->can &&
 					 (lacks = router_lacks(opt.builds[b].path, bc->protocol, b)))
 					/* What one build cannot carry is skipped for it, and the row says why. */
 					snprintf(bc->skip, sizeof(bc->skip), "not supported by build %s (%s)",
 						 opt.builds[b].label, lacks);
-				else if (b < 0 && !strcmp(bc->relay, "skrouterd") &&
-					 (skrouterd || (skrouterd = ff_which("skrouterd"))) &&
+				else if (b < 0 && ff_relay_find(bc->relay)->can &&
+					 (skrouterd || (skrouterd = ff_which(ff_relay_program(bc->relay)))) &&
 					 (lacks = router_lacks(skrouterd, bc->protocol, -1))) {
 					/* What this router cannot carry is unsupported here, not a failure. */
 					if (!h) {

@@ -363,9 +363,10 @@ validate_hosts(const struct cmd *c)
 		return;
 	if (!strcmp(c->name, "flamegraph") && opt.nbuild == 2 && !hosts_relays_together((int)opt.hops))
 		ff_usage_error(run_usage, "--hosts: a differential flamegraph compares one recording of each build, and relays on different hosts make one each: put them on one host for two builds");
-	if (opt.tls && !strcmp(opt.relay, "nghttpx") && !hosts_relays_together((int)opt.hops))
-		ff_usage_error(run_usage, "--hosts: --tls over nghttpx proves each link from the access log of the relay it comes to, so its relays go on one host (nginx and skrouterd take --tls across hosts)");
-	if (strcmp(opt.relay, "skrouterd") || !hosts_relays_together((int)opt.hops))
+	if (opt.tls && !ff_relay_has(opt.relay, FF_RELAY_TLS_REMOTE) && !hosts_relays_together((int)opt.hops))
+		ff_usage_error(run_usage, "--hosts: --tls over %s proves each link from the relay it comes to, so its relays go on one host (these take --tls across hosts: %s)",
+			       opt.relay, ff_relays_with(FF_RELAY_TLS_REMOTE));
+	if (!ff_relay_has(opt.relay, FF_RELAY_ONE_ADDRESS) || !hosts_relays_together((int)opt.hops))
 		return;
 	for (int k = 2; k <= opt.hops; k++) {
 		char rk[16];
@@ -374,8 +375,8 @@ validate_hosts(const struct cmd *c)
 		snprintf(rk, sizeof(rk), "r%d", k);
 		b = hosts_address(rk);
 		if (a != b && (!a || !b || strcmp(a, b)))
-			ff_usage_error(run_usage, "--hosts: r1 ... r%ld name one host for skrouterd, with one address",
-				       opt.hops);
+			ff_usage_error(run_usage, "--hosts: r1 ... r%ld name one host for %s, with one address",
+				       opt.hops, opt.relay);
 	}
 }
 
@@ -523,18 +524,18 @@ capture_usage(const struct cmd *c)
 
 	if (strcmp(c->mode, "skstat") || !ff_relay_find(opt.relay)->processes)
 		return;		/* relay none: validate_run says it */
-	if (strcmp(opt.relay, "skrouterd"))
+	if (!ff_relay_has(opt.relay, FF_RELAY_STATS))
 		ff_usage_error(run_usage, "'skstat' reads the routers' statistics, so it needs relay "
-			       "'skrouterd', not '%s'", opt.relay);
+			       "'%s', not '%s'", ff_relays_with(FF_RELAY_STATS), opt.relay);
 	if (!ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
 		return;		/* a usage error first */
 	if (opt.nbuild)
 		return;		/* ff-capture --check finds the build's skstat */
-	p = ff_which("skrouterd");
+	p = ff_which(ff_relay_program(opt.relay));
 	if (!p)
-		ff_die("'skstat' reads the statistics of two skrouterd routers, and skrouterd is not "
+		ff_die("'skstat' reads the statistics of two %s routers, and %s is not "
 		       "on PATH: put the router under test on PATH (skstat beside it, Proton's Python "
-		       "binding on PYTHONPATH)");
+		       "binding on PYTHONPATH)", opt.relay, ff_relay_program(opt.relay));
 	free(p);
 }
 

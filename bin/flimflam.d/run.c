@@ -130,7 +130,7 @@ show_phase(double started, double warm_end, double win_end)
 	if (!ff_live_on())
 		return -1;
 	if (!warm_end)
-		ff_live(!strcmp(opt.relay, "skrouterd") ?
+		ff_live(ff_relay_has(opt.relay, FF_RELAY_ROUTED) ?
 			"flimflam: starting the routers; R1 listens once it has the route to the last (%.0f s)" :
 			"flimflam: starting the server and relays (%.0f s)", floor(now - started));
 	else if (!win_end)
