@@ -27,7 +27,8 @@ FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o run.o results.o table.
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
 FF_TOPOLOGY_OBJ = $(addprefix bin/ff-topology.d/,main.o chain.o conf.o tls.o env.o \
-	relay_skrouterd.o relay_nghttpx.o relay_nginx.o relay_none.o)
+	relay_skrouterd.o relay_nghttpx.o relay_nginx.o relay_haproxy.o \
+	relay_cmd.o relay_none.o)
 PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-topology.o,$(PROGS:=.o)) \
 	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_TOPOLOGY_OBJ)
 # Unit tests of pure functions, run by t/unit.bats (t/hist.bats builds its

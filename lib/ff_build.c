@@ -240,8 +240,12 @@ answers_as(struct ff_build *b, const char *relay, char *why, size_t n)
 			 line ? line : "", relay, relay);
 	else {
 		/* "nginx version: nginx/1.22.1": the version is the rest. */
-		b->version = ff_strdup(expect && row->version_strip ?
-				       line + strlen(expect) + strspn(line + strlen(expect), " ") : line);
+		const char *v = expect && row->version_strip ?
+			line + strlen(expect) + strspn(line + strlen(expect), " ") : line;
+
+		b->version = ff_strdup(v);
+		if (expect && row->version_strip)
+			b->version[strcspn(b->version, " ")] = 0;
 		r = 0;
 	}
 	free(line);

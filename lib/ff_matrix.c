@@ -57,7 +57,7 @@ static const struct ff_workload workloads[] = {
 static const struct ff_relay relays[] = {
 	{ .name = "skrouterd", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,
 	  .program = "skrouterd", .processes = 2, .threads = 4, .start_seconds = 60,
-	  .encapsulation = 1, .check = ff_skrouterd_check, .can = ff_skrouterd_carries,
+	  .check = ff_skrouterd_check, .can = ff_skrouterd_carries,
 	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE | FF_RELAY_PROTON | FF_RELAY_ROUTED |
 		  FF_RELAY_ONE_ADDRESS | FF_RELAY_STATS | FF_RELAY_ENCAPSULATION,
 	  .version_arg = "--version" },
@@ -69,6 +69,14 @@ static const struct ff_relay relays[] = {
 	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE,
 	  /* To stderr: "nginx version: nginx/1.22.1". */
 	  .version_arg = "-v", .version_line = "nginx version:", .version_strip = 1 },
+	{ .name = "haproxy", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,
+	  .program = "haproxy", .processes = 2, .threads = 1, .start_seconds = 15,
+	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE,
+	  /* "HAProxy version 2.6.12-1+deb12u4 2023/12/16 - https://haproxy.org/" */
+	  .version_arg = "-v", .version_line = "HAProxy version ", .version_strip = 1 },
+	/* The user's own program, --relay-cmd: it carries what it carries; no TLS proof. */
+	{ .name = "cmd", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,
+	  .processes = 2, .threads = 1, .start_seconds = 15, .caps = FF_RELAY_COMMAND },
 	{ .name = "none", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2 },
 };
 

@@ -70,12 +70,11 @@ struct ff_relay {
 	int processes;
 	long threads;		/* threads/workers per relay when --cpu-limit is 0 */
 	int start_seconds;	/* how long a relay may take to listen */
-	int encapsulation;	/* takes --encapsulation */
 	int caps;		/* FF_RELAY_* */
 	/*
 	 * Its version: `program version_arg` prints a first line that starts
 	 * with version_line (NULL: any); the version is that line, or with
-	 * version_strip what follows version_line.
+	 * version_strip the word that follows version_line.
 	 */
 	const char *version_arg, *version_line;
 	int version_strip;
@@ -94,7 +93,7 @@ struct ff_relay {
  * the matrix's order in listings.
  */
 extern const char *ff_workloads[];	/* builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr */
-extern const char *ff_relays[];		/* skrouterd, nghttpx, nginx, none */
+extern const char *ff_relays[];		/* skrouterd, nghttpx, nginx, haproxy, cmd, none */
 extern const char *const ff_protocols[];	/* tcp, http1, http2 */
 
 /* The row of that name, or NULL. */

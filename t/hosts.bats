@@ -435,7 +435,7 @@ relay_pids() {
 	# nghttpx proves a TLS link from the access log of the relay it comes to: one host.
 	run flimflam run -w h2load -r nghttpx -p http2 --tls --hosts "r1=ns1/10.77.0.2,r2=ns2/10.77.0.3"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "flimflam: --hosts: --tls over nghttpx proves each link from the relay it comes to, so its relays go on one host (these take --tls across hosts: skrouterd, nginx)" ]
+	[ "${lines[0]}" = "flimflam: --hosts: --tls over nghttpx proves each link from the relay it comes to, so its relays go on one host (these take --tls across hosts: skrouterd, nginx, haproxy)" ]
 }
 
 @test "run --hosts: relay none, the client and the server on two hosts, and the human summary" {

@@ -46,7 +46,7 @@ programs() {
 
 @test "unsupported combinations are usage errors listing what works" {
 	run -2 --separate-stderr flimflam run -w iperf3 -r none -p http1
-	[[ "${stderr_lines[0]}" == *"these work for iperf3: iperf3/skrouterd/tcp, iperf3/nginx/tcp, iperf3/none/tcp" ]]
+	[[ "${stderr_lines[0]}" == *"these work for iperf3: iperf3/skrouterd/tcp, iperf3/nginx/tcp, iperf3/haproxy/tcp, iperf3/cmd/tcp, iperf3/none/tcp" ]]
 	run -2 --separate-stderr flimflam run -w builtin -r nghttpx
 	[[ "${stderr_lines[0]}" == "flimflam: workload 'builtin' over relay 'nghttpx' with protocol 'tcp' is not supported"* ]]
 	run -2 --separate-stderr flimflam run -w h2load -r nginx -p http2

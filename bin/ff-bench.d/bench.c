@@ -18,7 +18,7 @@ static const char usage[] =
 	"                [--hops N[,N...]] [--repeat N] [--output FILE [--force | --append]]\n"
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
 	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
-	"                [--pool HOST,HOST,...]\n"
+	"                [--pool HOST,HOST,...] [--relay-cmd COMMAND]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW | FILE --base LABEL --new LABEL\n"
@@ -34,7 +34,7 @@ static const char usage[] =
 	"                        'builtin,iperf3,h2load,h2load-h1,builtin-rr,builtin-crr')\n"
 	"  -r RELAYS, --relays RELAYS\n"
 	"                        The selected relays (comma-separated list) (default\n"
-	"                        'skrouterd,nghttpx,nginx,none')\n"
+	"                        'skrouterd,nghttpx,nginx,haproxy,cmd,none')\n"
 	"  -p PROTOCOLS, --protocols PROTOCOLS\n"
 	"                        The selected protocols (comma-separated list) (default\n"
 	"                        'tcp,http1,http2')\n"
@@ -68,6 +68,7 @@ static const char usage[] =
 	"  --pool HOST,HOST,...  Spread the cases over these hosts with GNU parallel\n"
 	"                        (--sshlogin), one case at a time per host, each a whole\n"
 	"                        topology there; without GNU parallel they run here\n"
+	"  --relay-cmd COMMAND   Relay cmd's command, as in run (cmd runs only with it)\n"
 	"\n"
 	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
 	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
@@ -147,6 +148,38 @@ all_names(const char *const names[], const char *out[])
 	for (n = 0; names[n]; n++)
 		out[n] = names[n];
 	return n;
+}
+
+/*
+ * Relay cmd runs --relay-cmd: named without it, a usage error; left out
+ * of the default relays without it; here only (not over --pool).
+ */
+static void
+relay_cmd_check(int by_default)
+{
+	struct ff_argv words = FF_ARGV_INIT;
+	char why[512];
+	int i, k, cmd = 0;
+
+	for (i = k = 0; i < opt.nr; i++) {
+		if (!ff_relay_has(opt.relays[i], FF_RELAY_COMMAND))
+			opt.relays[k++] = opt.relays[i];
+		else if (opt.relay_cmd || !by_default) {
+			opt.relays[k++] = opt.relays[i];
+			cmd = 1;
+		}
+	}
+	opt.nr = k;
+	if (opt.relay_cmd && !cmd)
+		ff_usage_error(usage, "--relay-cmd is for relay %s, and it is not selected",
+			       ff_relays_with(FF_RELAY_COMMAND));
+	if (cmd && !opt.relay_cmd)
+		ff_usage_error(usage, "relay 'cmd' runs the command of --relay-cmd, and none is given");
+	if (cmd && opt.pool)
+		ff_usage_error(usage, "--pool: relay 'cmd' runs its command on this host");
+	if (cmd && ff_relay_cmd_split(opt.relay_cmd, &words, why, sizeof(why)) < 0)
+		ff_usage_error(usage, "%s", why);
+	ff_argv_free(&words);
 }
 
 static const char *
@@ -373,7 +406,7 @@ static void
 bench_options(int argc, char *argv[])
 {
 	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_HOPS, OPT_SEED,
-	       OPT_TLS, OPT_POOL };
+	       OPT_TLS, OPT_POOL, OPT_RELAY_CMD };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
@@ -390,6 +423,7 @@ bench_options(int argc, char *argv[])
 		FF_LONGOPT_BUILD,
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "pool", required_argument, NULL, OPT_POOL },
+		{ "relay-cmd", required_argument, NULL, OPT_RELAY_CMD },
 		{ NULL, 0, NULL, 0 }
 	};
 	cpu_set_t avail;
@@ -444,6 +478,9 @@ bench_options(int argc, char *argv[])
 				ff_usage_error(usage, "--pool: expected HOST,HOST,..., not '%s'", optarg);
 			opt.pool = optarg;
 			break;
+		case OPT_RELAY_CMD:
+			opt.relay_cmd = optarg;
+			break;
 		default:
 			ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
@@ -456,8 +493,10 @@ bench_options(int argc, char *argv[])
 		opt.nw = all_names(ff_workloads, opt.workloads);
 	if (!opt.nr && opt.nbuild)
 		ff_fail(2, "--build is a build of the relay under test: name it with -r (%s)", ff_relays_built());
+	w = !opt.nr;
 	if (!opt.nr)
 		opt.nr = all_names(ff_relays, opt.relays);
+	relay_cmd_check(w);
 	if (!opt.np)
 		opt.np = all_names(ff_protocols, opt.protocols);
 	if (ff_rr_opts_set(&opt.run)) {
@@ -531,6 +570,9 @@ plan_cases(struct plan *pl)
 				if (opt.tls && bc->hops < 2)
 					snprintf(bc->skip, sizeof(bc->skip), "--tls: %s has no links between relays",
 						 bc->hops ? "--hops 1" : "relay none");
+				else if (opt.tls && !ff_relay_has(bc->relay, FF_RELAY_TLS))
+					snprintf(bc->skip, sizeof(bc->skip), "--tls: relay %s cannot prove its links",
+						 bc->relay);
 				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
 				else if (b >= 0 && ff_relay_find(bc->relay)->can &&

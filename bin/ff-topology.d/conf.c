@@ -9,7 +9,7 @@
 
 /* One driver per relay of the matrix; a relay is its row there, this line, and its file. */
 static const struct relay_driver *const drivers[] = {
-	&relay_skrouterd, &relay_nghttpx, &relay_nginx, &relay_none,
+	&relay_skrouterd, &relay_nghttpx, &relay_nginx, &relay_haproxy, &relay_cmd, &relay_none,
 };
 
 const struct relay_driver *

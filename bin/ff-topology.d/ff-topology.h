@@ -140,6 +140,14 @@ noreturn void tls_fail(const struct relay *from, const struct relay *to, const c
 char *probe(const char *host, int port, const char *req);
 /* "PROTOCOL CIPHER VERIFY" from the last line of `text`, into the proof; how many words. */
 int tls_words(const char *text, struct tls_proof *p);
+/*
+ * A relay's answer "PROTOCOL CIPHER VERIFIED PEER" (`text`, freed) into
+ * the proof: the link failed unless the third word starts the way
+ * `verified` says a verified certificate does ("SUCCESS ", "0 "); the
+ * peer is what follows it.
+ */
+void tls_answer(const struct relay *from, const struct relay *to, char *text, const char *verified,
+		struct tls_proof *p);
 /* The request through the chain that a relay answers with its proof (malloc'd). */
 char *tls_proof_request(const struct relay *to);
 /* OpenSSL's TLSv1.3 suites, in its default order. */

@@ -131,6 +131,9 @@ relay_json(struct relay *r)
 	json_object_set_new(o, "role", json_string(r->role));
 	json_object_set_new(o, "address", json_string(r->listen_host));
 	json_object_set_new(o, "program", json_string(opt.relay));
+	/* Relay cmd: the command it runs, as given (--relay-cmd). */
+	if (opt.relay_cmd)
+		json_object_set_new(o, "command", ff_json_text(opt.relay_cmd));
 	json_object_set_new(o, "path", ff_json_path(program_path));
 	json_object_set_new(o, "pid", json_integer(r->child.pid));
 	json_object_set_new(o, "port", json_integer(r->port));
@@ -321,7 +324,7 @@ check_chain(void)
 			ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 				       opt.cpu_limit, n, n == 1 ? "" : "s");
 	}
-	if (opt.encapsulation && !row->encapsulation)
+	if (opt.encapsulation && !ff_relay_has(opt.relay, FF_RELAY_ENCAPSULATION))
 		ff_usage_error(usage, "--encapsulation is for relay %s", ff_relays_with(FF_RELAY_ENCAPSULATION));
 	if (opt.relay_cmd && !ff_relay_has(opt.relay, FF_RELAY_COMMAND))
 		ff_usage_error(usage, "--relay-cmd is for relay %s, not '%s'", ff_relays_with(FF_RELAY_COMMAND),

@@ -157,6 +157,20 @@ tls_words(const char *text, struct tls_proof *pr)
 	return sscanf(last, "%63s %127s %255[^\r\n]", pr->proto, pr->cipher, pr->peer);
 }
 
+void
+tls_answer(const struct relay *from, const struct relay *to, char *text, const char *verified,
+	   struct tls_proof *p)
+{
+	size_t n = strlen(verified);
+
+	if (tls_words(text, p) < 3)
+		tls_fail(from, to, "did not come up (nothing came back through it)");
+	free(text);
+	if (strncmp(p->peer, verified, n))
+		tls_fail(from, to, "came up without a verified peer certificate");
+	memmove(p->peer, p->peer + n, strlen(p->peer + n) + 1);
+}
+
 char *
 tls_proof_request(const struct relay *to)
 {

@@ -182,6 +182,8 @@ relay_args(struct ff_argv *a, const char *cpu)
 		ff_argv_addl(a, "--build", opt.build[opt.cur], NULL);
 	if (opt.tls)
 		ff_argv_add(a, "--tls");
+	if (opt.relay_cmd)
+		ff_argv_addl(a, "--relay-cmd", opt.relay_cmd, NULL);
 }
 
 /* --tls with relays on hosts of their own: relay k's certificates' directory, on its host. */
