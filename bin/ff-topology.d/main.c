@@ -210,6 +210,8 @@ take_server(struct ff_stage *s, char **host)
 	return port;
 }
 
+static void args_fit(void);
+
 /* The options into `opt`; a usage error for what cannot be. */
 static void
 parse_args(int argc, char *argv[])
@@ -279,8 +281,17 @@ parse_args(int argc, char *argv[])
 			opt.relay_cmd = optarg;
 			break;
 		}
+	if (optind < argc)
+		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (!opt.relay)
 		opt.relay = ff_relays[0];	/* the matrix's first */
+	args_fit();
+}
+
+/* The options that go together, or not. */
+static void
+args_fit(void)
+{
 	if (!opt.relay_role && strcmp(opt.target_event, "server"))
 		ff_usage_error(usage, "--target-event is for --relay-role");
 	if (opt.relay_role && opt.server_port && strcmp(opt.target_event, "server"))
@@ -291,8 +302,6 @@ parse_args(int argc, char *argv[])
 		ff_usage_error(usage, "--relay-role --tls takes the chain's certificates from --tls-certs DIR (one CA for every relay's)");
 	if (opt.tls_certs && !(opt.relay_role && opt.tls))
 		ff_usage_error(usage, "--tls-certs is for --relay-role with --tls");
-	if (optind < argc)
-		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 }
 
 /* Before anything starts: the chain's shape (hops, CPUs, what --tls can be). */
