@@ -319,6 +319,30 @@ record_dd() {
 	EOF
 }
 
+@test "ff-flame: --diff says when either side has too few samples to rank, with both counts" {
+	cd "$BATS_TEST_TMPDIR"
+	# 200 and 400 samples: too few; ten times as many: enough.
+	run -0 --separate-stderr ff-flame -o d.html --diff "$FIX/base.folded" "$FIX/new.folded"
+	[ "$stderr" = "ff-flame: too few samples to rank the changes: BASE '$FIX/base.folded' has 200, NEW '$FIX/new.folded' 400 (1000 or more on each side are needed)" ]
+	page_data d.html | jq -e '.too_few_samples == true and .min_samples == 1000 and .base_total == 200 and .total == 400'
+	awk '{ $NF = 10 * $NF } 1' "$FIX/base.folded" >base10.folded
+	awk '{ $NF = 10 * $NF } 1' "$FIX/new.folded" >new10.folded
+	run -0 --separate-stderr ff-flame -o e.html --diff base10.folded new10.folded
+	[ -z "$stderr" ]
+	page_data e.html | jq -e '.too_few_samples == false'
+	# One thin side is enough to say so; --folded is for other tools, and says nothing.
+	run -0 --separate-stderr ff-flame -o f.html --diff "$FIX/base.folded" new10.folded
+	[[ "$stderr" == *"BASE '$FIX/base.folded' has 200, NEW 'new10.folded' 4000 "* ]]
+	run -0 --separate-stderr ff-flame --folded --diff "$FIX/base.folded" "$FIX/new.folded"
+	[ -z "$stderr" ]
+	page_data e.html | jq -e '.too_few_samples == false'
+	skip_unless_chromium
+	dom "$BATS_TEST_TMPDIR/d.html" "" dom
+	grep -q '<p id="thin">Too few samples to rank the changes: the base has 200, the new 400; at least 1,000 on each side are needed' dom
+	dom "$BATS_TEST_TMPDIR/e.html" "" dom2
+	grep -q '<p id="thin" hidden="">' dom2
+}
+
 @test "ff-flame: --diff colours grown frames red and shrunk frames blue (Chromium)" {
 	skip_unless_chromium
 	ff-flame -o "$BATS_TEST_TMPDIR/d.html" --diff "$FIX/base.folded" "$FIX/new.folded"
@@ -510,6 +534,8 @@ record_dd() {
 	[ "${stderr_lines[0]}" = "ff-flame: --meta: expected a JSON object" ]
 	run -2 --separate-stderr ff-flame -o
 	[ "${stderr_lines[0]}" = "ff-flame: option '-o' needs a value" ]
+	run -2 --separate-stderr ff-flame --base-events "$FIX/events.jsonl" "$FIX/base.folded"
+	[ "${stderr_lines[0]}" = "ff-flame: --base-events is the events of --diff's BASE: give --diff too" ]
 }
 
 @test "ff-flame: -o writes the file whole, and nothing on standard output" {
