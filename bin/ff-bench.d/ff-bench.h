@@ -32,13 +32,18 @@ struct stats {
  * report the smaller of the two, U = min(U1, U2), the figure tables of
  * critical values use.
  *
- * - Without ties and with n1 + n2 <= 60, the p-value is exact: under the
- *   null hypothesis each of the C(n1+n2, n1) orderings is equally likely,
- *   and the number with U = u is the coefficient of q^u in the Gaussian
+ * - With n1 + n2 <= 60, the p-value is exact: under the null hypothesis
+ *   each of the C(n1+n2, n1) orderings is equally likely. Without ties,
+ *   the number with U = u is the coefficient of q^u in the Gaussian
  *   binomial coefficient [n1+n2 choose n1]_q (the partitions of u that fit
  *   in an n1 x n2 box; e.g. Andrews, The Theory of Partitions, 1976,
  *   Theorem 3.1), which is the product of (1 - q^(n2+i)) / (1 - q^i) for
- *   i = 1..n1. p = 2 P(U <= u), at most 1. (C(60, 30) < 2^63.)
+ *   i = 1..n1. p = 2 P(U <= u), at most 1. (C(60, 30) < 2^63.) With ties,
+ *   the permutation distribution of the first sample's sum of midranks,
+ *   counted over every choice of its places among the pooled values;
+ *   p = 2 min(P(W <= w), P(W >= w)), at most 1 (the distribution need not
+ *   be symmetric). So 5 runs of 1.00 against 5 of 0.97 give 2 / 252, the
+ *   least any 5 + 5 outcome can, not the normal approximation's 0.0040.
  * - Otherwise, the normal approximation with the tie correction of the
  *   variance and a continuity correction of 1/2:
  *     mu = n1 n2 / 2
