@@ -53,18 +53,19 @@ steady() {
 	side new.jsonl - builtin nginx "$TEN" "1 1 1 1 1 1 1 1.5 1.5 1.5"
 	run -0 --separate-stderr ff-bench compare --json base.jsonl new.jsonl
 	jq -e -s '[.[] | select(.event == "comparison" and .metric == "relay_cpu_s_per_gb")][0] |
-		.base_median == 1 and .new_median == 1 and .change_pct == 50 and
-		.ci_low_pct == 0 and .ci_high_pct == 50 and .direction == "worse" and
-		.verdict != "better" and (.regression | not)' <<<"$output"
+		.base_median == 1 and .new_median == 1 and .delta_pct == 0 and .change_pct == 50 and
+		.ci_low_pct == 0 and .ci_high_pct == 100 and .direction == "worse" and
+		.verdict == "inconclusive: neither within nor beyond +-2%" and (.regression | not)' <<<"$output"
 	run -0 ff-bench compare base.jsonl new.jsonl
 	! has_line ' better \(' || false
-	# The interval reaches 0: the rank interval cannot rule out no shift,
-	# so the verdict is no change, whatever the medians.
-	has_line '^builtin +nginx +tcp +1\.00 \+/-25% +1\.00 \+/-25% +\+50\.0% \[\+0\.0, \+50\.0\] +0\.019 +0\.038 +no change \(n=10\+10\)$'
+	# The interval reaches 0 and +100%: neither a change beyond 2% nor
+	# none within it was shown, whatever the medians (the Medians column).
+	has_line '^builtin +nginx +tcp +1\.00 \+/-25% +1\.00 \+/-25% +\+0\.0% +\+50\.0% \[\+0\.0, \+100\.0\] +0\.037 +0\.074 +inconclusive \[1\] \(n=10\+10\)$'
+	has_line '^  \[1\] inconclusive: neither within nor beyond \+-2%$'
 	# Shifted for real (every new run 1.5): worse, whose interval lies beyond 2%.
 	side new2.jsonl - builtin nginx "$TEN" "1.5 1.5 1.5 1.5 1.5 1.5 1.5 1.6 1.6 1.6"
 	run -0 ff-bench compare base.jsonl new2.jsonl
-	has_line '^builtin +nginx +tcp +1\.00 \+/-25% +1\.50 \+/-3\.3% +\+60\.0% \[\+50\.0, \+100\.0\] +8\.7e-05 +0\.00017 +worse \(n=10\+10\)$'
+	has_line '^builtin +nginx +tcp +1\.00 \+/-25% +1\.50 \+/-3\.3% +\+50\.0% +\+60\.0% \[\+50\.0, \+200\.0\] +1\.1e-05 +2\.2e-05 +worse \(n=10\+10\)$'
 }
 
 @test "compare: a case whose runs all failed in new is a row, has its counts in --json, and fails --threshold" {
@@ -78,7 +79,7 @@ steady() {
 	has_line '^iperf3 +nginx +tcp +10 ok, 0 failed +0 ok, 10 failed +failed in new: ff-topology: relay r1 \(pid 4242\) exited with signal 11 \(SIGSEGV\)$'
 	has_line '^Failed runs, not counted: 0 in base, 10 in new$'
 	run -1 --separate-stderr ff-bench compare --threshold 5 base.jsonl new.jsonl
-	has_line '^0 worse verdicts and 1 case failed in new at the threshold of 5%$'
+	has_line '^The gate at 5%: 1 case failed in new \(exit 1\)$'
 	grep -qx 'ff-bench: failed in new: iperf3 nginx tcp (10 of 10 runs failed: ff-topology: relay r1 (pid 4242) exited with signal 11 (SIGSEGV))' <<<"$stderr"
 	run -1 --separate-stderr ff-bench compare --json --threshold 5 base.jsonl new.jsonl
 	jq -e -s '[.[] | select(.event == "comparison" and .workload == "iperf3")] | length == 1 and
@@ -127,8 +128,8 @@ steady() {
 	run -0 --separate-stderr ff-bench compare --json base2.jsonl new2.jsonl
 	jq -e -s --argjson p "$p" '.[] | select(.event == "comparison" and .metric == "relay_cpu_s_per_gb") |
 		.n_base == 10 and .n_new == 10 and .p == $p' <<<"$output"
-	[ "${stderr_lines[0]}" = "ff-bench: base2.jsonl: 10 duplicate records (the same case, build, run directory, time and repeat as an earlier line; the first at line 11, a copy of line 1), counted once" ]
-	[ "${stderr_lines[1]}" = "ff-bench: new2.jsonl: 10 duplicate records (the same case, build, run directory, time and repeat as an earlier line; the first at line 11, a copy of line 1), counted once" ]
+	[ "${stderr_lines[0]}" = "ff-bench: base2.jsonl: 10 duplicate records (the same case, build, run directory, time and repeat as an earlier line, or the same line when it has neither run directory nor time; the first at line 11, a copy of line 1), counted once" ]
+	[ "${stderr_lines[1]}" = "ff-bench: new2.jsonl: 10 duplicate records (the same case, build, run directory, time and repeat as an earlier line, or the same line when it has neither run directory nor time; the first at line 11, a copy of line 1), counted once" ]
 	# Two runs alike but for their repeat are two runs.
 	run -0 --separate-stderr ff-bench summarize base2.jsonl
 	jq -c '.repeat += 100' base.jsonl >>base.jsonl.more
@@ -184,14 +185,21 @@ steady() {
 	done
 	side base.jsonl - case-h nginx "$TEN" "1.00 1.01 1.02 1.03 1.04 1.05 1.06 1.07 1.08 1.09"
 	side new.jsonl - case-h nginx "$TEN" "1.0375 1.0475 1.0575 1.0675 1.0775 1.0875 1.0975 1.1075 1.1175 1.1275"
-	run -0 --separate-stderr ff-bench compare --json --threshold 0.5 base.jsonl new.jsonl
-	jq -e -s '.[] | select(.event == "method") | .comparisons == 16 and .adjustment == "Benjamini-Hochberg"' <<<"$output"
+	# None is shown to differ, and none is shown to lie within 0.5%: the
+	# gate cannot decide (exit 3), rather than pass what it has not shown.
+	run -3 --separate-stderr ff-bench compare --json --threshold 0.5 base.jsonl new.jsonl
+	jq -e -s '.[] | select(.event == "method") | .comparisons == 16 and .tested == 16 and .adjustment == "Benjamini-Hochberg"' <<<"$output"
 	jq -e -s '.[] | select(.event == "comparison" and .workload == "case-h" and .metric == "relay_cpu_s_per_gb") |
-		.p < 0.05 and .q > 0.05 and .ci_low_pct > 0.5 and (.significant | not) and .verdict == "no change"' <<<"$output"
-	jq -e -s '[.[] | select(.event == "comparison") | .verdict] | length == 16 and all(. == "no change")' <<<"$output"
-	run -0 ff-bench compare --threshold 0.5 base.jsonl new.jsonl
-	has_line 'adjusted for the 16 comparisons of this table \(Benjamini-Hochberg, false$'
-	has_line '^case-h +nginx +tcp +1\.04 \+/-4\.3% +1\.08 \+/-4\.2% +\+3\.6% \[\+0\.7, \+6\.5\] +0\.029 +0\.46 +no change \(n=10\+10\)$'
+		.p < 0.05 and .q > 0.05 and .ci_low_pct > 0.5 and (.significant | not) and
+		.verdict == "inconclusive: beyond 0.5%, but not significant over the table (q 0.46)" and .gate == "undecided"' <<<"$output"
+	jq -e -s '[.[] | select(.event == "comparison") | .verdict] | length == 16 and all(. != "better" and . != "worse")' <<<"$output"
+	jq -e -s '.[-1].status == 3' <<<"$output"
+	run -3 ff-bench compare --threshold 0.5 base.jsonl new.jsonl
+	has_line '^comparisons with at least 5 runs a side, of the 16 of these tables$'
+	has_line 'q: p adjusted for the 16$'
+	has_line '^case-h +nginx +tcp +1\.04 \+/-4\.3% +1\.08 \+/-4\.2% +\+3\.6% +\+3\.6% \[\+0\.7, \+6\.6\] +0\.029 +0\.46 +inconclusive \[2\] \(n=10\+10\)$'
+	has_line '^  \[2\] inconclusive: beyond 0\.5%, but not significant over the table \(q 0\.46\)$'
+	has_line '^The gate at 0\.5%: 8 comparisons undecided \(exit 3\)$'
 	! has_line ' (worse|better) \(' || false
 }
 
@@ -204,8 +212,8 @@ steady() {
 		(.p * 1e6 | round) == 6841 and (.q * 1e6 | round) == 13683' <<<"$output"
 	run -0 ff-bench compare base.jsonl new.jsonl
 	# bits/s the same on both sides: p = 1.0, q = 1.0; CPU per GB: 0.0068 and 0.014.
-	has_line '^builtin +nginx +tcp +8\.00G +8\.00G +\+0\.0% \[\+0\.0, \+0\.0\] +1\.0 +1\.0 +no change \(n=10\+10\)$'
-	has_line '^builtin +nginx +tcp +1\.04 \+/-4\.3% +1\.09 \+/-4\.1% +\+4\.1% \[\+1\.2, \+6\.9\] +0\.0068 +0\.014 +no change \(n=10\+10\)$'
+	has_line '^builtin +nginx +tcp +8\.00G +8\.00G +\+0\.0% +\+0\.0% \[\+0\.0, \+0\.0\] +1\.0 +1\.0 +no change \(n=10\+10\)$'
+	has_line '^builtin +nginx +tcp +1\.04 \+/-4\.3% +1\.09 \+/-4\.1% +\+4\.1% +\+4\.1% \[\+1\.2, \+7\.1\] +0\.0068 +0\.014 +inconclusive \[1\] \(n=10\+10\)$'
 }
 
 @test "compare: one file holding two builds, --base and --new; labels are part of a case, unknown ones name those there" {
@@ -215,7 +223,7 @@ steady() {
 	run -0 --separate-stderr ff-bench compare two.jsonl --base main --new fix
 	has_line '^Comparing two\.jsonl build main \(base\) with two\.jsonl build fix \(new\)$'
 	has_line '^  base  two\.jsonl: build main: nginx v-main, sha256 [0-9a-f]{16}, /opt/main/sbin/nginx$'
-	has_line '^builtin +nginx +tcp +1\.00 +1\.50 \+/-3\.3% +\+50\.0% \[\+50\.0, \+60\.0\] .* worse \(n=10\+10\)$'
+	has_line '^builtin +nginx +tcp +1\.00 +1\.50 \+/-3\.3% +\+50\.0% +\+50\.0% \[\+50\.0, \+60\.0\] .* worse \(n=10\+10\)$'
 	run -0 --separate-stderr ff-bench compare --json --base fix --new main two.jsonl
 	jq -e -s '.[] | select(.event == "comparison" and .metric == "relay_cpu_s_per_gb") |
 		.base_build == "fix" and .new_build == "main" and .verdict == "better" and .n_base == 10' <<<"$output"
@@ -230,7 +238,7 @@ steady() {
 	side one.jsonl main builtin nginx "$TEN" "$ONES"
 	side other.jsonl fix builtin nginx "$TEN" "$ONES"
 	run -0 --separate-stderr ff-bench compare one.jsonl other.jsonl
-	has_line '^builtin +nginx +tcp +1\.00 +1\.00 +\+0\.0% .* no change \(n=10\+10\)$'
+	has_line '^builtin +nginx +tcp +1\.00 +1\.00 +\+0\.0% +\+0\.0% .* no change \(n=10\+10\)$'
 	run -2 --separate-stderr ff-bench compare one.jsonl two.jsonl
 	[ "${stderr_lines[0]}" = "ff-bench: 'two.jsonl' holds several builds (main, fix): choose one with --new LABEL" ]
 	run -0 --separate-stderr ff-bench compare --new fix one.jsonl two.jsonl
@@ -244,7 +252,7 @@ steady() {
 	jq -c '.build.label = null' one.jsonl >nolabel.jsonl
 	run -0 --separate-stderr ff-bench compare nolabel.jsonl plain.jsonl
 	has_line '^  base  nolabel\.jsonl: nginx v-main, sha256 [0-9a-f]{16}, /opt/main/sbin/nginx$'
-	has_line '^builtin +nginx +tcp +1\.00 +1\.00 +\+0\.0% .* no change \(n=10\+10\)$'
+	has_line '^builtin +nginx +tcp +1\.00 +1\.00 +\+0\.0% +\+0\.0% .* no change \(n=10\+10\)$'
 	run -0 --separate-stderr ff-bench summarize nolabel.jsonl
 	! has_line 'Build' || false
 }
