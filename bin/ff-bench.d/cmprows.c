@@ -60,13 +60,15 @@ row_verdict(struct cmp_row *r)
 	} else if (!r->have_b) {
 		snprintf(r->verdict, sizeof(r->verdict), "missing in base");
 		r->gate = G_INFO;
-	} else if (failures_rose(ok_b, fb, ok_n, fn)) {
-		snprintf(r->verdict, sizeof(r->verdict), "more failures in new");
-		r->gate = G_FAIL;
 	} else {
 		in = (struct verdict_in){ r->m, r->c.too_few, r->c.nonpositive, r->q, r->c.chg, r->c.lo,
 					  r->c.hi, r->c.delta_pct, r->doubt, cmpopt.threshold };
 		r->gate = verdict_decide(&in, r->verdict, sizeof(r->verdict));
+		/* A rise in failures fails the case, whatever its successful runs say (worse stays worse). */
+		if (r->gate != G_FAIL && failures_rose(ok_b, fb, ok_n, fn)) {
+			snprintf(r->verdict, sizeof(r->verdict), "more failures in new");
+			r->gate = G_FAIL;
+		}
 	}
 }
 
@@ -432,8 +434,10 @@ tell_gate(const struct cmp_row *rows, int nrows, const struct cmp_row *failed, i
 			if (cmpopt.threshold_set)
 				ff_warn("missing in new: %s %s (null or absent in every successful run of new, %d in base)",
 					cs, metrics[r->m].key, r->c.base.n);
-		} else if (r->b != last) {	/* more failures: once per case */
-			last = r->b;
+		}
+		if (r->b != last && failures_rose(group_count(r->b, 'o'), group_count(r->b, 'f'),
+						  group_count(r->n, 'o'), group_count(r->n, 'f'))) {
+			last = r->b;	/* once per case */
 			gate->more_failures++;
 			if (cmpopt.threshold_set)
 				ff_warn("more failures in new: %s (%d of %d runs failed, %d of %d in base: %s)", cs,
