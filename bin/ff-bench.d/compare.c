@@ -233,6 +233,7 @@ compare_builds(const struct results *r)
 		b.label = l[0];
 		n.label = l[i];
 		printf("\nBuild %s against %s (the base)\n", l[i], l[0]);
+		same_build(&b, &n, 0);
 		memset(&gate, 0, sizeof(gate));
 		compare_cases(&b, &n, 0, &matched, &gate);
 		if (!matched)

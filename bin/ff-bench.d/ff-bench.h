@@ -322,6 +322,8 @@ struct side {
 #define DOUBT_OTHER_CPU 0.10
 #define DOUBT_STEAL 0.05
 int compare_env(const struct side *base, const struct side *new);
+/* A warning (stderr, the output, a same_build event) when both sides are one sha256. */
+void same_build(const struct side *base, const struct side *new, int md);
 const char *side_str(const struct results *r, const char *label, char *buf, size_t n);
 /* Why case b (base) and n (new) cannot be held against each other: "; " between; NULL for none (malloc'd). */
 char *case_doubts(const struct group *b, const struct group *n, int two_files);

@@ -310,7 +310,7 @@ series_stats(const struct page *pg, int s)
 
 /*
  * The change of NEW against BASE for metric m, as compare judges it: the
- * Hodges-Lehmann shift with its 95% interval, in % of the base median,
+ * Hodges-Lehmann shift of the logarithms with its 95% interval, in %,
  * and the Mann-Whitney p; the q and the verdict come once every change of
  * the page is known (all_changes).
  */
@@ -322,20 +322,14 @@ struct change {
 static void
 change_of(double *x, int nx, double *y, int ny, struct change *c)
 {
-	struct stats b;
-	struct utest t;
-	struct shift sh;
-	double base;
+	struct metric_change mc;	/* compare's figures (verdict.c) */
 
-	mann_whitney(x, nx, y, ny, &t);
-	hodges_lehmann(x, nx, y, ny, ALPHA, &sh);
-	stats_of(x, nx, &b);
-	base = fabs(b.median);
-	c->pct = base != 0 ? sh.est / base * 100 : NAN;
-	c->lo = base != 0 ? sh.lo / base * 100 : NAN;
-	c->hi = base != 0 ? sh.hi / base * 100 : NAN;
-	c->p = t.p;
-	c->too_few = nx < MIN_RUNS || ny < MIN_RUNS;
+	change_figures(x, nx, y, ny, &mc);
+	c->pct = mc.chg;
+	c->lo = mc.lo;
+	c->hi = mc.hi;
+	c->p = mc.t.p;
+	c->too_few = mc.too_few;
 }
 
 static json_t *

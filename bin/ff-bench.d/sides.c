@@ -168,7 +168,7 @@ side_build(const struct side *s)
  * Two sides of one binary (the same sha256): what they compare is the
  * machine, not a change. Said on stderr, in the output, and as an event.
  */
-static void
+void
 same_build(const struct side *base, const struct side *new, int md)
 {
 	const char *a = ff_json_str(side_build(base), "sha256"), *b = ff_json_str(side_build(new), "sha256");
