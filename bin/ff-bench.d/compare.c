@@ -17,20 +17,23 @@ static const char compare_usage[] =
 	"options:\n"
 	"  -h, --help            Show this help message and exit\n"
 	"  --version             Show the version and exit\n"
-	"  --threshold PCT       The change a verdict needs, beyond its whole confidence\n"
-	"                        interval (default 2); given, exit 1 for a worse verdict\n"
-	"                        or a case that failed in NEW\n"
+	"  --threshold PCT       The change a verdict needs: its whole confidence interval\n"
+	"                        beyond PCT for better or worse, within +-PCT for no\n"
+	"                        change (default 2); given, a gate: exit 1 for worse,\n"
+	"                        more failures, a case or metric gone from NEW, 3 when\n"
+	"                        a comparison is undecided, else 0\n"
 	"  --base LABEL          The build of BASE to compare (bench --build LABEL=PATH)\n"
 	"  --new LABEL           The build of NEW (of BASE without NEW) to compare\n"
 	"  --format FORMAT       text (default) or markdown, to paste into a pull request\n"
-	"  --json                JSON lines: start, method, environment..., comparison...,\n"
-	"                        geomean..., unmatched..., end\n"
+	"  --json                JSON lines: start, environment..., doubt..., method,\n"
+	"                        comparison..., geomean..., unmatched..., end\n"
 	"\n"
 	"Cases match by workload, relay, protocol, jobs, cpu limit and duration. Each\n"
-	"metric gets the median of each side, the Hodges-Lehmann change with its 95%\n"
-	"confidence interval, a two-sided Mann-Whitney U test, and its p adjusted for\n"
-	"the table (Benjamini-Hochberg); better or worse when that q < 0.05 and the\n"
-	"interval lies beyond the threshold, with at least 5 runs a side.\n";
+	"metric gets the median of each side, the Hodges-Lehmann change of the log\n"
+	"values with its 95% confidence interval, a two-sided Mann-Whitney U test, and\n"
+	"its p adjusted for the table (Benjamini-Hochberg); better or worse when that\n"
+	"q < 0.05 and the interval lies beyond the threshold, no change when within it,\n"
+	"with at least 5 runs a side; otherwise inconclusive, and why.\n";
 
 /* ff-bench compare */
 
