@@ -332,6 +332,7 @@ crun_event(struct crun *cr, json_t *ev, double now)
 		char *dir = ff_json_path_value(json_object_get(ev, "run_dir"));
 
 		snprintf(cr->run_dir, sizeof(cr->run_dir), "%s", dir);
+		hold_run_dir(dir);	/* while the run holds it too */
 		free(dir);
 	}
 	if (!strcmp(name, "topology")) {
