@@ -72,7 +72,7 @@ quick_bench() {
 	[ "${lines[1]}" = "flame full 1 ff-flame: cannot write '/dev/full': No space left on device" ]
 	[ "${lines[2]}" = "bench null 0" ]
 	# The plan, the run, and one line for the error.
-	[ "${lines[3]}" = "bench full 1 3 ff-bench: cannot write '/dev/full': No space left on device; the results so far could not be kept" ]
+	[ "${lines[3]}" = "bench full 1 3 ff-bench: cannot write '/dev/full': No space left on device; the bench stops, and none of its runs went whole into '/dev/full'" ]
 	# /dev/stdout, a link to the pipe it is: written into.
 	[ "${lines[4]}" = "flame stdout 1" ]
 	[ "${lines[5]}" = "bench stdout 1" ]
@@ -487,4 +487,32 @@ two_benches() {
 	grep -q '^Results: both.jsonl$' out2
 	jq -e -s 'length == 5 and all(.[]; .event == "case")' both.jsonl
 	run -0 ff-bench summarize both.jsonl
+}
+
+@test "files: a disk that fills mid-bench: the bench says what its file keeps, prints their table, exits 1" {
+	unshare -m true 2>/dev/null || skip "cannot make a mount namespace here (needs root)"
+	mkdir -p "$BATS_TEST_TMPDIR/small"
+	# The results on a small tmpfs of their own, filled once the first run is in the file.
+	run --separate-stderr unshare -m bash -c '
+		mount -t tmpfs -o size=2m tmpfs "$1" && cd "$1" || exit 99
+		ff-bench -w builtin -r none --warmup 0 --duration 1 --repeat 3 --output r.jsonl 3>&- &
+		bench=$!
+		for ((i = 0; i < 600; i++)); do
+			[ "$(wc -l <r.jsonl)" = 1 ] && break
+			sleep 0.1
+		done
+		cat /dev/zero >fill 2>/dev/null
+		wait $bench
+		st=$?
+		cp r.jsonl "$2/kept.jsonl"
+		ls -A >"$2/ls"
+		exit $st' _ "$BATS_TEST_TMPDIR/small" "$BATS_TEST_TMPDIR"
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	grep -qx "ff-bench: cannot write 'r.jsonl': No space left on device; the bench stops: 'r.jsonl' keeps this bench's first run whole, of 2 finished" <<<"$stderr"
+	jq -e -s 'length == 1 and .[0].repeat == 1' "$BATS_TEST_TMPDIR/kept.jsonl"
+	# The table of what was kept, and where; no page (no room for it), no temporary file left.
+	has_line '^builtin +none +tcp +[0-9.]+[KMG]'
+	has_line "^Results: r.jsonl \(the runs above; the bench stopped as no more could be kept\)$"
+	[ "$(cat "$BATS_TEST_TMPDIR/ls")" = "$(printf 'fill\nr.jsonl')" ]
 }

@@ -152,12 +152,17 @@ output_save(json_t *records)
 		json_array_remove(records, json_array_size(records) - 1);
 	output_lost = 1;
 	if (!saved)
-		ff_warn("%s; the bench stops, and none of its runs is kept in '%s'%s", err, opt.output,
+		ff_warn("%s; the bench stops, and none of its runs %s '%s'%s", err,
+			stream.direct ? "went whole into" : "is kept in", opt.output,
 			appended ? " (its earlier lines are as they were)" : "");
+	else if (saved == 1)
+		ff_warn("%s; the bench stops: '%s' %s this bench's first run whole, of %zu finished%s",
+			err, opt.output, stream.direct ? "got" : "keeps", done,
+			appended ? ", after its earlier lines" : "");
 	else
-		ff_warn("%s; the bench stops: '%s' %s this bench's first %zu run%s whole, of %zu "
-			"finished%s", err, opt.output, stream.direct ? "got" : "keeps", saved,
-			saved == 1 ? "" : "s", done, appended ? ", after its earlier lines" : "");
+		ff_warn("%s; the bench stops: '%s' %s this bench's first %zu runs whole, of %zu "
+			"finished%s", err, opt.output, stream.direct ? "got" : "keeps", saved, done,
+			appended ? ", after its earlier lines" : "");
 	return -1;
 }
 
