@@ -181,9 +181,9 @@ void ff_argv_free(struct ff_argv *a);
 /* ff_num.c */
 
 /*
- * Parse a whole decimal integer for option `opt` in [min, max]; anything
- * else (empty, sign where min >= 0, fraction, junk, overflow) is a usage
- * error naming the option.
+ * Parse a whole decimal integer for option `opt` in [min, max] (written
+ * also as 1e3 or 1.5e3 when whole); anything else (empty, sign where min
+ * >= 0, fraction, junk, out of range) is a usage error naming the option.
  */
 long ff_parse_long(const char *usage, const char *opt, const char *s,
 		   long min, long max);
