@@ -81,7 +81,9 @@ usage: flimflam compare [-h] [--threshold PCT] [--format text|markdown] [--json]
 	[ "${stderr_lines[0]}" = "flimflam bench: --repeat: 0 is out of range (1 to 10000)" ]
 	run -2 --separate-stderr flimflam check --bogus
 	[ "$stderr" = "flimflam check: unknown option '--bogus'
-usage: flimflam check [-h] [--json]" ]
+usage: flimflam check [-h] [--json]
+usage: flimflam check --hosts ROLE=[USER@]HOST[/ADDRESS],... [-w WORKLOAD] [-r RELAY]
+                      [--hops N]" ]
 }
 
 @test "ff-bench: unknown, repeated and empty names are usage errors" {
