@@ -23,7 +23,7 @@ PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload
 FLIMFLAM_OBJ = $(addprefix bin/flimflam.d/,main.o run.o summary.o hosts.o)
 FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o run.o results.o table.o compare.o stats.o report.o)
-FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o)
+FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o machine.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
 PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o,$(PROGS:=.o)) \
 	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ)

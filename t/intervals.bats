@@ -202,7 +202,7 @@ steadiness_ok() {
 	# The table's mark follows each row's steadiness: builtin's set to not
 	# steady, builtin-rr's to steady, and summarize reads them back.
 	jq -c 'if .config.workload == "builtin" then .steadiness.steady = false | .steadiness.reason = "x"
-		else .steadiness.steady = true | .steadiness.reason = null end' b.jsonl >marked.jsonl
+		else .steadiness.steady = true | .steadiness.reason = null end | del(.resources.machine)' b.jsonl >marked.jsonl
 	run -0 --separate-stderr flimflam bench summarize marked.jsonl
 	[[ "$output" =~ builtin\ +none\ +tcp\ +[0-9.]+[KMG]?\ ~ ]] || { echo "$output"; false; }
 	[[ "$output" =~ builtin-rr\ +none\ +tcp\ +[0-9.]+[KMG]?\ +[0-9.]+[KM]? ]]

@@ -133,6 +133,7 @@ struct run {
 	long repeat;
 	char *reason, *run_dir;	/* failed and skipped runs only */
 	int unsteady;		/* its window was not steady (the record's steadiness) */
+	int shared;		/* its window shared the machine (ff_machine_shared) */
 };
 
 struct group {

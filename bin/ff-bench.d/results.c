@@ -359,6 +359,7 @@ results_add(struct results *r, const json_t *rec)
 	struct group *g;
 	struct run *run;
 	struct key k;
+	char why[160];
 	int m;
 
 	rec_key(rec, &k);
@@ -381,6 +382,7 @@ results_add(struct results *r, const json_t *rec)
 			if (rec_value(rec, m, &run->v[m]))
 				run->have |= 1u << m;
 		run->unsteady = json_is_false(json_object_get(json_object_get(rec, "steadiness"), "steady"));
+		run->shared = ff_machine_shared(json_object_get(rec, "resources"), why, sizeof(why)) != NULL;
 	} else {
 		run->reason = ff_strdup(ff_json_str(rec, "reason"));
 		run->run_dir = ff_strdup(ff_json_str(rec, "run_dir"));
