@@ -29,7 +29,7 @@ PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-fl
 	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ)
 # Unit tests of pure functions, run by t/unit.bats (t/hist.bats builds its
 # own); never installed.
-UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime
+UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/machine
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
 
@@ -44,6 +44,7 @@ t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
 t/unit/matrix:   t/unit/matrix.o
 t/unit/probe:    t/unit/probe.o
 t/unit/cputime:  t/unit/cputime.o
+t/unit/machine:  t/unit/machine.o
 
 lib/libff.a: $(LIBOBJ)
 	rm -f $@
