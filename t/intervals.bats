@@ -196,7 +196,7 @@ steadiness_ok() {
 	# each run's progress line says what its row says
 	local w st n
 	while read -r w st; do
-		n=$(grep -cE "\] $w none tcp: .*, not steady \(" <<<"$stderr" || true)
+		n=$(grep -cE "\] $w none tcp: .*, not steady( \(|,)" <<<"$stderr" || true)
 		[ "$n" -eq "$([ "$st" = false ] && echo 1 || echo 0)" ] || { echo "$w $st: $stderr"; false; }
 	done < <(jq -r '"\(.config.workload) \(.steadiness.steady)"' b.jsonl)
 	# The table's mark follows each row's steadiness: builtin's set to not

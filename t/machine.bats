@@ -147,6 +147,19 @@ run_fields() {
 	grep -qE '^  Warning:     the machine was shared: other processes used [0-9]+% of the CPUs over the window; its figures are not comparable with a quieter run.s \(compare builds in one interleaved bench: README "A shared machine"\)$' <<<"$output"
 }
 
+@test "bench beside a busy loop of ours: each run's line says the machine was shared, the table marks the case" {
+	skip_unless_program taskset
+	local f="$BATS_TEST_TMPDIR/r.jsonl"
+	hogs
+	run -0 --separate-stderr ff-bench -w builtin -r none --warmup 0 --duration 2 --output "$f"
+	echo "$stderr"
+	echo "$output"
+	grep -qE '^ff-bench: \[1/1\] builtin none tcp: [0-9.]+[KMG]? bits/s.*, machine shared \(resources\.machine\) \([0-9.]+ s\)$' <<<"$stderr"
+	jq -e '.resources.machine.other_cpu_fraction >= 0.2' "$f"
+	grep -qE '^builtin +none +tcp +[0-9.]+[KMG]?( ~)? ! ' <<<"$output"
+	[[ "$output" == *"! machine shared: in a run of the case, other processes used more than 10% of"* ]]
+}
+
 @test "bench table: a case with a run that shared the machine is marked '!', with its legend; without the figures, nothing" {
 	local base="$TOP/t/fixtures/ff-bench/base.jsonl" f="$BATS_TEST_TMPDIR/r.jsonl"
 	run -0 --separate-stderr flimflam bench summarize "$base"

@@ -529,12 +529,16 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 	return rec;
 }
 
-/* The run's line: its figures (and whether its window was steady), or why it failed. */
+/*
+ * The run's line: its figures (and whether its window was steady, TCP
+ * stalled, the machine was shared), or why it failed.
+ */
 static void
 crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness,
-	 const json_t *tcp, int ok, const char *reason)
+	 const json_t *rsc, int ok, const char *reason)
 {
-	char bits[64] = "-", ops[64] = "";
+	char bits[64] = "-", ops[64] = "", why[160];
+	const json_t *tcp = json_object_get(rsc, "tcp");
 	double v;
 	int stalled = ff_json_num(tcp, "timeouts", 0) > 0 || ff_json_num(tcp, "zero_window_probes", 0) > 0 ||
 		      ff_json_num(tcp, "memory_pressures", 0) > 0;
@@ -547,9 +551,11 @@ crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness,
 			fmt_si(v, ops + 2, sizeof(ops) - 2);
 			strcat(ops, " ops/s");
 		}
-		ff_say("%s: %s bits/s%s%s%s (%.1f s)\n", cr->caseid, bits, ops,
+		ff_say("%s: %s bits/s%s%s%s%s (%.1f s)\n", cr->caseid, bits, ops,
 		       json_is_false(json_object_get(steadiness, "steady")) ? ", not steady" : "",
-		       stalled ? ", TCP stalled (resources.tcp)" : "", cr->elapsed);
+		       stalled ? ", TCP stalled (resources.tcp)" : "",
+		       ff_machine_shared(rsc, why, sizeof(why)) ? ", machine shared (resources.machine)" : "",
+		       cr->elapsed);
 	} else if (cr->run_dir[0] && !strstr(reason, cr->run_dir))
 		ff_say("%s: failed: %s (run directory %s)\n", cr->caseid, reason, cr->run_dir);
 	else
@@ -576,7 +582,7 @@ crun_finish(struct crun *cr, int repeat)
 	rec = crun_record(cr, repeat, ok, reason);
 	crun_free(cr);
 	crun_say(cr, json_object_get(rec, "result"), json_object_get(rec, "steadiness"),
-		 json_object_get(json_object_get(rec, "resources"), "tcp"), ok, reason);
+		 json_object_get(rec, "resources"), ok, reason);
 	return rec;
 }
 
