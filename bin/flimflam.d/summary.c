@@ -205,7 +205,7 @@ machine_line(const json_t *rsc)
 			 ff_json_num(m, "cpus", 0) == 1 ? "" : "s", ff_json_num(m, "other_cpu_s", 0),
 			 ff_json_num(m, "run_cpu_s", 0), ff_json_num(m, "steal_s", 0), load, mhz);
 	else
-		ff_print("  Machine:     other processes' CPU not known (/proc/stat unreadable), load %s%s\n", load, mhz);
+		ff_print("  Machine:     other processes' CPU not known (/proc/stat or the run's processes unreadable), load %s%s\n", load, mhz);
 }
 
 /* A warning when others took a share of the CPUs that moves the figures. */
