@@ -24,6 +24,7 @@
  *   ff_build.c  relay builds (--build LABEL=PATH): binary, environment, name
  *   ff_series.c the window as a time series: steadiness, sparklines
  *   ff_tls.c    --tls: the run's CA, the relays' certificates and keys
+ *   ff_machine.c what a window shared the machine with: others' CPU, steal, load
  *
  * lib/ff_int.h declares what only the library's files share.
  *
@@ -1056,5 +1057,67 @@ int ff_utf8_locale(void);
  * Unicode blocks U+2581..U+2588 when `utf8`, else the ASCII "_.-:=+*#".
  */
 char *ff_sparkline(const double *v, size_t n, size_t width, int utf8);
+
+/* ff_machine.c */
+
+/*
+ * /proc/stat's figures: busy_s the whole machine's user, nice and system
+ * time (guests' included, interrupts not), steal_s the hypervisor's
+ * steal, both in seconds since boot (-1: not there); procs_running the
+ * runnable tasks now (-1: not there); cpus its cpuN lines (0: none).
+ * ff_cpu_stat_parse reads `text` (NULL: nothing), ff_cpu_stat_read the
+ * file: 0, or -1 when the busy time or the CPUs are missing.
+ */
+struct ff_cpu_stat {
+	double busy_s, steal_s;
+	long long procs_running;
+	int cpus;
+};
+int ff_cpu_stat_parse(const char *text, struct ff_cpu_stat *s);
+int ff_cpu_stat_read(struct ff_cpu_stat *s);
+/* /proc/loadavg's 1-minute load average (of `text`; NULL: nothing), or -1. */
+double ff_loadavg_parse(const char *text);
+double ff_load1(void);
+/* The mean of /proc/cpuinfo's "cpu MHz" lines (of `text`), or -1. */
+double ff_cpuinfo_mhz_parse(const char *text);
+/* The CPUs' mean clock in MHz: cpufreq's where readable, else /proc/cpuinfo's; -1: neither. */
+double ff_cpu_mhz(void);
+/*
+ * The CPU seconds of the processes of the trees of roots[n] (each process
+ * once): each one's threads', live and ended, and its reaped children's
+ * (so a process that ends in a window still counts); -1 if none is there.
+ */
+double ff_procs_cpu_s(const pid_t *roots, int n);
+/*
+ * A window's readings: ff_machine_begin at its start, ff_machine_sample
+ * as it goes (runnable tasks and the clock are means of the samples),
+ * ff_machine_end at its end, the same roots each time (the run's
+ * processes); ff_machine_json then gives the `machine` object of the
+ * `resources` event: {load1, procs_running, steal_s, other_cpu_s,
+ * other_cpu_fraction, run_cpu_s, cpus, cpu_mhz}, null what could not be
+ * read. other_cpu_s is the machine's busy time less the run's (never
+ * below 0), other_cpu_fraction that over window x cpus.
+ */
+struct ff_machine {
+	double t0, t1;
+	struct ff_cpu_stat s0, s1;
+	double run0, run1;
+	double load1;
+	double running_sum, mhz_sum;
+	int running_n, mhz_n;
+};
+void ff_machine_begin(struct ff_machine *m, const pid_t *roots, int n);
+void ff_machine_sample(struct ff_machine *m);
+void ff_machine_end(struct ff_machine *m, const pid_t *roots, int n);
+json_t *ff_machine_json(const struct ff_machine *m);
+/*
+ * Did the window share the machine? Of a `resources` object (event or a
+ * bench row's): a reason in buf ("other processes used 34% of the CPUs")
+ * when other_cpu_fraction is over FF_SHARED_OTHER_PCT or steal over
+ * FF_SHARED_STEAL_PCT of window_s x cpus; NULL otherwise, or unknown.
+ */
+#define FF_SHARED_OTHER_PCT 10
+#define FF_SHARED_STEAL_PCT 5
+const char *ff_machine_shared(const json_t *resources, char *buf, size_t n);
 
 #endif

@@ -128,10 +128,10 @@ usage: flimflam check --hosts ROLE=[USER@]HOST[/ADDRESS],... [-w WORKLOAD] [-r R
 	run -0 cat "$BATS_TEST_TMPDIR/table"
 	[[ "${lines[0]}" =~ ^Workload\ +Relay\ +Protocol\ +Bits/s\ +Ops/s\ +Lat\ +R1\ CPU\ +R1\ RSS\ +R2\ CPU\ +R2\ RSS$ ]]
 	[[ "${lines[1]}" =~ ^-+$ ]]
-	[[ "${lines[2]}" =~ ^builtin\ +nginx\ +tcp\ +[0-9.]+[KMG]\ +-\ +-\ +[0-9.]+%\ +[0-9.]+MiB\ +[0-9.]+%\ +[0-9.]+MiB$ ]]
-	[[ "${lines[3]}" =~ ^builtin\ +none\ +tcp\ +[0-9.]+[KMG](\ +-){6}$ ]]
-	[[ "${lines[4]}" =~ ^iperf3\ +nginx\ +tcp\ +[0-9.]+[KMG]\ +-\ +-\ +[0-9.]+%\ +[0-9.]+MiB\ +[0-9.]+%\ +[0-9.]+MiB$ ]]
-	[[ "${lines[5]}" =~ ^iperf3\ +none\ +tcp\ +[0-9.]+[KMG](\ +-){6}$ ]]
+	[[ "${lines[2]}" =~ ^builtin\ +nginx\ +tcp\ +[0-9.]+[KMG](\ !)?\ +-\ +-\ +[0-9.]+%\ +[0-9.]+MiB\ +[0-9.]+%\ +[0-9.]+MiB$ ]]
+	[[ "${lines[3]}" =~ ^builtin\ +none\ +tcp\ +[0-9.]+[KMG](\ !)?(\ +-){6}$ ]]
+	[[ "${lines[4]}" =~ ^iperf3\ +nginx\ +tcp\ +[0-9.]+[KMG](\ !)?\ +-\ +-\ +[0-9.]+%\ +[0-9.]+MiB\ +[0-9.]+%\ +[0-9.]+MiB$ ]]
+	[[ "${lines[5]}" =~ ^iperf3\ +none\ +tcp\ +[0-9.]+[KMG](\ !)?(\ +-){6}$ ]]
 	[ "${#lines[@]}" -eq 6 ]
 	# Efficiency: the relays' CPU per GB, for the cases with relays.
 	run -0 cat "$BATS_TEST_TMPDIR/out"
@@ -185,7 +185,7 @@ usage: flimflam check --hosts ROLE=[USER@]HOST[/ADDRESS],... [-w WORKLOAD] [-r R
 	has_line '^  nghttpx    missing$'
 	has_line '^h2load +skrouterd +http2 +skipped: skrouterd not on PATH$'
 	has_line '^h2load +nghttpx +http2 +skipped: nghttpx not on PATH$'
-	has_line '^h2load +none +http2 +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[0-9.]+(us|ms)( +-){4}$'
+	has_line '^h2load +none +http2 +[0-9.]+[KMG]?( !)? +[0-9.]+[KMG]? +[0-9.]+(us|ms)( +-){4}$'
 	grep -qx "ff-bench: skipping h2load nghttpx http2: nghttpx not on PATH" <<<"$stderr"
 	grep -q '^ff-bench: \[1/1\] h2load none http2: ' <<<"$stderr"
 	jq -e -s '[.[] | [.config.relay, .status, .reason]] ==

@@ -148,6 +148,7 @@ struct run {
 	/* What its window shared the machine with (ok runs); -1 or NAN: not in the record */
 	signed char steady, stalled, shared;	/* steady window; TCP stalled; another run on its CPUs */
 	double other_cpu, steal;	/* resources.machine: others' share of the CPUs, steal's of the window */
+	int mshared;		/* its window shared the machine (ff_machine_shared) */
 };
 
 struct group {

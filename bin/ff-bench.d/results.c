@@ -420,6 +420,7 @@ results_add(struct results *r, const json_t *rec)
 	struct run *run;
 	struct key k;
 	uint64_t id;
+	char why[160];
 	int m;
 
 	rec_key(rec, &k);
@@ -443,6 +444,7 @@ results_add(struct results *r, const json_t *rec)
 				run->have |= 1u << m;
 		run->unsteady = json_is_false(json_object_get(json_object_get(rec, "steadiness"), "steady"));
 		run_conditions(run, rec);
+		run->mshared = ff_machine_shared(json_object_get(rec, "resources"), why, sizeof(why)) != NULL;
 	} else {
 		run->reason = ff_strdup(ff_json_str(rec, "reason"));
 		run->run_dir = ff_strdup(ff_json_str(rec, "run_dir"));

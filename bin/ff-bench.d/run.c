@@ -565,12 +565,16 @@ stalls_said(const json_t *tcp, char *buf, size_t n)
 	}
 }
 
-/* The run's line: its figures (and whether its window was steady), or why it failed. */
+/*
+ * The run's line: its figures (and whether its window was steady, TCP
+ * stalled, the machine was shared), or why it failed.
+ */
 static void
 crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness,
-	 const json_t *tcp, int ok, const char *reason)
+	 const json_t *rsc, int ok, const char *reason)
 {
-	char bits[64] = "-", ops[64] = "", stalls[160];
+	char bits[64] = "-", ops[64] = "", stalls[160], why[160];
+	const json_t *tcp = json_object_get(rsc, "tcp");
 	double v;
 
 	if (ok) {
@@ -582,9 +586,10 @@ crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness,
 			strcat(ops, " ops/s");
 		}
 		stalls_said(tcp, stalls, sizeof(stalls));
-		ff_say("%s: %s bits/s%s%s%s (%.1f s)\n", cr->caseid, bits, ops,
+		ff_say("%s: %s bits/s%s%s%s%s (%.1f s)\n", cr->caseid, bits, ops,
 		       json_is_false(json_object_get(steadiness, "steady")) ? ", not steady" : "",
-		       stalls, cr->elapsed);
+		       stalls, ff_machine_shared(rsc, why, sizeof(why)) ? ", machine shared" : "",
+		       cr->elapsed);
 	} else if (cr->run_dir[0] && !strstr(reason, cr->run_dir))
 		ff_say("%s: failed: %s (run directory %s)\n", cr->caseid, reason, cr->run_dir);
 	else
@@ -611,7 +616,7 @@ crun_finish(struct crun *cr, int repeat)
 	rec = crun_record(cr, repeat, ok, reason);
 	crun_free(cr);
 	crun_say(cr, json_object_get(rec, "result"), json_object_get(rec, "steadiness"),
-		 json_object_get(json_object_get(rec, "resources"), "tcp"), ok, reason);
+		 json_object_get(rec, "resources"), ok, reason);
 	return rec;
 }
 

@@ -9,6 +9,7 @@
  *   stat.c       perf stat's output parsed, and its figures per byte and op
  *   skstat.c     skstat of each router at the window's end
  *   resources.c  the relays' CPU time and peak memory over the window
+ *   machine.c    what the window shared the machine with (resources.machine)
  */
 #ifndef FF_CAPTURE_H
 #define FF_CAPTURE_H
@@ -42,6 +43,7 @@ struct capture_opt {
 	long duration, freq;
 	double interval;
 	int check, json, pipeline_stage;
+	int alone;		/* --pid: no stream */
 	const char *build;	/* --build LABEL=PATH: skstat is that router's */
 	struct target t[MAX_TARGETS];
 	int n;
@@ -106,5 +108,10 @@ void interval_event(json_t *ev);
 void intervals_flush(void);
 void intervals_done(void);
 void emit_result(json_t *ev);
+
+/* machine.c: readings at the window's start, each interval's end, its end (the object) */
+void machine_begin(int alone);
+void machine_tick(void);
+json_t *machine_end(void);
 
 #endif

@@ -366,7 +366,7 @@ main(int argc, char *argv[])
 	if (opt.json && !opt.check)
 		ff_usage_error(usage, "--json is the answer of --check: give it with --check");
 	opt.pipeline_stage = ff_pipeline_stage();
-	alone = opt.n > 0;
+	alone = opt.alone = opt.n > 0;
 	if (alone && !opt.duration)
 		ff_usage_error(usage, "--pid needs --duration");
 	if (alone && interval_given)

@@ -51,6 +51,7 @@ tick(void)
 			t->cpu_tick = cpu;
 	}
 	json_array_append_new(relay_ivs, arr);
+	machine_tick();
 	tick_at = now;
 	ticks++;
 	intervals_flush();
@@ -136,6 +137,7 @@ resources_begin(double duration)
 	tick_at = window_start;
 	window_len = duration;
 	nticks = ff_intervals_count(opt.interval, window_len);
+	machine_begin(opt.alone);
 }
 
 /*
@@ -188,6 +190,7 @@ resources_end(void)
 	json_object_set_new(ev, "window_s", json_real(window));
 	json_object_set_new(ev, "relays", arr);
 	json_object_set_new(ev, "tcp", tcp_stalls());
+	json_object_set_new(ev, "machine", machine_end());
 	ff_emit(ev);
 }
 
