@@ -128,13 +128,13 @@ client_overran(struct drive *d)
 static char *
 client_said(const struct drive *d)
 {
-	char *text = ff_read_file(d->client_log, NULL), *line, *next, *r = NULL;
+	size_t len = 0;
+	char *text = ff_read_file(d->client_log, &len), *line, *r = NULL;
+	struct ff_lines lines;
 	json_t *doc;
 
-	for (line = text; line && *line && !r; line = next) {
-		next = line + strcspn(line, "\n");
-		if (*next)
-			*next++ = 0;
+	ff_lines_init(&lines, text, len);
+	while (!r && (line = ff_lines_next(&lines))) {
 		if (!strncmp(line, "Usage:", 6))
 			break;	/* iperf3's help text: its error came before */
 		if (line[strspn(line, " \t")] && !strstr(line, "warning"))

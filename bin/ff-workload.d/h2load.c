@@ -84,6 +84,7 @@ h2load_intervals(struct req *r, size_t n, double seconds, double bytes)
 			    ff_interval_edge(opt.run.interval, opt.run.duration, k + 1), share;
 		json_t *l = json_null();
 
+		ff_stop_if_signalled();
 		for (j = 0; i < n && (k == niv - 1 || (r[i].start - r[0].start) / 1e6 < t1); i++)
 			lat[j++] = r[i].us;
 		cum += j;
@@ -104,33 +105,58 @@ h2load_intervals(struct req *r, size_t n, double seconds, double bytes)
 }
 
 /*
+ * One line of h2load's request log, cut at its end: three numbers (start,
+ * status, latency) and nothing else; 0, or -1 when it is not such a line.
+ */
+static int
+parse_req_line(const char *line, double *start, double *status, double *us)
+{
+	char *e;
+
+	*start = strtod(line, &e);
+	if (e == line)
+		return -1;
+	*status = strtod(line = e, &e);
+	if (e == line)
+		return -1;
+	*us = strtod(line = e, &e);
+	if (e == line)
+		return -1;
+	return e[strspn(e, " \t\r")] ? -1 : 0;
+}
+
+/*
  * The latencies of the successful requests, sorted, from h2load's request
  * log, and their sum; its intervals emitted (`seconds` the window, `bytes`
  * its total). The log holds a line per request of the main duration: whole
- * lines, as many 2xx as h2load counted, or it was cut short.
+ * lines, as many 2xx as h2load counted, or it was cut short. Each line is
+ * parsed once cut (ff_lines): linear in the log, which holds a line per
+ * request (millions in a minute over a fast relay).
  */
 static double *
 h2load_latencies(const struct drive *d, double s2xx, size_t *n, double *sum,
 		 double seconds, double bytes)
 {
 	struct req *reqs = NULL;
-	size_t rcap = 0;
-	char *logtext, *line, *next;
+	size_t rcap = 0, len;
+	char *logtext, *line;
+	struct ff_lines lines;
 	double *lat = NULL;
 	size_t nlat = 0, cap = 0;
 	int bad = 0;
 
-	if (!(logtext = ff_read_file(d->log_file, NULL)))
+	if (!(logtext = ff_read_file(d->log_file, &len)))
 		ff_die_event("cannot read h2load's request log '%s': %s", d->log_file, strerror(errno));
-	for (line = logtext; *line; line = next) {
+	ff_lines_init(&lines, logtext, len);
+	while ((line = ff_lines_next(&lines))) {
 		double start, status, us;
 
-		next = line + strcspn(line, "\n");
-		if (!*next || sscanf(line, "%lf %lf %lf", &start, &status, &us) != 3) {
+		if (!(lines.n & 0xffff))
+			ff_stop_if_signalled();
+		if (!lines.complete || parse_req_line(line, &start, &status, &us) < 0) {
 			bad = 1;
 			break;
 		}
-		*next++ = 0;
 		if (status < 200 || status >= 300)
 			continue;
 		lat = ff_grow(lat, nlat + 1, &cap, sizeof(*lat), 65536);
@@ -154,6 +180,50 @@ h2load_latencies(const struct drive *d, double s2xx, size_t *n, double *sum,
 }
 
 /*
+ * h2load's summary, line by line (each cut before it is parsed): req/s,
+ * the request counts, status codes and bytes. Its summary ends with the
+ * latency table: every line of it must be there, whole, or the file was cut
+ * short (a full disk) and holds no figures: then -1.
+ */
+struct h2load_summary {
+	double rps, total, done, succeeded, failed, errored, timeout,
+	       s2xx, s3xx, s4xx, s5xx, bytes;
+};
+
+static int
+h2load_summary(char *text, size_t len, struct h2load_summary *h)
+{
+	struct ff_lines lines;
+	char *line, *p;
+	int have = 0;	/* a bit per line found */
+
+	*h = (struct h2load_summary){ .rps = -1 };
+	ff_lines_init(&lines, text, len);
+	while ((line = ff_lines_next(&lines))) {
+		/*
+		 * "finished in" counts the warm-up too; the req/s beside it is
+		 * the main duration's, so total / (req/s) is the window h2load
+		 * measured.
+		 */
+		if (!strncmp(line, "finished in ", 12) && (p = strstr(line, "s, ")))
+			h->rps = strtod(p + 3, NULL), have |= 1;
+		else if (sscanf(line, "requests: %lf total, %*f started, %lf done, %lf succeeded, %lf failed, %lf errored, %lf timeout",
+				&h->total, &h->done, &h->succeeded, &h->failed, &h->errored, &h->timeout) == 6)
+			have |= 2;
+		else if (sscanf(line, "status codes: %lf 2xx, %lf 3xx, %lf 4xx, %lf 5xx",
+				&h->s2xx, &h->s3xx, &h->s4xx, &h->s5xx) == 4)
+			have |= 4;
+		else if (sscanf(line, "traffic: %*s (%lf) total", &h->bytes) == 1)
+			have |= 8;
+		else if (!strncmp(line, "time for request: ", 18))
+			have |= 16;
+		else if (!strncmp(line, "time to 1st byte: ", 18) && lines.complete)
+			have |= 32;
+	}
+	return have == 63 && h->rps >= 0 ? 0 : -1;
+}
+
+/*
  * h2load: counts from its summary; latency from the per-request log, whose
  * lines are "start-time-us<TAB>status<TAB>latency-us" for the requests of
  * the main duration.
@@ -161,70 +231,51 @@ h2load_latencies(const struct drive *d, double s2xx, size_t *n, double *sum,
 int
 finish_h2load(struct drive *d)
 {
-	char *text = ff_read_file(d->out_file, NULL), *p;
-	double seconds = -1, rps = -1, total = 0, done = 0, succeeded = 0, failed = 0,
-	       errored = 0, timeout = 0, s2xx = 0, s3xx = 0, s4xx = 0, s5xx = 0,
-	       bytes = 0, *lat, sum = 0;
-	size_t nlat = 0;
+	size_t len, nlat = 0;
+	char *text = ff_read_file(d->out_file, &len);
+	struct h2load_summary h;
+	double seconds = -1, *lat, sum = 0;
 	json_t *ev;
 
 	if (!text) {
 		ff_warn("cannot read h2load's output '%s': %s", d->out_file, strerror(errno));
 		return -1;
 	}
-	/*
-	 * "finished in" counts the warm-up too; the req/s beside it is the main
-	 * duration's, so total / (req/s) is the window h2load measured.
-	 */
-	if ((p = strstr(text, "finished in ")) && (p = strstr(p, "s, ")))
-		rps = strtod(p + 3, NULL);
-	/*
-	 * Its summary ends with the latency table: every line of it must be
-	 * there, or the file was cut short (a full disk) and holds no figures.
-	 */
-	if (rps < 0 || !(p = strstr(text, "\nrequests: ")) ||
-	    sscanf(p, "\nrequests: %lf total, %*f started, %lf done, %lf succeeded, %lf failed, %lf errored, %lf timeout",
-		   &total, &done, &succeeded, &failed, &errored, &timeout) != 6 ||
-	    !(p = strstr(text, "\nstatus codes: ")) ||
-	    sscanf(p, "\nstatus codes: %lf 2xx, %lf 3xx, %lf 4xx, %lf 5xx",
-		   &s2xx, &s3xx, &s4xx, &s5xx) != 4 ||
-	    !(p = strstr(text, "\ntraffic: ")) || sscanf(p, "\ntraffic: %*s (%lf) total", &bytes) != 1 ||
-	    !strstr(text, "\ntime for request: ") || !(p = strstr(text, "\ntime to 1st byte: ")) ||
-	    !strchr(p + 1, '\n')) {
+	if (h2load_summary(text, len, &h) < 0) {
 		free(text);
 		ff_die_event("h2load's output '%s' is incomplete (its summary is cut short: a full disk?); no figures from it",
 			     d->out_file);
 	}
 	free(text);
-	if (rps > 0 && total > 0)
-		seconds = total / rps;
-	else if (rps == 0)
+	if (h.rps > 0 && h.total > 0)
+		seconds = h.total / h.rps;
+	else if (h.rps == 0)
 		seconds = opt.run.duration;	/* nothing completed: judged below */
 	if (seconds <= 0) {
 		ff_warn("h2load's output '%s' has no summary", d->out_file);
 		return -1;
 	}
-	if (s2xx > 0)
+	if (h.s2xx > 0)
 		check_window("h2load", seconds, d->out_file);
-	if (s2xx <= 0)
+	if (h.s2xx <= 0)
 		ff_die_event("h2load: no request succeeded (%.0f total, %.0f failed, %.0f errored, %.0f 4xx, %.0f 5xx); see '%s'",
-			     total, failed, errored, s4xx, s5xx, d->out_file);
-	lat = h2load_latencies(d, s2xx, &nlat, &sum, seconds, bytes);
+			     h.total, h.failed, h.errored, h.s4xx, h.s5xx, d->out_file);
+	lat = h2load_latencies(d, h.s2xx, &nlat, &sum, seconds, h.bytes);
 
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string(opt.workload));
 	json_object_set_new(ev, "jobs", json_integer(opt.run.jobs));
 	json_object_set_new(ev, "duration_s", json_real(seconds));
-	json_object_set_new(ev, "bytes", json_integer((json_int_t)bytes));
-	json_object_set_new(ev, "bits", json_integer((json_int_t)(8 * bytes)));
-	json_object_set_new(ev, "bits_per_s", json_real(8 * bytes / seconds));
-	json_object_set_new(ev, "operations", json_integer((json_int_t)s2xx));
-	json_object_set_new(ev, "ops_per_s", json_real(s2xx / seconds));
-	json_object_set_new(ev, "requests", json_integer((json_int_t)total));
-	json_object_set_new(ev, "failed", json_integer((json_int_t)(total - s2xx)));
-	json_object_set_new(ev, "errors", json_integer((json_int_t)(errored + timeout)));
-	json_object_set_new(ev, "status_4xx", json_integer((json_int_t)s4xx));
-	json_object_set_new(ev, "status_5xx", json_integer((json_int_t)s5xx));
+	json_object_set_new(ev, "bytes", json_integer((json_int_t)h.bytes));
+	json_object_set_new(ev, "bits", json_integer((json_int_t)(8 * h.bytes)));
+	json_object_set_new(ev, "bits_per_s", json_real(8 * h.bytes / seconds));
+	json_object_set_new(ev, "operations", json_integer((json_int_t)h.s2xx));
+	json_object_set_new(ev, "ops_per_s", json_real(h.s2xx / seconds));
+	json_object_set_new(ev, "requests", json_integer((json_int_t)h.total));
+	json_object_set_new(ev, "failed", json_integer((json_int_t)(h.total - h.s2xx)));
+	json_object_set_new(ev, "errors", json_integer((json_int_t)(h.errored + h.timeout)));
+	json_object_set_new(ev, "status_4xx", json_integer((json_int_t)h.s4xx));
+	json_object_set_new(ev, "status_5xx", json_integer((json_int_t)h.s5xx));
 	if (nlat) {
 		json_object_set_new(ev, "latency_avg_us", json_real(sum / nlat));
 		json_object_set_new(ev, "latency_p50_us", json_real(quantile(lat, nlat, 0.50)));
@@ -240,9 +291,9 @@ finish_h2load(struct drive *d)
 	}
 	ff_emit(ev);
 	free(lat);
-	if (total > s2xx)
+	if (h.total > h.s2xx)
 		ff_warn("h2load: %.0f of %.0f request%s did not succeed (%.0f failed, %.0f errored, %.0f timeout, %.0f 4xx, %.0f 5xx)",
-			total - s2xx, total, total == 1 ? "" : "s", failed, errored, timeout, s4xx, s5xx);
+			h.total - h.s2xx, h.total, h.total == 1 ? "" : "s", h.failed, h.errored, h.timeout, h.s4xx, h.s5xx);
 	d->have_result = 1;
 	return 0;
 }
