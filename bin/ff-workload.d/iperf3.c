@@ -45,38 +45,41 @@ start_iperf3(struct drive *d)
 }
 
 /*
- * iperf3's intervals of the window (not --omit's), as it reports them: its
- * clock restarts after --omit; what it counts is what the sender sent (its
- * total, not the receiver's). An interval under a tenth of the one asked
- * (a sliver as the omitted period ends) is added to the next.
+ * iperf3's intervals of the window (not --omit's), as it reports them;
+ * what it counts is what the sender sent (its total, not the receiver's).
+ * Its clock restarts as --omit ends, and the first interval of the window
+ * then often carries a start from the old clock ("start" 1.011, "end"
+ * 1.002, "seconds" 2.01; or "start" 0.992, "end" 1.003) while its bytes
+ * are those of the new clock's first second: every interval is taken as
+ * running from the end of the one before (0, the window's start, for the
+ * first) to its own end. An interval under a tenth of the one asked is
+ * added to the next, the last excepted.
  */
 static void
 iperf3_intervals(const json_t *doc)
 {
-	json_t *iv, *s;
-	double t = -1, end = 0, bytes = 0;
+	const json_t *ivs = json_object_get(doc, "intervals"), *iv, *s;
+	double t = 0, prev = 0, end, bytes = 0;
 	int n = 0, group = iperf3_group();
-	size_t i;
+	size_t i, last = json_array_size(ivs) - 1;
 
-	json_array_foreach(json_object_get(doc, "intervals"), i, iv) {
+	json_array_foreach(ivs, i, iv) {
 		s = json_object_get(iv, "sum");
 		if (json_is_true(json_object_get(s, "omitted")))
 			continue;
-		if (t < 0)
-			t = ff_json_num(s, "start", 0);
 		end = ff_json_num(s, "end", 0);
 		bytes += ff_json_num(s, "bytes", 0);
-		if (end - ff_json_num(s, "start", 0) < iperf3_interval() / 10 && i + 1 < json_array_size(json_object_get(doc, "intervals")))
+		if (i < last && (end - prev < iperf3_interval() / 10 || ++n < group)) {
+			prev = end;
 			continue;
-		if (++n < group && i + 1 < json_array_size(json_object_get(doc, "intervals")))
-			continue;
+		}
 		emit_interval(t, end - t, (json_int_t)bytes, json_null(), json_null());
-		t = -1;
+		t = prev = end;
 		bytes = 0;
 		n = 0;
 	}
-	if (t >= 0)
-		emit_interval(t, end - t, (json_int_t)bytes, json_null(), json_null());
+	if (prev > t)	/* the last ones were omitted: what came before them */
+		emit_interval(t, prev - t, (json_int_t)bytes, json_null(), json_null());
 }
 
 /* iperf3: the receiver's figures from its JSON. */
