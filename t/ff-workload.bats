@@ -157,6 +157,30 @@ stop_serve() {
 	[ "$(echo "$after - $(stat -c %.9Y "$d/h2load.out") < 5" | bc)" -eq 1 ]
 }
 
+# The report: after an nginx worker of a relay was killed mid-window, h2load
+# and h2load-h1 printed a result and exited 0 (the intervals went to zero
+# for half the window). A relay that lost a process fails the run, naming
+# the relay and the process (ff-capture, which watches the relays).
+@test "flimflam run: an nginx worker killed mid-window fails h2load and h2load-h1, naming the relay and the worker" {
+	skip_unless_program nginx h2load nghttpd
+	local w f r1 worker
+	for w in h2load h2load-h1; do
+		f="$BATS_TEST_TMPDIR/$w.ev"
+		start_run "$f" -w "$w" -r nginx --warmup 0 --duration 5
+		wait_for_grep '"event":"window"' "$f" 30
+		r1=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r1") | .pid' "$f")
+		worker=$(descendants "$r1" | head -n 1)
+		[ -n "$worker" ]
+		sleep 1
+		kill -KILL "$worker"
+		wait_status "$RUN_PID"
+		[ "$status" -eq 1 ] || { echo "$w: status $status"; cat "$f.err"; false; }
+		grep -q "^ff-capture: r1 lost a process during the window: pid $worker, one of the [0-9]* of nginx (pid $r1) at its start, is gone" "$f.err" ||
+			{ echo "$w:"; cat "$f.err"; false; }
+		! grep -q '"event":"result"' "$f" || false
+	done
+}
+
 # h2load does not raise its open-files limit: with a soft limit under its
 # --clients it aborted. The stages raise theirs to the hard limit, and what
 # they start inherits it.

@@ -52,6 +52,48 @@ check_window(const char *tool, double seconds, const char *file)
 		     opt.run.duration, file);
 }
 
+/*
+ * The window's stillest stretch: consecutive intervals in which nothing
+ * moved (no byte, no operation), from `still.from` for `still.len` seconds,
+ * the longest in `still.worst_*`.
+ */
+static struct {
+	double from, len, worst_from, worst_len;
+} still = { -1, 0, 0, 0 };
+
+/* An interval of the window, as the workload measured it (every workload's). */
+static void
+moving_track(const json_t *iv)
+{
+	double t = ff_json_num(iv, "t_s", 0), dt = ff_json_num(iv, "dt_s", 0);
+
+	if (ff_json_num(iv, "bytes", 0) > 0 || ff_json_num(iv, "operations", 0) > 0) {
+		still.from = -1;
+		return;
+	}
+	if (still.from < 0)
+		still.from = t;
+	still.len = t + dt - still.from;
+	if (still.len > still.worst_len) {
+		still.worst_from = still.from;
+		still.worst_len = still.len;
+	}
+}
+
+/*
+ * A window in which the workload stopped moving for a second or more (a
+ * relay that hung or lost the connection, a server that stopped answering)
+ * measured a stall, not the relays: the run fails, saying when.
+ */
+void
+moving_check(void)
+{
+	if (still.worst_len >= MOVING_STILL_S - 1e-6)
+		ff_die_event("the %s workload stopped moving: nothing moved for %.1f s of the window (from %.1f s to %.1f s); a relay or the server stalled or lost its connections",
+			     opt.workload, still.worst_len, still.worst_from,
+			     still.worst_from + still.worst_len);
+}
+
 static void
 forward_client(struct drive *d)
 {
@@ -62,10 +104,13 @@ forward_client(struct drive *d)
 
 		if (!strcmp(name, "window"))
 			d->window_sent = 1;
+		if (!strcmp(name, "interval"))
+			moving_track(ev);
 		if (!strcmp(name, "result")) {
 			d->have_result = 1;
 			check_window("the builtin client", ff_json_num(ev, "duration_s", -1),
 				     d->client_log);
+			moving_check();
 		}
 		ff_emit(ev);
 	}
@@ -339,5 +384,6 @@ emit_interval(double t, double dt, json_int_t bytes, json_t *operations, json_t 
 	json_object_set_new(ev, "bytes", json_integer(bytes));
 	json_object_set_new(ev, "operations", operations);
 	json_object_set_new(ev, "latency_us", latency);
+	moving_track(ev);
 	ff_emit(ev);
 }

@@ -53,7 +53,14 @@ struct drive {
 };
 int drive(void);
 void check_window(const char *tool, double seconds, const char *file);
+/* An interval event of the window (every workload's passes moving_check's watch). */
 void emit_interval(double t, double dt, json_int_t bytes, json_t *operations, json_t *latency);
+/*
+ * Before the result: the run fails when nothing moved (no byte, no
+ * operation) for MOVING_STILL_S or more of consecutive intervals.
+ */
+#define MOVING_STILL_S 1.0
+void moving_check(void);
 void arg_num(struct ff_argv *a, const char *name, long v);
 
 /* iperf3.c */

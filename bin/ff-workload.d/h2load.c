@@ -262,6 +262,7 @@ finish_h2load(struct drive *d)
 			     h.total, h.failed, h.errored, h.s4xx, h.s5xx, d->out_file);
 	lat = h2load_latencies(d, h.s2xx, &nlat, &sum, seconds, h.bytes);
 
+	moving_check();
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string(opt.workload));
 	json_object_set_new(ev, "jobs", json_integer(opt.run.jobs));

@@ -130,6 +130,7 @@ finish_iperf3(struct drive *d)
 		json_decref(doc);
 		ff_die_event("iperf3 received nothing in the window");
 	}
+	moving_check();
 	ev = ff_event("result");
 	json_object_set_new(ev, "workload", json_string("iperf3"));
 	json_object_set_new(ev, "jobs", json_integer(opt.run.jobs));
