@@ -181,6 +181,55 @@ stop_serve() {
 	done
 }
 
+# The report: SIGTERM and SIGINT changed nothing for minutes while drive
+# read h2load's log (94% CPU). A stage honours a stop also while it
+# computes: here drive is stopped in the middle of reading a log of
+# 4,000,000 requests (an h2load that writes it, and a summary agreeing
+# with it, so the reading is all that is left), within a second.
+@test "ff-workload drive: SIGTERM while it reads h2load's log stops it at once" {
+	local d="$BATS_TEST_TMPDIR" n=4000000 dp i
+	mkdir -p "$d/bin"
+	awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "%d\t200\t%d\n", 1796168742669126 + i * 15, 50 + i % 97 }' >"$d/big.log"
+	{
+		echo "finished in 60.00s, $((n / 60)).00 req/s, 32.74MB/s"
+		echo "requests: $n total, $n started, $n done, $n succeeded, 0 failed, 0 errored, 0 timeout"
+		echo "status codes: $n 2xx, 0 3xx, 0 4xx, 0 5xx"
+		echo "traffic: 65.48MB (68661024) total, 763.64KB (781970) headers (space savings 93.26%), 63.62MB (66706432) data"
+		echo "time for request:       21us      4.46ms        55us        58us    96.70%"
+		echo "time to 1st byte:      215us       506us       361us       205us   100.00%"
+	} >"$d/out.txt"
+	printf '%s\n' '#!/bin/sh' \
+		'while [ $# -gt 0 ]; do [ "$1" != --log-file ] || cp "$BIG" "$2"; shift; done' 'cat "$OUT"' >"$d/bin/h2load"
+	chmod +x "$d/bin/h2load"
+	{
+		echo '{"event":"start","schema":1,"tool":"test"}'
+		echo '{"event":"topology","relay":"none","host":"127.0.0.1","port":9,"relays":[]}'
+		sleep 60 &
+		echo $! >"$d/sleep.pid"
+		wait
+	} 3>&- | BIG="$d/big.log" OUT="$d/out.txt" PATH="$d/bin:$PATH" \
+		ff-workload drive -w h2load --warmup 1 --duration 60 --run-dir "$d/r" >"$d/ev" 2>"$d/err" 3>&- &
+	for ((i = 0; i < 300; i++)); do
+		dp=$(pgrep -f "ff-workload drive -w h2load --warmup 1 --duration 60 --run-dir $d/r") && break
+		sleep 0.05
+	done
+	[ -n "$dp" ]
+	# Reading: 10 ticks of CPU (the log is a second's work or more).
+	for ((i = 0; i < 600; i++)); do
+		[ "$(awk '{ print $14 + $15 }' "/proc/$dp/stat")" -lt 10 ] || break
+		sleep 0.05
+	done
+	kill -TERM "$dp"
+	for ((i = 0; i < 20; i++)); do
+		kill -0 "$dp" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill "$(cat "$d/sleep.pid")"
+	kill -0 "$dp" 2>/dev/null && { kill -KILL "$dp"; echo "drive still ran 1 s after SIGTERM"; false; }
+	grep -qx 'ff-workload: stopped by SIGTERM' "$d/err"
+	! grep -q '"event":"result"' "$d/ev" || false
+}
+
 # h2load does not raise its open-files limit: with a soft limit under its
 # --clients it aborted. The stages raise theirs to the hard limit, and what
 # they start inherits it.

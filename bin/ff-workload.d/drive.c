@@ -308,6 +308,7 @@ drive(void)
 	watch_client(&d, pipefd[0]);
 	if (pipefd[0] >= 0)
 		forward_client(&d);
+	ff_stop_if_signalled();	/* a stop first: then the client's end is ours */
 	if (!WIFEXITED(d.client.status) || WEXITSTATUS(d.client.status) != 0)
 		client_failed(&d);
 	if (wl->own)

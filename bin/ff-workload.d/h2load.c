@@ -78,6 +78,7 @@ h2load_intervals(struct req *r, size_t n, double seconds, double bytes)
 	double *lat = ff_realloc(NULL, (n + 1) * sizeof(*lat)), given = 0;
 
 	qsort(r, n, sizeof(*r), cmp_req);
+	ff_stop_if_signalled();
 	for (k = 0; k < niv; k++) {
 		double t = ff_interval_edge(opt.run.interval, opt.run.duration, k),
 		       t1 = k == niv - 1 ? fmax(t, seconds) :
@@ -172,9 +173,11 @@ h2load_latencies(const struct drive *d, double s2xx, size_t *n, double *sum,
 		ff_die_event("h2load's request log '%s' is incomplete (%zu of the %.0f successful requests h2load counted%s: a full disk?); no latency from it",
 			     d->log_file, nlat, s2xx, bad ? ", and a line cut short" : "");
 	}
+	ff_stop_if_signalled();
 	h2load_intervals(reqs, nlat, seconds, bytes);
 	free(reqs);
 	qsort(lat, nlat, sizeof(*lat), ff_cmp_double);
+	ff_stop_if_signalled();
 	*n = nlat;
 	return lat;
 }

@@ -92,6 +92,7 @@ finish_iperf3(struct drive *d)
 	double bits_per_s, seconds, bytes;
 	size_t i;
 
+	ff_stop_if_signalled();	/* a day's JSON takes a while to load */
 	/* Whole, or it was cut short (a full disk): then it holds no figures. */
 	if (!doc)
 		ff_die_event("iperf3's output '%s' is not whole JSON (line %d: %s; cut short: a full disk?); no figures from it",
@@ -104,6 +105,8 @@ finish_iperf3(struct drive *d)
 		json_t *s = json_object_get(iv, "sum");
 		double t;
 
+		if (!(i & 0xfff))
+			ff_stop_if_signalled();
 		if (json_is_true(json_object_get(s, "omitted")))
 			continue;
 		ev = ff_event("sample");
