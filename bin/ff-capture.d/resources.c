@@ -170,11 +170,11 @@ relays_lost_check(void)
 	for (i = 0; i < opt.n; i++) {
 		const struct target *t = &opt.t[i];
 
-		for (j = 0; j < t->npids; j++)
+		/* A relay of the topology, which names its program; --pid's processes are anyone's. */
+		for (j = 0; t->program[0] && j < t->npids; j++)
 			if (t->pids[j] != t->pid && !ff_proc_alive(t->pids[j]))
 				ff_die_event("%s lost a process during the window: pid %d, one of the %d of %s (pid %d) at its start, is gone (killed or crashed); no figures from it",
-					     t->role, (int)t->pids[j], t->npids,
-					     t->program[0] ? t->program : "the relay", (int)t->pid);
+					     t->role, (int)t->pids[j], t->npids, t->program, (int)t->pid);
 	}
 }
 
