@@ -373,8 +373,9 @@ struct ff_reader {
 	long line;
 	int eof;
 	int strict;
+	size_t off;	/* buf[off..len) is not read yet: moved down once per fill, not per line */
 };
-#define FF_READER_INIT(fd, name) { (fd), (name), NULL, 0, 0, 0, 0, 0 }
+#define FF_READER_INIT(fd, name) { (fd), (name), NULL, 0, 0, 0, 0, 0, 0 }
 ssize_t ff_reader_fill(struct ff_reader *r);
 json_t *ff_reader_next(struct ff_reader *r);
 void ff_reader_free(struct ff_reader *r);
@@ -473,6 +474,12 @@ void ff_signals_init(void);
 int ff_signal_fd(void);
 int ff_signalled(void);
 noreturn void ff_exit_signalled(void);
+/*
+ * In a loop that computes (parses, sorts, sums) for long: a stop that
+ * arrived ends the program there (ff_exit_signalled), so a stage honours
+ * SIGTERM and SIGINT within a bounded time also while it is busy.
+ */
+void ff_stop_if_signalled(void);
 /*
  * Sleep up to `seconds`, waking early for a signal. Returns 0 when the time
  * passed, -1 on a signal.
@@ -598,6 +605,22 @@ char *ff_helper_path(const char *name);
 char *ff_which(const char *prog);
 /* Read a whole file (malloc'd, NUL-terminated) or NULL with errno. */
 char *ff_read_file(const char *path, size_t *len);
+/*
+ * The lines of a text in memory (NUL-terminated, as ff_read_file gives it),
+ * in one pass: ff_lines_next() cuts the next line at its newline in place
+ * (the '\n' becomes NUL) and returns it, or NULL past the end; `complete`
+ * says whether that line had its newline (a file cut short has a last line
+ * without one), `n` counts the lines returned. Parse a line only once it
+ * is cut: sscanf on a line still joined to the rest of a file measures the
+ * whole rest (glibc), which makes reading the file quadratic.
+ */
+struct ff_lines {
+	char *p, *end;
+	long n;
+	int complete;
+};
+void ff_lines_init(struct ff_lines *l, char *text, size_t len);
+char *ff_lines_next(struct ff_lines *l);
 
 /*
  * Fill a template: each @NAME@ is replaced by the value of NAME in the

@@ -80,6 +80,13 @@ ff_exit_signalled(void)
 	ff_quit(128 + sig);
 }
 
+void
+ff_stop_if_signalled(void)
+{
+	if (caught)
+		ff_exit_signalled();
+}
+
 const char *
 ff_sig_name(int sig)
 {

@@ -158,6 +158,28 @@ tcp_stalls(void)
 			 "receive_queue_drops", (json_int_t)(t1.rcvq_drops - tcp0.rcvq_drops));
 }
 
+/*
+ * A relay that lost a process in the window (a worker killed or crashed,
+ * which its master may have replaced) measured something else than the
+ * relay: the run fails, naming it. Its processes are those of the window's
+ * start (t->pids, the relay and its descendants).
+ */
+static void
+relays_lost_check(void)
+{
+	int i, j;
+
+	for (i = 0; i < opt.n; i++) {
+		const struct target *t = &opt.t[i];
+
+		/* A relay of the topology, which names its program; --pid's processes are anyone's. */
+		for (j = 0; t->program[0] && j < t->npids; j++)
+			if (t->pids[j] != t->pid && !ff_proc_alive(t->pids[j]))
+				ff_die_event("%s lost a process during the window: pid %d, one of the %d of %s (pid %d) at its start, is gone (killed or crashed); no figures from it",
+					     t->role, (int)t->pids[j], t->npids, t->program, (int)t->pid);
+	}
+}
+
 /* The window ends: its last interval, the `resources` event. */
 void
 resources_end(void)
@@ -169,6 +191,7 @@ resources_end(void)
 	/* The last interval's reads are the window's: they add up. */
 	while (ticks < nticks)
 		tick();
+	relays_lost_check();
 	window = tick_at - window_start;
 	ev = ff_event("resources");
 	for (i = 0; i < opt.n; i++) {
