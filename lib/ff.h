@@ -464,6 +464,11 @@ void ff_child_report(const struct ff_child *c);
 void ff_signals_init(void);
 int ff_signal_fd(void);
 int ff_signalled(void);
+/*
+ * Empty the fd once its wakeup is taken (ff_signalled() stays set): a loop
+ * that goes on polling after a signal would otherwise wake at once, always.
+ */
+void ff_signal_drain(void);
 noreturn void ff_exit_signalled(void);
 /*
  * Sleep up to `seconds`, waking early for a signal. Returns 0 when the time

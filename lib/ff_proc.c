@@ -62,6 +62,15 @@ ff_signal_fd(void)
 	return sigpipe_fds[0];
 }
 
+void
+ff_signal_drain(void)
+{
+	char buf[64];
+
+	while (sigpipe_fds[0] >= 0 && read(sigpipe_fds[0], buf, sizeof(buf)) > 0)
+		;
+}
+
 int
 ff_signalled(void)
 {

@@ -265,3 +265,80 @@ stops_on_output() {
 	[ -e perf.data ]	# the recording is kept
 	[ ! -e flamegraph.html ]
 }
+
+@test "signals: a stage that ignores SIGTERM is killed with what it started after the grace, and says so; nothing left, ports free" {
+	# A test-only ff-workload whose drive ignores the stop, as one busy
+	# computing did: the real drive, then it holds on (FLIMFLAM_EXEC_PATH
+	# puts it first; the other stages are the real ones).
+	mkdir -p "$BATS_TEST_TMPDIR/deaf"
+	cat >"$BATS_TEST_TMPDIR/deaf/ff-workload" <<-EOF2
+		#!/bin/sh
+		[ "\$1" = drive ] || exec "$BATS_TEST_DIRNAME/../bin/ff-workload" "\$@"
+		trap '' TERM INT HUP
+		echo \$\$ >>"$BATS_TEST_TMPDIR/deaf.pids"
+		"$BATS_TEST_DIRNAME/../bin/ff-workload" "\$@"
+		sleep 120 &
+		echo \$! >>"$BATS_TEST_TMPDIR/deaf.pids"
+		wait
+	EOF2
+	chmod +x "$BATS_TEST_TMPDIR/deaf/ff-workload"
+	FLIMFLAM_EXEC_PATH="$BATS_TEST_TMPDIR/deaf" start_run "$BATS_TEST_TMPDIR/ev" -r nginx --warmup 0 --duration 60
+	wait_for_grep '"event":"window"' "$BATS_TEST_TMPDIR/ev" 15
+	d=$(run_dir_of "$BATS_TEST_TMPDIR/ev")
+	ports=$(jq -r 'select(.event == "server" or .event == "topology") | .port, (.relays[]?.port)' "$BATS_TEST_TMPDIR/ev")
+	[ -n "$ports" ]
+	t0=$(date +%s)
+	kill -TERM "$RUN_PID"
+	# A second signal during the grace does not undo it.
+	sleep 1
+	kill -INT "$RUN_PID"
+	wait_status "$RUN_PID"
+	t1=$(date +%s)
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	echo "status $status after $((t1 - t0)) s"
+	[ "$status" -eq 143 ]
+	# The grace (10 s), not the window (60 s) nor the stand-in's 120 s.
+	[ $((t1 - t0)) -ge 9 ]
+	[ $((t1 - t0)) -lt 40 ]
+	grep -qx "flimflam: ff-workload drive did not stop within 10 s of SIGTERM; killed it and what it started" \
+		"$BATS_TEST_TMPDIR/ev.err"
+	[ "$(tail -n 1 "$BATS_TEST_TMPDIR/ev.err")" = "flimflam: stopped by SIGTERM; nothing is left running; the run's files are in '$d'" ]
+	# libpipeline's own "Killed" line is not said: the line above says it.
+	! grep -q "Killed" "$BATS_TEST_TMPDIR/ev.err" || false
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/deaf.pids")" -eq 2 ]
+	all_gone $(cat "$BATS_TEST_TMPDIR/deaf.pids")
+	[ -z "$(pids_of_run "$d")" ]
+	for p in $ports; do
+		[ -z "$(ss -ltnH "sport = :$p")" ]
+	done
+}
+
+@test "signals: the dispatcher does not spin while its stages stop" {
+	# The signal's wakeup is taken once: flimflam sleeps while the last
+	# stage, which ignores the stop, takes its grace (a test-only
+	# ff-capture that passes its input on, then holds its output open).
+	mkdir -p "$BATS_TEST_TMPDIR/deaf"
+	cat >"$BATS_TEST_TMPDIR/deaf/ff-capture" <<-EOF2
+		#!/bin/sh
+		case " \$* " in *" --pipeline-stage "*) ;; *) exec "$BATS_TEST_DIRNAME/../bin/ff-capture" "\$@" ;; esac
+		trap '' TERM INT HUP
+		cat
+		exec sleep 120
+	EOF2
+	chmod +x "$BATS_TEST_TMPDIR/deaf/ff-capture"
+	FLIMFLAM_EXEC_PATH="$BATS_TEST_TMPDIR/deaf" start_run "$BATS_TEST_TMPDIR/ev" -r none --warmup 0 --duration 60
+	wait_for_grep '"event":"window"' "$BATS_TEST_TMPDIR/ev" 15
+	kill -TERM "$RUN_PID"
+	sleep 1
+	t0=$(awk '{print $14 + $15}' /proc/"$RUN_PID"/stat)
+	sleep 4
+	t1=$(awk '{print $14 + $15}' /proc/"$RUN_PID"/stat)
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	echo "flimflam used $((t1 - t0)) ticks of CPU in 4 s"
+	[ "$status" -eq 143 ]
+	grep -qx "flimflam: ff-capture did not stop within 10 s of SIGTERM; killed it and what it started" \
+		"$BATS_TEST_TMPDIR/ev.err"
+	# A spin takes most of a CPU: 400 ticks (at 100 Hz). Asleep, about 0.
+	[ $((t1 - t0)) -lt 20 ]
+}

@@ -31,6 +31,9 @@
 
 #define MAX_HOSTS 32
 
+/* A session that ended with ssh's 255: how long its master may take to be seen gone. */
+#define LOST_WAIT_S 2.0
+
 struct host_role {
 	char *role;		/* client, server, r1, r2, ... */
 	char *dest;		/* [USER@]HOST as ssh takes it; NULL: local */
@@ -583,9 +586,15 @@ hosts_disconnect(void)
 		rmdir(control_dir);
 }
 
-/* Did the master of `role`'s host end (the connection lost)? Its host, or NULL. */
+/*
+ * Did the master of `role`'s host end (the connection lost)? Its host, or
+ * NULL. `status` is the stage's: when ssh's 255 says its session ended on
+ * its own, the master that went with it may not be seen gone yet (its
+ * sessions see its socket close before it is a zombie): it gets
+ * LOST_WAIT_S to be.
+ */
 const char *
-hosts_lost(const char *role)
+hosts_lost(const char *role, int status)
 {
 	const struct host_role *r = find(role);
 	struct master *m;
@@ -593,6 +602,8 @@ hosts_lost(const char *role)
 	if (!r || !r->dest)
 		return NULL;
 	m = &masters[r->master];
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 255)
+		ff_child_wait(&m->child, LOST_WAIT_S);
 	return ff_child_check(&m->child) && !m->child.stopped ? m->dest : NULL;
 }
 
