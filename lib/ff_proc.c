@@ -380,7 +380,7 @@ ff_child_report(const struct ff_child *c)
 void
 ff_log_tail(const char *path, int lines)
 {
-	size_t len, start;
+	size_t len, start, k, w;
 	char *text = ff_read_file(path, &len), *out, *u;
 	int n = 0;
 
@@ -397,6 +397,11 @@ ff_log_tail(const char *path, int lines)
 			text[len] = 0;
 			break;
 		}
+	/* ssh ends its lines in "\r\n": the \r is not shown as \x0d. */
+	for (k = 0, w = 0; k < len; k++)
+		if (text[k] != '\r' || (k + 1 < len && text[k + 1] != '\n'))
+			text[w++] = text[k];
+	text[len = w] = 0;
 	while (len && text[len - 1] == '\n')
 		text[--len] = 0;
 	start = len;

@@ -151,6 +151,12 @@ hosts_parse(const char *spec, int nrelays, int need_address, char *why, size_t n
 			goto bad;
 		}
 		host = strrchr(eq + 1, '@') ? strrchr(eq + 1, '@') + 1 : eq + 1;
+		/* ssh would take it for an option (-oProxyCommand=...): refused here, not by ssh's usage. */
+		if (eq[1] == '-' || *host == '-') {
+			snprintf(why, n, "--hosts: %s's host '%s' starts with '-': not a host name", item,
+				 eq[1] == '-' ? eq + 1 : host);
+			goto bad;
+		}
 		if (slash && ff_inet_addr(slash, &in) < 0) {
 			snprintf(why, n, "--hosts: %s's address '%s' is not an IPv4 address", item, slash);
 			goto bad;
@@ -386,7 +392,7 @@ master_why(struct master *m)
 	snprintf(line, sizeof(line), "ssh %s", ff_child_how(&m->child));
 	if (!text)
 		return line;
-	for (p = strtok(text, "\n"); p; p = strtok(NULL, "\n"))
+	for (p = strtok(text, "\r\n"); p; p = strtok(NULL, "\r\n"))
 		last = p;
 	if (last)
 		snprintf(line, sizeof(line), "%s", last);
@@ -621,11 +627,15 @@ remote_run(const char *dest, const char *line, int *status)
 	return out;
 }
 
-/* The first line of `s`, trimmed in place. */
+/* The first line of `s`, trimmed in place (ssh ends its messages in "\r\n"). */
 static char *
 first_line(char *s)
 {
-	s[strcspn(s, "\n")] = 0;
+	size_t n = strcspn(s, "\n");
+
+	while (n && s[n - 1] == '\r')
+		n--;
+	s[n] = 0;
 	return s;
 }
 
