@@ -489,6 +489,8 @@ long long ff_proc_rss_bytes(pid_t pid);
 int ff_proc_tree(pid_t pid, pid_t *out, int max);
 /* Is the process's own executable gone or a zombie? 1 alive, 0 not. */
 int ff_proc_alive(pid_t pid);
+/* Its parent's pid, or 0 if it is gone. */
+pid_t ff_proc_parent(pid_t pid);
 
 /* ff_net.c */
 
