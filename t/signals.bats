@@ -342,3 +342,23 @@ stops_on_output() {
 	# A spin takes most of a CPU: 400 ticks (at 100 Hz). Asleep, about 0.
 	[ $((t1 - t0)) -lt 20 ]
 }
+
+@test "signals: a slow start is said every 5 s when stderr is not a terminal, and a signal still stops it" {
+	# (skrouterd's chains take seconds a hop; its own wording names the
+	# route. A stand-in relay that never listens keeps the start going.)
+	never_listens nginx
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	flimflam run -r nginx --warmup 0 --duration 5 >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	RUN_PID=$!
+	wait_for_grep "(5 s)" "$BATS_TEST_TMPDIR/err" 12
+	kill -TERM "$RUN_PID"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$status" -eq 143 ]
+	[ "$(head -n 1 "$BATS_TEST_TMPDIR/err")" = "flimflam: starting the server and relays (5 s)" ]
+	grep -q "^flimflam: stopped by SIGTERM; nothing is left running" "$BATS_TEST_TMPDIR/err"
+	# No control characters of a terminal's live line.
+	! grep -q $'\033\\|\r' "$BATS_TEST_TMPDIR/err" || false
+	wait_run_dir
+	[ -z "$(pids_of_run "$d")" ]
+}

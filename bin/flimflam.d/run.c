@@ -26,6 +26,40 @@ stopped_by(int sig, const char *rundir)
 	exit(128 + sig);
 }
 
+/* Not on a terminal, a start still going on is said every so many seconds. */
+#define START_NOTE_S 5
+
+static const char *
+starting_text(void)
+{
+	return !strcmp(opt.relay, "skrouterd") ?
+		"starting the routers; R1 listens once it has the route to the last" :
+		"starting the server and relays";
+}
+
+/*
+ * Not on a terminal (a log, a CI job): one line every START_NOTE_S while
+ * the chain starts (skrouterd's take seconds a hop), so a slow start is
+ * not silence. Returns how long poll may wait before the next (-1: none).
+ */
+static int
+start_note(double started, double warm_end, double now)
+{
+	static double run;	/* the run whose notes `said` counts (flamegraph --build runs two) */
+	static long said;
+	long k = (long)((now - started) / START_NOTE_S);
+
+	if (warm_end || opt.json || ff_verbosity < 0)
+		return -1;
+	if (run != started)
+		run = started, said = 0;
+	if (k > said) {
+		said = k;
+		ff_say("flimflam: %s (%ld s)\n", starting_text(), k * START_NOTE_S);
+	}
+	return (int)(((said + 1) * START_NOTE_S - (now - started)) * 1000) + 1;
+}
+
 /*
  * On a terminal, the run's phase and the seconds left, once a second:
  * starting (skrouterd: waiting for the route), warming up, measuring.
@@ -37,11 +71,9 @@ show_phase(double started, double warm_end, double win_end)
 	double now = ff_now(), left;
 
 	if (!ff_live_on())
-		return -1;
+		return start_note(started, warm_end, now);
 	if (!warm_end)
-		ff_live(!strcmp(opt.relay, "skrouterd") ?
-			"flimflam: starting the routers; R1 listens once it has the route to the last (%.0f s)" :
-			"flimflam: starting the server and relays (%.0f s)", floor(now - started));
+		ff_live("flimflam: %s (%.0f s)", starting_text(), floor(now - started));
 	else if (!win_end)
 		ff_live("flimflam: warming up: %.0f s left", ceil(fmax(0, warm_end - now)));
 	else if (now < win_end)
