@@ -82,6 +82,14 @@ const char *hosts_send_private(const char *role, const char *label, const char *
 void hosts_connect(const char *rundir);
 void hosts_disconnect(void);
 const char *hosts_lost(const char *role, int status);	/* status: the stage's, or 0 */
+/* For hosts_check.c: the roles of --hosts, by place; a command on a host. */
+int hosts_count(void);
+const char *hosts_role_at(int i);
+char *hosts_remote_program(const char *local_path, const char *name);	/* malloc'd */
+char *hosts_remote_run(const char *dest, const char *line, int *status);	/* its output, or NULL */
+char *hosts_first_line(char *s);	/* trimmed in place, ssh's "\r" too */
+
+/* hosts_check.c: check --hosts */
 int hosts_check(const char *workload, const char *relay);
 
 /* summary.c */
