@@ -362,3 +362,36 @@ stops_on_output() {
 	wait_run_dir
 	[ -z "$(pids_of_run "$d")" ]
 }
+
+@test "signals: bench does not spin while its run stops" {
+	# As above, for ff-bench watching its run: the run's last stage
+	# ignores the stop, and the bench waits for it asleep.
+	mkdir -p "$BATS_TEST_TMPDIR/deaf"
+	cat >"$BATS_TEST_TMPDIR/deaf/ff-capture" <<-EOF2
+		#!/bin/sh
+		case " \$* " in *" --pipeline-stage "*) ;; *) exec "$BATS_TEST_DIRNAME/../bin/ff-capture" "\$@" ;; esac
+		trap '' TERM INT HUP
+		cat
+		exec sleep 120
+	EOF2
+	chmod +x "$BATS_TEST_TMPDIR/deaf/ff-capture"
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	FLIMFLAM_EXEC_PATH="$BATS_TEST_TMPDIR/deaf" flimflam bench -w builtin -r none --warmup 0 --duration 60 \
+		--output "$BATS_TEST_TMPDIR/r.jsonl" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	RUN_PID=$!
+	for i in $(seq 150); do
+		[ -n "$(ls "$FLIMFLAM_RUNS"/*/r1 "$FLIMFLAM_RUNS"/*/server.log 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+	sleep 1
+	kill -TERM "$RUN_PID"
+	sleep 1
+	t0=$(awk '{print $14 + $15}' /proc/"$RUN_PID"/stat)
+	sleep 4
+	t1=$(awk '{print $14 + $15}' /proc/"$RUN_PID"/stat)
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/err"
+	echo "the bench used $((t1 - t0)) ticks of CPU in 4 s"
+	[ "$status" -eq 143 ]
+	[ $((t1 - t0)) -lt 20 ]
+}

@@ -391,6 +391,8 @@ crun_watch(struct crun *cr, int k, int n)
 		ssize_t r;
 
 		poll(pfd, 4, progress_tty ? 250 : 1000);
+		/* Taken: a signal's byte left in the pipe would wake every poll at once while the run stops. */
+		ff_signal_drain();
 		if (pfd[2].revents)
 			errbuf_read(&cr->err, cr->efds[0]);
 		now = ff_now();
