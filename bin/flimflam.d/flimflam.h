@@ -1,7 +1,8 @@
 /*
  * flimflam.h - what the dispatcher's files share: main.c (the commands,
  * their options and checks), run.c (the pipeline of a run, flamegraph's
- * page) and summary.c (the human summaries).
+ * page), stages.c (the pipeline's stages: groups, stops, ends), hosts.c
+ * and hosts_check.c (--hosts) and summary.c (the human summaries).
  */
 #ifndef FLIMFLAM_H
 #define FLIMFLAM_H
