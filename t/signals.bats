@@ -313,10 +313,10 @@ stops_on_output() {
 	done
 }
 
-@test "signals: the dispatcher does not spin while its stages stop" {
-	# The signal's wakeup is taken once: flimflam sleeps while the last
-	# stage, which ignores the stop, takes its grace (a test-only
-	# ff-capture that passes its input on, then holds its output open).
+# deaf_capture: a test-only ff-capture in $BATS_TEST_TMPDIR/deaf (for
+# FLIMFLAM_EXEC_PATH) whose pipeline stage ignores the stop: it passes its
+# input on, then holds its output open.
+deaf_capture() {
 	mkdir -p "$BATS_TEST_TMPDIR/deaf"
 	cat >"$BATS_TEST_TMPDIR/deaf/ff-capture" <<-EOF2
 		#!/bin/sh
@@ -326,6 +326,13 @@ stops_on_output() {
 		exec sleep 120
 	EOF2
 	chmod +x "$BATS_TEST_TMPDIR/deaf/ff-capture"
+}
+
+@test "signals: the dispatcher does not spin while its stages stop" {
+	# The signal's wakeup is taken once: flimflam sleeps while the last
+	# stage, which ignores the stop, takes its grace (a test-only
+	# ff-capture that passes its input on, then holds its output open).
+	deaf_capture
 	FLIMFLAM_EXEC_PATH="$BATS_TEST_TMPDIR/deaf" start_run "$BATS_TEST_TMPDIR/ev" -r none --warmup 0 --duration 60
 	wait_for_grep '"event":"window"' "$BATS_TEST_TMPDIR/ev" 15
 	kill -TERM "$RUN_PID"
@@ -366,15 +373,7 @@ stops_on_output() {
 @test "signals: bench does not spin while its run stops" {
 	# As above, for ff-bench watching its run: the run's last stage
 	# ignores the stop, and the bench waits for it asleep.
-	mkdir -p "$BATS_TEST_TMPDIR/deaf"
-	cat >"$BATS_TEST_TMPDIR/deaf/ff-capture" <<-EOF2
-		#!/bin/sh
-		case " \$* " in *" --pipeline-stage "*) ;; *) exec "$BATS_TEST_DIRNAME/../bin/ff-capture" "\$@" ;; esac
-		trap '' TERM INT HUP
-		cat
-		exec sleep 120
-	EOF2
-	chmod +x "$BATS_TEST_TMPDIR/deaf/ff-capture"
+	deaf_capture
 	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
 	FLIMFLAM_EXEC_PATH="$BATS_TEST_TMPDIR/deaf" flimflam bench -w builtin -r none --warmup 0 --duration 60 \
 		--output "$BATS_TEST_TMPDIR/r.jsonl" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
