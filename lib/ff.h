@@ -473,6 +473,11 @@ void ff_child_report(const struct ff_child *c);
 void ff_signals_init(void);
 int ff_signal_fd(void);
 int ff_signalled(void);
+/*
+ * Empty the fd once its wakeup is taken (ff_signalled() stays set): a loop
+ * that goes on polling after a signal would otherwise wake at once, always.
+ */
+void ff_signal_drain(void);
 noreturn void ff_exit_signalled(void);
 /*
  * In a loop that computes (parses, sorts, sums) for long: a stop that
@@ -499,6 +504,8 @@ long long ff_proc_rss_bytes(pid_t pid);
 int ff_proc_tree(pid_t pid, pid_t *out, int max);
 /* Is the process's own executable gone or a zombie? 1 alive, 0 not. */
 int ff_proc_alive(pid_t pid);
+/* Its parent's pid, or 0 if it is gone. */
+pid_t ff_proc_parent(pid_t pid);
 
 /* ff_net.c */
 

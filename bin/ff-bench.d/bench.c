@@ -641,7 +641,7 @@ pool_check_line(const struct plan *pl)
 }
 
 /* The last line of `text` that is not empty (static), or NULL. */
-static const char *
+const char *
 last_line(const char *text)
 {
 	static char line[1024];

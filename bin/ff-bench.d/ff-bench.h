@@ -421,6 +421,8 @@ json_t *run_case(const struct bcase *c, int repeat, int k, int n);
 /* A run that GNU parallel ran on `host`: its events, stderr and exit code in files. */
 json_t *replay_case(const struct bcase *c, int repeat, const char *host, const char *out,
 		    const char *err, int exit_status, double elapsed);
+/* The last line of `text` that is not empty, without ssh's "\r" (static), or NULL. */
+const char *last_line(const char *text);
 /* The arguments of `flimflam run --json` for case c after the program, into a. */
 void case_args(struct ff_argv *a, const struct bcase *c);
 

@@ -402,6 +402,8 @@ crun_watch(struct crun *cr, int k, int n)
 		ssize_t r;
 
 		poll(pfd, 4, progress_tty ? 250 : 1000);
+		/* Taken: a signal's byte left in the pipe would wake every poll at once while the run stops. */
+		ff_signal_drain();
 		if (pfd[2].revents)
 			errbuf_read(&cr->err, cr->efds[0]);
 		now = ff_now();
@@ -699,6 +701,15 @@ replay_case(const struct bcase *c, int repeat, const char *host, const char *out
 	}
 	cr.err.text = ff_read_file(err, &len);
 	cr.err.len = cr.err.text ? len : 0;
+	/* 255 is ssh's (flimflam has no such status): where no stage said why, ssh's last line does. */
+	if (exit_status == 255 && cr.err.text) {
+		char *why = reason_from_log(cr.err.text);
+
+		if (!why && last_line(cr.err.text))
+			json_array_append_new(cr.errors, json_sprintf("cannot reach %s over ssh: %s", host,
+									last_line(cr.err.text)));
+		free(why);
+	}
 	cr.child.status = exit_status >= 0 ? (exit_status & 0xff) << 8 : 1 << 8;
 	cr.child.exited = 1;
 	cr.elapsed = elapsed;

@@ -27,6 +27,7 @@ enum mode { NONE, STAT, RECORD, C2C, MEM, SKSTAT };
 struct target {
 	char role[16], program[64];
 	pid_t pid;
+	pid_t holder;		/* its parent at window start (in a run, its ff-topology) */
 	int mgmt_port;
 	double cpu0, cpu_tick;	/* CPU time at the window's start, at the last interval's end */
 	pid_t pids[MAX_PIDS];	/* the process and its descendants at window start */
@@ -90,6 +91,9 @@ void emit_stats(void);
 
 /* skstat.c */
 void collect_skstat(void);
+
+/* main.c: a relay gone at the window's end; returns when its holder did not end it */
+void relay_gone(const struct target *t);
 
 /* resources.c */
 extern double window_start;

@@ -200,8 +200,10 @@ resources_end(void)
 		long long rss = ff_proc_hwm_bytes(t->pid);
 		json_t *o;
 
-		if (ff_proc_cpu_s(t->pid) < 0 || rss < 0 || !ff_proc_alive(t->pid))
+		if (ff_proc_cpu_s(t->pid) < 0 || rss < 0 || !ff_proc_alive(t->pid)) {
+			relay_gone(t);
 			ff_die_event("%s (pid %d) died during the window", t->role, (int)t->pid);
+		}
 		o = json_object();
 		json_object_set_new(o, "role", json_string(t->role));
 		json_object_set_new(o, "pid", json_integer(t->pid));
