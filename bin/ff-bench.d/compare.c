@@ -51,7 +51,33 @@ struct cmp_row {
 	double chg, lo, hi;	/* the shift and its interval, in % of the base median */
 	int too_few, significant, failed_b, failed_n;
 	const char *verdict, *direction;	/* direction: of the shift, or NULL */
+	const char *test;	/* the paired test (paired.c), or NULL: Mann-Whitney */
+	int pairs;		/* its pairs */
 };
+
+/*
+ * The runs of one interleaved bench pair up by round: then the paired test
+ * of their log ratios (paired.c) replaces Mann-Whitney's p, change and
+ * interval (an interval unbounded on a side is none).
+ */
+static void
+paired_row(const struct group *b, const struct group *n, int m, struct cmp_row *r)
+{
+	struct paired pc;
+
+	if (!paired_change(b, n, m, ALPHA, &pc))
+		return;
+	r->test = pc.test;
+	r->pairs = pc.n;
+	r->t.p = pc.p;
+	r->t.exact = pc.exact;
+	r->chg = pct_of_log(pc.est);
+	r->lo = isinf(pc.lo) || isinf(pc.hi) ? NAN : pct_of_log(pc.lo);
+	r->hi = isnan(r->lo) ? NAN : pct_of_log(pc.hi);
+	r->too_few = pc.n < MIN_RUNS;
+	r->direction = pc.est == 0 || isnan(pc.est) ? NULL :
+		       (pc.est > 0) == metrics[m].higher_better ? "better" : "worse";
+}
 
 /* The figures of one case and metric, before the table's q. */
 static void
@@ -82,6 +108,7 @@ compare_row(const struct group *b, const struct group *n, int m, struct cmp_row 
 	/* The direction of the change is the shift's, not the medians'. */
 	if (r->sh.est != 0 && !isnan(r->sh.est))
 		r->direction = (r->sh.est > 0) == metrics[m].higher_better ? "better" : "worse";
+	paired_row(b, n, m, r);
 }
 
 const char *
@@ -396,6 +423,7 @@ emit_row_json(const struct cmp_row *r, const struct side *b, const struct side *
 		json_object_set_new(ev, "p", json_real(r->t.p));
 		json_object_set_new(ev, "q", num_or_null(r->q));
 		json_object_set_new(ev, "method", json_string(r->t.exact ? "exact" : "normal"));
+		json_object_set_new(ev, "test", json_string(r->test ? r->test : "Mann-Whitney U"));
 		json_object_set_new(ev, "significant", json_boolean(r->significant));
 		json_object_set_new(ev, "too_few", json_boolean(r->too_few));
 		json_object_set_new(ev, "direction", r->direction ? json_string(r->direction) : json_null());
@@ -413,7 +441,8 @@ emit_row_json(const struct cmp_row *r, const struct side *b, const struct side *
 static void
 fmt_n(const struct cmp_row *r, char *buf, size_t n)
 {
-	int len = snprintf(buf, n, "n=%d+%d", r->base.n, r->new.n);
+	int len = r->test ? snprintf(buf, n, "n=%d pairs", r->pairs) :
+		  snprintf(buf, n, "n=%d+%d", r->base.n, r->new.n);
 
 	if (r->failed_b && (size_t)len < n)
 		len += snprintf(buf + len, n - len, ", %d failed in base", r->failed_b);
@@ -650,6 +679,14 @@ compare_cases(const struct side *bs, const struct side *ns, int md, int *matched
 		       "beyond %g%%, with at least %d runs a side; otherwise no change (or inconclusive).\n",
 		       ntested, ntested == 1 ? "" : "s", ALPHA, ALPHA, cmpopt.threshold,
 		       MIN_RUNS);
+	for (i = 0; i < nrows && !rows[i].test; i++)
+		;
+	if (i < nrows && !cmpopt.json)
+		printf("Paired (n=N pairs): the runs of each round of one interleaved bench pair up;\n"
+		       "p and the change come from the log ratios new/base of the pairs: %s.\n",
+		       strstr(rows[i].test, "sequence") ? "the anytime-\nvalid confidence "
+		       "sequence of bench --repeat auto" : "the Wilcoxon\nsigned-rank test, the "
+		       "Hodges-Lehmann estimate and Tukey's interval");
 
 	for (m = 0; m < M_NCMP; m++) {
 		for (i = 0, first = -1, k = 0; i < nrows; i++)

@@ -92,6 +92,7 @@ long long moses_k(int n1, int n2, double alpha, int *exact);
 void hodges_lehmann(const double *base, int n1, const double *new, int n2, double alpha,
 		    struct shift *s);
 void bh_adjust(const double *p, int n, double *q);
+double upper_quantile(double a);
 
 /* Metrics, their formats and their meaning (table.c) */
 
@@ -133,6 +134,8 @@ struct run {
 	long repeat;
 	char *reason, *run_dir;	/* failed and skipped runs only */
 	int unsteady;		/* its window was not steady (the record's steadiness) */
+	long seed;		/* the bench's shuffle seed (with repeat: its round); -1: none */
+	int sequential;		/* a run of bench --repeat auto */
 };
 
 struct group {
@@ -186,6 +189,27 @@ void load_results(const char *path, int with_warmup, struct results *r);
  */
 typedef void record_fn(const json_t *rec, const struct results *r, int group, int run, void *arg);
 void load_results_each(const char *path, int with_warmup, struct results *r, record_fn *fn, void *arg);
+
+/*
+ * Paired statistics (paired.c): the runs of two builds in one round of an
+ * interleaved bench, as log ratios new/base. est, lo and hi are log ratios
+ * (pct_of_log makes them percent); lo, hi NAN: no interval; +-INFINITY: the
+ * confidence sequence is unbounded on that side.
+ */
+struct paired {
+	int n, lone;		/* pairs; ok runs without a partner, left out */
+	double est, lo, hi, p;
+	int exact;
+	const char *test;
+};
+/* The Wilcoxon signed-rank test of d against 0, Hodges-Lehmann and Tukey's interval. */
+void signed_rank(const double *d, int n, double alpha, struct paired *r);
+/* The anytime-valid confidence sequence and p of d (in round order) after n pairs. */
+void conf_seq(const double *d, int n, double alpha, struct paired *r);
+int pair_runs(const struct group *b, const struct group *n, int m, double **d, int *lone, int *seq);
+/* 1 and r filled when the runs of b and n pair up (one interleaved bench), else 0. */
+int paired_change(const struct group *b, const struct group *n, int m, double alpha, struct paired *r);
+double pct_of_log(double x);
 
 /* Tables and the bench's table (table.c) */
 

@@ -1,0 +1,1 @@
+#include "ff-bench.h"
