@@ -411,7 +411,7 @@ bench_options(int argc, char *argv[])
 			opt.np = parse_list("protocol", optarg, ff_protocols, opt.protocols);
 			break;
 		case OPT_REPEAT:
-			opt.repeat = ff_parse_long(usage, "--repeat", optarg, 1, 10000);
+			opt.repeat = repeat_auto(optarg) ? 10000 : ff_parse_long(usage, "--repeat", optarg, 1, 10000);
 			break;
 		case OPT_OUTPUT:
 			if (!*optarg)
@@ -473,6 +473,7 @@ bench_options(int argc, char *argv[])
 			ff_usage_error(usage, "--hops is for the relays that run (skrouterd, nghttpx, nginx), and only relay none is selected");
 	}
 	bench_builds();
+	auto_check();
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
@@ -687,11 +688,12 @@ run_all(const struct plan *pl, int *done)
 	uint64_t state = (uint64_t)opt.seed;
 	json_t *rec;
 
-	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone; rep++) {
+	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone &&
+	     auto_more(records, rep - 1, pl->nrun); rep++) {
 		round_order(pl, order, &state);
 		for (i = 0; i < pl->ncases && !ff_signalled() && !output_gone; i++) {
 			w = order[i];
-			if (pl->cases[w].skip[0])
+			if (pl->cases[w].skip[0] || auto_decided(&pl->cases[w]))
 				continue;
 			rec = run_case(&pl->cases[w], rep, ++k, pl->nrun * opt.repeat);
 			if (!rec)
@@ -1007,6 +1009,7 @@ report(const struct plan *pl)
 		results_of(records, 1, &res);
 		print_results(&res);
 		results_free(&res);
+		auto_report(records);
 	}
 	else
 		printf("\nBenchmark results\n\nno run finished\n");
@@ -1082,6 +1085,10 @@ bench_main(int argc, char *argv[])
 		ff_say("%s: %s\n", ff_prog(), ff_build_line(build, line, sizeof(line)));
 		json_decref(build);
 	}
+	if (auto_on())
+		ff_say("%s: rounds of %d run%s until every case is decided, for %s at most; results go to '%s'\n",
+		       ff_prog(), plan.nrun, plan.nrun == 1 ? "" : "s", clock_str(auto_budget()), opt.output);
+	else
 	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
 	       nruns, nruns == 1 ? "" : "s", plan.nrun, opt.nbuild ? (plan.nrun == 1 ?
 	       " with its build" : "s with their builds") : plan.nrun == 1 ? "" : "s",

@@ -315,4 +315,19 @@ json_t *replay_case(const struct bcase *c, int repeat, const char *host, const c
 /* The arguments of `flimflam run --json` for case c after the program, into a. */
 void case_args(struct ff_argv *a, const struct bcase *c);
 
+/* bench --repeat auto (auto.c) */
+
+/* 1 when arg is auto[:BUDGET] (kept; a bad budget is one line, exit 2), 0 for a number. */
+int repeat_auto(const char *arg);
+int auto_on(void);
+double auto_budget(void);
+/* --repeat auto's conditions on the other options (one line, exit 2). */
+void auto_check(void);
+/* Before each round (after rounds_done of them): 1 for another (always without auto). */
+int auto_more(json_t *records, int rounds_done, int runs_per_round);
+/* Case c is decided: it runs no more rounds. */
+int auto_decided(const struct bcase *c);
+/* After the bench's table: the steadiness of each metric across rounds, and auto's decisions. */
+void auto_report(json_t *records);
+
 #endif
