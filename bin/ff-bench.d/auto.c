@@ -91,6 +91,9 @@ auto_check(void)
 		ff_fail(2, "--repeat auto compares builds: give two or more --build LABEL=PATH");
 	if (opt.pool)
 		ff_fail(2, "--repeat auto decides after each round here, and --pool plans every run ahead: give one");
+	/* The most rounds the budget can hold: each has a run of each build, each run its window at least. */
+	opt.repeat = (long)(budget_s / (opt.nbuild * (double)(opt.run.warmup + opt.run.duration)));
+	opt.repeat = opt.repeat < 1 ? 1 : opt.repeat > 10000 ? 10000 : opt.repeat;
 }
 
 /* The metric a case is decided on (see the top), or -1. */
@@ -398,7 +401,16 @@ auto_report(json_t *records)
 		return;
 	results_of(records, 1, &r);
 	print_steadiness(&r);
-	if (auto_on())
+	if (auto_on()) {
+		int i, j, last = 0;
+
+		/* The last round too (the loop looks before each round, and may end without another). */
+		for (i = 0; i < r.ng; i++)
+			for (j = 0; j < r.g[i].nruns; j++)
+				last = r.g[i].runs[j].repeat > last ? (int)r.g[i].runs[j].repeat : last;
+		take_comparisons(&r);
+		decide(&r, last, nverdicts);
 		print_decisions();
+	}
 	results_free(&r);
 }
