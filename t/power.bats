@@ -49,6 +49,21 @@ DRIFT="$TOP/t/fixtures/power/drift.jsonl"
 	[ "$(jq .n_base <<<"$bits")" = 15 ]
 }
 
+@test "signed-rank: p, Hodges-Lehmann and Tukey's interval against values computed by hand" {
+	sim="$TOP/t/unit/power-sim"
+	[ -x "$sim" ] || fail "t/unit/power-sim is not built (make builds it)"
+	# 1..10: every sign positive, p = 2 / 2^10; the median of the 55 Walsh averages
+	# is 5.5; k = 9 (P(T <= 8) = 0.0244 <= 0.025 < P(T <= 9)): the 9th smallest
+	# Walsh average is 3 (1, 1.5, 2, 2, 2.5, 2.5, 3, 3, 3), the 9th largest 8.
+	run -0 "$sim" signed < <(seq 10)
+	[ "$output" = "n=10 p=0.001953125 est=5.5 lo=3 hi=8" ]
+	# Ties: |d| midranks 1.5 1.5 3.5 3.5 5.5 5.5, T+ = 19.5 of 21; doubled, the
+	# subsets of {3,3,7,7,11,11} summing to 39 or more are 3 of 64: p = 6/64.
+	# Six pairs: k = 1 (1/64 <= 0.025 < 2/64), the interval is the whole range.
+	run -0 "$sim" signed < <(printf '%s\n' 1 -1 2 2 3 3)
+	[ "$output" = "n=6 p=0.09375 est=2 lo=-1 hi=3" ]
+}
+
 @test "power-sim: the confidence sequence's A/A false-positive rate stays under 5%, looked at after every round" {
 	sim="$TOP/t/unit/power-sim"
 	[ -x "$sim" ] || fail "t/unit/power-sim is not built (make builds it)"

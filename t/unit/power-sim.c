@@ -15,6 +15,8 @@
  *                               at a fixed number of rounds with the
  *                               signed-rank test
  *   power-sim [options] fixed   one case, the signed-rank test at -r rounds
+ *   power-sim signed|seq        the signed-rank test (or the sequence) of the
+ *                               numbers on standard input: n, p, est, lo, hi
  *
  * The log ratio of a pair is the difference of two runs' log values: noise
  * -d normal (sd -s percent per run), t3 (Student t, 3 degrees of freedom,
@@ -31,7 +33,7 @@
 static const char usage[] =
 	"usage: power-sim [-t TRIES] [-r ROUNDS] [-s SD_PCT] [-d normal|t3|episodes|FILE]\n"
 	"                 [-e CHANGE_PCT] [-c CASES] [-m METRICS] [-T THRESHOLD_PCT] [-x SEED]\n"
-	"                 cs|table|fixed\n";
+	"                 cs|table|fixed|signed|seq\n";
 
 static uint64_t state = 1;
 
@@ -273,7 +275,16 @@ main(int argc, char *argv[])
 	}
 	if (strcmp(dist, "normal") && strcmp(dist, "t3") && strcmp(dist, "episodes"))
 		load_measured(dist);
-	if (!strcmp(argv[optind], "cs"))
+	if (!strcmp(argv[optind], "signed") || !strcmp(argv[optind], "seq")) {
+		struct paired r;
+
+		load_measured("/dev/stdin");
+		if (!strcmp(argv[optind], "seq"))
+			conf_seq(measured, nmeasured, ALPHA, &r);
+		else
+			signed_rank(measured, nmeasured, ALPHA, &r);
+		printf("n=%d p=%.10g est=%.10g lo=%.10g hi=%.10g\n", r.n, r.p, r.est, r.lo, r.hi);
+	} else if (!strcmp(argv[optind], "cs"))
 		sim_cs(tries, rounds, e, thr);
 	else if (!strcmp(argv[optind], "table"))
 		sim_table(tries, rounds, c, m, thr);
