@@ -310,18 +310,27 @@ print_decisions(void)
 		printf("\nEvery comparison decided, after %d run%s\n", nruns_done, nruns_done == 1 ? "" : "s");
 }
 
-/* The sd of v[0..n-1] over its mean (n >= 2), in percent; NAN when the mean is 0. */
+/* The sd of v[0..n-1] (n >= 2), and its mean into *mean. */
+static double
+sd_of(const double *v, int n, double *mean)
+{
+	double ss = 0;
+	int i;
+
+	for (*mean = 0, i = 0; i < n; i++)
+		*mean += v[i] / n;
+	for (i = 0; i < n; i++)
+		ss += (v[i] - *mean) * (v[i] - *mean);
+	return sqrt(ss / (n - 1));
+}
+
+/* The sd of v over its mean, in percent; NAN when the mean is 0. */
 static double
 cv_pct(const double *v, int n)
 {
-	double mean = 0, ss = 0;
-	int i;
+	double mean, sd = sd_of(v, n, &mean);
 
-	for (i = 0; i < n; i++)
-		mean += v[i] / n;
-	for (i = 0; i < n; i++)
-		ss += (v[i] - mean) * (v[i] - mean);
-	return mean != 0 ? sqrt(ss / (n - 1)) / fabs(mean) * 100 : NAN;
+	return mean != 0 ? sd / fabs(mean) * 100 : NAN;
 }
 
 /*
@@ -330,15 +339,15 @@ cv_pct(const double *v, int n)
  * ratios against the base build (what the paired tests see through); the
  * steadiest named. For benches of builds with 3 rounds or more.
  */
-static void
+void
 print_steadiness(const struct results *r)
 {
 	struct table t = { 6, "llllrr", NULL, 0 };
 	char cv[32], sd[32], relay[128], best[256] = "";
-	double bestsd = INFINITY, *v, *d;
+	double bestsd = INFINITY, mean, *v, *d;
 	int i, j, m, n, np, lone, seq, nb, rows = 0;
 
-	trow(&t, 6, "Workload", "Relay", "Protocol", "Metric", "CV of runs", "SD of pair ratios");
+	trow(&t, 6, "Workload", "Relay", "Protocol", "Metric", "CV of runs", "SD of pair log ratios");
 	for (i = 0; i < r->ng; i++) {
 		const struct group *b = &r->g[i];
 
@@ -360,10 +369,8 @@ print_steadiness(const struct results *r)
 				if (g == b)
 					continue;
 				np = pair_runs(b, g, m, &d, &lone, &seq);
-				for (int k = 0; k < np; k++)
-					d[k] = expm1(d[k]) + 1;	/* the ratio: its CV is the log's sd, near enough */
 				if (np >= 3)
-					sumsd += cv_pct(d, np), nsd++;
+					sumsd += sd_of(d, np, &mean) * 100, nsd++;
 				free(d);
 			}
 			if (nb < 2 || !ncv)
@@ -383,8 +390,8 @@ print_steadiness(const struct results *r)
 	}
 	if (rows) {
 		printf("\nSteadiness across rounds: the CV of each build's runs, and the sd of the\n"
-		       "ratios new/base of the runs paired by round (what a paired test must see\n"
-		       "through: the smaller, the fewer rounds a change needs)\n\n");
+		       "log ratios new/base of the runs paired by round, in %% (what a paired test\n"
+		       "must see through: the smaller, the fewer rounds a change needs)\n\n");
 		table_print(&t);
 		if (best[0])
 			printf("\nSteadiest: %s\n", best);

@@ -329,5 +329,7 @@ int auto_more(json_t *records, int rounds_done, int runs_per_round);
 int auto_decided(const struct bcase *c);
 /* After the bench's table: the steadiness of each metric across rounds, and auto's decisions. */
 void auto_report(json_t *records);
+/* The steadiness table alone (bench summarize too). */
+void print_steadiness(const struct results *r);
 
 #endif
