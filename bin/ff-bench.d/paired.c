@@ -318,7 +318,7 @@ pair_runs(const struct group *b, const struct group *n, int m, double **d, int *
 				y = &n->runs[j], hits++;
 		for (j = 0; j < b->nruns; j++)
 			hits += j != i && b->runs[j].seed == x->seed && b->runs[j].repeat == x->repeat;
-		if (hits != 1 || x->v[m] <= 0 || y->v[m] <= 0)
+		if (hits != 1 || !y || x->v[m] <= 0 || y->v[m] <= 0)
 			continue;	/* no partner, or two: no pair */
 		*seq |= x->sequential || y->sequential;
 		/* In round order, as the sequence saw them. */
@@ -343,8 +343,8 @@ paired_change(const struct group *b, const struct group *n, int m, double alpha,
 	double *d;
 	int seq, np = pair_runs(b, n, m, &d, &r->lone, &seq);
 
-	/* Paired when the runs come from one interleaved bench: every ok run but a few has its partner. */
-	if (np < 2 || r->lone > np / 4) {
+	/* Paired when the runs come from one interleaved bench: no more than a quarter of the ok runs alone. */
+	if (np < 2 || 4 * r->lone > 2 * np + r->lone) {
 		free(d);
 		return 0;
 	}
