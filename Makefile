@@ -28,7 +28,8 @@ FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
 PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o,$(PROGS:=.o)) \
 	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ)
 # Unit tests of pure functions, run by t/unit.bats (t/hist.bats builds its
-# own); never installed.
+# own; power-sim, the simulation of paired.c, is run by t/power.bats and
+# bench/power.sh); never installed.
 UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/power-sim
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
