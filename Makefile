@@ -22,7 +22,8 @@ BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
 PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload
 FLIMFLAM_OBJ = $(addprefix bin/flimflam.d/,main.o run.o summary.o hosts.o)
-FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o run.o results.o table.o compare.o stats.o report.o paired.o auto.o)
+
+FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o run.o results.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
 PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o,$(PROGS:=.o)) \
@@ -53,6 +54,7 @@ lib/libff.a: $(LIBOBJ)
 
 $(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_matrix.h
 $(FF_BENCH_OBJ) t/unit/stats-test.o t/unit/power-sim.o: bin/ff-bench.d/ff-bench.h
+bin/ff-bench.d/report.o bin/ff-bench.d/report_stats.o: bin/ff-bench.d/report.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
 $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
 $(FLIMFLAM_OBJ): bin/flimflam.d/flimflam.h

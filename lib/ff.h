@@ -60,6 +60,13 @@
 #define FF_STR_(x) #x
 #define FF_STR(x) FF_STR_(x)
 
+/*
+ * A differential flamegraph with fewer samples than this on either side
+ * is too coarse to rank what grew and shrank: ff-flame's page and
+ * flimflam flamegraph's summary say so.
+ */
+#define FF_FLAME_RANK_MIN_SAMPLES 1000
+
 /* ff_err.c */
 
 /*

@@ -186,9 +186,11 @@ CASES
 	done <"$BATS_TEST_TMPDIR/cases"
 	# No page was written for input that was not one.
 	[ ! -e page.html ]
-	# An empty input is not an error: a page that says so.
-	run -0 --separate-stderr ff-flame -o page.html empty
-	grep -qi 'no samples' page.html
+	# Empty text is no recording: an error naming the file, and no page (a
+	# perf.data of no samples is a page that says so: t/ff-flame.bats).
+	run -1 --separate-stderr ff-flame -o page.html empty
+	[ "$stderr" = "ff-flame: 'empty' is empty: not a perf.data file, perf script output or folded stacks" ]
+	[ ! -e page.html ]
 }
 
 @test "the stages: /dev/zero on stdin (a line without end) is one error at the line cap, not memory exhausted" {

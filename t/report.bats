@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # flimflam report: the page of results files, checked in headless Chromium
 # (every chart holds the points of its files, read from the DOM by
-# t/fixtures/report/check-page.py), the page bench writes beside its
+# t/fixtures/report/check-page.py; the page as laid out at a width, by
+# t/fixtures/report/layout-check.js), the page bench writes beside its
 # results, and bad input.
 
 bats_require_minimum_version 1.5.0
@@ -31,6 +32,24 @@ dom() {
 	grep -q 'data-drawn="yes"' "$3" || { echo "the page's script did not finish drawing $1"; false; }
 }
 
+# layout PAGE WIDTH: the page with t/fixtures/report/layout-check.js after its
+# script, laid out in a window WIDTH px wide; prints what the check found (JSON).
+layout() {
+	local lc="$BATS_TEST_TMPDIR/lc-$2.html"
+	python3 -c 'import sys; s = open(sys.argv[1]).read(); js = open(sys.argv[2]).read()
+open(sys.argv[3], "w").write(s.replace("</body>", "<script>\n" + js + "</script>\n</body>"))' \
+		"$1" "$TOP/t/fixtures/report/layout-check.js" "$lc"
+	chrome --window-size="$2",1000 --dump-dom "file://$lc" >"$lc.dom"
+	sed -n 's|.*<pre id="layout-check">\(.*\)</pre>.*|\1|p' "$lc.dom"
+}
+
+# laid_out PAGE WIDTH: no sideways scroll, no text cut, one scale for the changes.
+laid_out() {
+	layout "$1" "$2" >"$BATS_TEST_TMPDIR/layout.json"
+	cat "$BATS_TEST_TMPDIR/layout.json"
+	jq -e '.hscroll == null and .clipped == [] and .scale == [] and (.lims | length) <= 1' "$BATS_TEST_TMPDIR/layout.json"
+}
+
 # shot PAGE NAME: a screenshot for a reviewer, kept in t/artifacts and named on the TAP stream.
 shot() {
 	mkdir -p "$TOP/t/artifacts"
@@ -53,10 +72,16 @@ shot() {
 	echo "$output"
 	[ "${lines[0]}" = "strip charts: 12, holding 311 points of 104 runs" ]
 	[ "${lines[2]}" = "change charts: 20 points, each compare's change, interval, p, q and verdict" ]
+	[ "${lines[3]}" = "changes on one scale, beside the medians' change: 0 too spread to tell" ]
+	[ "${lines[4]}" = "colours: each series of a chart its own; 17 base and new pairs apart (curves in colour and dash)" ]
+	# At 800 and 1200 px: no sideways scroll, every verdict and case name whole, one scale.
+	laid_out "$PWD/two.html" 800
+	jq -e '.points == 40 and .tracks == 20' "$BATS_TEST_TMPDIR/layout.json"
+	laid_out "$PWD/two.html" 1200
 	# Axes say their units; the failed runs are listed with their reasons.
 	grep -q '>Throughput (bit/s)</text>' two.dom
 	grep -q '>Relay CPU per GB, R1 + R2 (CPU seconds per 10⁹ bytes)</text>' two.dom
-	grep -q '>Change (%)</text>' two.dom
+	grep -q '<th>Change of the medians</th><th>Shift \[95% interval\]</th>' two.dom
 	grep -q 'id="failures">' two.dom
 	shot "$PWD/two.html" report-two-files.png
 }
@@ -68,20 +93,60 @@ shot() {
 	dom "$PWD/builds.html" "" b.dom
 	run -0 python3 "$CHECK" b.dom "$FIX/report/builds.jsonl"
 	echo "$output"
-	[ "${lines[0]}" = "strip charts: 6, holding 50 points of 17 runs" ]
+	# builtin-rr's relay CPU per GB is neither charted nor compared: 5 strips, 6 changes.
+	[ "${lines[0]}" = "strip charts: 5, holding 40 points of 17 runs" ]
 	[ "${lines[1]}" = "latency charts: 10 curves, one per run with percentiles" ]
-	[ "${lines[2]}" = "change charts: 7 points, each build against the first, at its Hodges-Lehmann change" ]
-	[ "${lines[3]}" = "interval charts: 5 (bits_per_s, cpu, latency, ops_per_s, rss) of run 0, 72 points" ]
+	[ "${lines[2]}" = "change charts: 6 points, each build against the first, at its Hodges-Lehmann change" ]
+	[ "${lines[5]}" = "latency axes: 2 on a log scale, ticks with their units" ]
+	[ "${lines[6]}" = "interval charts: 5 (bits_per_s, cpu, latency, ops_per_s, rss) of run 0, 72 points" ]
+	! grep -q 'one binary' b.dom
 	# The selector: run 1 (build "mine", not steady) by the location hash.
 	dom "$PWD/builds.html" "run=1" b1.dom
 	run -0 python3 "$CHECK" b1.dom "$FIX/report/builds.jsonl" --run 1
-	[ "${lines[3]}" = "interval charts: 5 (bits_per_s, cpu, latency, ops_per_s, rss) of run 1, 72 points" ]
+	[ "${lines[6]}" = "interval charts: 5 (bits_per_s, cpu, latency, ops_per_s, rss) of run 1, 72 points" ]
 	grep -q 'Not steady: throughput varied 14.5% (coefficient of variation), trend +12.0% from the first half to the second (throughput rose through the window)' b1.dom
 	grep -q '<option value="1">builtin-rr tcp, jobs 2, CPU limit 1, 4 s, request 1 B, response 1 B, mine, run 1 (not steady)</option>' b1.dom
 	# The builds, the skipped case and the failed run are listed.
 	grep -q '<td>3.3.0-mine</td>' b1.dom
 	grep -q '<td>ff-topology: the nginx relays did not start</td>' b1.dom
 	shot "$PWD/builds.html" report-builds.png
+}
+
+@test "report: medians beside the shift, too spread to tell; one scale at 800 px; log latency axes; no CPU per GB for request/response" {
+	skip_unless_chromium
+	cd "$BATS_TEST_TMPDIR"
+	# builtin over nginx: the medians rise 1.02G -> 2.95G while the shift is -1.7% (the Hodges-Lehmann shift of the logarithms).
+	run -0 flimflam report "$FIX/report/spread-base.jsonl" "$FIX/report/spread-new.jsonl" -o spread.html
+	dom "$PWD/spread.html" "run=1" s.dom
+	run -0 python3 "$CHECK" s.dom "$FIX/report/spread-base.jsonl" "$FIX/report/spread-new.jsonl" --run 1
+	echo "$output"
+	[ "${lines[0]}" = "strip charts: 5, holding 50 points of 20 runs" ]
+	[ "${lines[2]}" = "change charts: 8 points, each series against the first file's, at its Hodges-Lehmann change" ]
+	[ "${lines[3]}" = "changes on one scale, beside the medians' change: 2 too spread to tell" ]
+	[ "${lines[4]}" = "colours: each series of a chart its own; 6 base and new pairs apart (curves in colour and dash)" ]
+	# The intervals' p50 (84 us) and p99.9 (10 ms) on a log axis.
+	[ "${lines[5]}" = "latency axes: 2 on a log scale, ticks with their units" ]
+	grep -q '<td class="num" data-median-pct="189.2[0-9]*">+189.2%</td><td class="num">-1.7% \[-69.8%, +195.0%\]</td><td class="verdict" data-shown="too spread to tell">' s.dom
+	# No chart, change or figure of CPU per GB for builtin-rr, in the page or bench's table.
+	! grep -q 'data-metric="relay_cpu_s_per_gb" data-case="1"' s.dom
+	! grep -Eq '"relay_cpu_s_per_gb":[0-9.e+]+[,}][^{]*"latency"' spread.html
+	run -0 flimflam bench summarize "$FIX/report/spread-new.jsonl"
+	echo "$output"
+	grep -Eq '^builtin-rr +skrouterd +tcp +[0-9.]+% .* +- +0\.0[0-9]+ ' <<<"$output"
+	grep -Eq '^builtin +nginx +tcp +70\.0% +1\.90 .* +-$' <<<"$output"
+	laid_out "$PWD/spread.html" 800
+	jq -e '.lims == ["500"] and .points == 16' "$BATS_TEST_TMPDIR/layout.json"
+	shot "$PWD/spread.html" report-spread.png
+}
+
+@test "report: builds of one binary (one sha256 under two labels) are said above the changes and in the builds" {
+	skip_unless_chromium
+	cd "$BATS_TEST_TMPDIR"
+	jq -c 'if .build then .build.sha256 = ("cd" * 32) else . end' "$FIX/report/builds.jsonl" >same.jsonl
+	run -0 flimflam report same.jsonl -o same.html
+	dom "$PWD/same.html" "" same.dom
+	[ "$(grep -o '<p class="warn same-builds">Builds main and mine are one binary (sha256 cdcdcdcdcdcd…): their changes can only be noise.</p>' same.dom | wc -l)" -eq 2 ]
+	grep -q '<div id="change-list"><p class="warn same-builds">' same.dom
 }
 
 @test "report: bench writes RESULTS.html beside its results and says where; the page holds its runs" {

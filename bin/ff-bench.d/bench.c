@@ -1087,6 +1087,13 @@ bench_main(int argc, char *argv[])
 		char line[PATH_MAX * 2 + 256];
 
 		ff_say("%s: %s\n", ff_prog(), ff_build_line(build, line, sizeof(line)));
+		/* Two labels of one binary: their comparison can only show noise. */
+		for (int a = 0; a < b; a++)
+			if (ff_json_str(build, "sha256") && ff_json_str(opt.build_json[a], "sha256") &&
+			    !strcmp(ff_json_str(build, "sha256"), ff_json_str(opt.build_json[a], "sha256")))
+				ff_warn("builds %s and %s are one binary (sha256 %.12s): "
+					"their changes can only be noise", opt.builds[a].label,
+					opt.builds[b].label, ff_json_str(build, "sha256"));
 		json_decref(build);
 	}
 	if (auto_on())

@@ -6,11 +6,10 @@
  * What the page needs is computed here, with the code bench and compare
  * use: the runs (their figures from results.c, their latency percentiles,
  * intervals and steadiness from the records), the cases and their series
- * (a relay, or a build label), each series' median with an interval, and
- * the changes between two files or two builds (change_of, the one place
- * that asks compare's statistics).
+ * (a relay, or a build label); report_stats.c gives each series' median
+ * with an interval, and the changes between two files or two builds.
  */
-#include "ff-bench.h"
+#include "report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -32,38 +31,6 @@ static const char report_usage[] =
 	"                        directory; an existing file is replaced; - is\n"
 	"                        standard output)\n";
 
-/* The metrics drawn per case, and those whose change is drawn (compare's). */
-static const int strip_metrics[] = { M_BITS, M_OPS, M_CPU_GB, M_CPU_KREQ };
-
-/* A case: a bench case but for its relay (and warmup, as compare matches). */
-struct rcase {
-	struct key k;		/* relay NULL; the names are ours */
-	int order;
-};
-
-/* A series of a case: a relay, or a build label; per file when there are several. */
-struct rseries {
-	int c, file, build;
-	char *name;
-	int rank;		/* a build's place among bench's --build options (the first is the base) */
-};
-
-struct rrun {
-	int s, file, group, run;
-};
-
-struct page {
-	int nfiles, file;
-	const char *const *paths;
-	char **labels;		/* a label per file */
-	struct results *res;	/* per file */
-	struct rcase *cases;
-	struct rseries *series;
-	struct rrun *runs;
-	size_t nc, ns, nr, capc, caps, capr;
-	json_t *runs_json, *envs;
-	char **envtext;		/* each environment, as compact text */
-};
 
 /* The same chart: the bench case, whatever the relay, its chain and the build. */
 static int
@@ -218,7 +185,7 @@ take_run(const json_t *rec, const struct results *r, int group, int run, void *a
 	json_object_set_new(o, "run_dir", ff_json_text(dir));
 	free(dir);
 	for (m = 0; m < M_N; m++)
-		if (ru->have & (1u << m))
+		if ((ru->have & (1u << m)) && metric_applies(m, g->k.workload))
 			json_object_set_new(v, metrics[m].key, json_real(ru->v[m]));
 	json_object_set_new(o, "v", v);
 	json_object_set_new(o, "latency", ru->status == 'o' ?
@@ -228,218 +195,6 @@ take_run(const json_t *rec, const struct results *r, int group, int run, void *a
 	json_object_set_new(o, "steadiness", member(rec, "steadiness", is_object));
 	json_object_set_new(o, "env", json_integer(env_index(pg, json_object_get(rec, "environment"))));
 	json_array_append_new(pg->runs_json, o);
-}
-
-/* Statistics */
-
-/*
- * The median's interval from order statistics, which assumes no
- * distribution: [x(k), x(n+1-k)] with the largest k such that
- * P(B < k) <= 2.5% for B ~ Binomial(n, 1/2), covering the median with
- * probability 1 - 2 P(B < k), at least 95%. With 5 runs or fewer no k
- * reaches that: the interval is then the range, and its coverage
- * (1 - 2^(1-n): 94% for 5 runs, 75% for 3) says what it is worth.
- * `v` sorted.
- */
-static void
-median_interval(const double *v, int n, double *lo, double *hi, double *coverage)
-{
-	double below = 0, pj;
-	int k = 0, j;
-
-	for (j = 0; j < n; j++) {
-		pj = exp(lgamma(n + 1) - lgamma(j + 1) - lgamma(n - j + 1) - n * M_LN2);
-		if (below + pj > 0.025)
-			break;
-		below += pj;
-		k = j + 1;
-	}
-	if (k == 0) {
-		k = 1;
-		below = pow(0.5, n);
-	}
-	*lo = v[k - 1];
-	*hi = v[n - k];
-	*coverage = fmax(0, 1 - 2 * below);
-}
-
-/* The values of metric m over the ok runs of series s. */
-static int
-series_values(const struct page *pg, int s, int m, double **out)
-{
-	double *v = calloc(pg->nr + 1, sizeof(*v));
-	const struct run *ru;
-	size_t i;
-	int n = 0;
-
-	if (!v)
-		ff_die("out of memory");
-	for (i = 0; i < pg->nr; i++) {
-		if (pg->runs[i].s != s)
-			continue;
-		ru = &pg->res[pg->runs[i].file].g[pg->runs[i].group].runs[pg->runs[i].run];
-		if (ru->status == 'o' && (ru->have & (1u << m)))
-			v[n++] = ru->v[m];
-	}
-	*out = v;
-	return n;
-}
-
-static json_t *
-series_stats(const struct page *pg, int s)
-{
-	json_t *o = json_object();
-	double *v, lo, hi, cov;
-	struct stats st;
-	size_t i;
-	int n, m;
-
-	for (i = 0; i < FF_ARRAY_SIZE(strip_metrics); i++) {
-		m = strip_metrics[i];
-		n = series_values(pg, s, m, &v);
-		if (n) {
-			stats_of(v, n, &st);	/* sorts v */
-			median_interval(v, n, &lo, &hi, &cov);
-			json_object_set_new(o, metrics[m].key, json_pack("{s:i,s:f,s:f,s:f,s:f}",
-				"n", n, "median", st.median, "lo", lo, "hi", hi, "coverage", cov));
-		}
-		free(v);
-	}
-	return o;
-}
-
-/*
- * The change of NEW against BASE for metric m, as compare judges it: the
- * Hodges-Lehmann shift with its 95% interval, in % of the base median,
- * and the Mann-Whitney p; the q and the verdict come once every change of
- * the page is known (all_changes).
- */
-struct change {
-	double pct, lo, hi, p;
-	int too_few;
-};
-
-static void
-change_of(double *x, int nx, double *y, int ny, struct change *c)
-{
-	struct stats b;
-	struct utest t;
-	struct shift sh;
-	double base;
-
-	mann_whitney(x, nx, y, ny, &t);
-	hodges_lehmann(x, nx, y, ny, ALPHA, &sh);
-	stats_of(x, nx, &b);
-	base = fabs(b.median);
-	c->pct = base != 0 ? sh.est / base * 100 : NAN;
-	c->lo = base != 0 ? sh.lo / base * 100 : NAN;
-	c->hi = base != 0 ? sh.hi / base * 100 : NAN;
-	c->p = t.p;
-	c->too_few = nx < MIN_RUNS || ny < MIN_RUNS;
-}
-
-static json_t *
-num_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* Every metric compare compares, for series `sb` (base) against `sn` (new). */
-static void
-changes_of(const struct page *pg, int sb, int sn, json_t *out)
-{
-	struct change ch;
-	double *x, *y;
-	int m, nx, ny;
-
-	for (m = 0; m < M_NCMP; m++) {
-		nx = series_values(pg, sb, m, &x);
-		ny = series_values(pg, sn, m, &y);
-		if (nx && ny) {
-			change_of(x, nx, y, ny, &ch);
-			json_array_append_new(out, json_pack("{s:i,s:i,s:i,s:s,s:i,s:b,s:o,s:o,s:o,s:f,s:i,s:i,s:b}",
-				"case", pg->series[sb].c, "base", sb, "new", sn,
-				"metric", metrics[m].key, "m", m, "higher_better", metrics[m].higher_better,
-				"pct", num_or_null(ch.pct), "lo", num_or_null(ch.lo), "hi", num_or_null(ch.hi),
-				"p", ch.p, "n_base", nx, "n_new", ny, "too_few", ch.too_few));
-		}
-		free(x);
-		free(y);
-	}
-}
-
-/*
- * The changes: with two files, each series of the second against the same
- * series (relay or build) of the first; else, in each case with builds,
- * each build against the first build of its file.
- */
-static json_t *
-all_changes(const struct page *pg)
-{
-	json_t *out = json_array();
-	size_t i, j;
-
-	for (i = 0; i < pg->ns; i++) {
-		const struct rseries *a = &pg->series[i];
-
-		for (j = 0; j < pg->ns; j++) {
-			const struct rseries *b = &pg->series[j];
-
-			if (j == i || b->c != a->c || b->build != a->build)
-				continue;
-			if (pg->nfiles == 2 && a->file == 0 && b->file == 1 && !strcmp(a->name, b->name))
-				changes_of(pg, i, j, out);
-		}
-	}
-	if (pg->nfiles == 2 && json_array_size(out))
-		return out;
-	for (i = 0; i < pg->ns; i++) {
-		const struct rseries *a = &pg->series[i];
-		size_t first;
-
-		if (!a->build)
-			continue;
-		/* The base: the first --build of the case (in its file). */
-		for (first = i, j = 0; j < pg->ns; j++)
-			if (pg->series[j].build && pg->series[j].c == a->c &&
-			    pg->series[j].file == a->file && pg->series[j].rank < pg->series[first].rank)
-				first = j;
-		if (first != i)
-			changes_of(pg, first, i, out);
-	}
-	return out;
-}
-
-/*
- * The q (Benjamini-Hochberg over the page's changes, as compare's over its
- * table) and the verdict of each change, by compare's rule.
- */
-static void
-judge_changes(json_t *changes)
-{
-	size_t i, n = json_array_size(changes), k = 0;
-	double *p = ff_realloc(NULL, (n + 1) * sizeof(*p)), *q = ff_realloc(NULL, (n + 1) * sizeof(*q));
-	json_t *ch;
-
-	json_array_foreach(changes, i, ch)
-		if (!json_is_true(json_object_get(ch, "too_few")))
-			p[k++] = json_real_value(json_object_get(ch, "p"));
-	bh_adjust(p, (int)k, q);
-	k = 0;
-	json_array_foreach(changes, i, ch) {
-		int too_few = json_is_true(json_object_get(ch, "too_few"));
-		double qv = too_few ? NAN : q[k++];
-
-		json_object_set_new(ch, "q", num_or_null(qv));
-		json_object_set_new(ch, "significant", json_boolean(!too_few && qv < ALPHA));
-		json_object_set_new(ch, "verdict", json_string(verdict_of(
-			(int)json_integer_value(json_object_get(ch, "m")), too_few, qv,
-			ff_json_num(ch, "pct", NAN), ff_json_num(ch, "lo", NAN), ff_json_num(ch, "hi", NAN),
-			THRESHOLD)));
-		json_object_del(ch, "m");
-	}
-	free(p);
-	free(q);
 }
 
 /* The page's data */
@@ -471,16 +226,24 @@ cmp_case(const void *a, const void *b)
 	return x->order - y->order;
 }
 
-/* Series by file, then builds before relays, relays in the matrix's order, then as they came. */
+/*
+ * Builds before relays, builds as bench's --build options came, relays in
+ * the matrix's order, then by name, then by file: one series of each file
+ * side by side (base, new).
+ */
 static int
 cmp_series(const void *a, const void *b)
 {
 	const struct rseries *x = &sort_pg->series[*(const int *)a], *y = &sort_pg->series[*(const int *)b];
 	int d;
 
-	if ((d = x->file - y->file) || (d = y->build - x->build))
+	if ((d = y->build - x->build))
+		return d;
+	if (x->build && (d = x->rank - y->rank))
 		return d;
 	if (!x->build && (d = name_at(ff_relays, x->name) - name_at(ff_relays, y->name)))
+		return d;
+	if ((d = strcmp(x->name, y->name)) || (d = x->file - y->file))
 		return d;
 	return *(const int *)a - *(const int *)b;
 }
@@ -557,8 +320,7 @@ page_data(struct page *pg)
 	}
 	json_array_foreach(pg->runs_json, i, x)
 		json_object_set_new(x, "series", json_integer(sid[json_integer_value(json_object_get(x, "series"))]));
-	ch = all_changes(pg);
-	judge_changes(ch);
+	ch = page_changes(pg);
 	json_array_foreach(ch, i, x) {
 		json_object_set_new(x, "case", json_integer(cid[json_integer_value(json_object_get(x, "case"))]));
 		json_object_set_new(x, "base", json_integer(sid[json_integer_value(json_object_get(x, "base"))]));
@@ -580,6 +342,7 @@ page_data(struct page *pg)
 		json_array_append_new(ms, json_pack("{s:s,s:s,s:b}", "key", metrics[i].key, "title",
 						    metrics[i].title, "higher_better", metrics[i].higher_better));
 	json_object_set_new(d, "generated", json_string(ff_iso_time()));
+	json_object_set_new(d, "threshold_pct", json_real(THRESHOLD));
 	json_object_set_new(d, "version", json_string(FF_VERSION));
 	json_object_set_new(d, "files", files);
 	json_object_set_new(d, "metrics", ms);

@@ -264,7 +264,7 @@ static void
 env_take(struct group *g, const json_t *rec, const json_t *env)
 {
 	static const char *const machine[] = {
-		"hostname", "kernel", "cpu_model", "os", "cpus_online", "cpus_available"
+		"hostname", "kernel", "cpu_model", "os", "cpus_online", "cpus_available", "cpu_list"
 	};
 	const json_t *c = json_object_get(rec, "config"), *v;
 	const char *key;
@@ -291,11 +291,12 @@ env_take(struct group *g, const json_t *rec, const json_t *env)
 
 /*
  * Is this record one already taken (a file concatenated with itself)? Its
- * identity: case, build, run directory, time and repeat; records without a
- * run directory and time cannot be told apart and are all taken.
+ * identity, into *idp: case, build, run directory, time and repeat; a
+ * record without a run directory and time is the whole record (its keys
+ * in order), so two copies of one are one run.
  */
 static int
-duplicate(struct results *r, const json_t *rec, const struct key *k)
+duplicate(struct results *r, const json_t *rec, const struct key *k, uint64_t *idp)
 {
 	const char *dir = ff_json_str(rec, "run_dir"), *time = ff_json_str(rec, "time");
 	uint64_t h = 14695981039346656037ULL;
@@ -304,14 +305,18 @@ duplicate(struct results *r, const json_t *rec, const struct key *k)
 	const unsigned char *p;
 
 	if (!dir && (!time || !*time))
-		return 0;
-	id = ff_asprintf("%s|%s|%s|%s|%s|%s|%ld", k->workload, k->relay, k->protocol,
-			 k->build ? k->build : "", dir ? dir : "", time ? time : "",
-			 (long)ff_json_num(rec, "repeat", 0));
+		id = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+	else
+		id = ff_asprintf("%s|%s|%s|%s|%s|%s|%ld", k->workload, k->relay, k->protocol,
+				 k->build ? k->build : "", dir ? dir : "", time ? time : "",
+				 (long)ff_json_num(rec, "repeat", 0));
+	if (!id)
+		ff_die("out of memory");
 	for (p = (const unsigned char *)id; *p; p++)
 		h = (h ^ *p) * 1099511628211ULL;
 	free(id);
 	h |= 1;			/* 0 marks a free slot */
+	*idp = h;
 	if ((r->nseen + 1) * 2 > r->cap_seen) {
 		uint64_t *old = r->seen;
 		long *old_line = r->seen_line;
@@ -350,6 +355,61 @@ duplicate(struct results *r, const json_t *rec, const struct key *k)
 	return 0;
 }
 
+/* -1: no such boolean; else 0 or 1. */
+static signed char
+tri(const json_t *v)
+{
+	return json_is_boolean(v) ? json_is_true(v) : -1;
+}
+
+/*
+ * What a run's window shared the machine with, as far as the record says:
+ * its steadiness, TCP's stalls (resources.tcp), another run on its CPUs
+ * (topology.cpus_other_runs), and resources.machine's load (steal as a
+ * share of the window).
+ */
+static void
+run_conditions(struct run *run, const json_t *rec)
+{
+	const json_t *rsc = json_object_get(rec, "resources"), *tcp = json_object_get(rsc, "tcp"),
+		     *topo = json_object_get(rec, "topology"), *mach = json_object_get(rsc, "machine");
+	const json_t *others = json_object_get(topo, "cpus_other_runs");
+	double window, steal;
+
+	run->steady = tri(json_object_get(json_object_get(rec, "steadiness"), "steady"));
+	run->stalled = !json_is_object(tcp) ? -1 : ff_json_num(tcp, "timeouts", 0) > 0 ||
+		       ff_json_num(tcp, "zero_window_probes", 0) > 0 ||
+		       ff_json_num(tcp, "memory_pressures", 0) > 0;
+	run->shared = json_is_array(others) ? json_array_size(others) > 0 :
+		      json_is_object(topo) && json_is_null(others) ? 0 : -1;
+	run->other_cpu = NAN;
+	run->steal = NAN;
+	if (!json_is_object(mach))
+		return;
+	num(mach, "other_cpu_fraction", &run->other_cpu);
+	window = ff_json_num(rsc, "window_s", ff_json_num(json_object_get(rec, "config"), "duration_s", 0));
+	if (window > 0 && num(mach, "steal_s", &steal))
+		run->steal = steal / window;
+}
+
+/* A record's build under a label the group already has with another sha256. */
+static void
+build_take(struct group *g, const json_t *rec)
+{
+	const json_t *b = json_object_get(rec, "build");
+	const char *sha = ff_json_str(b, "sha256"), *first;
+
+	if (!json_is_object(b))
+		return;
+	if (!g->build) {
+		g->build = json_incref((json_t *)b);
+		return;
+	}
+	first = ff_json_str(g->build, "sha256");
+	if (sha && first && strcmp(sha, first) && !g->other_sha256)
+		g->other_sha256 = ff_strdup(sha);
+}
+
 /* Take what the statistics need of a (checked) case record; returns its group. */
 static struct group *
 results_add(struct results *r, const json_t *rec)
@@ -359,14 +419,14 @@ results_add(struct results *r, const json_t *rec)
 	struct group *g;
 	struct run *run;
 	struct key k;
+	uint64_t id;
 	int m;
 
 	rec_key(rec, &k);
-	if (duplicate(r, rec, &k))
+	if (duplicate(r, rec, &k, &id))
 		return NULL;	/* counted once */
 	g = results_group(r, &k);
-	if (!g->build && json_is_object(json_object_get(rec, "build")))
-		g->build = json_incref(json_object_get(rec, "build"));
+	build_take(g, rec);
 	env_take(g, rec, env);
 	if (g->nruns == g->cap) {
 		g->cap = g->cap ? g->cap * 2 : 4;
@@ -376,6 +436,7 @@ results_add(struct results *r, const json_t *rec)
 	memset(run, 0, sizeof(*run));
 	run->status = !strcmp(st, "ok") ? 'o' : !strcmp(st, "failed") ? 'f' : 's';
 	run->repeat = (long)ff_json_num(rec, "repeat", 0);
+	run->id = id;
 	run->seed = json_is_integer(json_object_get(rec, "seed")) ? (long)ff_json_num(rec, "seed", 0) : -1;
 	run->sequential = json_is_true(json_object_get(rec, "sequential"));
 	if (run->status == 'o') {
@@ -383,6 +444,7 @@ results_add(struct results *r, const json_t *rec)
 			if (rec_value(rec, m, &run->v[m]))
 				run->have |= 1u << m;
 		run->unsteady = json_is_false(json_object_get(json_object_get(rec, "steadiness"), "steady"));
+		run_conditions(run, rec);
 	} else {
 		run->reason = ff_strdup(ff_json_str(rec, "reason"));
 		run->run_dir = ff_strdup(ff_json_str(rec, "run_dir"));
@@ -412,6 +474,7 @@ results_free(struct results *r)
 		free((char *)r->g[i].k.protocol);
 		free((char *)r->g[i].k.build);
 		json_decref(r->g[i].build);
+		free(r->g[i].other_sha256);
 		for (j = 0; j < r->g[i].nenv; j++) {
 			free(r->g[i].env[j].name);
 			free(r->g[i].env[j].value);
@@ -803,6 +866,6 @@ load_results_each(const char *path, int with_warmup, struct results *r, record_f
 	if (!r->ng)
 		ff_die("%s: no bench results in the file (no line has \"event\":\"case\")", name);
 	if (r->ndup)
-		ff_warn("%s: %ld duplicate record%s (the same case, build, run directory, time and repeat as an earlier line; the first at line %ld, a copy of line %ld), counted once",
+		ff_warn("%s: %ld duplicate record%s (the same case, build, run directory, time and repeat as an earlier line, or the same line when it has neither run directory nor time; the first at line %ld, a copy of line %ld), counted once",
 			name, r->ndup, r->ndup == 1 ? "" : "s", r->dup_line, r->dup_of);
 }

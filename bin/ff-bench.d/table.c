@@ -62,6 +62,18 @@ const struct metric metrics[M_N] = {
 	{ "latency_max_us", "Latency max", 0, fmt_us },
 };
 
+/*
+ * Does metric m mean something for the workload? Relay CPU per GB does not
+ * for request/response workloads (the matrix's request_response: a few
+ * bytes a transaction, the CPU goes to the transactions), whose CPU per
+ * 1,000 requests says it.
+ */
+int
+metric_applies(int m, const char *workload)
+{
+	return m != M_CPU_GB || !ff_workload_is_rr(workload);
+}
+
 void
 fmt_stats(const struct stats *s, int m, const char *pm, char *buf, size_t n)
 {
@@ -425,6 +437,8 @@ case_rows(struct table *t, struct table *e, const struct group *g, int hops, int
 	snprintf(cells[2], 128, "%s", g->k.protocol);
 	fmt_stats(&s, M_RELAYCPU, "+/-", cells[o], 128);
 	group_stats(g, M_CPU_GB, &s);
+	if (!metric_applies(M_CPU_GB, g->k.workload))
+		s.n = 0;	/* "-" */
 	fmt_stats(&s, M_CPU_GB, "+/-", cells[o + 1], 128);
 	group_stats(g, M_CPU_KREQ, &s);
 	fmt_stats(&s, M_CPU_KREQ, "+/-", cells[o + 2], 128);

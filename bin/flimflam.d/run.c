@@ -795,10 +795,10 @@ cmp_change(const void *a, const void *b)
 /*
  * The folded differential ("stack base new" lines) summed by leaf function
  * into shares of each build's samples; sorted by the change, largest
- * growth first. Returns how many.
+ * growth first. Returns how many; each build's samples in total[].
  */
 static size_t
-shares_of(const char *folded, struct fshare **out)
+shares_of(const char *folded, struct fshare **out, double total[2])
 {
 	char *text = ff_read_file(folded, NULL), *line, *save = NULL, *sp1, *sp2, *leaf;
 	struct fshare *f = NULL;
@@ -827,6 +827,8 @@ shares_of(const char *folded, struct fshare **out)
 		f[i].new += cn;
 	}
 	free(text);
+	total[0] = tb;
+	total[1] = tn;
 	for (i = 0; i < n; i++) {
 		f[i].base = tb > 0 ? f[i].base / tb : 0;
 		f[i].new = tn > 0 ? f[i].new / tn : 0;
@@ -868,7 +870,9 @@ flamegraph_builds(const struct cmd *c)
 {
 	const char *rundir = ff_rundir(NULL), *la = opt.builds[0].label, *lb = opt.builds[1].label;
 	char cwd[PATH_MAX - 64], data[2][PATH_MAX], html[2][PATH_MAX], dhtml[PATH_MAX];
-	char dir[2][PATH_MAX], folded[PATH_MAX + 32], evfile[PATH_MAX + 32];
+	char dir[2][PATH_MAX], folded[PATH_MAX + 32], evfile[PATH_MAX + 32], baseev[PATH_MAX + 32];
+	double total[2];
+	int thin;
 	json_t *events[2], *cap, *ev;
 	struct fshare *f = NULL;
 	struct ff_out dout;
@@ -912,16 +916,22 @@ flamegraph_builds(const struct cmd *c)
 		snprintf(flame_html, sizeof(flame_html), "%s", html[b]);
 		render_flamegraph(events[b], dir[b]);
 	}
-	/* The differential page, sized by the new build, and its folded stacks for the summary. */
+	/*
+	 * The differential page, sized by the new build, and its folded stacks
+	 * for the summary: each recording's processes in its own run's relay
+	 * towers (its events), which match by role and program, not pid.
+	 */
 	snprintf(evfile, sizeof(evfile), "%s/events.jsonl", dir[1]);
+	snprintf(baseev, sizeof(baseev), "%s/events.jsonl", dir[0]);
 	snprintf(folded, sizeof(folded), "%s/diff.folded", rundir);
 	if (ff_out_open(&dout, dhtml, FF_OUT_DEFER, "old.*", 0644) < 0)
 		ff_die("%s", dout.err);
 	{
 		char *path = program("ff-flame"), title[256];
-		char *pargs[] = { path, "-o", dout.tmp, "-t", title, "--events", evfile, "--diff",
-				  data[0], data[1], NULL };
-		char *fargs[] = { path, "--folded", "-o", folded, "--diff", data[0], data[1], NULL };
+		char *pargs[] = { path, "-o", dout.tmp, "-t", title, "--events", evfile,
+				  "--base-events", baseev, "--diff", data[0], data[1], NULL };
+		char *fargs[] = { path, "--folded", "-o", folded, "--events", evfile,
+				  "--base-events", baseev, "--diff", data[0], data[1], NULL };
 
 		if (!path)
 			ff_die("cannot find ff-flame beside flimflam nor on PATH");
@@ -938,7 +948,8 @@ flamegraph_builds(const struct cmd *c)
 			ff_die("cannot fold the two recordings; the pages are written");
 		free(path);
 	}
-	n = shares_of(folded, &f);
+	n = shares_of(folded, &f, total);
+	thin = total[0] < FF_FLAME_RANK_MIN_SAMPLES || total[1] < FF_FLAME_RANK_MIN_SAMPLES;
 	if (!opt.json)
 		for (b = 0; b < 2; b++) {
 			ff_print("%s== Build %s ==\n\n", b ? "\n" : "", opt.builds[b].label);
@@ -953,9 +964,19 @@ flamegraph_builds(const struct cmd *c)
 		"base_html", ff_json_path(html[0]), "new_html", ff_json_path(html[1]),
 		"diff_html", ff_json_path(dhtml), "base_data", ff_json_path(data[0]),
 		"new_data", ff_json_path(data[1])));
+	json_object_set_new(ev, "base_samples", json_integer((json_int_t)total[0]));
+	json_object_set_new(ev, "new_samples", json_integer((json_int_t)total[1]));
+	json_object_set_new(ev, "too_few_samples", json_boolean(thin));
 	if (!opt.json) {
 		ff_print("\nDifferential flamegraph (%s against %s)\n", lb, la);
 		ff_print("  Page:        %s\n", dhtml);
+		ff_print("  Samples:     %.0f in %s, %.0f in %s\n", total[0], la, total[1], lb);
+		if (thin)
+			ff_print("  Too few samples to rank: fewer than %d in %s; the changes below are\n"
+				 "  mostly chance (a longer --duration, or a higher --freq, gives more)\n",
+				 FF_FLAME_RANK_MIN_SAMPLES, total[0] < FF_FLAME_RANK_MIN_SAMPLES &&
+				 total[1] < FF_FLAME_RANK_MIN_SAMPLES ? "both builds" :
+				 total[0] < FF_FLAME_RANK_MIN_SAMPLES ? la : lb);
 		ff_print("  Self samples whose share grew the most:\n");
 	}
 	json_object_set_new(ev, "grew", top_changes(f, n, 1, 5));

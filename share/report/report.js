@@ -44,6 +44,11 @@
 	function us(v) {
 		return v >= 1e6 ? sig3(v / 1e6) + ' s' : v >= 1e3 ? sig3(v / 1e3) + ' ms' : sig3(v) + ' µs';
 	}
+	/* A tick of a latency axis: its own unit, no trailing zeros ("100 µs", "1 ms", "2.5 ms"). */
+	function usTick(v) {
+		return v >= 1e6 ? +(v / 1e6).toPrecision(3) + ' s' : v >= 1e3 ? +(v / 1e3).toPrecision(3) + ' ms' :
+			+v.toPrecision(3) + ' µs';
+	}
 	function pct(v) { return (v > 0 ? '+' : '') + v.toFixed(1) + '%'; }
 	var METRIC = {
 		bits_per_s: { title: 'Throughput', unit: 'bit/s', fmt: si },
@@ -76,14 +81,21 @@
 	function tip(e, text) { s('title', {}, e, text); return e; }
 	function num(v) { return v === null || v === undefined ? null : String(v); }
 
-	/* Colours: one per series name across the page, in order of appearance. */
-	var colourIndex = {};
+	/*
+	 * Colours: one per series across the page (a file's relay, or a
+	 * build), in order of appearance, so that base and new differ; dashes:
+	 * by file when there are several (the base solid), else by series.
+	 */
+	var seriesIndex = {};
 	D.series.forEach(function (se) {
-		if (!(se.name in colourIndex))
-			colourIndex[se.name] = Object.keys(colourIndex).length;
+		if (!(se.label in seriesIndex))
+			seriesIndex[se.label] = Object.keys(seriesIndex).length;
 	});
-	function colour(se) { return PALETTE[colourIndex[se.name] % PALETTE.length]; }
-	function dash(se) { return DASHES[Math.floor(colourIndex[se.name] / PALETTE.length + colourIndex[se.name]) % DASHES.length]; }
+	function colour(se) { return PALETTE[seriesIndex[se.label] % PALETTE.length]; }
+	function dash(se) {
+		var i = seriesIndex[se.label], k = Math.floor(i / PALETTE.length);
+		return DASHES[(D.files.length > 1 ? se.file + k : i + k) % DASHES.length];
+	}
 
 	/* Scales and axes */
 
@@ -122,9 +134,9 @@
 			var x = scale(v);
 			s('line', { x1: x, x2: x, y1: f.y0, y2: f.y1 }, gr);
 			s('line', { x1: x, x2: x, y1: f.y1, y2: f.y1 + 4 }, g);
-			s('text', { x: x, y: f.y1 + 15, 'text-anchor': 'middle' }, g, fmt(v));
+			s('text', { class: 'tick x', x: x, y: f.y1 + 15, 'text-anchor': 'middle' }, g, fmt(v));
 		});
-		s('text', { x: (f.x0 + f.x1) / 2, y: f.y1 + 30, 'text-anchor': 'middle' }, g, label);
+		s('text', { class: 'axis-title x', x: (f.x0 + f.x1) / 2, y: f.y1 + 30, 'text-anchor': 'middle' }, g, label);
 	}
 	function yAxis(f, scale, tv, fmt, label) {
 		var g = s('g', { class: 'axis' }, f.svg), gr = s('g', { class: 'grid' }, f.svg);
@@ -132,10 +144,20 @@
 		tv.forEach(function (v) {
 			var y = scale(v);
 			s('line', { x1: f.x0, x2: f.x1, y1: y, y2: y }, gr);
-			s('text', { x: f.x0 - 5, y: y + 4, 'text-anchor': 'end' }, g, fmt(v));
+			s('text', { class: 'tick y', x: f.x0 - 5, y: y + 4, 'text-anchor': 'end' }, g, fmt(v));
 		});
-		s('text', { x: 12, y: (f.y0 + f.y1) / 2, 'text-anchor': 'middle',
+		s('text', { class: 'axis-title y', x: 12, y: (f.y0 + f.y1) / 2, 'text-anchor': 'middle',
 			transform: 'rotate(-90 12 ' + (f.y0 + f.y1) / 2 + ')' }, g, label);
+	}
+	/* Ticks of a log axis from 10^l0 to 10^l1: the decades, and 2 and 5 of each when they are few. */
+	function logTicks(l0, l1) {
+		var tv = [], k, few = l1 - l0 <= 2;
+		for (k = l0; k <= l1; k++) {
+			tv.push(Math.pow(10, k));
+			if (few && k < l1)
+				tv.push(2 * Math.pow(10, k), 5 * Math.pow(10, k));
+		}
+		return tv;
 	}
 	function short(t, n) { return t.length > n ? t.slice(0, n - 1) + '…' : t; }
 
@@ -229,19 +251,17 @@
 			});
 		});
 		var f = frame(parent, w, 260, m, 'Latency by percentile',
-			{ 'data-chart': 'latency', 'data-case': c.id, 'data-points': runs.length });
+			{ 'data-chart': 'latency', 'data-case': c.id, 'data-points': runs.length, 'data-scale': 'log' });
 		var l0 = Math.floor(Math.log10(lo)), l1 = Math.ceil(Math.log10(hi));
 		if (l1 === l0)
 			l1++;
 		var x = linear(0, MAXNINES, f.x0, f.x1), ly = linear(l0, l1, f.y1, f.y0);
 		var y = function (v) { return ly(Math.log10(Math.max(v, Math.pow(10, l0)))); };
-		var pv = [0, 1, 2, 3, 4, 5, MAXNINES], tv = [];
-		for (var k = l0; k <= l1; k++)
-			tv.push(Math.pow(10, k));
+		var pv = [0, 1, 2, 3, 4, 5, MAXNINES], tv = logTicks(l0, l1);
 		xAxis(f, x, pv, function (v) {
 			return v === MAXNINES ? 'max' : v === 0 ? '0' : (100 - 100 * Math.pow(10, -v)).toPrecision(v + 2).replace(/\.?0+$/, '');
 		}, 'Percentile (%), on a scale of nines');
-		yAxis(f, y, tv, us, 'Latency (µs, log scale)');
+		yAxis(f, y, tv, usTick, 'Latency (log scale)');
 		runs.forEach(function (r) {
 			var se = D.series[r.series];
 			tip(s('path', { class: 'curve', stroke: colour(se), 'stroke-dasharray': dash(se),
@@ -269,65 +289,162 @@
 	}
 
 	/*
-	 * Changes: a chart per metric, a row per case and pair of series, the
-	 * change of the median in percent, coloured by compare's verdict, with
-	 * its confidence interval where the comparison gives one.
+	 * Builds that are one binary: labels that share a sha256. Their
+	 * changes can only be noise, wherever a verdict is given.
+	 */
+	function sameBuilds() {
+		var bySha = {}, out = [];
+		D.runs.forEach(function (r) {
+			var b = r.build;
+			if (b && b.label !== null && b.label !== undefined && b.sha256) {
+				bySha[b.sha256] = bySha[b.sha256] || [];
+				if (bySha[b.sha256].indexOf(b.label) < 0)
+					bySha[b.sha256].push(b.label);
+			}
+		});
+		Object.keys(bySha).forEach(function (sha) {
+			if (bySha[sha].length > 1)
+				out.push({ sha256: sha, labels: bySha[sha] });
+		});
+		return out;
+	}
+	function sameBuildsText(sb) {
+		return 'Builds ' + sb.labels.join(' and ') + ' are one binary (sha256 ' + sb.sha256.slice(0, 12) +
+			'…): their changes can only be noise.';
+	}
+
+	/*
+	 * The change scale, one for every metric: symmetric log ("symlog"), so
+	 * that ±1% and ±60% both show, linear within ±1% of zero; positions in
+	 * % of the track's width.
+	 */
+	var SYMLOG_C = 1;
+	function symlog(v) { return (v < 0 ? -1 : 1) * Math.log10(1 + Math.abs(v) / SYMLOG_C); }
+	function changeScale(changes) {
+		var lim = D.threshold_pct * 2;
+		changes.forEach(function (ch) {
+			[ch.pct, ch.lo, ch.hi, ch.median_pct].forEach(function (v) {
+				if (v !== null && v !== undefined && isFinite(v))
+					lim = Math.max(lim, Math.abs(v));
+			});
+		});
+		/* Up to 1, 2 or 5 times a power of ten. */
+		var mag = Math.pow(10, Math.floor(Math.log10(lim)));
+		lim = [1, 2, 5, 10].map(function (k) { return k * mag; }).filter(function (v) { return v >= lim; })[0];
+		var half = symlog(lim);
+		var pos = function (v) { return 50 + 50 * symlog(Math.max(-lim, Math.min(lim, v))) / half; };
+		/*
+		 * Ticks: 0 and lim, then 1, 2, 5 of each decade below lim, kept
+		 * when 12% of the track from the last and from lim.
+		 */
+		var tv = [0, lim, -lim], last = 50, k, c, v;
+		for (k = 0; Math.pow(10, k) < lim; k++)
+			for (c = 0; c < 3; c++) {
+				v = [1, 2, 5][c] * Math.pow(10, k);
+				if (v < lim && pos(v) - last >= 12 && pos(lim) - pos(v) >= 12) {
+					tv.push(v, -v);
+					last = pos(v);
+				}
+			}
+		tv.sort(function (a, b) { return a - b; });
+		return { lim: lim, pos: pos, ticks: tv };
+	}
+	function at(e, left) { e.style.left = left.toFixed(3) + '%'; return e; }
+
+	/*
+	 * A change: its case and series on a row of their own, whole (the sizes
+	 * tell cases apart), then its figures, verdict and track. 1 if a point
+	 * is drawn.
+	 */
+	function changeRow(tb, ch, key, sc) {
+		var mt = METRIC[key], thr = D.threshold_pct;
+		var b = D.series[ch.base], n = D.series[ch.new];
+		var name = D.cases[ch.case].title + ' · ' + n.label + ' vs ' + b.label;
+		h('th', { class: 'case-name', colspan: 5 }, h('tr', { class: 'name-row' }, tb), name);
+		var tr = h('tr', {}, tb);
+		var spread = ch.too_spread, shown = spread ? 'too spread to tell' : ch.verdict;
+		var col = spread ? verdictColour('') : verdictColour(ch.verdict);
+		h('td', { class: 'num' }, tr, mt.fmt(ch.base_median) + ' → ' + mt.fmt(ch.new_median));
+		h('td', { class: 'num', 'data-median-pct': num(ch.median_pct) }, tr,
+			ch.median_pct === null ? 'n/a' : pct(ch.median_pct));
+		h('td', { class: 'num' }, tr, ch.pct === null ? 'n/a (base median 0)' : pct(ch.pct) +
+			(ch.lo !== null && ch.hi !== null ? ' [' + pct(ch.lo) + ', ' + pct(ch.hi) + ']' : ' [no interval]'));
+		var vd = h('td', { class: 'verdict', 'data-shown': shown }, tr);
+		h('span', { style: 'color:' + col }, vd, shown);
+		h('span', { class: 'stats' }, vd, (spread ? 'compare: ' + ch.verdict + '; ' : '') + 'p=' + ch.p.toPrecision(2) +
+			(ch.q !== null ? ', q=' + ch.q.toPrecision(2) : '') + ', n=' + ch.n_base + '+' + ch.n_new);
+		var track = h('div', { class: 'track' }, h('td', { class: 'track-cell' }, tr));
+		var band = at(h('div', { class: 'band', 'data-lo': -thr, 'data-hi': thr }, track), sc.pos(-thr));
+		band.style.width = (sc.pos(thr) - sc.pos(-thr)).toFixed(3) + '%';
+		sc.ticks.forEach(function (v) { at(h('div', { class: v === 0 ? 'grid zero' : 'grid' }, track), sc.pos(v)); });
+		if (ch.pct === null)
+			return 0;
+		if (ch.lo !== null && ch.hi !== null) {
+			var ci = at(h('div', { class: 'change-ci' }, track), sc.pos(ch.lo));
+			ci.style.width = (sc.pos(ch.hi) - sc.pos(ch.lo)).toFixed(3) + '%';
+			ci.style.background = col;
+		}
+		if (ch.median_pct !== null)
+			at(h('div', { class: 'median-change', 'data-value': num(ch.median_pct),
+				title: 'medians: ' + pct(ch.median_pct) }, track), sc.pos(ch.median_pct));
+		var dot = at(h('div', { class: 'change', 'data-case': ch.case, 'data-metric': key,
+			'data-base': ch.base, 'data-new': ch.new, 'data-value': num(ch.pct), 'data-lo': num(ch.lo),
+			'data-hi': num(ch.hi), 'data-median-pct': num(ch.median_pct), 'data-p': num(ch.p),
+			'data-q': num(ch.q), 'data-verdict': ch.verdict, 'data-spread': spread ? 'yes' : 'no',
+			title: name + '\nshift ' + pct(ch.pct) + ', medians ' + (ch.median_pct === null ? 'n/a' : pct(ch.median_pct)) +
+				': ' + shown }, track), sc.pos(ch.pct));
+		dot.style.borderColor = col;
+		dot.style.background = ch.significant && !spread ? col : '#fff';
+		return 1;
+	}
+
+	/*
+	 * Changes: a table per metric, a row per case and pair of series, on
+	 * one scale for the page: the medians of base and new and their change,
+	 * the Hodges-Lehmann shift with its interval (what compare's verdict
+	 * judges), the verdict, and a track drawing the shift (the dot), its
+	 * interval (the bar), the medians' change (the diamond) and the band
+	 * within which the verdict says "no change".
 	 */
 	function drawChanges() {
 		if (!D.changes.length)
 			return;
 		$('changes').hidden = false;
 		h('a', { href: '#changes' }, $('toc'), 'Changes');
-		var anyCi = D.changes.some(function (ch) { return ch.lo !== null; });
+		var thr = D.threshold_pct, sc = changeScale(D.changes), list = $('change-list');
 		$('changes-note').textContent = (D.files.length === 2 ?
 			'Each series of ' + D.files[1].label + ' against the same series of ' + D.files[0].label :
 			'Each build against the first build of its case') +
-			', as flimflam compare judges it: the Hodges-Lehmann change in percent of the base median; ' +
-			'blue is better, vermillion worse (q < 0.05 after Benjamini-Hochberg over the page, and the ' +
-			'interval beyond 2%), grey no change or inconclusive; a filled point is significant. ' +
-			(anyCi ? 'The whisker is the 95% confidence interval of the change.' :
-				'This comparison gives no interval: the point is the change of the medians.');
+			', as flimflam compare judges it. Shift: the Hodges-Lehmann shift, the median of every ' +
+			'difference new run − base run, in percent of the base median, with its 95% confidence ' +
+			'interval (none with fewer than 4 runs a side): the dot and its bar. Medians: the change of ' +
+			'the median of the new runs from the median of the base runs, in percent of the base median: ' +
+			'the diamond. When the two point opposite ways, the runs are too spread to tell. The verdict ' +
+			'is better (blue) or worse (vermillion) when q < 0.05 (p adjusted by Benjamini-Hochberg over ' +
+			'the page) and the whole interval lies beyond ±' + thr + '% (the shaded band), else no change ' +
+			'or inconclusive (grey); a filled dot is significant. Every table has the same scale, ' +
+			'logarithmic away from zero (linear within ±' + SYMLOG_C + '%).';
+		sameBuilds().forEach(function (sb) {
+			h('p', { class: 'warn same-builds' }, list, sameBuildsText(sb));
+		});
 		Object.keys(METRIC).forEach(function (key) {
 			var rows = D.changes.filter(function (ch) { return ch.metric === key; });
 			if (!rows.length)
 				return;
-			var mt = METRIC[key], row = 22, w = 1000, m = { l: 330, r: 90, t: 26, b: 40 }, lim = 1, npts = 0;
-			rows.forEach(function (ch) {
-				[ch.pct, ch.lo, ch.hi].forEach(function (v) { if (v !== null) lim = Math.max(lim, Math.abs(v)); });
+			var mt = METRIC[key], npts = 0;
+			var box = h('div', { class: 'change-chart', 'data-chart': 'change', 'data-metric': key,
+				'data-lim': sc.lim, 'data-threshold': thr }, list);
+			h('h3', {}, box, mt.title + ' (' + (higherBetter[key] ? 'higher' : 'lower') + ' is better)');
+			var t = h('table', { class: 'changes' }, box), hr = h('tr', {}, h('thead', {}, t));
+			['Medians, base → new', 'Change of the medians', 'Shift [95% interval]', 'Verdict']
+				.forEach(function (c) { h('th', {}, hr, c); });
+			var axis = h('div', { class: 'track axis-track' }, h('th', { class: 'track-cell' }, hr));
+			sc.ticks.forEach(function (v) {
+				at(h('span', { class: 'tick', 'data-tick': v }, axis, v === 0 ? '0' : pct(v).replace('.0%', '%')), sc.pos(v));
 			});
-			var f = frame($('change-list'), w, m.t + m.b + row * rows.length, m,
-				mt.title + ' (' + (higherBetter[key] ? 'higher' : 'lower') + ' is better)',
-				{ 'data-chart': 'change', 'data-metric': key });
-			var tv = ticks(-lim * 1.1, lim * 1.1, 8), x = linear(tv[0], tv[tv.length - 1], f.x0, f.x1);
-			xAxis(f, x, tv, function (v) { return pct(v); }, 'Change (%)');
-			s('line', { class: 'zero', x1: x(0), x2: x(0), y1: f.y0, y2: f.y1 }, f.svg);
-			rows.forEach(function (ch, k) {
-				var y = f.y0 + row * k + row / 2, b = D.series[ch.base], n = D.series[ch.new];
-				var name = (b.name === n.name ? n.name : n.name + ' vs ' + b.name) + ' · ' + D.cases[ch.case].title;
-				tip(s('text', { x: f.x0 - 6, y: y + 4, 'text-anchor': 'end' }, f.svg, short(name, 54)), name);
-				var attrs = { 'data-case': ch.case, 'data-metric': key, 'data-base': ch.base, 'data-new': ch.new,
-					'data-value': num(ch.pct), 'data-lo': num(ch.lo), 'data-hi': num(ch.hi),
-					'data-p': num(ch.p), 'data-q': num(ch.q), 'data-verdict': ch.verdict };
-				var text = ch.pct === null ? 'base median 0' : pct(ch.pct) + ' ' + ch.verdict +
-					' (p=' + ch.p.toPrecision(2) + (ch.q !== null ? ', q=' + ch.q.toPrecision(2) : '') + ' n=' + ch.n_base + '+' + ch.n_new + ')' +
-					(ch.too_few ? ' too few runs' : '');
-				s('text', { x: f.x1 + 6, y: y + 4 }, f.svg, ch.pct === null ? 'n/a' : pct(ch.pct) + ' ' + ch.verdict);
-				if (ch.pct === null)
-					return;
-				if (ch.lo !== null && ch.hi !== null)
-					s('line', { class: 'change-ci', x1: x(ch.lo), x2: x(ch.hi), y1: y, y2: y,
-						stroke: verdictColour(ch.verdict) }, f.svg);
-				attrs.class = 'change';
-				attrs.cx = x(ch.pct);
-				attrs.cy = y;
-				attrs.r = 4.5;
-				attrs.fill = ch.significant ? verdictColour(ch.verdict) : '#fff';
-				attrs.stroke = verdictColour(ch.verdict);
-				attrs['stroke-width'] = 2;
-				tip(s('circle', attrs, f.svg), name + '\n' + text);
-				npts++;
-			});
-			f.svg.setAttribute('data-points', npts);
+			var tb = h('tbody', {}, t);
+			rows.forEach(function (ch) { npts += changeRow(tb, ch, key, sc); });
+			box.setAttribute('data-points', npts);
 		});
 	}
 
@@ -339,9 +456,10 @@
 		{ key: 'ops_per_s', title: 'Operations', unit: 'ops/s', fmt: si, lines: function (iv) {
 			return [['ops/s', iv.map(function (e) { return e.operations !== null && e.operations !== undefined && e.dt_s > 0 ? e.operations / e.dt_s : null; })]];
 		} },
-		{ key: 'latency', title: 'Latency', unit: 'µs', fmt: us, lines: function (iv) {
+		{ key: 'latency', title: 'Latency', unit: 'log scale', fmt: us, tick: usTick, log: true, lines: function (iv) {
+			/* A log axis: p50 at 84 µs stays apart from p99.9 at 10 ms (0: no value on it). */
 			return ['p50', 'p99', 'p99.9'].map(function (p) {
-				return [p, iv.map(function (e) { return e.latency_us ? e.latency_us[p] : null; })];
+				return [p, iv.map(function (e) { return e.latency_us && e.latency_us[p] > 0 ? e.latency_us[p] : null; })];
 			});
 		} },
 		{ key: 'cpu', title: 'Relay CPU', unit: '% of one CPU', fmt: sig3, lines: function (iv) {
@@ -371,14 +489,30 @@
 		});
 		if (!lines.length)
 			return;
-		var w = 560, m = { l: 64, r: 18, t: 26, b: 40 }, max = 0, tmax = 0, npts = 0;
-		lines.forEach(function (l) { l[1].forEach(function (v) { if (v !== null && v !== undefined) max = Math.max(max, v); }); });
+		var w = 560, m = { l: 64, r: 18, t: 26, b: 40 }, max = 0, min = Infinity, tmax = 0, npts = 0, y, ty;
+		lines.forEach(function (l) {
+			l[1].forEach(function (v) {
+				if (v !== null && v !== undefined) {
+					max = Math.max(max, v);
+					min = Math.min(min, v);
+				}
+			});
+		});
 		iv.forEach(function (e) { tmax = Math.max(tmax, e.t_s + (e.dt_s || 0)); });
-		var f = frame(parent, w, 230, m, spec.title, { 'data-chart': 'interval', 'data-run': r.id, 'data-metric': spec.key });
-		var tx = ticks(0, tmax || 1, 8), ty = ticks(0, max > 0 ? max * 1.05 : 1, 5);
-		var x = linear(0, tx[tx.length - 1], f.x0, f.x1), y = linear(0, ty[ty.length - 1], f.y1, f.y0);
+		var f = frame(parent, w, 230, m, spec.title, { 'data-chart': 'interval', 'data-run': r.id, 'data-metric': spec.key,
+			'data-scale': spec.log ? 'log' : 'linear' });
+		var tx = ticks(0, tmax || 1, 8), x = linear(0, tx[tx.length - 1], f.x0, f.x1);
+		if (spec.log) {
+			var l0 = Math.floor(Math.log10(min)), l1 = Math.max(Math.ceil(Math.log10(max)), l0 + 1);
+			var ly = linear(l0, l1, f.y1, f.y0);
+			y = function (v) { return ly(Math.log10(v)); };
+			ty = logTicks(l0, l1);
+		} else {
+			ty = ticks(0, max > 0 ? max * 1.05 : 1, 5);
+			y = linear(0, ty[ty.length - 1], f.y1, f.y0);
+		}
 		xAxis(f, x, tx, sig3, 'Time in the window (s)');
-		yAxis(f, y, ty, spec.fmt, spec.title + ' (' + spec.unit + ')');
+		yAxis(f, y, ty, spec.tick || spec.fmt, spec.title + ' (' + spec.unit + ')');
 		lines.forEach(function (l, k) {
 			var col = PALETTE[k % PALETTE.length], d = '', g = s('g', { 'data-line': l[0] }, f.svg);
 			l[1].forEach(function (v, i) {
@@ -392,7 +526,7 @@
 					return;
 				tip(s('circle', { class: 'pt', cx: x(iv[i].t_s), cy: y(v), r: 2.5, fill: col,
 					'data-line': l[0], 'data-t': num(iv[i].t_s), 'data-value': num(v) }, g),
-				l[0] + ' at ' + iv[i].t_s + ' s: ' + spec.fmt(v) + ' ' + spec.unit);
+				l[0] + ' at ' + iv[i].t_s + ' s: ' + spec.fmt(v) + (spec.log ? '' : ' ' + spec.unit));
 				npts++;
 			});
 		});
@@ -488,6 +622,7 @@
 		});
 		if (Object.keys(builds).length) {
 			h('h3', {}, box, 'Builds');
+			sameBuilds().forEach(function (sb) { h('p', { class: 'warn same-builds' }, box, sameBuildsText(sb)); });
 			table(box, ['Label', 'Relay', 'Version', 'Path', 'SHA-256'], Object.keys(builds).map(function (k) {
 				var b = builds[k];
 				return [b.label, b.relay, b.version, b.path, b.sha256];
