@@ -188,9 +188,9 @@ void ff_argv_free(struct ff_argv *a);
 /* ff_num.c */
 
 /*
- * Parse a whole decimal integer for option `opt` in [min, max]; anything
- * else (empty, sign where min >= 0, fraction, junk, overflow) is a usage
- * error naming the option.
+ * Parse a whole decimal integer for option `opt` in [min, max] (written
+ * also as 1e3 or 1.5e3 when whole); anything else (empty, sign where min
+ * >= 0, fraction, junk, out of range) is a usage error naming the option.
  */
 long ff_parse_long(const char *usage, const char *opt, const char *s,
 		   long min, long max);
@@ -556,11 +556,22 @@ const char *ff_rundir(const char *given);
 const char *ff_rundir_known(void);
 /*
  * A new run directory is named by its start time (20261129-223426-XXXXXX);
- * making one removes the oldest beyond the newest $FLIMFLAM_KEEP_RUNS
+ * making one removes the oldest not in use beyond the newest $FLIMFLAM_KEEP_RUNS
  * (default 20; 0 keeps all; anything but a whole number up to
  * FF_KEEP_RUNS_MAX is refused).
  */
 #define FF_KEEP_RUNS_MAX 100000000L
+/*
+ * A run directory is in use while a process holds a shared flock on this
+ * file in it: the run that made it (from ff_rundir to its exit), a bench
+ * that names it. Pruning skips it.
+ */
+#define FF_IN_USE ".in-use"
+/*
+ * Hold run directory `dir` (a shared flock on its FF_IN_USE, made if
+ * missing) until the returned fd is closed; -1 with errno.
+ */
+int ff_rundir_hold(const char *dir);
 /* mkdir -p with mode; 0 or -1 (errno). */
 int ff_mkdirs(const char *path, mode_t mode);
 /*
@@ -674,6 +685,18 @@ int ff_out_commit(struct ff_out *o);
 void ff_out_abort(struct ff_out *o);
 /* ff_out_open, ff_out_write and ff_out_commit of `text`. 0 or -1 with a warning. */
 int ff_write_file(const char *path, const char *text, mode_t mode);
+/*
+ * Claim `path` for a new file of ours: made empty with O_EXCL (two programs
+ * at once never both get it), removed at exit while still empty (nothing
+ * was written: ff_out_commit's rename replaces it). 0, or -1 with errno
+ * (EEXIST: it is taken).
+ */
+int ff_out_claim(const char *path);
+/*
+ * Claim a new name: `stem` with each of the `next` endings `ext` (all or
+ * none), else stem-2, stem-3...; the stem taken into buf. 0, or -1 (errno).
+ */
+int ff_out_claim_new(const char *stem, const char *const ext[], int next, char *buf, size_t n);
 /*
  * Hold an exclusive flock on directory `dir` until exit (the fd is kept),
  * so that two runs writing `what` ("perf.data") there do not both write it.

@@ -395,20 +395,19 @@ print("%.6f %.6f" % (math.expm1(d[23]) * 100, math.expm1(d[100 - 24]) * 100))')
 @test "compare: values <= 0 get no verdict, +-1.5e308 has a median, and medians and shift that disagree in sign are too spread to tell" {
 	cd "$BATS_TEST_TMPDIR"
 	side base.jsonl - builtin nginx "$TEN" "$ONES"
-	side new.jsonl - builtin nginx "-8e9 -8e9 -8e9 -8e9 -8e9 -8e9 -8e9 -8e9 -8e9 -8e9" "$ONES"
-	# (CPU per GB has no value for negative throughput: missing in new, exit 1.)
+	# A negative throughput is refused by name (a results file's range), never judged.
+	side neg.jsonl - builtin nginx "-8e9 -8e9 -8e9 -8e9 -8e9 -8e9 -8e9 -8e9 -8e9 -8e9" "$ONES"
+	run -1 --separate-stderr ff-bench compare --threshold 2 base.jsonl neg.jsonl
+	[ "$stderr" = "ff-bench: neg.jsonl:1: 'result.bits_per_s' is -8e+09: out of range (0 to 1e+15)" ]
+	# A throughput of 0: no ratio, no verdict.
+	side new.jsonl - builtin nginx "0 0 0 0 0 0 0 0 0 0" "$ONES"
 	run -1 --separate-stderr ff-bench compare --threshold 2 base.jsonl new.jsonl
 	has_line '^  \[1\] inconclusive: a value <= 0, no ratio to judge$'
-	! has_line ' worse \(|-199' || false
+	! has_line ' worse \(|-100' || false
 	run -1 --separate-stderr ff-bench compare --json --threshold 2 base.jsonl new.jsonl
 	jq -e -s '.[] | select(.event == "comparison" and .metric == "bits_per_s") |
 		.verdict == "inconclusive: a value <= 0, no ratio to judge" and .change_pct == null and .gate == "undecided"' <<<"$output"
-	side big-b.jsonl - builtin nginx "1.5e308 -1.5e308 1.5e308 -1.5e308 1.5e308 -1.5e308" "1 1 1 1 1 1"
-	side big-n.jsonl - builtin nginx "1.5e308 -1.5e308 1.5e308 -1.5e308 1.5e308 -1.5e308" "1 1 1 1 1 1"
-	run -0 --separate-stderr ff-bench compare big-b.jsonl big-n.jsonl
-	! has_line 'inf' || false
-	run -0 --separate-stderr ff-bench compare --json big-b.jsonl big-n.jsonl
-	jq -e -s '.[] | select(.event == "comparison" and .metric == "bits_per_s") | .base_median == 0' <<<"$output"
+	# (The even-count median of +-1.5e308 is t/unit/stats-test's: such values are out of a file's range.)
 	# Base: half at 1, half at 5 (median 3); new: 6 at 1.2, 4 at 6 (median
 	# 1.2): the medians fall 60%, the shift of the log ratios is +20%.
 	side sb.jsonl - builtin nginx "1e9 1e9 1e9 1e9 1e9 5e9 5e9 5e9 5e9 5e9" "$ONES"

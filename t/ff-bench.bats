@@ -81,7 +81,9 @@ usage: flimflam compare [-h] [--threshold PCT] [--format text|markdown] [--json]
 	[ "${stderr_lines[0]}" = "flimflam bench: --repeat: 0 is out of range (1 to 10000)" ]
 	run -2 --separate-stderr flimflam check --bogus
 	[ "$stderr" = "flimflam check: unknown option '--bogus'
-usage: flimflam check [-h] [--json]" ]
+usage: flimflam check [-h] [--json]
+usage: flimflam check --hosts ROLE=[USER@]HOST[/ADDRESS],... [-w WORKLOAD] [-r RELAY]
+                      [--hops N]" ]
 }
 
 @test "ff-bench: unknown, repeated and empty names are usage errors" {
@@ -724,4 +726,19 @@ ff-bench: the environments differ: kernel: base '6.1.0-18-amd64', new '6.5.0-1-a
 	# The first stage's start event names it, before anything can fail.
 	run -0 --separate-stderr bash -c 'ff-workload serve -w builtin --run-dir "$1" </dev/null | head -n 1' _ "$BATS_TEST_TMPDIR/d"
 	jq -e --arg d "$BATS_TEST_TMPDIR/d" '.event == "start" and .run_dir == $d' <<<"$output"
+}
+
+@test "ff-bench: on a terminal, the live line shows the bench's ETA first, then the seconds left in the phase" {
+	command -v script >/dev/null || skip "no script(1) to give the bench a terminal"
+	cd "$BATS_TEST_TMPDIR"
+	script -qec "stty cols 80; ff-bench -w builtin -r none --warmup 3 --duration 4 --output r.jsonl" \
+		/dev/null >tty.out 3>&-
+	# The live lines, each drawn after \r and erase-line.
+	tr '\r' '\n' <tty.out | sed 's/^\x1b\[K//' | grep '^ff-bench: ETA ' >live || { cat -v tty.out; false; }
+	grep -qE '^ff-bench: ETA [0-9]+:[0-9]{2} \| \[1/1\] builtin none tcp: warming up, [0-3] s left$' live
+	grep -qE '^ff-bench: ETA [0-9]+:[0-9]{2} \| \[1/1\] builtin none tcp: measuring, [0-4] s left$' live
+	# The phase's seconds, not the run's (warmup and window: 7).
+	! grep -qE 'warming up, ([4-9]|[0-9]{2,}) s left' live
+	# At 80 columns nothing is cut: the line fits.
+	awk 'length > 79 { bad = 1 } END { exit bad }' live
 }

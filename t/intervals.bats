@@ -253,6 +253,7 @@ steadiness_ok() {
 	unshare -n sh -c 'ip link set lo up && ip link set lo mtu 1500 &&
 		tc qdisc add dev lo root tbf rate 512kbit burst 1600 limit 1600 &&
 		exec flimflam bench -w builtin -r nginx --repeat 1 --warmup 1 --duration 2 --output b.jsonl' 2>"b.err"
-	grep -qE '\] builtin nginx tcp: .*, TCP stalled \(resources\.tcp\) \(' b.err || { cat b.err; false; }
+	grep -qE '\] builtin nginx tcp: .*, TCP stalled: [1-9][0-9]* retransmission timeouts?(, [0-9]+ [a-z -]+)* \(' b.err ||
+		{ cat b.err; false; }
 	jq -e -s 'length == 1 and .[0].resources.tcp.timeouts > 0' b.jsonl
 }

@@ -190,11 +190,20 @@ shot() {
 	grep -q '<td>&lt;/script&gt;&lt;script&gt;document.title="owned"&lt;/script&gt;&lt;!--</td>' evil.dom
 }
 
-@test "report: -o: default report.html, replaced whole; - is standard output" {
+@test "report: -o: default report.html, else a new report-2.html; -o FILE replaced whole; - is standard output" {
 	mkdir "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w"	# bats keeps its stderr files in the test's directory
+	run -0 flimflam report "$FIX/report/builds.jsonl"
+	[ "${lines[0]}" = "Report: report.html" ]
+	# Taken: the default is a new name, claimed at once (two reports at once get two pages).
+	flimflam report "$FIX/report/builds.jsonl" >out1 3>&- &
+	flimflam report "$FIX/report/builds.jsonl" >out2 3>&- &
+	wait
+	[ "$(head -q -n 1 out1 out2 | sort)" = "$(printf 'Report: report-2.html\nReport: report-3.html')" ]
+	grep -q '</html>' report-2.html && grep -q '</html>' report-3.html
+	rm out1 out2 report-2.html report-3.html
 	echo "an old page" >report.html
 	chmod 640 report.html
-	run -0 flimflam report "$FIX/report/builds.jsonl"
+	run -0 flimflam report -o report.html "$FIX/report/builds.jsonl"
 	[ "${lines[0]}" = "Report: report.html" ]
 	grep -q '</html>' report.html
 	[ "$(stat -c %a report.html)" = 640 ]

@@ -414,6 +414,27 @@ extern int progress_tty;	/* progress on a terminal */
 extern int output_gone;		/* stdout's reader is gone: the bench stops (exit 141) */
 
 int bench_main(int argc, char *argv[]);
+
+/* ff-bench: where the results go (output.c) */
+
+extern int output_lost;		/* the results file took no more: the bench stops (exit 1) */
+/*
+ * opt.output (a new default name claimed when not given) and its page
+ * checked, before anything runs; a new file and page claimed at once.
+ */
+void output_prepare(void);
+/* The page beside the results file, or NULL (a device or FIFO). */
+const char *output_page(void);
+/*
+ * Keep `records` in the results file (locked, written whole; --append's and
+ * other benches' lines kept). 0, or -1 after saying what the file keeps,
+ * with `records` cut back to it and output_lost set.
+ */
+int output_save(json_t *records);
+/* Room for the bench's runs under $FLIMFLAM_KEEP_RUNS, for its own runs' pruning. */
+void keep_runs_room(int nrun);
+/* Hold run directory `dir` (see ff_rundir_hold) until the bench ends; one not here is left. */
+void hold_run_dir(const char *dir);
 json_t *build_of(const struct bcase *c);
 json_t *new_record(const struct bcase *c, const char *status, const char *reason,
 		   int repeat, const char *time);

@@ -638,6 +638,26 @@ field(const json_t *obj, const char *where, const char *key, int types,
 }
 
 /*
+ * 0 if obj.key, when a number, is in [min, max]: figures no run can give
+ * (a negative rate, 1e300 bits/s) are refused, not tabled.
+ */
+static int
+in_range(const json_t *obj, const char *where, const char *key, double min, double max,
+	 char *err, size_t n)
+{
+	json_t *v = json_object_get(obj, key);
+	double x;
+
+	if (!json_is_number(v))
+		return 0;
+	x = json_number_value(v);
+	if (x >= min && x <= max)
+		return 0;
+	snprintf(err, n, "'%s%s' is %g: out of range (%g to %g)", where, key, x, min, max);
+	return -1;
+}
+
+/*
  * Is a record one we can use? 0, or -1 with the reason in err. Fields
  * other programs may add are ignored; those we read must have their types.
  */
@@ -674,6 +694,14 @@ record_check(const json_t *rec, char *err, size_t n)
 	    field(rec, "", "result", T_OBJ | T_NULL, 0, err, n) < 0 ||
 	    field(rec, "", "resources", T_OBJ | T_NULL, 0, err, n) < 0)
 		return -1;
+	/* The ranges of the options that made them (ff_parse_run_opt's). */
+	if (in_range(c, "config.", "jobs", 1, 4096, err, n) < 0 ||
+	    in_range(c, "config.", "warmup_s", 0, 86400, err, n) < 0 ||
+	    in_range(c, "config.", "duration_s", 0, 86400, err, n) < 0 ||
+	    in_range(c, "config.", "cpu_limit", 0, CPU_SETSIZE, err, n) < 0 ||
+	    in_range(c, "config.", "hops", 0, FF_HOPS_MAX, err, n) < 0 ||
+	    in_range(rec, "", "repeat", 1, 1e9, err, n) < 0)
+		return -1;
 	if (strcmp(st, "ok"))
 		return 0;
 	res = json_object_get(rec, "result");
@@ -681,6 +709,11 @@ record_check(const json_t *rec, char *err, size_t n)
 	    field(res, "result.", "bits_per_s", T_NUM | T_NULL, 1, err, n) < 0 ||
 	    field(res, "result.", "ops_per_s", T_NUM | T_NULL, 0, err, n) < 0 ||
 	    field(res, "result.", "latency_avg_us", T_NUM | T_NULL, 0, err, n) < 0)
+		return -1;
+	/* Up to 1 Pbit/s, 1e12 operations a second, a day's latency: far past any run here. */
+	if (in_range(res, "result.", "bits_per_s", 0, 1e15, err, n) < 0 ||
+	    in_range(res, "result.", "ops_per_s", 0, 1e12, err, n) < 0 ||
+	    in_range(res, "result.", "latency_avg_us", 0, 86400e6, err, n) < 0)
 		return -1;
 	rsc = json_object_get(rec, "resources");
 	if (!json_is_object(rsc))
@@ -696,7 +729,9 @@ record_check(const json_t *rec, char *err, size_t n)
 		snprintf(where, sizeof(where), "resources.relays[%zu].", i);
 		if (field(r, where, "role", T_STR, 1, err, n) < 0 ||
 		    field(r, where, "cpu_fraction", T_NUM | T_NULL, 1, err, n) < 0 ||
-		    field(r, where, "max_rss_bytes", T_NUM | T_NULL, 1, err, n) < 0)
+		    field(r, where, "max_rss_bytes", T_NUM | T_NULL, 1, err, n) < 0 ||
+		    in_range(r, where, "cpu_fraction", 0, CPU_SETSIZE, err, n) < 0 ||
+		    in_range(r, where, "max_rss_bytes", 0, 1e18, err, n) < 0)
 			return -1;
 	}
 	return 0;

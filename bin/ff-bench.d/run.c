@@ -334,6 +334,7 @@ crun_event(struct crun *cr, json_t *ev, double now)
 		char *dir = ff_json_path_value(json_object_get(ev, "run_dir"));
 
 		snprintf(cr->run_dir, sizeof(cr->run_dir), "%s", dir);
+		hold_run_dir(dir);	/* while the run holds it too */
 		free(dir);
 	}
 	if (!strcmp(name, "topology")) {
@@ -358,20 +359,30 @@ crun_event(struct crun *cr, json_t *ev, double now)
 	}
 }
 
-/* The progress line: the phase, the time left of the run and of the bench. */
+/*
+ * The progress line: the bench's ETA first (a narrow terminal cuts the
+ * end), then the run, its phase and the seconds left in that phase.
+ */
 static void
 crun_progress(const struct crun *cr, double now, int k, int n)
 {
+	double in_phase = cr->phase == WARMUP ? opt.run.warmup - (now - cr->t_phase) :
+			  cr->phase == MEASURING ? opt.run.duration - (now - cr->t_phase) : 0;
 	double left = cr->phase == STARTING ? opt.run.warmup + opt.run.duration :
-		      cr->phase == WARMUP ? opt.run.warmup - (now - cr->t_phase) + opt.run.duration :
-		      cr->phase == MEASURING ? opt.run.duration - (now - cr->t_phase) : 0;
+		      cr->phase == WARMUP ? in_phase + opt.run.duration : in_phase;
+	char phase[64];
 
+	if (in_phase < 0)
+		in_phase = 0;
 	if (left < 0)
 		left = 0;
-	live("%s: %s, %.0f s left; bench ETA %s", cr->caseid,
-	     cr->sig ? "stopping" : phase_names[cr->phase], left,
-	     clock_str(left + (cr->phase == STOPPING ? 0.5 : overhead_s / 2) +
-		       (n - k) * run_estimate()));
+	if (cr->sig || (cr->phase != WARMUP && cr->phase != MEASURING))
+		snprintf(phase, sizeof(phase), "%s", cr->sig ? "stopping" : phase_names[cr->phase]);
+	else
+		snprintf(phase, sizeof(phase), "%s, %.0f s left", phase_names[cr->phase], in_phase);
+	/* caseid begins with our name: it goes first, before the ETA */
+	live("%s: ETA %s | %s: %s", ff_prog(), clock_str(left + (cr->phase == STOPPING ? 0.5 :
+	     overhead_s / 2) + (n - k) * run_estimate()), cr->caseid + strlen(ff_prog()) + 2, phase);
 }
 
 /*
@@ -531,15 +542,38 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 	return rec;
 }
 
+/* What stalled TCP on the relays' host in the window, in words: ", TCP stalled: ...", or "". */
+static void
+stalls_said(const json_t *tcp, char *buf, size_t n)
+{
+	static const struct {
+		const char *key, *one, *many;
+	} what[] = {
+		{ "timeouts", "retransmission timeout", "retransmission timeouts" },
+		{ "zero_window_probes", "zero-window probe", "zero-window probes" },
+		{ "memory_pressures", "time under memory pressure", "times under memory pressure" },
+	};
+	size_t i, len;
+	double v;
+
+	buf[0] = 0;
+	for (i = 0; i < FF_ARRAY_SIZE(what); i++) {
+		v = ff_json_num(tcp, what[i].key, 0);
+		if (v <= 0)
+			continue;
+		len = strlen(buf);
+		snprintf(buf + len, n - len, "%s%.0f %s", len ? ", " : ", TCP stalled: ", v,
+			 v == 1 ? what[i].one : what[i].many);
+	}
+}
+
 /* The run's line: its figures (and whether its window was steady), or why it failed. */
 static void
 crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness,
 	 const json_t *tcp, int ok, const char *reason)
 {
-	char bits[64] = "-", ops[64] = "";
+	char bits[64] = "-", ops[64] = "", stalls[160];
 	double v;
-	int stalled = ff_json_num(tcp, "timeouts", 0) > 0 || ff_json_num(tcp, "zero_window_probes", 0) > 0 ||
-		      ff_json_num(tcp, "memory_pressures", 0) > 0;
 
 	if (ok) {
 		if (num(result, "bits_per_s", &v))
@@ -549,9 +583,10 @@ crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness,
 			fmt_si(v, ops + 2, sizeof(ops) - 2);
 			strcat(ops, " ops/s");
 		}
+		stalls_said(tcp, stalls, sizeof(stalls));
 		ff_say("%s: %s bits/s%s%s%s (%.1f s)\n", cr->caseid, bits, ops,
 		       json_is_false(json_object_get(steadiness, "steady")) ? ", not steady" : "",
-		       stalled ? ", TCP stalled (resources.tcp)" : "", cr->elapsed);
+		       stalls, cr->elapsed);
 	} else if (cr->run_dir[0] && !strstr(reason, cr->run_dir))
 		ff_say("%s: failed: %s (run directory %s)\n", cr->caseid, reason, cr->run_dir);
 	else

@@ -213,6 +213,14 @@ main(void)
 	check_stats("median 0", zero, 3, 0, 0);		/* no percentage of 0 */
 	check_stats("narrow", narrow, 3, 100, 1);	/* (101 - 99) / 2 / 100 */
 	check_stats("empty", none, 0, 0, 0);
+	{
+		/* An even count of huge values: halves before adding, never inf. */
+		double huge[] = { 1.5e308, 1.5e308, 1.5e308, 1.5e308 };
+		struct stats hs;
+
+		stats_of(huge, 4, &hs);
+		near("huge: median", hs.median, 1.5e308);
+	}
 
 	printf("%d failure%s\n", failures, failures == 1 ? "" : "s");
 	return failures ? 1 : 0;
