@@ -22,15 +22,16 @@ BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
 PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload
 FLIMFLAM_OBJ = $(addprefix bin/flimflam.d/,main.o run.o summary.o hosts.o hosts_check.o stages.o)
-FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o output.o run.o results.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o)
+FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o output.o run.o results.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o machine.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
 FF_WORKLOAD_OBJ = $(addprefix bin/ff-workload.d/,main.o serve.o drive.o iperf3.o h2load.o)
 PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-workload.o,$(PROGS:=.o)) \
 	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_WORKLOAD_OBJ)
 # Unit tests of pure functions, run by t/unit.bats (t/unit/machine by
-# t/machine.bats; t/hist.bats builds its own); never installed.
-UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/machine
+# t/machine.bats; t/hist.bats builds its own; power-sim, the simulation of
+# paired.c, is run by t/power.bats and bench/power.sh); never installed.
+UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/machine t/unit/power-sim
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
 
@@ -42,6 +43,7 @@ bin/ff-flame:    $(FF_FLAME_OBJ)
 bin/ff-topology: bin/ff-topology.o
 bin/ff-workload: $(FF_WORKLOAD_OBJ)
 t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
+t/unit/power-sim: t/unit/power-sim.o bin/ff-bench.d/paired.o bin/ff-bench.d/stats.o
 t/unit/matrix:   t/unit/matrix.o
 t/unit/probe:    t/unit/probe.o
 t/unit/cputime:  t/unit/cputime.o
@@ -52,7 +54,7 @@ lib/libff.a: $(LIBOBJ)
 	$(AR) rcs $@ $^
 
 $(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_matrix.h
-$(FF_BENCH_OBJ) t/unit/stats-test.o: bin/ff-bench.d/ff-bench.h
+$(FF_BENCH_OBJ) t/unit/stats-test.o t/unit/power-sim.o: bin/ff-bench.d/ff-bench.h
 bin/ff-bench.d/report.o bin/ff-bench.d/report_stats.o: bin/ff-bench.d/report.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
 $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h

@@ -265,7 +265,8 @@ maps_has() {
 	# inconclusive (5 runs of 1 s rarely hold an interval within 2%, and a
 	# run lost to a busy machine leaves fewer than 5), never better or worse.
 	has_line "^Build b against a \\(the base\\)$"
-	n=$(grep -cE '^builtin +nginx +tcp +.*(no change|inconclusive \[[0-9]+\]) \(n=[0-9]\+[0-9]\)$' <<<"$output")
+	# One interleaved bench: its runs pair by round ("n=5 pairs", the signed-rank test).
+	n=$(grep -cE '^builtin +nginx +tcp +.*(no change|inconclusive \[[0-9]+\]) \(n=[0-9] pairs\)$' <<<"$output")
 	[ "$n" -ge 2 ]
 	! grep -qE '(better|worse) \(n=' <<<"$output"
 	# compare reads the one file by labels and says the same: the gate

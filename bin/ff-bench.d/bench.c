@@ -46,6 +46,9 @@ static const char usage[] =
 	"  --hops N[,N...]       Chains of N relays (1 to 8), each a case of its own\n"
 	"                        (default 2); relay none runs once, with no relay\n"
 	"  --repeat N            Run every case N times, interleaved (default 1)\n"
+	"  --repeat auto[:BUDGET]\n"
+	"                        With builds: rounds until each case is decided, for\n"
+	"                        BUDGET at most (default 10m)\n"
 	"  --output FILE         Keep the results (JSON lines) in FILE (default\n"
 	"                        flimflam-bench-YYYYmmdd-HHMMSS.jsonl, in the current\n"
 	"                        directory), and their report in FILE without .jsonl,\n"
@@ -318,7 +321,7 @@ bench_options(int argc, char *argv[])
 			opt.np = parse_list("protocol", optarg, ff_protocols, opt.protocols);
 			break;
 		case OPT_REPEAT:
-			opt.repeat = ff_parse_long(usage, "--repeat", optarg, 1, 10000);
+			opt.repeat = repeat_auto(optarg) ? 10000 : ff_parse_long(usage, "--repeat", optarg, 1, 10000);
 			break;
 		case OPT_OUTPUT:
 			if (!*optarg)
@@ -380,6 +383,7 @@ bench_options(int argc, char *argv[])
 			ff_usage_error(usage, "--hops is for the relays that run (skrouterd, nghttpx, nginx), and only relay none is selected");
 	}
 	bench_builds();
+	auto_check();
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
@@ -557,11 +561,12 @@ run_all(const struct plan *pl, int *done)
 	uint64_t state = (uint64_t)opt.seed;
 	json_t *rec;
 
-	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone && !output_lost; rep++) {
+	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone && !output_lost &&
+	     auto_more(records, rep - 1, pl->nrun); rep++) {
 		round_order(pl, order, &state);
 		for (i = 0; i < pl->ncases && !ff_signalled() && !output_gone && !output_lost; i++) {
 			w = order[i];
-			if (pl->cases[w].skip[0])
+			if (pl->cases[w].skip[0] || auto_decided(&pl->cases[w]))
 				continue;
 			rec = run_case(&pl->cases[w], rep, ++k, pl->nrun * opt.repeat);
 			if (!rec)
@@ -881,6 +886,7 @@ report(const struct plan *pl)
 		results_of(records, 1, &res);
 		print_results(&res);
 		results_free(&res);
+		auto_report(records);
 	}
 	else
 		printf("\nBenchmark results\n\nno run %s\n", output_lost ? "was kept" : "finished");
@@ -965,6 +971,10 @@ bench_main(int argc, char *argv[])
 					opt.builds[b].label, ff_json_str(build, "sha256"));
 		json_decref(build);
 	}
+	if (auto_on())
+		ff_say("%s: rounds of %d run%s until every case is decided, for %s at most; results go to '%s'\n",
+		       ff_prog(), plan.nrun, plan.nrun == 1 ? "" : "s", clock_str(auto_budget()), opt.output);
+	else
 	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
 	       nruns, nruns == 1 ? "" : "s", plan.nrun, opt.nbuild ? (plan.nrun == 1 ?
 	       " with its build" : "s with their builds") : plan.nrun == 1 ? "" : "s",

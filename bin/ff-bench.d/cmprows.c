@@ -19,7 +19,34 @@ struct cmp_row {
 	enum gate gate;
 	char verdict[1024];
 	const char *direction;	/* of the change, or NULL */
+	const char *test;	/* the paired test (paired.c), or NULL: Mann-Whitney */
+	int pairs;		/* its pairs */
 };
+
+/*
+ * The runs of one interleaved bench pair up by round: then the paired test
+ * of their log ratios (paired.c) replaces Mann-Whitney's p, change and
+ * interval (an interval unbounded on a side is none).
+ */
+static void
+paired_row(struct cmp_row *r)
+{
+	struct paired pc;
+
+	if (!r->have_b || !r->have_n || r->c.nonpositive || !paired_change(r->b, r->n, r->m, ALPHA, &pc))
+		return;
+	r->test = pc.test;
+	r->pairs = pc.n;
+	r->c.t.p = pc.p;
+	r->c.t.exact = pc.exact;
+	r->c.chg = pct_of_log(pc.est);
+	r->c.lo = isinf(pc.lo) || isinf(pc.hi) ? NAN : pct_of_log(pc.lo);
+	r->c.hi = isnan(r->c.lo) ? NAN : pct_of_log(pc.hi);
+	r->c.too_few = pc.n < MIN_RUNS;
+	r->tested = !r->c.too_few;
+	r->direction = pc.est == 0 || isnan(pc.est) ? NULL :
+		       (pc.est > 0) == metrics[r->m].higher_better ? "better" : "worse";
+}
 
 /* The figures of one case and metric, before the table's q. */
 static void
@@ -43,6 +70,7 @@ compare_row(const struct group *b, const struct group *n, int m, const char *dou
 	/* The direction of the change is the shift's, not the medians'. */
 	if (r->have_b && r->have_n && r->c.sh.est != 0 && !isnan(r->c.sh.est))
 		r->direction = (r->c.sh.est > 0) == metrics[m].higher_better ? "better" : "worse";
+	paired_row(r);
 }
 
 /* The verdict, once the table's q are known. */
@@ -61,8 +89,9 @@ row_verdict(struct cmp_row *r)
 		snprintf(r->verdict, sizeof(r->verdict), "missing in base");
 		r->gate = G_INFO;
 	} else {
+		/* Paired, the medians' spread is not the test's: no "too spread to tell". */
 		in = (struct verdict_in){ r->m, r->c.too_few, r->c.nonpositive, r->q, r->c.chg, r->c.lo,
-					  r->c.hi, r->c.delta_pct, r->doubt, cmpopt.threshold };
+					  r->c.hi, r->test ? NAN : r->c.delta_pct, r->doubt, cmpopt.threshold };
 		r->gate = verdict_decide(&in, r->verdict, sizeof(r->verdict));
 		/* A rise in failures fails the case, whatever its successful runs say (worse stays worse). */
 		if (r->gate != G_FAIL && failures_rose(ok_b, fb, ok_n, fn)) {
@@ -148,6 +177,8 @@ emit_row_json(const struct cmp_row *r, const struct side *b, const struct side *
 		json_object_set_new(ev, "q", num_or_null(r->q));
 		json_object_set_new(ev, "method", !both ? json_null() :
 				    json_string(r->c.t.exact ? "exact" : "normal"));
+		json_object_set_new(ev, "test", !both ? json_null() :
+				    json_string(r->test ? r->test : "Mann-Whitney U"));
 		json_object_set_new(ev, "significant", json_boolean(r->significant));
 		json_object_set_new(ev, "too_few", json_boolean(r->c.too_few));
 		json_object_set_new(ev, "direction", r->direction ? json_string(r->direction) : json_null());
@@ -166,7 +197,8 @@ static void
 fmt_n(const struct cmp_row *r, char *buf, size_t n)
 {
 	int fb = group_count(r->b, 'f'), fn = group_count(r->n, 'f');
-	int len = snprintf(buf, n, "n=%d+%d", r->c.base.n, r->c.new.n);
+	int len = r->test ? snprintf(buf, n, "n=%d pairs", r->pairs) :
+		  snprintf(buf, n, "n=%d+%d", r->c.base.n, r->c.new.n);
 
 	if (fb && (size_t)len < n)
 		len += snprintf(buf + len, n - len, ", %d failed in base", fb);
@@ -632,6 +664,14 @@ compare_cases(const struct side *bs, const struct side *ns, int md, int *matched
 	}
 	ntested = adjust_rows(rows, nrows);
 	print_method(nrows, ntested);
+	for (i = 0; i < nrows && !rows[i].test; i++)
+		;
+	if (i < nrows && !cmpopt.json)
+		printf("Paired (n=N pairs): the runs of each round of one interleaved bench pair up;\n"
+		       "p and the change come from the log ratios new/base of the pairs: %s.\n",
+		       strstr(rows[i].test, "sequence") ? "the anytime-\nvalid confidence "
+		       "sequence of bench --repeat auto" : "the Wilcoxon\nsigned-rank test, the "
+		       "Hodges-Lehmann estimate and Tukey's interval");
 	for (m = 0; m < M_NCMP; m++) {
 		for (i = 0, first = -1, k = 0; i < nrows; i++)
 			if (rows[i].m == m) {

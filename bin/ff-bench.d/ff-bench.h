@@ -101,6 +101,7 @@ void bh_adjust(const double *p, int n, double *q);
 double median_change_pct(double *x, int nx, double *y, int ny);
 /* Do the shift and the change of the medians point opposite ways? (Too spread to tell.) */
 int signs_disagree(double shift_pct, double median_pct);
+double upper_quantile(double a);
 
 /* Metrics, their formats and their meaning (table.c) */
 
@@ -149,6 +150,8 @@ struct run {
 	signed char steady, stalled, shared;	/* steady window; TCP stalled; another run on its CPUs */
 	double other_cpu, steal;	/* resources.machine: others' share of the CPUs, steal's of the window */
 	int mshared;		/* its window shared the machine (ff_machine_shared) */
+	long seed;		/* the bench's shuffle seed (with repeat: its round); -1: none */
+	int sequential;		/* a run of bench --repeat auto */
 };
 
 struct group {
@@ -203,6 +206,27 @@ void load_results(const char *path, int with_warmup, struct results *r);
  */
 typedef void record_fn(const json_t *rec, const struct results *r, int group, int run, void *arg);
 void load_results_each(const char *path, int with_warmup, struct results *r, record_fn *fn, void *arg);
+
+/*
+ * Paired statistics (paired.c): the runs of two builds in one round of an
+ * interleaved bench, as log ratios new/base. est, lo and hi are log ratios
+ * (pct_of_log makes them percent); lo, hi NAN: no interval; +-INFINITY: the
+ * confidence sequence is unbounded on that side.
+ */
+struct paired {
+	int n, lone;		/* pairs; ok runs without a partner, left out */
+	double est, lo, hi, p;
+	int exact;
+	const char *test;
+};
+/* The Wilcoxon signed-rank test of d against 0, Hodges-Lehmann and Tukey's interval. */
+void signed_rank(const double *d, int n, double alpha, struct paired *r);
+/* The anytime-valid confidence sequence and p of d (in round order) after n pairs. */
+void conf_seq(const double *d, int n, double alpha, struct paired *r);
+int pair_runs(const struct group *b, const struct group *n, int m, double **d, int *lone, int *seq);
+/* 1 and r filled when the runs of b and n pair up (one interleaved bench), else 0. */
+int paired_change(const struct group *b, const struct group *n, int m, double alpha, struct paired *r);
+double pct_of_log(double x);
 
 /* Tables and the bench's table (table.c) */
 
@@ -425,5 +449,22 @@ json_t *replay_case(const struct bcase *c, int repeat, const char *host, const c
 const char *last_line(const char *text);
 /* The arguments of `flimflam run --json` for case c after the program, into a. */
 void case_args(struct ff_argv *a, const struct bcase *c);
+
+/* bench --repeat auto (auto.c) */
+
+/* 1 when arg is auto[:BUDGET] (kept; a bad budget is one line, exit 2), 0 for a number. */
+int repeat_auto(const char *arg);
+int auto_on(void);
+double auto_budget(void);
+/* --repeat auto's conditions on the other options (one line, exit 2). */
+void auto_check(void);
+/* Before each round (after rounds_done of them): 1 for another (always without auto). */
+int auto_more(json_t *records, int rounds_done, int runs_per_round);
+/* Case c is decided: it runs no more rounds. */
+int auto_decided(const struct bcase *c);
+/* After the bench's table: the steadiness of each metric across rounds, and auto's decisions. */
+void auto_report(json_t *records);
+/* The steadiness table alone (bench summarize too). */
+void print_steadiness(const struct results *r);
 
 #endif

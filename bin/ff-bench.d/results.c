@@ -438,6 +438,8 @@ results_add(struct results *r, const json_t *rec)
 	run->status = !strcmp(st, "ok") ? 'o' : !strcmp(st, "failed") ? 'f' : 's';
 	run->repeat = (long)ff_json_num(rec, "repeat", 0);
 	run->id = id;
+	run->seed = json_is_integer(json_object_get(rec, "seed")) ? (long)ff_json_num(rec, "seed", 0) : -1;
+	run->sequential = json_is_true(json_object_get(rec, "sequential"));
 	if (run->status == 'o') {
 		for (m = 0; m < M_N; m++)
 			if (rec_value(rec, m, &run->v[m]))

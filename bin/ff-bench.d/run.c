@@ -86,7 +86,9 @@ new_record(const struct bcase *c, const char *status, const char *reason,
 	json_object_set_new(rec, "reason", ff_json_text(reason));
 	json_object_set_new(rec, "config", config_json(c));
 	json_object_set_new(rec, "repeat", json_integer(repeat));
-	json_object_set_new(rec, "repeats", json_integer(opt.repeat));
+	json_object_set_new(rec, "repeats", auto_on() ? json_null() : json_integer(opt.repeat));
+	if (auto_on())
+		json_object_set_new(rec, "sequential", json_true());	/* --repeat auto */
 	json_object_set_new(rec, "build", build_of(c));
 	/* The shuffle's seed: --seed replays the order of the runs. */
 	json_object_set_new(rec, "seed", opt.shuffle ? json_integer(opt.seed) : json_null());
@@ -639,7 +641,10 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	if (c->build >= 0)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " build %s", opt.builds[c->build].label);
-	if (opt.repeat > 1)
+	if (auto_on())
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " (round %d)", repeat);
+	else if (opt.repeat > 1)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " (run %d of %ld)", repeat, opt.repeat);
 	snprintf(cr.started, sizeof(cr.started), "%s", ff_iso_time());

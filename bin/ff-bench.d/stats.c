@@ -248,7 +248,7 @@ kth_diff(const double *x, int n1, const double *y, int n2, long long k)
 }
 
 /* z with P(Z > z) = a for a standard normal Z, by bisection (a in (0, 0.5]). */
-static double
+double
 upper_quantile(double a)
 {
 	double lo = 0, hi = 40, mid;
