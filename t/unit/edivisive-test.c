@@ -182,15 +182,18 @@ bench(int n)
 	struct detect_opts o = DETECT_OPTS_INIT;
 	double *x = malloc(n * sizeof(*x)), pct[2] = { -5, 5 };
 	int at[2] = { n / 3, 2 * n / 3 }, ncp;
-	struct timespec a, b;
+	struct timespec a, b, ca, cb;
 	struct cp *cps;
 
 	history(x, n, 2, at, pct, 2);
 	clock_gettime(CLOCK_MONOTONIC, &a);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ca);
 	ncp = edivisive(x, n, &o, &cps);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("%d points: %d change points in %.3f s\n", n, ncp,
-	       (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cb);
+	printf("%d points: %d change points in %.3f s (CPU %.3f s)\n", n, ncp,
+	       (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9,
+	       (cb.tv_sec - ca.tv_sec) + (cb.tv_nsec - ca.tv_nsec) / 1e9);
 	free(cps);
 	free(x);
 	return 0;
