@@ -133,7 +133,7 @@ clean:
 
 # flimflam's own performance (bench/README.md): every script, even after one
 # misses its target; the status says whether any did.
-BENCH_SELF = builtin rr turnaround owncpu placement scaling flame summarize
+BENCH_SELF = builtin rr turnaround owncpu placement scaling flame summarize history
 bench-self: all
 	@st=0; for s in $(BENCH_SELF); do [ -f bench/$$s.sh ] || continue; \
 		echo "== bench/$$s.sh"; bash bench/$$s.sh || st=1; echo; done; exit $$st

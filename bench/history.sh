@@ -33,7 +33,7 @@ dir=${keep:-$(mktemp -d)}
 mkdir -p "$dir"
 [ -n "$keep" ] || trap 'rm -rf "$dir"' EXIT
 
-# records N: N case records of ff-bench, one a minute, with the two steps.
+# records N: N case records of ff-bench, one a minute (months of 28 days), with the two steps.
 records() {
 	awk -v n="$1" 'BEGIN {
 		srand(5)
@@ -43,7 +43,7 @@ records() {
 			lvl = i >= int(2 * n / 3) ? 0.95 * 1.05 : i >= int(n / 3) ? 0.95 : 1
 			t = i
 			printf "{\"event\":\"case\",\"schema\":1,\"tool\":\"ff-bench\",\"version\":\"0.1.0\",\"time\":\"%04d-%02d-%02dT%02d:%02d:00Z\",\"status\":\"ok\",\"config\":{\"workload\":\"builtin\",\"relay\":\"nginx\",\"protocol\":\"tcp\",\"hops\":2,\"jobs\":2,\"warmup_s\":1,\"duration_s\":5,\"cpu_limit\":1},\"repeat\":1,\"run_dir\":\"/runs/%d\",\"result\":{\"bits_per_s\":%.0f},\"environment\":{\"hostname\":\"bench\"}}\n", \
-				2000 + int(t / 525600), 1 + int(t / 43200) % 12, 1 + int(t / 1440) % 28, int(t / 60) % 24, t % 60, i, 1e9 * lvl * (1 + 0.02 * g)
+				2000 + int(t / 483840), 1 + int(t / 40320) % 12, 1 + int(t / 1440) % 28, int(t / 60) % 24, t % 60, i, 1e9 * lvl * (1 + 0.02 * g)
 		}
 	}'
 }
