@@ -82,6 +82,9 @@ runs_in() {
 	run -0 flimflam history add "$BATS_TEST_TMPDIR/a.jsonl"
 	[ "$output" = "$BATS_TEST_TMPDIR/a.jsonl: 1 run added, 2 in the history already" ]
 	[ "$(runs_in)" = 3 ]
+	record 3 990000000 >"$BATS_TEST_TMPDIR/one.jsonl"
+	run -0 flimflam history add "$BATS_TEST_TMPDIR/one.jsonl"
+	[ "$output" = "$BATS_TEST_TMPDIR/one.jsonl: nothing added: its run is in the history already" ]
 	# The case, the build, the machine and every metric are kept.
 	[ "$(sqlite3 "$DB" "SELECT commit_sha, workload, relay, hops, build_sha256, hostname, cpus_available FROM runs WHERE id = 1")" = "0123abc|builtin|nginx|2|ab12|vm|2" ]
 	[ "$(sqlite3 "$DB" "SELECT group_concat(name, ' ') FROM (SELECT name FROM metrics WHERE run_id = 1 ORDER BY name)")" = \

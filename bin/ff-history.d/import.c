@@ -300,9 +300,10 @@ commit_ok(const char *s)
 static void
 say_added(const char *name, const struct adding *a)
 {
-	if (!a->added)
-		ff_print("%s: nothing added: its %ld run%s %s in the history already\n", name, a->present,
-			 a->present == 1 ? " is" : "s are", a->present == 1 ? "" : "all");
+	if (!a->added && a->present == 1)
+		ff_print("%s: nothing added: its run is in the history already\n", name);
+	else if (!a->added)
+		ff_print("%s: nothing added: its %ld runs are all in the history already\n", name, a->present);
 	else if (a->present)
 		ff_print("%s: %ld run%s added, %ld in the history already\n", name, a->added,
 			 a->added == 1 ? "" : "s", a->present);
