@@ -132,7 +132,8 @@ runs_in() {
 	[ "$(runs_in "$BATS_TEST_TMPDIR/shared.db")" = 300 ]
 	# Two machines: two series of 150 points, never one of 300.
 	run -0 flimflam history --db "$BATS_TEST_TMPDIR/shared.db" --metric bits_per_s --json
-	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -s -r '[.[].event] | join(" ")' <<<"$output")" = "start series series end" ]
+	output=$(jq -c 'select(.event == "series")' <<<"$output")
 	[ "$(jq -s '[.[] | .points | length] | join(" ")' <<<"$output")" = '"150 150"' ]
 	[ "$(jq -s -r '[.[].machine] | join(";")' <<<"$output")" = "host-a (AMD EPYC, 2 CPUs, kernel 6.1.0);host-b (AMD EPYC, 2 CPUs, kernel 6.1.0)" ]
 	# Several writers and readers of one database, at once.
@@ -148,7 +149,9 @@ runs_in() {
 @test "history: a step of -10% at commit c31 of 60 is found at c30..c31, its size within its interval" {
 	history_of x 60 7 31 -10
 	run -0 --separate-stderr flimflam history --metric bits_per_s --json
-	[ "${#lines[@]}" -eq 1 ]
+	[ "${#lines[@]}" -eq 3 ]
+	output=${lines[1]}
+	[ "$(jq -r .event <<<"$output")" = series ]
 	[ "$(jq '.change_points | length' <<<"$output")" = 1 ]
 	local after lo hi
 	after=$(jq -r '.change_points[0].commit_after' <<<"$output")
@@ -159,8 +162,8 @@ runs_in() {
 	[ "$(jq -r '.change_points[0].verdict' <<<"$output")" = worse ]
 	# Latency went up by as much: worse too, the other way.
 	run -0 --separate-stderr flimflam history --metric latency_avg_us --json
-	[ "$(jq -r '.change_points[0].verdict' <<<"$output")" = worse ]
-	[ "$(jq '.change_points[0].step_pct > 0' <<<"$output")" = true ]
+	[ "$(jq -r '.change_points[0].verdict' <<<"${lines[1]}")" = worse ]
+	[ "$(jq '.change_points[0].step_pct > 0' <<<"${lines[1]}")" = true ]
 	# The text names the commits and the step.
 	run -0 --separate-stderr flimflam history --metric bits_per_s
 	assert_line --regexp '^    change at point (30|31|32), c(29|30|31)\.\.c(30|31|32) \(2026-01-01T00:[0-9:]+Z\): 1\.00 Gbit/s -> 9[0-9.]+ Mbit/s, -[0-9.]+% \[-[0-9.]+%, -[0-9.]+%\], p 0\.00[0-9]: worse$'

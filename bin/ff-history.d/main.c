@@ -40,7 +40,8 @@ static const char usage[] =
 	"                        host name\n"
 	"  --metric M            Only metric M (default: the headline metrics, bits_per_s,\n"
 	"                        ops_per_s, latency_p50_us, ...; all: every metric)\n"
-	"  --json                One JSON object per series instead of the text\n"
+	"  --json                JSON lines instead of the text: start, a series event\n"
+	"                        per series, end\n"
 	"  --check               Exit 1 when the newest point of a series is a regression\n"
 	"                        against its last stable segment\n"
 	"  --threshold PCT       The smallest change that counts, in % (default 2)\n";
@@ -145,12 +146,18 @@ show_main(int argc, char *argv[])
 	db = db_open(db_path, 0);
 	history_load(db, &f, 1, threshold, &h);
 	db_close(db);
+	if (json)
+		ff_emit_start();
 	for (i = 0; i < h.n; i++) {
 		const struct series *s = &h.s[i];
 
 		regressions += s->nv.v == V_WORSE;
 		if (json) {
-			ff_emit(series_json(s, threshold));
+			json_t *ev = ff_event("series"), *o = series_json(s, threshold);
+
+			json_object_update(ev, o);
+			json_decref(o);
+			ff_emit(ev);
 			continue;
 		}
 		if (!prev || strcmp(prev->title, s->title) || strcmp(prev->machine, s->machine))
@@ -164,6 +171,8 @@ show_main(int argc, char *argv[])
 				ff_warn("regression: %s on %s: %s %+.1f%% from its last stable segment",
 					h.s[i].title, h.s[i].machine, h.s[i].metric, h.s[i].nv.change_pct);
 	}
+	if (json)
+		ff_emit_end(check && regressions ? 1 : 0);
 	history_free(&h);
 	free(path);
 	if (ff_finish())
