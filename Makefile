@@ -18,22 +18,28 @@ LIBOBJ   = $(LIBSRC:.c=.o)
 BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
 	   builtin/ff-builtin-rr-client builtin/ff-builtin-rr-server
 # Each program and its objects. flimflam, ff-bench, ff-capture, ff-flame and
-# ff-topology are built from several files each, with a private header, in
-# bin/NAME.d/ (ff-topology's relay drivers: relay_NAME.o).
+# ff-workload and ff-topology are built from several files each, with a
+# private header, in bin/NAME.d/ (ff-topology's relay drivers: relay_NAME.o).
 PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
-	   bin/ff-topology bin/ff-workload
-FLIMFLAM_OBJ = $(addprefix bin/flimflam.d/,main.o run.o summary.o hosts.o)
-FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o run.o results.o table.o compare.o stats.o report.o report_stats.o)
-FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o)
+	   bin/ff-topology bin/ff-workload bin/ff-history
+FLIMFLAM_OBJ = $(addprefix bin/flimflam.d/,main.o run.o summary.o hosts.o hosts_check.o stages.o)
+FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o output.o run.o results.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o)
+FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o machine.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
+FF_WORKLOAD_OBJ = $(addprefix bin/ff-workload.d/,main.o serve.o drive.o iperf3.o h2load.o)
 FF_TOPOLOGY_OBJ = $(addprefix bin/ff-topology.d/,main.o chain.o conf.o tls.o env.o \
 	relay_skrouterd.o relay_nghttpx.o relay_nginx.o relay_haproxy.o \
 	relay_cmd.o relay_none.o)
-PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-topology.o,$(PROGS:=.o)) \
-	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_TOPOLOGY_OBJ)
-# Unit tests of pure functions, run by t/unit.bats (t/hist.bats builds its
-# own); never installed.
-UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime
+# ff-history reads results files with ff-bench's results.o and takes its medians and shifts from stats.o.
+FF_HISTORY_OBJ = $(addprefix bin/ff-history.d/,main.o db.o import.o detect.o series.o export.o report.o)
+FF_HISTORY_LINK = $(FF_HISTORY_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/stats.o
+PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-workload.o bin/ff-history.o bin/ff-topology.o,$(PROGS:=.o)) \
+	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_WORKLOAD_OBJ) $(FF_HISTORY_OBJ) \
+	   $(FF_TOPOLOGY_OBJ)
+# Unit tests of pure functions, run by t/unit.bats (t/unit/machine by
+# t/machine.bats; t/hist.bats builds its own; power-sim, the simulation of
+# paired.c, is run by t/power.bats and bench/power.sh); never installed.
+UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/machine t/unit/power-sim t/unit/edivisive-test
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
 
@@ -42,23 +48,30 @@ bin/ff-bench:    $(FF_BENCH_OBJ)
 bin/ff-capture:  $(FF_CAPTURE_OBJ)
 bin/ff-check:    bin/ff-check.o
 bin/ff-flame:    $(FF_FLAME_OBJ)
+bin/ff-history:  $(FF_HISTORY_LINK)
+bin/ff-history:  LDLIBS += -lsqlite3
 bin/ff-topology: $(FF_TOPOLOGY_OBJ)
-bin/ff-workload: bin/ff-workload.o
+bin/ff-workload: $(FF_WORKLOAD_OBJ)
 t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
+t/unit/power-sim: t/unit/power-sim.o bin/ff-bench.d/paired.o bin/ff-bench.d/stats.o
 t/unit/matrix:   t/unit/matrix.o
 t/unit/probe:    t/unit/probe.o
 t/unit/cputime:  t/unit/cputime.o
+t/unit/machine:  t/unit/machine.o
+t/unit/edivisive-test: t/unit/edivisive-test.o bin/ff-history.d/detect.o bin/ff-bench.d/stats.o
 
 lib/libff.a: $(LIBOBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
 $(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_matrix.h
-$(FF_BENCH_OBJ) t/unit/stats-test.o: bin/ff-bench.d/ff-bench.h
+$(FF_BENCH_OBJ) t/unit/stats-test.o t/unit/power-sim.o: bin/ff-bench.d/ff-bench.h
 bin/ff-bench.d/report.o bin/ff-bench.d/report_stats.o: bin/ff-bench.d/report.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
 $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
+$(FF_WORKLOAD_OBJ): bin/ff-workload.d/ff-workload.h
 $(FF_TOPOLOGY_OBJ): bin/ff-topology.d/ff-topology.h
+$(FF_HISTORY_OBJ) t/unit/edivisive-test.o: bin/ff-history.d/ff-history.h bin/ff-bench.d/ff-bench.h
 $(FLIMFLAM_OBJ): bin/flimflam.d/flimflam.h
 $(LIBOBJ): lib/ff_int.h
 
@@ -131,7 +144,7 @@ clean:
 
 # flimflam's own performance (bench/README.md): every script, even after one
 # misses its target; the status says whether any did.
-BENCH_SELF = builtin rr turnaround owncpu placement scaling flame summarize
+BENCH_SELF = builtin rr turnaround owncpu placement scaling flame summarize afterwindow history
 bench-self: all
 	@st=0; for s in $(BENCH_SELF); do [ -f bench/$$s.sh ] || continue; \
 		echo "== bench/$$s.sh"; bash bench/$$s.sh || st=1; echo; done; exit $$st

@@ -16,11 +16,23 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-static const char usage[] =
+#define OPTIONS \
+	"  --json     JSON lines: start, environment, a requirement per item, end\n" \
+	"  --version  print the version and exit\n"
+static const char file_usage[] =
 	"usage: ff-check [-h] [--json]\n"
 	"\n"
-	"  --json     JSON lines: start, environment, a requirement per item, end\n"
-	"  --version  print the version and exit\n";
+	OPTIONS;
+/* As flimflam check, whose --hosts form (flimflam's own) is part of the command. */
+static const char check_usage[] =
+	"usage: flimflam check [-h] [--json]\n"
+	"usage: flimflam check --hosts ROLE=[USER@]HOST[/ADDRESS],... [-w WORKLOAD] [-r RELAY]\n"
+	"                      [--hops N]\n"
+	"\n"
+	"Check this machine, or with --hosts each of those hosts over ssh (the programs\n"
+	"of its role in a run of -w, -r and --hops; flimflam check --hosts x -h says more)\n"
+	"\n"
+	OPTIONS;
 
 enum pm { PM_NONE, PM_APT, PM_DNF };
 
@@ -500,9 +512,10 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	int json = 0, i, c, problems = 0;
+	const char *usage;
 
 	ff_setprog(argv[0]);
-	ff_usage_self("ff-check");
+	usage = strcmp(ff_prog(), "flimflam check") ? file_usage : check_usage;
 	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
 		switch (c) {
 		case 'h':

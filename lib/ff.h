@@ -24,6 +24,7 @@
  *   ff_build.c  relay builds (--build LABEL=PATH): binary, environment, name
  *   ff_series.c the window as a time series: steadiness, sparklines
  *   ff_tls.c    --tls: the run's CA, the relays' certificates and keys
+ *   ff_machine.c what a window shared the machine with: others' CPU, steal, load
  *
  * lib/ff_int.h declares what only the library's files share.
  *
@@ -59,6 +60,13 @@
 /* A macro's value as a string literal: a bound and the message that names it agree. */
 #define FF_STR_(x) #x
 #define FF_STR(x) FF_STR_(x)
+
+/*
+ * A differential flamegraph with fewer samples than this on either side
+ * is too coarse to rank what grew and shrank: ff-flame's page and
+ * flimflam flamegraph's summary say so.
+ */
+#define FF_FLAME_RANK_MIN_SAMPLES 1000
 
 /* ff_err.c */
 
@@ -181,9 +189,9 @@ void ff_argv_free(struct ff_argv *a);
 /* ff_num.c */
 
 /*
- * Parse a whole decimal integer for option `opt` in [min, max]; anything
- * else (empty, sign where min >= 0, fraction, junk, overflow) is a usage
- * error naming the option.
+ * Parse a whole decimal integer for option `opt` in [min, max] (written
+ * also as 1e3 or 1.5e3 when whole); anything else (empty, sign where min
+ * >= 0, fraction, junk, out of range) is a usage error naming the option.
  */
 long ff_parse_long(const char *usage, const char *opt, const char *s,
 		   long min, long max);
@@ -365,8 +373,9 @@ struct ff_reader {
 	long line;
 	int eof;
 	int strict;
+	size_t off;	/* buf[off..len) is not read yet: moved down once per fill, not per line */
 };
-#define FF_READER_INIT(fd, name) { (fd), (name), NULL, 0, 0, 0, 0, 0 }
+#define FF_READER_INIT(fd, name) { (fd), (name), NULL, 0, 0, 0, 0, 0, 0 }
 ssize_t ff_reader_fill(struct ff_reader *r);
 json_t *ff_reader_next(struct ff_reader *r);
 void ff_reader_free(struct ff_reader *r);
@@ -464,7 +473,18 @@ void ff_child_report(const struct ff_child *c);
 void ff_signals_init(void);
 int ff_signal_fd(void);
 int ff_signalled(void);
+/*
+ * Empty the fd once its wakeup is taken (ff_signalled() stays set): a loop
+ * that goes on polling after a signal would otherwise wake at once, always.
+ */
+void ff_signal_drain(void);
 noreturn void ff_exit_signalled(void);
+/*
+ * In a loop that computes (parses, sorts, sums) for long: a stop that
+ * arrived ends the program there (ff_exit_signalled), so a stage honours
+ * SIGTERM and SIGINT within a bounded time also while it is busy.
+ */
+void ff_stop_if_signalled(void);
 /*
  * Sleep up to `seconds`, waking early for a signal. Returns 0 when the time
  * passed, -1 on a signal.
@@ -484,6 +504,8 @@ long long ff_proc_rss_bytes(pid_t pid);
 int ff_proc_tree(pid_t pid, pid_t *out, int max);
 /* Is the process's own executable gone or a zombie? 1 alive, 0 not. */
 int ff_proc_alive(pid_t pid);
+/* Its parent's pid, or 0 if it is gone. */
+pid_t ff_proc_parent(pid_t pid);
 
 /* ff_net.c */
 
@@ -549,11 +571,22 @@ const char *ff_rundir(const char *given);
 const char *ff_rundir_known(void);
 /*
  * A new run directory is named by its start time (20261129-223426-XXXXXX);
- * making one removes the oldest beyond the newest $FLIMFLAM_KEEP_RUNS
+ * making one removes the oldest not in use beyond the newest $FLIMFLAM_KEEP_RUNS
  * (default 20; 0 keeps all; anything but a whole number up to
  * FF_KEEP_RUNS_MAX is refused).
  */
 #define FF_KEEP_RUNS_MAX 100000000L
+/*
+ * A run directory is in use while a process holds a shared flock on this
+ * file in it: the run that made it (from ff_rundir to its exit), a bench
+ * that names it. Pruning skips it.
+ */
+#define FF_IN_USE ".in-use"
+/*
+ * Hold run directory `dir` (a shared flock on its FF_IN_USE, made if
+ * missing) until the returned fd is closed; -1 with errno.
+ */
+int ff_rundir_hold(const char *dir);
 /* mkdir -p with mode; 0 or -1 (errno). */
 int ff_mkdirs(const char *path, mode_t mode);
 /*
@@ -579,6 +612,22 @@ char *ff_helper_path(const char *name);
 char *ff_which(const char *prog);
 /* Read a whole file (malloc'd, NUL-terminated) or NULL with errno. */
 char *ff_read_file(const char *path, size_t *len);
+/*
+ * The lines of a text in memory (NUL-terminated, as ff_read_file gives it),
+ * in one pass: ff_lines_next() cuts the next line at its newline in place
+ * (the '\n' becomes NUL) and returns it, or NULL past the end; `complete`
+ * says whether that line had its newline (a file cut short has a last line
+ * without one), `n` counts the lines returned. Parse a line only once it
+ * is cut: sscanf on a line still joined to the rest of a file measures the
+ * whole rest (glibc), which makes reading the file quadratic.
+ */
+struct ff_lines {
+	char *p, *end;
+	long n;
+	int complete;
+};
+void ff_lines_init(struct ff_lines *l, char *text, size_t len);
+char *ff_lines_next(struct ff_lines *l);
 
 /*
  * Fill a template: each @NAME@ is replaced by the value of NAME in the
@@ -667,6 +716,18 @@ int ff_out_commit(struct ff_out *o);
 void ff_out_abort(struct ff_out *o);
 /* ff_out_open, ff_out_write and ff_out_commit of `text`. 0 or -1 with a warning. */
 int ff_write_file(const char *path, const char *text, mode_t mode);
+/*
+ * Claim `path` for a new file of ours: made empty with O_EXCL (two programs
+ * at once never both get it), removed at exit while still empty (nothing
+ * was written: ff_out_commit's rename replaces it). 0, or -1 with errno
+ * (EEXIST: it is taken).
+ */
+int ff_out_claim(const char *path);
+/*
+ * Claim a new name: `stem` with each of the `next` endings `ext` (all or
+ * none), else stem-2, stem-3...; the stem taken into buf. 0, or -1 (errno).
+ */
+int ff_out_claim_new(const char *stem, const char *const ext[], int next, char *buf, size_t n);
 /*
  * Hold an exclusive flock on directory `dir` until exit (the fd is kept),
  * so that two runs writing `what` ("perf.data") there do not both write it.
@@ -1049,5 +1110,67 @@ char *ff_relay_cmd_fill(const char *word, const char *const values[]);
  * in `why`.
  */
 int ff_relay_cmd_program(const char *cmd, char **path, char *why, size_t n);
+
+/* ff_machine.c */
+
+/*
+ * /proc/stat's figures: busy_s the whole machine's user, nice and system
+ * time (guests' included, interrupts not), steal_s the hypervisor's
+ * steal, both in seconds since boot (-1: not there); procs_running the
+ * runnable tasks now (-1: not there); cpus its cpuN lines (0: none).
+ * ff_cpu_stat_parse reads `text` (NULL: nothing), ff_cpu_stat_read the
+ * file: 0, or -1 when the busy time or the CPUs are missing.
+ */
+struct ff_cpu_stat {
+	double busy_s, steal_s;
+	long long procs_running;
+	int cpus;
+};
+int ff_cpu_stat_parse(const char *text, struct ff_cpu_stat *s);
+int ff_cpu_stat_read(struct ff_cpu_stat *s);
+/* /proc/loadavg's 1-minute load average (of `text`; NULL: nothing), or -1. */
+double ff_loadavg_parse(const char *text);
+double ff_load1(void);
+/* The mean of /proc/cpuinfo's "cpu MHz" lines (of `text`), or -1. */
+double ff_cpuinfo_mhz_parse(const char *text);
+/* The CPUs' mean clock in MHz: cpufreq's where readable, else /proc/cpuinfo's; -1: neither. */
+double ff_cpu_mhz(void);
+/*
+ * The CPU seconds of the processes of the trees of roots[n] (each process
+ * once): each one's threads', live and ended, and its reaped children's
+ * (so a process that ends in a window still counts); -1 if none is there.
+ */
+double ff_procs_cpu_s(const pid_t *roots, int n);
+/*
+ * A window's readings: ff_machine_begin at its start, ff_machine_sample
+ * as it goes (runnable tasks and the clock are means of the samples),
+ * ff_machine_end at its end, the same roots each time (the run's
+ * processes); ff_machine_json then gives the `machine` object of the
+ * `resources` event: {load1, procs_running, steal_s, other_cpu_s,
+ * other_cpu_fraction, run_cpu_s, cpus, cpu_mhz}, null what could not be
+ * read. other_cpu_s is the machine's busy time less the run's (never
+ * below 0), other_cpu_fraction that over window x cpus.
+ */
+struct ff_machine {
+	double t0, t1;
+	struct ff_cpu_stat s0, s1;
+	double run0, run1;
+	double load1;
+	double running_sum, mhz_sum;
+	int running_n, mhz_n;
+};
+void ff_machine_begin(struct ff_machine *m, const pid_t *roots, int n);
+void ff_machine_sample(struct ff_machine *m);
+void ff_machine_end(struct ff_machine *m, const pid_t *roots, int n);
+json_t *ff_machine_json(const struct ff_machine *m);
+/*
+ * Did the window share the machine? Of a `resources` object (event or a
+ * bench row's): a reason in buf ("other processes used 34% of the CPUs")
+ * when other_cpu_fraction is over FF_SHARED_OTHER_PCT or steal over
+ * FF_SHARED_STEAL_PCT of window_s x cpus; NULL otherwise, or unknown.
+ */
+#define FF_SHARED_OTHER_PCT 10
+#define FF_SHARED_STEAL_PCT 5
+const char *ff_machine_shared(const json_t *resources, char *buf, size_t n);
 
 #endif

@@ -172,6 +172,29 @@ fail:
 	return NULL;
 }
 
+void
+ff_lines_init(struct ff_lines *l, char *text, size_t len)
+{
+	*l = (struct ff_lines){ text, text ? text + len : NULL, 0, 0 };
+}
+
+char *
+ff_lines_next(struct ff_lines *l)
+{
+	char *line = l->p, *nl;
+
+	if (!line || line >= l->end)
+		return NULL;
+	nl = memchr(line, '\n', l->end - line);
+	l->complete = nl != NULL;
+	if (!nl)
+		nl = l->end;	/* the text's own NUL */
+	*nl = 0;
+	l->p = nl + 1;
+	l->n++;
+	return line;
+}
+
 /* NAME_LINES values are configuration lines the program built itself. */
 static int
 fragment(const char *name)

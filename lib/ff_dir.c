@@ -1,5 +1,6 @@
 /*
- * ff_dir.c - run directories (made, named by time, the oldest pruned),
+ * ff_dir.c - run directories (made, named by time, held while in use, the
+ * oldest not in use pruned),
  * directory trees, and whether a directory can take files.
  */
 #include "ff.h"
@@ -11,6 +12,7 @@
 #include <ftw.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,8 +103,32 @@ cmp_names(const void *a, const void *b)
 }
 
 /*
+ * Is the run directory `path` in use (a run, or a bench that names it, holds
+ * a shared flock on its FF_IN_USE)? When not, *fd holds an exclusive lock on
+ * it (or -1: a directory without one, from before FF_IN_USE), for as long as
+ * the directory is being removed.
+ */
+static int
+in_use(const char *path, int *fd)
+{
+	char file[PATH_MAX];
+
+	*fd = -1;
+	if (snprintf(file, sizeof(file), "%s/%s", path, FF_IN_USE) >= (int)sizeof(file))
+		return 1;
+	if ((*fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return errno != ENOENT;
+	if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	close(*fd);
+	*fd = -1;
+	return 1;
+}
+
+/*
  * Keep the newest $FLIMFLAM_KEEP_RUNS (default 20) run directories of ours
- * under `base`, whose names start with their time, so they sort by age.
+ * under `base`, whose names start with their time, so they sort by age;
+ * one in use is never removed (it is kept beside the newest).
  */
 static void
 prune_runs(const char *base)
@@ -112,6 +138,7 @@ prune_runs(const char *base)
 	size_t n = 0, cap = 0, i;
 	struct dirent *de;
 	struct stat st;
+	int fd;
 	DIR *d;
 
 	if (keep <= 0 || !(d = opendir(base)))
@@ -130,13 +157,39 @@ prune_runs(const char *base)
 		qsort(names, n, sizeof(*names), cmp_names);
 		for (i = 0; i < n - (keep - 1); i++) {
 			snprintf(path, sizeof(path), "%s/%s", base, names[i]);
-			if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
-				ff_remove_tree(path);
+			if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+			    in_use(path, &fd))
+				continue;
+			ff_remove_tree(path);
+			if (fd >= 0)
+				close(fd);
 		}
 	}
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+}
+
+int
+ff_rundir_hold(const char *dir)
+{
+	char file[PATH_MAX];
+	int fd;
+
+	if (snprintf(file, sizeof(file), "%s/%s", dir, FF_IN_USE) >= (int)sizeof(file)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(file, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		return -1;
+	if (flock(fd, LOCK_SH) < 0) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
 }
 
 void
@@ -180,6 +233,7 @@ ff_rundir(const char *given)
 	struct stat st;
 	struct tm tm;
 	time_t t;
+	int lock;
 
 	if (buf[0])
 		return buf;
@@ -199,6 +253,12 @@ ff_rundir(const char *given)
 		       users, stat(users, &st) < 0 ? strerror(errno) : "not a directory");
 	else if (ff_mkdirs(base, 0700) < 0)
 		ff_die("cannot create '%s': %s", base, strerror(errno));
+	/*
+	 * The runs base locked while it is pruned and the new directory made
+	 * and held: no pruner sees the new one before it is in use.
+	 */
+	if ((lock = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || flock(lock, LOCK_EX) < 0)
+		ff_die("cannot lock '%s': %s", base, strerror(errno));
 	prune_runs(base);
 	t = time(NULL);
 	localtime_r(&t, &tm);
@@ -210,6 +270,10 @@ ff_rundir(const char *given)
 	if (!mkdtemp(buf))
 		ff_die("cannot create a run directory under '%s': %s", base,
 		       strerror(errno));
+	/* Held until exit: its fd is kept, and not inherited. */
+	if (ff_rundir_hold(buf) < 0)
+		ff_die("cannot mark run directory '%s' in use: %s", buf, strerror(errno));
+	close(lock);
 	return buf;
 }
 

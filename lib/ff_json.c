@@ -7,6 +7,7 @@
 #include "ff.h"
 #include "ff_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -228,21 +229,27 @@ ff_json_path(const char *s)
 	return j;
 }
 
+static int
+hexval(char c)
+{
+	return isdigit((unsigned char)c) ? c - '0' : (tolower((unsigned char)c) - 'a' + 10);
+}
+
 char *
 ff_json_path_value(const json_t *v)
 {
 	const char *s = json_string_value(v), *p;
 	char *out, *q;
-	unsigned x;
 
 	if (!s)
 		return NULL;
 	if (strncmp(s, "file://", 7))
 		return ff_strdup(s);
 	q = out = ff_realloc(NULL, strlen(s) + 1);
+	/* Each %XX decoded where it stands (sscanf would measure the rest each time). */
 	for (p = s + 7; *p; p++)
-		if (*p == '%' && sscanf(p + 1, "%2x", &x) == 1) {
-			*q++ = (char)x;
+		if (*p == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+			*q++ = (char)(hexval(p[1]) << 4 | hexval(p[2]));
 			p += 2;
 		} else
 			*q++ = *p;
@@ -291,6 +298,12 @@ ff_reader_fill(struct ff_reader *r)
 
 	if (r->eof)
 		return 0;
+	/* What ff_reader_next took goes, once per fill: linear in the stream. */
+	if (r->off) {
+		memmove(r->buf, r->buf + r->off, r->len - r->off);
+		r->len -= r->off;
+		r->off = 0;
+	}
 	/* An event is a few kilobytes: a line this long is not one (/dev/zero). */
 	if (r->len >= FF_READER_MAX_LINE && !memchr(r->buf, '\n', r->len))
 		ff_die("%s:%ld: a line of more than %d MiB: not an event stream (one JSON object per line)",
@@ -310,13 +323,14 @@ ff_reader_fill(struct ff_reader *r)
 json_t *
 ff_reader_next(struct ff_reader *r)
 {
-	char *nl;
+	char *line, *nl;
 	json_t *ev;
 	json_error_t err;
 	size_t linelen;
 
-	while (r->len) {
-		nl = memchr(r->buf, '\n', r->len);
+	while (r->off < r->len) {
+		line = r->buf + r->off;
+		nl = memchr(line, '\n', r->len - r->off);
 		if (!nl) {
 			if (!r->eof)
 				return NULL;
@@ -324,11 +338,11 @@ ff_reader_next(struct ff_reader *r)
 			r->buf[r->len] = '\n';
 		}
 		*nl = 0;
-		linelen = nl - r->buf;
+		linelen = nl - line;
 		r->line++;
 		ev = NULL;
 		if (linelen)
-			ev = json_loadb(r->buf, linelen, 0, &err);
+			ev = json_loadb(line, linelen, 0, &err);
 		if (linelen && (!ev || !json_is_object(ev))) {
 			json_decref(ev);
 			ev = NULL;
@@ -339,9 +353,7 @@ ff_reader_next(struct ff_reader *r)
 			ff_warn("%s:%ld: expected a JSON object", r->name,
 				r->line);
 		}
-		linelen = linelen + 1 > r->len ? r->len : linelen + 1;
-		memmove(r->buf, r->buf + linelen, r->len - linelen);
-		r->len -= linelen;
+		r->off += linelen + 1 > r->len - r->off ? r->len - r->off : linelen + 1;
 		if (ev)
 			return ev;
 	}

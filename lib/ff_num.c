@@ -17,12 +17,23 @@ ff_parse_long(const char *usage, const char *opt, const char *s,
 	char *end;
 	long v;
 
+	double d;
+
 	if (!s || !*s)
 		ff_usage_error(usage, "%s: expected a whole number", opt);
-	if (strchr(s, '.') && strspn(s, "+-0123456789.") == strlen(s))
-		ff_usage_error(usage, "%s: '%s' is not a whole number", opt, s);
 	errno = 0;
 	v = strtol(s, &end, 10);
+	if (*end && end != s && s[0] != ' ' && strspn(s, "+-0123456789.eE") == strlen(s)) {
+		/* 1e3, 1.5e3: a whole number in decimal notation is one */
+		d = strtod(s, &end);
+		if (*end)
+			ff_usage_error(usage, "%s: '%s' is not a number", opt, s);
+		if (isfinite(d) && d != floor(d))
+			ff_usage_error(usage, "%s: '%s' is not a whole number", opt, s);
+		if (!isfinite(d) || d < min || d > max)
+			ff_usage_error(usage, "%s: %s is out of range (%ld to %ld)", opt, s, min, max);
+		return (long)d;
+	}
 	if (*end || end == s || s[0] == ' ')
 		ff_usage_error(usage, "%s: '%s' is not a number", opt, s);
 	if (errno == ERANGE || v < min || v > max)

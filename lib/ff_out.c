@@ -324,3 +324,85 @@ ff_lock_dir(const char *dir, const char *what, char *why, size_t n)
 	}
 	return fd;
 }
+
+/* Names claimed and not yet replaced: removed at exit while still empty. */
+static struct {
+	char path[PATH_MAX];
+	dev_t dev;
+	ino_t ino;
+} claims[8];
+static int nclaims;
+
+static void
+unclaim(void)
+{
+	struct stat st;
+	int i;
+
+	for (i = 0; i < nclaims; i++)
+		if (lstat(claims[i].path, &st) == 0 && st.st_dev == claims[i].dev &&
+		    st.st_ino == claims[i].ino && st.st_size == 0)
+			unlink(claims[i].path);
+}
+
+int
+ff_out_claim(const char *path)
+{
+	static int registered;
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && nclaims < (int)FF_ARRAY_SIZE(claims) &&
+	    snprintf(claims[nclaims].path, PATH_MAX, "%s", path) < PATH_MAX) {
+		claims[nclaims].dev = st.st_dev;
+		claims[nclaims++].ino = st.st_ino;
+		if (!registered++)
+			atexit(unclaim);
+	}
+	close(fd);
+	return 0;
+}
+
+/* Give up the claim of `path`, the last made, removing its file. */
+static void
+unclaim_last(const char *path)
+{
+	if (nclaims && !strcmp(claims[nclaims - 1].path, path))
+		nclaims--;
+	unlink(path);
+}
+
+int
+ff_out_claim_new(const char *stem, const char *const ext[], int next, char *buf, size_t n)
+{
+	char path[PATH_MAX];
+	int i, j, saved;
+
+	for (i = 1; i < 10000; i++) {
+		if ((i == 1 ? snprintf(buf, n, "%s", stem) : snprintf(buf, n, "%s-%d", stem, i)) >= (int)n ||
+		    strlen(buf) + 16 >= sizeof(path)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		for (j = 0; j < next; j++) {
+			snprintf(path, sizeof(path), "%s%s", buf, ext[j]);
+			if (ff_out_claim(path) < 0)
+				break;
+		}
+		if (j == next)
+			return 0;
+		saved = errno;
+		while (j--) {
+			snprintf(path, sizeof(path), "%s%s", buf, ext[j]);
+			unclaim_last(path);
+		}
+		if (saved != EEXIST) {
+			errno = saved;
+			return -1;
+		}
+	}
+	errno = EEXIST;
+	return -1;
+}

@@ -62,6 +62,15 @@ ff_signal_fd(void)
 	return sigpipe_fds[0];
 }
 
+void
+ff_signal_drain(void)
+{
+	char buf[64];
+
+	while (sigpipe_fds[0] >= 0 && read(sigpipe_fds[0], buf, sizeof(buf)) > 0)
+		;
+}
+
 int
 ff_signalled(void)
 {
@@ -78,6 +87,13 @@ ff_exit_signalled(void)
 	if (!ff_pipeline_stage())
 		ff_warn("stopped by %s", ff_sig_name(sig));
 	ff_quit(128 + sig);
+}
+
+void
+ff_stop_if_signalled(void)
+{
+	if (caught)
+		ff_exit_signalled();
 }
 
 const char *
@@ -371,7 +387,7 @@ ff_child_report(const struct ff_child *c)
 void
 ff_log_tail(const char *path, int lines)
 {
-	size_t len, start;
+	size_t len, start, k, w;
 	char *text = ff_read_file(path, &len), *out, *u;
 	int n = 0;
 
@@ -388,6 +404,11 @@ ff_log_tail(const char *path, int lines)
 			text[len] = 0;
 			break;
 		}
+	/* ssh ends its lines in "\r\n": the \r is not shown as \x0d. */
+	for (k = 0, w = 0; k < len; k++)
+		if (text[k] != '\r' || (k + 1 < len && text[k + 1] != '\n'))
+			text[w++] = text[k];
+	text[len = w] = 0;
 	while (len && text[len - 1] == '\n')
 		text[--len] = 0;
 	start = len;
@@ -475,7 +496,7 @@ ff_proc_tree(pid_t pid, pid_t *out, int max)
 
 static int
 stat_fields(pid_t pid, unsigned long long *utime, unsigned long long *stime,
-	    char *state)
+	    char *state, int *ppid)
 {
 	char path[64], buf[1024], *p;
 	FILE *f;
@@ -491,8 +512,8 @@ stat_fields(pid_t pid, unsigned long long *utime, unsigned long long *stime,
 	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
 	if (!p)
 		return -1;
-	if (sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-		   state, utime, stime) != 3)
+	if (sscanf(p + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+		   state, ppid, utime, stime) != 4)
 		return -1;
 	return 0;
 }
@@ -545,14 +566,14 @@ double
 ff_proc_cpu_s(pid_t pid)
 {
 	pid_t tree[256];
-	int n = ff_proc_tree(pid, tree, 256), i;
+	int n = ff_proc_tree(pid, tree, 256), i, ppid;
 	unsigned long long u, s;
 	double total = 0;
 	long long ns;
 	char st;
 	long hz = sysconf(_SC_CLK_TCK);
 
-	if (stat_fields(pid, &u, &s, &st) < 0)
+	if (stat_fields(pid, &u, &s, &st, &ppid) < 0)
 		return -1;
 	/*
 	 * Each process by its threads' nanoseconds, or by its ticks where the
@@ -562,7 +583,7 @@ ff_proc_cpu_s(pid_t pid)
 	for (i = 0; i < n; i++) {
 		if ((ns = schedstat_ns(tree[i])) >= 0)
 			total += ns / 1e9;
-		else if (stat_fields(tree[i], &u, &s, &st) == 0)
+		else if (stat_fields(tree[i], &u, &s, &st, &ppid) == 0)
 			total += (double)(u + s) / hz;
 	}
 	/* On a grid of microseconds: differences of two reads then add up exactly. */
@@ -619,11 +640,22 @@ int
 ff_proc_alive(pid_t pid)
 {
 	unsigned long long u, s;
+	int ppid;
 	char st;
 
-	if (stat_fields(pid, &u, &s, &st) < 0)
+	if (stat_fields(pid, &u, &s, &st, &ppid) < 0)
 		return 0;
 	return st != 'Z' && st != 'X';
+}
+
+pid_t
+ff_proc_parent(pid_t pid)
+{
+	unsigned long long u, s;
+	int ppid;
+	char st;
+
+	return stat_fields(pid, &u, &s, &st, &ppid) < 0 ? 0 : ppid;
 }
 
 void

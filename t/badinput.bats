@@ -55,7 +55,11 @@ extra|unexpected argument 'extra'
 -w builtin-rr --request-size 0|--request-size: 0 is out of range (1 to 16777216)
 -w builtin-crr --response-size 99999999|--response-size: 99999999 is out of range (1 to 16777216)
 -w builtin-rr --rate 0|--rate: 0 is out of range (1 to 10000000)
--w builtin-rr --rate 1e3|--rate: '1e3' is not a number
+-w builtin-rr --rate 1e8|--rate: 1e8 is out of range (1 to 10000000)
+--duration 1e9|--duration: 1e9 is out of range (1 to 86400)
+--duration 1e999|--duration: 1e999 is out of range (1 to 86400)
+--jobs 2.5e0|--jobs: '2.5e0' is not a whole number
+--jobs 1e|--jobs: '1e' is not a number
 --rate 5|--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'builtin'
 -w iperf3 --request-size 100|--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'iperf3'
 -w builtin-crr -p http1|workload 'builtin-crr' over relay 'none' with protocol 'http1' is not supported; these work for builtin-crr: builtin-crr/skrouterd/tcp, builtin-crr/nginx/tcp, builtin-crr/haproxy/tcp, builtin-crr/cmd/tcp, builtin-crr/none/tcp
@@ -186,16 +190,48 @@ CASES
 	done <"$BATS_TEST_TMPDIR/cases"
 	# No page was written for input that was not one.
 	[ ! -e page.html ]
-	# An empty input is not an error: a page that says so.
-	run -0 --separate-stderr ff-flame -o page.html empty
-	grep -qi 'no samples' page.html
+	# Empty text is no recording: an error naming the file, and no page (a
+	# perf.data of no samples is a page that says so: t/ff-flame.bats).
+	run -1 --separate-stderr ff-flame -o page.html empty
+	[ "$stderr" = "ff-flame: 'empty' is empty: not a perf.data file, perf script output or folded stacks" ]
+	[ ! -e page.html ]
 }
 
 @test "the stages: /dev/zero on stdin (a line without end) is one error at the line cap, not memory exhausted" {
-	local cmd
+	local cmd limit="ulimit -v 300000"
+	# AddressSanitizer (make check-asan) reserves terabytes of address space
+	# for its shadow memory, which ulimit -v forbids (it aborts at start):
+	# there its own limit on resident memory bounds the program instead.
+	if grep -qa __asan_init "$TOP/bin/ff-topology"; then
+		limit="export ASAN_OPTIONS=\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}hard_rss_limit_mb=300"
+	fi
 	for cmd in "ff-topology -r none" "ff-capture" "ff-workload drive -w builtin"; do
-		run -1 --separate-stderr bash -c "ulimit -v 300000; exec timeout 60 $cmd </dev/zero"
+		run -1 --separate-stderr bash -c "$limit; exec timeout 60 $cmd </dev/zero"
 		[ "$stderr" = "${cmd%% *}: standard input:1: a line of more than 1 MiB: not an event stream (one JSON object per line)" ] ||
 			{ echo "$cmd: $stderr"; false; }
 	done
+}
+
+@test "bad input: a results file's figures out of any run's range are refused, naming the field and the range" {
+	local base="$TOP/t/fixtures/ff-bench/base.jsonl" d="$BATS_TEST_TMPDIR" set want
+	while IFS='|' read -r set want; do
+		head -n 1 "$base" | jq -c "$set" >"$d/r.jsonl"
+		run -1 --separate-stderr ff-bench summarize "$d/r.jsonl"
+		[ "$stderr" = "ff-bench: $d/r.jsonl:1: $want" ] || { echo "$set: got '$stderr'"; false; }
+		[ -z "$output" ]
+	done <<'CASES'
+.result.bits_per_s = -5|'result.bits_per_s' is -5: out of range (0 to 1e+15)
+.result.bits_per_s = 1e300|'result.bits_per_s' is 1e+300: out of range (0 to 1e+15)
+.result.ops_per_s = -1|'result.ops_per_s' is -1: out of range (0 to 1e+12)
+.result.latency_avg_us = -0.5|'result.latency_avg_us' is -0.5: out of range (0 to 8.64e+10)
+.config.jobs = 0|'config.jobs' is 0: out of range (1 to 4096)
+.config.duration_s = 1e9|'config.duration_s' is 1e+09: out of range (0 to 86400)
+.config.hops = 99|'config.hops' is 99: out of range (0 to 8)
+.repeat = -2|'repeat' is -2: out of range (1 to 1e+09)
+.resources.relays[0].cpu_fraction = -1|'resources.relays[0].cpu_fraction' is -1: out of range (0 to 1024)
+.resources.relays[0].max_rss_bytes = -1|'resources.relays[0].max_rss_bytes' is -1: out of range (0 to 1e+18)
+CASES
+	# In range, summarize takes it.
+	head -n 1 "$base" | jq -c '.result.bits_per_s = 0' >"$d/r.jsonl"
+	run -0 ff-bench summarize "$d/r.jsonl"
 }

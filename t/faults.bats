@@ -136,3 +136,33 @@ full_disk() {
 	[ "$(grep -c '^ff-workload' "$BATS_TEST_TMPDIR/ev.err")" -eq 1 ]
 	! grep -q '"event":"result"' "$BATS_TEST_TMPDIR/ev" || false
 }
+
+@test "faults: relays that the teardown stopped after the server died are not said to have died during the window" {
+	# A test-only drive that, once the real one has ended, holds its
+	# output a while: the capture's window closes after the teardown
+	# stopped the relays and before the stream's end reaches it.
+	mkdir -p "$BATS_TEST_TMPDIR/slow"
+	cat >"$BATS_TEST_TMPDIR/slow/ff-workload" <<-EOF2
+		#!/bin/sh
+		[ "\$1" = drive ] || exec "$BATS_TEST_DIRNAME/../bin/ff-workload" "\$@"
+		"$BATS_TEST_DIRNAME/../bin/ff-workload" "\$@"
+		st=\$?
+		sleep 5
+		exit \$st
+	EOF2
+	chmod +x "$BATS_TEST_TMPDIR/slow/ff-workload"
+	ev="$BATS_TEST_TMPDIR/ev"
+	FLIMFLAM_EXEC_PATH="$BATS_TEST_TMPDIR/slow" start_run "$ev" -r nginx --warmup 0 --duration 2
+	wait_for_grep '"event":"window"' "$ev" 15
+	d=$(run_dir_of "$ev")
+	victim=$(jq -r 'select(.event == "server") | .pid' "$ev")
+	kill -KILL "$victim"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 1 ]
+	grep -qE "^ff-workload: (server \(pid $victim\) was killed by signal 9|the builtin server \(pid $victim\) died during the run)" \
+		"$BATS_TEST_TMPDIR/ev.err"
+	! grep -q "died during the window" "$BATS_TEST_TMPDIR/ev.err" || false
+	! grep -q '"event":"result"' "$ev" || false
+	[ -z "$(pids_of_run "$d")" ]
+}

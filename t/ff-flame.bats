@@ -53,12 +53,27 @@ share() {
 	} END { printf "%.6f\n", t ? m / t : 0 }' "$1"
 }
 
+# record_once DIR: flimflam record of R1 and R2 (nginx, under h2load --h1)
+# into DIR/perf.data, its events in DIR/events.json; says why not in
+# $NGX/fail.
+record_once() {
+	# A window refused on a busy machine is tried once more (run_steady's rule).
+	if ! (cd "$1" && flimflam record -r nginx -w h2load-h1 -p http1 --jobs 4 \
+		--warmup 0 --duration 2 --json >"$1/events.json" 2>"$1/record.log") &&
+	   ! { grep -Eq "$BUSY_ERE" "$1/record.log" &&
+	       (cd "$1" && flimflam record -r nginx -w h2load-h1 -p http1 --jobs 4 \
+		--warmup 0 --duration 2 --json >"$1/events.json" 2>"$1/record.log"); }; then
+		echo "flimflam record failed: $(tail -n 1 "$1/record.log")" >"$NGX/fail"
+		cp "$1/record.log" "$NGX/record.log" 2>/dev/null
+		return 1
+	fi
+}
+
 # Records R1 and R2 (nginx, under h2load --h1) with flimflam record into
 # $NGX/nginx.data, with a meta that names them (from the run's topology
 # and capture events) in $NGX/meta.json; says why not in $NGX/skip when
 # this machine cannot, and in $NGX/fail when flimflam could and did not.
 record_nginx() {
-	local ev="$NGX/events.json"
 	for p in perf nginx h2load; do
 		command -v "$p" >/dev/null || { echo "$p is not installed" >"$NGX/skip"; return; }
 	done
@@ -66,22 +81,17 @@ record_nginx() {
 		echo "perf cannot record here: $(head -n 1 "$NGX/probe.log")" >"$NGX/skip"
 		return
 	fi
-	# A window refused on a busy machine is tried once more (run_steady's rule).
-	if ! (cd "$NGX" && flimflam record -r nginx -w h2load-h1 -p http1 --jobs 4 \
-		--warmup 0 --duration 2 --json >"$ev" 2>"$NGX/record.log") &&
-	   ! { grep -Eq "$BUSY_ERE" "$NGX/record.log" &&
-	       (cd "$NGX" && flimflam record -r nginx -w h2load-h1 -p http1 --jobs 4 \
-		--warmup 0 --duration 2 --json >"$ev" 2>"$NGX/record.log"); }; then
-		echo "flimflam record failed: $(tail -n 1 "$NGX/record.log")" >"$NGX/fail"
-		return
-	fi
+	record_once "$NGX" || return
 	mv "$NGX/perf.data" "$NGX/nginx.data"
+	# A second run of the same nginx, for --diff: new processes, new pids.
+	mkdir -p "$NGX/again"
+	record_once "$NGX/again" || return
 	jq -s '(map(select(.event == "topology"))[0].relays) as $t |
 		{title: "nginx under h2load", workload: "h2load-h1", relay: "nginx",
 		 protocol: "http1",
 		 relays: [map(select(.event == "capture"))[0].relays[] | . as $c |
 			$c + {program: ($t[] | select(.role == $c.role) | .path)}]}' \
-		"$ev" >"$NGX/meta.json"
+		"$NGX/events.json" >"$NGX/meta.json"
 	# A recording of a process that sleeps: no samples.
 	sleep 5 &
 	perf record -q -e cpu-clock -F 997 -g -p $! -o "$NGX/empty.data" \
@@ -156,7 +166,15 @@ need_recording() {
 	ff-flame -o "$BATS_TEST_TMPDIR/q.html" --events "$FIX/events.jsonl" --meta '{"title":"mine"}' "$FIX/script.txt"
 	page_data "$BATS_TEST_TMPDIR/q.html" >"$BATS_TEST_TMPDIR/data"
 	run -0 jq -r '.meta.title, .meta.relay, (.names | map(select(startswith("R"))) | join(","))' "$BATS_TEST_TMPDIR/data"
-	assert_output $'mine\nmixed\nR1 nginx (pid 100),R2 skrouterd (pid 200)'
+	assert_output $'mine\nmixed\nR1 nginx,R2 skrouterd'
+	# The pids are each tower's detail (its tooltip), not its name.
+	run -0 jq -r '. as $d | .detail | to_entries[] | "\($d.names[.key | tonumber])|\(.value)"' "$BATS_TEST_TMPDIR/data"
+	assert_output - <<-EOF
+	R1 nginx|pids 100, 101
+	R2 skrouterd|pid 200
+	swapper|pid 0
+	my app|pid 300
+	EOF
 }
 
 @test "ff-flame: --events refuses what is not a run's events, in one line, and writes no page" {
@@ -204,7 +222,7 @@ record_dd() {
 	} >ev.jsonl
 	run -0 --separate-stderr ff-flame -o p.html --events ev.jsonl --parts r1=a.data r2=b.data
 	run -0 towers p.html
-	assert_output "R1 dd (pid $pa)"$'\t'"$na"$'\n'"R2 dd (pid $pb)"$'\t'"$nb"
+	assert_output "R1 dd"$'\t'"$na"$'\n'"R2 dd"$'\t'"$nb"
 	page_data p.html | jq -e --argjson t $((na + nb)) '.total == $t and .meta.source == "a.data, b.data"'
 	# By program name alone: each file's dd is the one relay running dd that the file holds.
 	meta='{"relays":[{"role":"r1","program":"dd"},{"role":"r2","program":"dd"}]}'
@@ -214,7 +232,7 @@ record_dd() {
 	# One file alone: two relays run dd, so its dd is neither's.
 	ff-flame -o one.html --meta "$meta" a.data
 	run -0 towers one.html
-	assert_output "dd (pid $pa)"$'\t'"$na"
+	assert_output "dd"$'\t'"$na"
 }
 
 @test "ff-flame: --parts: a pid is each input's own; bad lists are usage errors" {
@@ -227,14 +245,14 @@ record_dd() {
 	printf '%s\n' "$output" >f
 	run -0 sh -c "cut -d';' -f1 f | sort | uniq -c"
 	assert_output - <<-EOF
-	      2 R1 nginx (pid 100)
-	      2 R2 nginx (pid 100)
-	      1 my app (pid 300, h1.txt)
-	      1 my app (pid 300, h2.txt)
-	      4 skrouterd (pid 200, h1.txt)
-	      4 skrouterd (pid 200, h2.txt)
-	      1 swapper (pid 0, h1.txt)
-	      1 swapper (pid 0, h2.txt)
+	      2 R1 nginx
+	      2 R2 nginx
+	      1 my app (h1.txt)
+	      1 my app (h2.txt)
+	      4 skrouterd (h1.txt)
+	      4 skrouterd (h2.txt)
+	      1 swapper (h1.txt)
+	      1 swapper (h2.txt)
 	EOF
 	# One part is one input, as without --parts.
 	ff-flame --folded --meta @"$FIX/meta.json" --parts "$FIX/script.txt" | golden ff-flame-meta.folded -
@@ -301,6 +319,30 @@ record_dd() {
 	EOF
 }
 
+@test "ff-flame: --diff says when either side has too few samples to rank, with both counts" {
+	cd "$BATS_TEST_TMPDIR"
+	# 200 and 400 samples: too few; ten times as many: enough.
+	run -0 --separate-stderr ff-flame -o d.html --diff "$FIX/base.folded" "$FIX/new.folded"
+	[ "$stderr" = "ff-flame: too few samples to rank the changes: BASE '$FIX/base.folded' has 200, NEW '$FIX/new.folded' 400 (1000 or more on each side are needed)" ]
+	page_data d.html | jq -e '.too_few_samples == true and .min_samples == 1000 and .base_total == 200 and .total == 400'
+	awk '{ $NF = 10 * $NF } 1' "$FIX/base.folded" >base10.folded
+	awk '{ $NF = 10 * $NF } 1' "$FIX/new.folded" >new10.folded
+	run -0 --separate-stderr ff-flame -o e.html --diff base10.folded new10.folded
+	[ -z "$stderr" ]
+	page_data e.html | jq -e '.too_few_samples == false'
+	# One thin side is enough to say so; --folded is for other tools, and says nothing.
+	run -0 --separate-stderr ff-flame -o f.html --diff "$FIX/base.folded" new10.folded
+	[[ "$stderr" == *"BASE '$FIX/base.folded' has 200, NEW 'new10.folded' 4000 "* ]]
+	run -0 --separate-stderr ff-flame --folded --diff "$FIX/base.folded" "$FIX/new.folded"
+	[ -z "$stderr" ]
+	page_data e.html | jq -e '.too_few_samples == false'
+	skip_unless_chromium
+	dom "$BATS_TEST_TMPDIR/d.html" "" dom
+	grep -q '<p id="thin">Too few samples to rank the changes: the base has 200, the new 400; at least 1,000 on each side are needed' dom
+	dom "$BATS_TEST_TMPDIR/e.html" "" dom2
+	grep -q '<p id="thin" hidden="">' dom2
+}
+
 @test "ff-flame: --diff colours grown frames red and shrunk frames blue (Chromium)" {
 	skip_unless_chromium
 	ff-flame -o "$BATS_TEST_TMPDIR/d.html" --diff "$FIX/base.folded" "$FIX/new.folded"
@@ -337,8 +379,8 @@ record_dd() {
 	dom "$BATS_TEST_TMPDIR/p.html" "search=$(enc ^ngx_)" "$BATS_TEST_TMPDIR/dom"
 	grep -q '<h1 id="title">fixture</h1>' "$BATS_TEST_TMPDIR/dom"
 	grep -q '<dd>h2load-h1</dd>' "$BATS_TEST_TMPDIR/dom"
-	grep -q '>R1 nginx (pid 100)<' "$BATS_TEST_TMPDIR/dom"
-	grep -q '>R2 skrouterd (pid 200)<' "$BATS_TEST_TMPDIR/dom"
+	grep -q '>R1 nginx<' "$BATS_TEST_TMPDIR/dom"
+	grep -q '>R2 skrouterd<' "$BATS_TEST_TMPDIR/dom"
 	# ngx_ frames are in 4 of the 10 samples.
 	[ "$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-samples)" = 4 ]
 	[ "$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-share)" = 0.4 ]
@@ -358,14 +400,44 @@ record_dd() {
 	[ "$tip" = "|ngx_http_handler|module|/usr/sbin/nginx|kind|the program's own binary|samples|2 (20.00% of all, 50.00% of parent)|self|0 (0.00% of all)|" ]
 }
 
-@test "ff-flame: an empty input is a page that says there were no samples" {
-	: >"$BATS_TEST_TMPDIR/empty.folded"
-	run -0 --separate-stderr ff-flame -o "$BATS_TEST_TMPDIR/e.html" "$BATS_TEST_TMPDIR/empty.folded"
-	[ "$stderr" = "ff-flame: no samples in '$BATS_TEST_TMPDIR/empty.folded'" ]
+@test "ff-flame: stacks of no samples are a page that says there were none" {
+	printf 'app;main 0\n' >"$BATS_TEST_TMPDIR/zero.folded"
+	run -0 --separate-stderr ff-flame -o "$BATS_TEST_TMPDIR/e.html" "$BATS_TEST_TMPDIR/zero.folded"
+	[ "$stderr" = "ff-flame: no samples in '$BATS_TEST_TMPDIR/zero.folded'" ]
 	page_data "$BATS_TEST_TMPDIR/e.html" | jq -e '.total == 0'
 	skip_unless_chromium
 	dom "$BATS_TEST_TMPDIR/e.html" "" "$BATS_TEST_TMPDIR/dom"
 	grep -q '<p id="empty">There were no samples' "$BATS_TEST_TMPDIR/dom"
+}
+
+@test "ff-flame: empty text, JSON lines and text that is no stacks are errors naming the file, and no page" {
+	cd "$BATS_TEST_TMPDIR"
+	# A bench's results: a JSON line with a number among words looks like a perf script header.
+	printf '%s\n' '{"event":"error","program":"ff-workload","message":"h2load: no request succeeded (5667 total, 0 failed)"}' \
+		'{"event":"end","status":0}' >results.jsonl
+	run -1 --separate-stderr ff-flame -o x.html results.jsonl
+	[ "$stderr" = "ff-flame: 'results.jsonl': JSON, not a perf.data file, perf script output or folded stacks" ]
+	# The same line, not JSON: a header and no frame is not a sample.
+	printf '%s\n' 'h2load: no request succeeded (5667 total, 0 failed)' 'nginx 12 of them' >words.txt
+	run -1 --separate-stderr ff-flame -o x.html words.txt
+	[ "$stderr" = "ff-flame: 'words.txt': not a perf.data file, perf script output or folded stacks" ]
+	run -1 --separate-stderr ff-flame -o x.html --script - <words.txt
+	[ "$stderr" = "ff-flame: 'standard input': not a perf.data file, perf script output or folded stacks" ]
+	# Empty: nothing to draw, and no recording says so (a perf.data of no samples does: a page).
+	for f in /dev/null empty.txt comments.txt; do
+		: >empty.txt
+		printf '# perf script header\n\n' >comments.txt
+		run -1 --separate-stderr ff-flame -o x.html "$f"
+		[ "$stderr" = "ff-flame: '$f' is empty: not a perf.data file, perf script output or folded stacks" ]
+	done
+	run -1 --separate-stderr ff-flame -o x.html - </dev/null
+	[ "$stderr" = "ff-flame: 'standard input' is empty: not a perf.data file, perf script output or folded stacks" ]
+	run -1 --separate-stderr ff-flame -o x.html --diff /dev/null "$FIX/new.folded"
+	[ "$stderr" = "ff-flame: '/dev/null' is empty: not a perf.data file, perf script output or folded stacks" ]
+	run -1 --separate-stderr ff-flame --folded results.jsonl
+	[ -z "$output" ]
+	[ ! -e x.html ]
+	[ -z "$(ls | grep x.html)" ]
 }
 
 @test "ff-flame: 100,000 distinct stacks: narrow frames are merged, few elements drawn" {
@@ -462,6 +534,8 @@ record_dd() {
 	[ "${stderr_lines[0]}" = "ff-flame: --meta: expected a JSON object" ]
 	run -2 --separate-stderr ff-flame -o
 	[ "${stderr_lines[0]}" = "ff-flame: option '-o' needs a value" ]
+	run -2 --separate-stderr ff-flame --base-events "$FIX/events.jsonl" "$FIX/base.folded"
+	[ "${stderr_lines[0]}" = "ff-flame: --base-events is the events of --diff's BASE: give --diff too" ]
 }
 
 @test "ff-flame: -o writes the file whole, and nothing on standard output" {
@@ -493,7 +567,7 @@ record_dd() {
 	need_recording
 	run -0 ff-flame --folded --meta @"$NGX/meta.json" "$NGX/nginx.data"
 	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/f"
-	run -0 sh -c "cut -d';' -f1 '$BATS_TEST_TMPDIR/f' | sed 's/ (pid [0-9]*)\$//' | sort -u"
+	run -0 sh -c "cut -d';' -f1 '$BATS_TEST_TMPDIR/f' | sort -u"
 	assert_output $'R1 nginx\nR2 nginx'
 }
 
@@ -506,15 +580,20 @@ record_dd() {
 	run -0 ff-flame --folded --events "$NGX/events.json" "$NGX/nginx.data"
 	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/f"
 	run -0 sh -c "cut -d';' -f1 '$BATS_TEST_TMPDIR/f' | sort -u"
-	assert_output "R1 nginx (pid $r1)"$'\n'"R2 nginx (pid $r2)"
+	assert_output $'R1 nginx\nR2 nginx'
 	# The same stacks as the meta built from those events by hand.
 	ff-flame --folded --meta @"$NGX/meta.json" "$NGX/nginx.data" | cmp - "$BATS_TEST_TMPDIR/f"
 	ff-flame -o "$BATS_TEST_TMPDIR/p.html" --events "$NGX/events.json" "$NGX/nginx.data"
 	page_data "$BATS_TEST_TMPDIR/p.html" >"$BATS_TEST_TMPDIR/data"
-	jq -e --arg r1 "R1 nginx (pid $r1)" --arg r2 "R2 nginx (pid $r2)" '
+	jq -e '
 		.meta.title == "flimflam: h2load-h1 over nginx (http1)" and
 		.meta.workload == "h2load-h1" and .meta.relay == "nginx" and .meta.protocol == "http1" and
-		(.names | index($r1)) and (.names | index($r2))' "$BATS_TEST_TMPDIR/data"
+		(.names | index("R1 nginx")) and (.names | index("R2 nginx"))' "$BATS_TEST_TMPDIR/data"
+	# Each tower's pids (its tooltip) are among its relay's.
+	jq -e --slurpfile ev "$NGX/events.json" '. as $d | all(.meta.relays[]; . as $r |
+		($d.detail[$d.names | index($r.role | ascii_upcase | . + " nginx") | tostring] |
+		 [scan("[0-9]+") | tonumber]) as $seen | ($seen | length) > 0 and ($seen - $r.pids | length) == 0)' \
+		"$BATS_TEST_TMPDIR/data"
 }
 
 @test "ff-flame: nginx recording renders in Chromium with nginx frames and the right search share" {
@@ -526,8 +605,8 @@ record_dd() {
 	re='^ngx_|^\[nginx\]'
 	dom "$BATS_TEST_TMPDIR/n.html" "search=$(enc "$re")" "$BATS_TEST_TMPDIR/dom"
 	grep -q '<h1 id="title">nginx under h2load</h1>' "$BATS_TEST_TMPDIR/dom"
-	grep -Eq '>R1 nginx \(pid [0-9]+\)<' "$BATS_TEST_TMPDIR/dom"
-	grep -Eq '>R2 nginx \(pid [0-9]+\)<' "$BATS_TEST_TMPDIR/dom"
+	grep -q '>R1 nginx<' "$BATS_TEST_TMPDIR/dom"
+	grep -q '>R2 nginx<' "$BATS_TEST_TMPDIR/dom"
 	want=$(share "$BATS_TEST_TMPDIR/f" "$re")
 	got=$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-share)
 	echo "search share: want $want got $got"
@@ -546,6 +625,93 @@ record_dd() {
 	printf '%s\n' "$output" | awk '$(NF-1) != $NF { exit 1 }'
 	run -0 ff-flame -o "$BATS_TEST_TMPDIR/d.html" --diff "$FIX/script.txt" "$NGX/nginx.data"
 	page_data "$BATS_TEST_TMPDIR/d.html" | jq -e '.diff and .total > 0 and .base_total == 10'
+}
+
+# matched DIFF_FOLDED DEPTH: the share of NEW's samples (in "stack base new"
+# lines) whose first DEPTH frames are a path the base has samples in
+# (DEPTH 99: the whole stack).
+matched() {
+	awk -v D="$2" '{
+		n = $NF; b = $(NF - 1); s = $0; sub(/ [0-9]+ [0-9]+$/, "", s)
+		k = split(s, f, ";"); key = ""
+		for (i = 1; i <= k && i <= D; i++) key = key ";" f[i]
+		nn[key] += n; bb[key] += b; t += n
+	} END { for (x in nn) if (bb[x] > 0) m += nn[x]; printf "%.3f\n", t ? m / t : 0 }' "$1"
+}
+
+# self_changes DIFF_FOLDED: each leaf function's change of its share of
+# the self samples from base to new, largest growth first: "CHANGE NAME".
+self_changes() {
+	awk '{
+		n = $NF; b = $(NF - 1); s = $0; sub(/ [0-9]+ [0-9]+$/, "", s)
+		k = split(s, f, ";"); sn[f[k]] += n; sb[f[k]] += b; tn += n; tb += b
+	} END { for (x in sn) printf "%.4f %s\n", sn[x] / tn - sb[x] / tb, x }' "$1" | sort -k1,1gr
+}
+
+@test "ff-flame: --diff of two runs of the same nginx: processes match by relay and program, not pid" {
+	need_recording
+	local a="$NGX/nginx.data" b="$NGX/again/perf.data" ea="$NGX/events.json" eb="$NGX/again/events.json"
+	cd "$BATS_TEST_TMPDIR"
+	# Two runs: other processes, other pids.
+	pids() { jq -r 'select(.event == "capture") | [.relays[].pids[]] | sort | join(",")' "$1"; }
+	[ -n "$(pids "$ea")" ] && [ "$(pids "$ea")" != "$(pids "$eb")" ]
+	# Each recording's relays from its own run's events: R1 and R2 on both sides.
+	run -0 --separate-stderr ff-flame --folded --events "$eb" --base-events "$ea" --diff "$a" "$b"
+	printf '%s\n' "$output" >d.folded
+	run -0 sh -c "cut -d';' -f1 d.folded | sort -u"
+	assert_output $'R1 nginx\nR2 nginx'
+	awk '{ b[$0 ~ /^R1 nginx;/] += $(NF - 1) } END { exit !(b[0] > 0 && b[1] > 0) }' d.folded
+	# Every new sample is in a tower the base has, nearly all in frames the
+	# base has, and most in whole stacks the base has (a pid in the towers'
+	# names made all of them new).
+	echo "matched: tower $(matched d.folded 1) depth 3 $(matched d.folded 3) stack $(matched d.folded 99)"
+	awk -v m="$(matched d.folded 1)" 'BEGIN { exit !(m >= 0.99) }'
+	awk -v m="$(matched d.folded 3)" 'BEGIN { exit !(m >= 0.8) }'
+	awk -v m="$(matched d.folded 99)" 'BEGIN { exit !(m >= 0.4) }'
+	# Without events, each side's nginx processes are one tower, "nginx".
+	run -0 ff-flame --folded --diff "$a" "$b"
+	[ "$(printf '%s\n' "$output" | cut -d';' -f1 | sort -u)" = nginx ]
+	# Options after the files are options: --folded is no third file.
+	ff-flame --diff "$a" "$b" --folded | cmp - <(printf '%s\n' "$output")
+	# The page: towers by role and program; the pids of each side are the tooltip's.
+	ff-flame -o d.html --events "$eb" --base-events "$ea" --diff "$a" "$b"
+	page_data d.html >d.json
+	r1pids() { jq -c 'select(.event == "capture") | .relays[] | select(.role == "r1") | .pids' "$1"; }
+	jq -e --argjson a "$(r1pids "$ea")" --argjson b "$(r1pids "$eb")" '
+		([.names[] | select(test("pid"))] | length) == 0 and
+		(.detail[.names | index("R1 nginx") | tostring] |
+		 capture("^base: pids? (?<b>[0-9, ]+); new: pids? (?<n>[0-9, ]+)$") |
+		 ([.b | scan("[0-9]+") | tonumber] - $a | length) == 0 and
+		 ([.n | scan("[0-9]+") | tonumber] - $b | length) == 0)' d.json
+}
+
+@test "ff-flame: --diff of two real recordings: the frames that differ most are the one whose share changed" {
+	need_recording
+	local a="$NGX/nginx.data" b="$NGX/again/perf.data" ea="$NGX/events.json" eb="$NGX/again/events.json"
+	cd "$BATS_TEST_TMPDIR"
+	# The second run's stacks, with a function of about 5% of its self
+	# samples made ten times as frequent: its share grows by 0.1 to 0.3.
+	ff-flame --folded --events "$eb" "$b" >b.folded
+	x=$(awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";"); self[f[k]] += n; t += n }
+		END { for (x in self) { d = self[x] / t - 0.05; if (d < 0) d = -d
+			if (self[x] / t >= 0.01 && self[x] / t <= 0.12) print d "\t" x } }' b.folded |
+		sort -g | head -n 1 | cut -f2)
+	[ -n "$x" ]
+	echo "changed: $x"
+	awk -v x="$x" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
+		print s, (f[k] == x ? 10 * n : n) }' b.folded >b10.folded
+	ff-flame --folded --events "$eb" --base-events "$ea" --diff "$a" b10.folded >d.folded
+	self_changes d.folded >changes
+	head -n 3 changes
+	[ "$(head -n 1 changes | cut -d' ' -f2-)" = "$x" ]
+	# ... by far: twice the next one's growth.
+	awk 'NR == 1 { top = $1 } NR == 2 { exit !(top >= 2 * $1) }' changes
+	# On the page, the node whose share changed the most is x or on x's path.
+	ff-flame -o d.html --events "$eb" --base-events "$ea" --diff "$a" b10.folded
+	page_data d.html | jq -r '. as $d | range(0; .nodes | length; 3) |
+		"\($d.nodes[. + 1])\t\($d.nodes[. + 2] / $d.total - $d.base[. / 3] / $d.base_total)\t\($d.names[$d.nodes[.]])"' |
+		awk -F'\t' -v x="$x" '{ dep[NR] = $1; dl[NR] = $2; nm[NR] = $3; if (NR > 1 && $2 > best) { best = $2; at = NR } }
+		END { for (i = at; i <= NR && (i == at || dep[i] > dep[at]); i++) if (nm[i] == x) exit 0; exit 1 }'
 }
 
 @test "ff-flame: an empty recording is a page that says there were no samples" {

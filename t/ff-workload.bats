@@ -139,6 +139,97 @@ stop_serve() {
 	[[ "$stderr" == *"$(grep -v warning "$BATS_TEST_TMPDIR/d/client.log" | head -n 1)" ]]
 }
 
+# The report: a 31 s h2load run over relay none took 993 s, as each line of
+# its request log was handed to sscanf still joined to the rest of the file
+# (glibc measures the whole rest each time): quadratic in the log. Read line
+# by line, the log of a 10 s window (150,000 to 300,000 lines; 12 s and more
+# to read the old way) takes a fraction of a second after h2load is done.
+@test "ff-workload drive: h2load's request log of a 10 s window read in linear time" {
+	skip_unless_program h2load nghttpd
+	local f="$BATS_TEST_TMPDIR/ev" d after
+	run_steady flimflam run --json -w h2load -r none --warmup 0 --duration 10
+	after=$(date +%s.%N)
+	echo "$output" >"$f"
+	d=$(run_dir_of "$f")
+	event_ok "$f" result '.operations > 0'
+	echo "# $(wc -l <"$d/h2load-requests.log") lines, read in $(echo "$after - $(stat -c %.9Y "$d/h2load.out")" | bc) s after h2load's end" >&3
+	# h2load.out is written last, as h2load ends; then the log is read.
+	[ "$(echo "$after - $(stat -c %.9Y "$d/h2load.out") < 5" | bc)" -eq 1 ]
+}
+
+# The report: after an nginx worker of a relay was killed mid-window, h2load
+# and h2load-h1 printed a result and exited 0 (the intervals went to zero
+# for half the window). A relay that lost a process fails the run, naming
+# the relay and the process (ff-capture, which watches the relays).
+@test "flimflam run: an nginx worker killed mid-window fails h2load and h2load-h1, naming the relay and the worker" {
+	skip_unless_program nginx h2load nghttpd
+	local w f r1 worker
+	for w in h2load h2load-h1; do
+		f="$BATS_TEST_TMPDIR/$w.ev"
+		start_run "$f" -w "$w" -r nginx --warmup 0 --duration 5
+		wait_for_grep '"event":"window"' "$f" 30
+		r1=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r1") | .pid' "$f")
+		worker=$(descendants "$r1" | head -n 1)
+		[ -n "$worker" ]
+		sleep 1
+		kill -KILL "$worker"
+		wait_status "$RUN_PID"
+		[ "$status" -eq 1 ] || { echo "$w: status $status"; cat "$f.err"; false; }
+		grep -q "^ff-capture: r1 lost a process during the window: pid $worker, one of the [0-9]* of nginx (pid $r1) at its start, is gone" "$f.err" ||
+			{ echo "$w:"; cat "$f.err"; false; }
+		! grep -q '"event":"result"' "$f" || false
+	done
+}
+
+# The report: SIGTERM and SIGINT changed nothing for minutes while drive
+# read h2load's log (94% CPU). A stage honours a stop also while it
+# computes: here drive is stopped in the middle of reading a log of
+# 4,000,000 requests (an h2load that writes it, and a summary agreeing
+# with it, so the reading is all that is left), within a second.
+@test "ff-workload drive: SIGTERM while it reads h2load's log stops it at once" {
+	local d="$BATS_TEST_TMPDIR" n=4000000 dp i
+	mkdir -p "$d/bin"
+	awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "%d\t200\t%d\n", 1796168742669126 + i * 15, 50 + i % 97 }' >"$d/big.log"
+	{
+		echo "finished in 60.00s, $((n / 60)).00 req/s, 32.74MB/s"
+		echo "requests: $n total, $n started, $n done, $n succeeded, 0 failed, 0 errored, 0 timeout"
+		echo "status codes: $n 2xx, 0 3xx, 0 4xx, 0 5xx"
+		echo "traffic: 65.48MB (68661024) total, 763.64KB (781970) headers (space savings 93.26%), 63.62MB (66706432) data"
+		echo "time for request:       21us      4.46ms        55us        58us    96.70%"
+		echo "time to 1st byte:      215us       506us       361us       205us   100.00%"
+	} >"$d/out.txt"
+	printf '%s\n' '#!/bin/sh' \
+		'while [ $# -gt 0 ]; do [ "$1" != --log-file ] || cp "$BIG" "$2"; shift; done' 'cat "$OUT"' >"$d/bin/h2load"
+	chmod +x "$d/bin/h2load"
+	{
+		echo '{"event":"start","schema":1,"tool":"test"}'
+		echo '{"event":"topology","relay":"none","host":"127.0.0.1","port":9,"relays":[]}'
+		sleep 60 &
+		echo $! >"$d/sleep.pid"
+		wait
+	} 3>&- | BIG="$d/big.log" OUT="$d/out.txt" PATH="$d/bin:$PATH" \
+		ff-workload drive -w h2load --warmup 1 --duration 60 --run-dir "$d/r" >"$d/ev" 2>"$d/err" 3>&- &
+	for ((i = 0; i < 300; i++)); do
+		dp=$(pgrep -f "ff-workload drive -w h2load --warmup 1 --duration 60 --run-dir $d/r") && break
+		sleep 0.05
+	done
+	[ -n "$dp" ]
+	# Reading: 10 ticks of CPU (the log is a second's work or more).
+	for ((i = 0; i < 600; i++)); do
+		[ "$(awk '{ print $14 + $15 }' "/proc/$dp/stat")" -lt 10 ] || break
+		sleep 0.05
+	done
+	kill -TERM "$dp"
+	for ((i = 0; i < 20; i++)); do
+		kill -0 "$dp" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill "$(cat "$d/sleep.pid")"
+	kill -0 "$dp" 2>/dev/null && { kill -KILL "$dp"; echo "drive still ran 1 s after SIGTERM"; false; }
+	grep -qx 'ff-workload: stopped by SIGTERM' "$d/err"
+	! grep -q '"event":"result"' "$d/ev" || false
+}
+
 # h2load does not raise its open-files limit: with a soft limit under its
 # --clients it aborted. The stages raise theirs to the hard limit, and what
 # they start inherits it.

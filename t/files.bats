@@ -72,7 +72,7 @@ quick_bench() {
 	[ "${lines[1]}" = "flame full 1 ff-flame: cannot write '/dev/full': No space left on device" ]
 	[ "${lines[2]}" = "bench null 0" ]
 	# The plan, the run, and one line for the error.
-	[ "${lines[3]}" = "bench full 1 3 ff-bench: cannot write '/dev/full': No space left on device; the results so far could not be kept" ]
+	[ "${lines[3]}" = "bench full 1 3 ff-bench: cannot write '/dev/full': No space left on device; the bench stops, and none of its runs went whole into '/dev/full'" ]
 	# /dev/stdout, a link to the pipe it is: written into.
 	[ "${lines[4]}" = "flame stdout 1" ]
 	[ "${lines[5]}" = "bench stdout 1" ]
@@ -405,4 +405,114 @@ config_path() {
 	[ "$status" -eq 130 ]
 	# Free again: the lock went with the first run.
 	run -0 ff-capture --check record
+}
+
+@test "run directories: a live run's directory is never pruned, however many runs start beside it" {
+	skip_unless_program nginx
+	local f="$BATS_TEST_TMPDIR/long" d i
+	export FLIMFLAM_KEEP_RUNS=2
+	start_run "$f" -r nginx --warmup 0 --duration 12
+	wait_for_grep '"event":"window"' "$f" 30
+	d=$(run_dir_of "$f")
+	# Three short runs, each pruning all but the newest: the long run is the oldest.
+	for i in 1 2 3; do
+		run_steady flimflam run -r none --warmup 0 --duration 1
+	done
+	kill -0 "$RUN_PID"	# still running: its directory is in use
+	[ -f "$d/r1/nginx.conf" ]
+	wait_status "$RUN_PID"
+	[ "$status" -eq 0 ]
+	[ -d "$d" ]
+	# The short ones were pruned as before: the long run's and the newest two stay.
+	run -0 ls "$FLIMFLAM_RUNS"
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[0]}" = "$(basename "$d")" ]
+}
+
+@test "run directories: every directory a bench's results name is there at its end, whatever other runs prune" {
+	local f="$BATS_TEST_TMPDIR/r.jsonl" err="$BATS_TEST_TMPDIR/err" dir
+	ff-bench -w builtin -r none --repeat 3 --warmup 0 --duration 2 --output "$f" \
+		>"$BATS_TEST_TMPDIR/out" 2>"$err" 3>&- &
+	local bench=$!
+	wait_for_grep '^ff-bench: \[1/3\] ' "$err" 60
+	# Another flimflam, keeping only its own: the bench's first run is over, its second live.
+	FLIMFLAM_KEEP_RUNS=1 run_steady flimflam run -r none --warmup 0 --duration 1
+	wait_status "$bench"
+	[ "$status" -eq 0 ]
+	[ "$(jq -s length "$f")" -eq 3 ]
+	for dir in $(jq -r '.run_dir' "$f"); do
+		[ -d "$dir" ]
+	done
+}
+
+# two_benches ARGS...: two ff-bench ARGS started at once (early in a second,
+# so that a name made of the time is the same for both); both waited for.
+two_benches() {
+	local a b n
+	n=$(date +%N)
+	while [ "${n#0}" -gt 300000000 ]; do
+		sleep 0.05
+		n=$(date +%N)
+	done
+	ff-bench "$@" >out1 2>err1 3>&- &
+	a=$!
+	ff-bench "$@" >out2 2>err2 3>&- &
+	b=$!
+	wait "$a" || true
+	wait "$b" || true
+}
+
+@test "files: two benches at once never share a results file: a default name is claimed, or the other gets -2" {
+	cd "$BATS_TEST_TMPDIR"
+	two_benches -w builtin $QUICK
+	run -0 ls flimflam-bench-*
+	[ "${#lines[@]}" -eq 4 ]	# two results files, two pages
+	for f in flimflam-bench-*.jsonl; do
+		jq -e -s 'length == 1' "$f"
+		[ -s "${f%.jsonl}.html" ]
+	done
+	grep -q "^Results: $(ls flimflam-bench-*.jsonl | head -n 1)\$" out1 out2
+	grep -q "^Results: $(ls flimflam-bench-*.jsonl | tail -n 1)\$" out1 out2
+	# A name given, new: one bench takes it, the other is refused before it runs.
+	two_benches -w builtin $QUICK --output same.jsonl
+	[ "$(cat err1 err2 | grep -c "^ff-bench: cannot write 'same.jsonl': it exists")" -eq 1 ]
+	jq -e -s 'length == 1' same.jsonl
+}
+
+@test "files: two benches appending to one file at once both keep every run" {
+	cd "$BATS_TEST_TMPDIR"
+	quick_bench -w builtin $QUICK --output both.jsonl
+	two_benches -w builtin $QUICK --repeat 2 --append --output both.jsonl
+	grep -q '^Results: both.jsonl$' out1
+	grep -q '^Results: both.jsonl$' out2
+	jq -e -s 'length == 5 and all(.[]; .event == "case")' both.jsonl
+	run -0 ff-bench summarize both.jsonl
+}
+
+@test "files: a disk that fills mid-bench: the bench says what its file keeps, prints their table, exits 1" {
+	unshare -m true 2>/dev/null || skip "cannot make a mount namespace here (needs root)"
+	mkdir -p "$BATS_TEST_TMPDIR/small"
+	# The results on a small tmpfs of their own, filled once the first run is in the file.
+	run --separate-stderr unshare -m bash -c '
+		mount -t tmpfs -o size=2m tmpfs "$1" && cd "$1" || exit 99
+		ff-bench -w builtin -r none --warmup 0 --duration 1 --repeat 3 --output r.jsonl 3>&- &
+		bench=$!
+		for ((i = 0; i < 600; i++)); do
+			[ "$(wc -l <r.jsonl)" = 1 ] && break
+			sleep 0.1
+		done
+		cat /dev/zero >fill 2>/dev/null
+		wait $bench
+		st=$?
+		cp r.jsonl "$2/kept.jsonl"
+		ls -A >"$2/ls"
+		exit $st' _ "$BATS_TEST_TMPDIR/small" "$BATS_TEST_TMPDIR"
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	grep -qx "ff-bench: cannot write 'r.jsonl': No space left on device; the bench stops: 'r.jsonl' keeps this bench's first run whole, of 2 finished" <<<"$stderr"
+	jq -e -s 'length == 1 and .[0].repeat == 1' "$BATS_TEST_TMPDIR/kept.jsonl"
+	# The table of what was kept, and where; no page (no room for it), no temporary file left.
+	has_line '^builtin +none +tcp +[0-9.]+[KMG]'
+	has_line "^Results: r.jsonl \(the runs above; the bench stopped as no more could be kept\)$"
+	[ "$(cat "$BATS_TEST_TMPDIR/ls")" = "$(printf 'fill\nr.jsonl')" ]
 }

@@ -141,6 +141,47 @@ ssh_master() {
 	hosts_clean 10
 }
 
+@test "run --hosts, check --hosts: a host that starts with '-' is refused as a host name, never handed to ssh as an option" {
+	cd "$BATS_TEST_TMPDIR"
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	for h in "-oProxyCommand=touch pwned" "root@-oProxyCommand=touch pwned"; do
+		run --separate-stderr flimflam run -w builtin -r none --hosts "client=$h/10.77.0.2"
+		[ "$status" -eq 2 ]
+		[ "${stderr_lines[0]}" = "flimflam: --hosts: client's host '${h#root@}' starts with '-': not a host name" ]
+		run --separate-stderr flimflam check --hosts "client=$h"
+		[ "$status" -eq 2 ]
+		[ "${stderr_lines[0]}" = "flimflam check: --hosts: client's host '${h#root@}' starts with '-': not a host name" ]
+	done
+	[ ! -e pwned ]
+	nothing_started
+}
+
+@test "run --hosts, check --hosts, bench --pool: a host ssh cannot reach is named with ssh's own reason, without its \\r" {
+	skip_unless_program parallel
+	hosts_up 1
+	cd "$BATS_TEST_TMPDIR"
+	dead=${HOSTS_NET}.99
+	run in_local flimflam run -w builtin -r none --hosts "client=$dead" --warmup 0 --duration 1
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "flimflam: cannot reach '$dead' over ssh: ssh: connect to host $dead port 22: "* ]]
+	! grep -q -e $'\r' -e 'x0d' <<<"$output" || false
+	run in_local flimflam check --hosts "client=$dead"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	has_line "^client on $dead: PROBLEM: cannot run '.*' over ssh \\(exited with status 255\\): ssh: connect to host $dead port 22: [A-Za-z ]+$"
+	! grep -q -e $'\r' -e 'x0d' <<<"$output" || false
+	# The pool's rows of the dead host say why, not "exited with status 255"
+	# (both hosts take a run at once: one goes to the dead one).
+	run in_local flimflam bench -w builtin -r none -p tcp --warmup 0 --duration 1 --repeat 2 \
+		--pool "ns1,$dead" --output "$BATS_TEST_TMPDIR/res.jsonl"
+	echo "$output"
+	jq -s -e --arg h "$dead" '[.[] | select(.event == "case" and .host == $h)] | length > 0 and
+		all(.status == "failed" and (.reason | startswith("cannot reach \($h) over ssh: ssh: connect to host \($h) port 22: ")) and
+		    (.reason | test("\r") | not))' res.jsonl
+	hosts_clean 10
+}
+
 @test "check --hosts: each host's flimflam version, its role's programs, perf where a relay runs, and its clock" {
 	skip_unless_program nginx
 	hosts_up 2
@@ -266,13 +307,13 @@ relay_pids() {
 	rundir=$(sed -n 's/^Run directory: //p' <<<"$output")
 	ev="$rundir/events.jsonl"
 	[ -s "$ev" ]
-	# One tower per relay, R1 then R2, labelled with its program and pid.
+	# One tower per relay, R1 then R2, labelled with its program (its pid is the tooltip's).
 	towers flamegraph.html >towers
 	cat towers
 	r1=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r1") | .pid' "$ev")
 	r2=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r2") | .pid' "$ev")
 	[ -n "$r1" ] && [ -n "$r2" ] && [ "$r1" != "$r2" ]
-	[ "$(cut -f1 towers)" = "R1 nginx (pid $r1)"$'\n'"R2 nginx (pid $r2)" ]
+	[ "$(cut -f1 towers)" = $'R1 nginx\nR2 nginx' ]
 	# Each tower holds every sample of its relay's processes (its pids, as
 	# the capture on its host listed them) in its own recording, and no other.
 	for r in r1 r2; do
@@ -317,7 +358,7 @@ relay_pids() {
 	has_line "^  Data: +$BATS_TEST_TMPDIR/cwd/r3\.perf\.data \(R3 on ns2; perf record"
 	towers flamegraph.html >towers
 	cat towers
-	run -0 sed 's/ (pid [0-9]*)\t.*//' towers
+	run -0 cut -f1 towers
 	assert_output $'R1 nginx\nR2 nginx\nR3 nginx'
 	awk -F'\t' '$2 > 0 { n++ } END { exit n != 3 }' towers
 	hosts_clean 10

@@ -17,13 +17,14 @@ setup_file() {
 	skip_unless_program nginx
 	local dest="$BATS_TEST_TMPDIR/dest"
 	run -0 make -s -C "$SRC" install DESTDIR="$dest" PREFIX=/opt/ff
-	for p in flimflam ff-workload ff-topology ff-capture ff-flame ff-check ff-bench; do
+	for p in flimflam ff-workload ff-topology ff-capture ff-flame ff-check ff-bench ff-history; do
 		[ -x "$dest/opt/ff/bin/$p" ]
 	done
 	[ -x "$dest/opt/ff/libexec/flimflam/ff-builtin-client" ]
 	[ -x "$dest/opt/ff/libexec/flimflam/ff-builtin-server" ]
 	[ -f "$dest/opt/ff/share/flimflam/relay-conf/nginx-tcp.conf" ]
 	[ -f "$dest/opt/ff/share/flimflam/share/flamegraph/flamegraph.js" ]
+	[ -f "$dest/opt/ff/share/flimflam/share/history/history.js" ]
 	# Installed, away from the checkout: bin/ is not on PATH here.
 	PATH="$dest/opt/ff/bin:/usr/bin:/bin:/usr/sbin:/sbin" run_steady \
 		"$dest/opt/ff/bin/flimflam" run --json -r nginx --warmup 0 --duration 1

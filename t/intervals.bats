@@ -85,6 +85,59 @@ steadiness_ok() {
 		all(.intervals[]; .operations == null and .dt_s > 0)'
 }
 
+# The report: after --omit, iperf3 restarts its clock, and the first
+# interval of the window often carries a start from the old clock: in
+# omit-start-after-end.json "start" 1.011, "end" 1.002, "seconds" 2.01; in
+# omit-start-old-clock.json "start" 0.992, "end" 1.003. Taken as a sliver,
+# it was added to the next: the first second vanished and the next doubled.
+# The fixtures are real iperf3 3.12 JSON (--parallel 2 --omit 2 --time 4
+# --interval 1), replayed by an iperf3 that writes one as its --logfile.
+@test "iperf3 after --omit (real iperf3 JSON): each interval from the end of the one before, none lost, none doubled" {
+	local fx d="$BATS_TEST_TMPDIR" ev
+	mkdir -p "$d/bin"
+	printf '%s\n' '#!/bin/sh' \
+		'while [ $# -gt 0 ]; do [ "$1" != --logfile ] || cp "$FIXTURE" "$2"; shift; done' >"$d/bin/iperf3"
+	chmod +x "$d/bin/iperf3"
+	for fx in omit-start-after-end omit-start-old-clock omit-clean; do
+		ev="$d/$fx.ev"
+		{
+			echo '{"event":"start","schema":1,"tool":"test"}'
+			echo '{"event":"topology","relay":"none","host":"127.0.0.1","port":9,"relays":[]}'
+			echo '{"event":"end"}'
+		} | FIXTURE="$TOP/t/fixtures/iperf3/$fx.json" PATH="$d/bin:$PATH" \
+			ff-workload drive -w iperf3 --warmup 2 --duration 4 --run-dir "$d/$fx" | sed '/"event":"end","program"/q' >"$ev"
+		jq -e -s --slurpfile fx "$TOP/t/fixtures/iperf3/$fx.json" '
+			[$fx[0].intervals[].sum | select(.omitted | not)] as $want |
+			[.[] | select(.event == "interval")] as $got |
+			($got | length) == ($want | length) and ($want | length) == 4 and
+			([range(0; $want | length) as $k |
+			  ($got[$k].bytes == $want[$k].bytes) and
+			  (($got[$k].t_s - (if $k == 0 then 0 else $want[$k - 1].end end)) | fabs < 0.000002) and
+			  (($got[$k].t_s + $got[$k].dt_s - $want[$k].end) | fabs < 0.000002) and
+			  $got[$k].dt_s > 0.5 and $got[$k].dt_s < 1.5] | all)' "$ev" >/dev/null ||
+			{ echo "$fx:"; grep '"interval"' "$ev"; false; }
+	done
+}
+
+# The same with a real iperf3 over a longer window (half the runs showed it):
+# an interval for each of iperf3's after --omit, the first its own bytes.
+@test "run iperf3 --warmup 2 --duration 10: every interval iperf3 reported after --omit, the first not merged" {
+	skip_unless_program iperf3
+	local f="$BATS_TEST_TMPDIR/ev" d
+	run_steady flimflam run --json -w iperf3 -r none --warmup 2 --duration 10
+	echo "$output" >"$f"
+	d=$(run_dir_of "$f")
+	steadiness_ok "$f"
+	jq -e -s --slurpfile j "$d/iperf3-client.json" '
+		[$j[0].intervals[].sum | select(.omitted | not)] as $want |
+		(.[] | select(.event == "result")) as $r |
+		($want | length) >= 8 and ($r.intervals | length) == ($want | length) and
+		$r.intervals[0].t_s == 0 and $r.intervals[0].bytes == $want[0].bytes and
+		([range(0; $want | length) as $k | $r.intervals[$k].bytes == $want[$k].bytes] | all) and
+		(($r.intervals[-1] | .t_s + .dt_s) - $want[-1].end | fabs) < 0.000002' "$f" >/dev/null ||
+		{ jq -c '.intervals[].sum | [.start, .end, .bytes, .omitted]' "$d/iperf3-client.json"; false; }
+}
+
 @test "run h2load --interval 0.5: requests bucketed by their start, adding up exactly" {
 	skip_unless_program h2load nghttpd
 	local f="$BATS_TEST_TMPDIR/ev"
@@ -142,32 +195,40 @@ steadiness_ok() {
 
 # R1 (nginx, master and worker) stopped for 2 s of a 4 s window: half the
 # intervals carry nothing, whatever the machine's load.
-@test "a relay stopped for half the window: not steady, in the result and in the summary" {
-	skip_unless_program nginx
-	local f="$BATS_TEST_TMPDIR/ev" r1 p
-	# The relay is stopped 2 s of a 6 s window, from about 0.5 s into it:
-	# on a busy machine the test's own steps up to the stop can take
-	# seconds, and a stop that outlasted the window would find the relay
-	# already stopped by the run (kill -CONT: no such process).
-	start_run "$f" -r nginx --warmup 1 --duration 6 --interval 0.5
-	wait_for_grep '"window"' "$f" 30
-	r1=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r1") | .pid' "$f")
+# stop_relay_for SECONDS FILE: once the window of the run whose events are in
+# FILE is open and 0.5 s into it, R1 and its workers stopped for SECONDS.
+stop_relay_for() {
+	local r1 p
+	wait_for_grep '"window"' "$2" 30
+	r1=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r1") | .pid' "$2")
 	[ -n "$r1" ]
 	sleep 0.5
 	stopped="$r1 $(descendants "$r1")"
 	for p in $stopped; do kill -STOP "$p"; done
-	sleep 2
+	sleep "$1"
 	for p in $stopped; do kill -CONT "$p"; done
 	stopped=
+}
+
+# A relay stopped for 0.5 s: a dip, not a stall (nothing moved for less
+# than a second): the run stands, judged not steady.
+@test "a relay stopped for half a second of the window: not steady, in the result and in the summary" {
+	skip_unless_program nginx
+	local f="$BATS_TEST_TMPDIR/ev"
+	# --interval 0.25: the stop empties one or two of the 16 intervals; on
+	# a busy machine the test's own steps up to the stop can take seconds,
+	# so the window is long enough for the stop to fall inside it.
+	start_run "$f" -r nginx --warmup 1 --duration 4 --interval 0.25
+	stop_relay_for 0.5 "$f"
 	wait_status "$RUN_PID"
 	[ "$status" -eq 0 ] || { cat "$f.err"; false; }
-	event_ok "$f" result '.steadiness.steady == false and .steadiness.cv_pct > 30 and
+	event_ok "$f" result '.steadiness.steady == false and .steadiness.cv_pct > 20 and
 		(.steadiness.reason | test("throughput (varied|rose|fell)")) and
 		([.intervals[].bytes] | add) == .bytes'
 
 	# The summary, likewise: R1's master found by its configuration's path.
-	local out="$BATS_TEST_TMPDIR/summary"
-	LC_ALL=C flimflam run -r nginx --warmup 1 --duration 6 --interval 0.5 >"$out" 2>"$out.err" 3>&- &
+	local out="$BATS_TEST_TMPDIR/summary" r1 p
+	LC_ALL=C flimflam run -r nginx --warmup 1 --duration 4 --interval 0.25 >"$out" 2>"$out.err" 3>&- &
 	RUN_PID=$!
 	wait_for_grep 'relays up' "$out.err" 30
 	r1=$(grep -lsF -- "$FLIMFLAM_RUNS/" /proc/[0-9]*/cmdline | xargs -r grep -lsF -- /r1/nginx.conf |
@@ -176,13 +237,28 @@ steadiness_ok() {
 	sleep 2
 	stopped="$r1 $(descendants "$r1")"
 	for p in $stopped; do kill -STOP "$p"; done
-	sleep 2
+	sleep 0.5
 	for p in $stopped; do kill -CONT "$p"; done
 	stopped=
 	wait_status "$RUN_PID"
 	[ "$status" -eq 0 ] || { cat "$out.err"; false; }
 	grep -qE '^  Warning:     the window was not steady: throughput (varied by [0-9.]+%|rose|fell)' "$out" ||
 		{ cat "$out"; false; }
+}
+
+# The report: a relay that stopped moving for half the window printed a
+# result with exit 0 ("not steady" only). Nothing moving for a second or
+# more is a stall the run fails on, saying when.
+@test "a relay stopped for 2 s of the window: the workload stopped moving, the run fails saying so" {
+	skip_unless_program nginx
+	local f="$BATS_TEST_TMPDIR/ev"
+	start_run "$f" -r nginx --warmup 1 --duration 6 --interval 0.5
+	stop_relay_for 2 "$f"
+	wait_status "$RUN_PID"
+	[ "$status" -eq 1 ] || { cat "$f.err"; false; }
+	grep -qE "^ff-workload: the builtin workload stopped moving: nothing moved for [0-9.]+ s of the window \(from [0-9.]+ s to [0-9.]+ s\)" "$f.err" ||
+		{ cat "$f.err"; false; }
+	! grep -q '"event":"result"' "$f" || false
 }
 
 @test "bench: each row's intervals and steadiness; the table marks a case with an unsteady run" {
@@ -196,13 +272,13 @@ steadiness_ok() {
 	# each run's progress line says what its row says
 	local w st n
 	while read -r w st; do
-		n=$(grep -cE "\] $w none tcp: .*, not steady \(" <<<"$stderr" || true)
+		n=$(grep -cE "\] $w none tcp: .*, not steady( \(|,)" <<<"$stderr" || true)
 		[ "$n" -eq "$([ "$st" = false ] && echo 1 || echo 0)" ] || { echo "$w $st: $stderr"; false; }
 	done < <(jq -r '"\(.config.workload) \(.steadiness.steady)"' b.jsonl)
 	# The table's mark follows each row's steadiness: builtin's set to not
 	# steady, builtin-rr's to steady, and summarize reads them back.
 	jq -c 'if .config.workload == "builtin" then .steadiness.steady = false | .steadiness.reason = "x"
-		else .steadiness.steady = true | .steadiness.reason = null end' b.jsonl >marked.jsonl
+		else .steadiness.steady = true | .steadiness.reason = null end | del(.resources.machine)' b.jsonl >marked.jsonl
 	run -0 --separate-stderr flimflam bench summarize marked.jsonl
 	[[ "$output" =~ builtin\ +none\ +tcp\ +[0-9.]+[KMG]?\ ~ ]] || { echo "$output"; false; }
 	[[ "$output" =~ builtin-rr\ +none\ +tcp\ +[0-9.]+[KMG]?\ +[0-9.]+[KM]? ]]
@@ -253,6 +329,7 @@ steadiness_ok() {
 	unshare -n sh -c 'ip link set lo up && ip link set lo mtu 1500 &&
 		tc qdisc add dev lo root tbf rate 512kbit burst 1600 limit 1600 &&
 		exec flimflam bench -w builtin -r nginx --repeat 1 --warmup 1 --duration 2 --output b.jsonl' 2>"b.err"
-	grep -qE '\] builtin nginx tcp: .*, TCP stalled \(resources\.tcp\) \(' b.err || { cat b.err; false; }
+	grep -qE '\] builtin nginx tcp: .*, TCP stalled: [1-9][0-9]* retransmission timeouts?(, [0-9]+ [a-z -]+)*(, machine shared)? \(' b.err ||
+		{ cat b.err; false; }
 	jq -e -s 'length == 1 and .[0].resources.tcp.timeouts > 0' b.jsonl
 }

@@ -265,3 +265,135 @@ stops_on_output() {
 	[ -e perf.data ]	# the recording is kept
 	[ ! -e flamegraph.html ]
 }
+
+@test "signals: a stage that ignores SIGTERM is killed with what it started after the grace, and says so; nothing left, ports free" {
+	# A test-only ff-workload whose drive ignores the stop, as one busy
+	# computing did: the real drive, then it holds on (FLIMFLAM_EXEC_PATH
+	# puts it first; the other stages are the real ones).
+	mkdir -p "$BATS_TEST_TMPDIR/deaf"
+	cat >"$BATS_TEST_TMPDIR/deaf/ff-workload" <<-EOF2
+		#!/bin/sh
+		[ "\$1" = drive ] || exec "$BATS_TEST_DIRNAME/../bin/ff-workload" "\$@"
+		trap '' TERM INT HUP
+		echo \$\$ >>"$BATS_TEST_TMPDIR/deaf.pids"
+		"$BATS_TEST_DIRNAME/../bin/ff-workload" "\$@"
+		sleep 120 &
+		echo \$! >>"$BATS_TEST_TMPDIR/deaf.pids"
+		wait
+	EOF2
+	chmod +x "$BATS_TEST_TMPDIR/deaf/ff-workload"
+	FLIMFLAM_EXEC_PATH="$BATS_TEST_TMPDIR/deaf" start_run "$BATS_TEST_TMPDIR/ev" -r nginx --warmup 0 --duration 60
+	wait_for_grep '"event":"window"' "$BATS_TEST_TMPDIR/ev" 15
+	d=$(run_dir_of "$BATS_TEST_TMPDIR/ev")
+	ports=$(jq -r 'select(.event == "server" or .event == "topology") | .port, (.relays[]?.port)' "$BATS_TEST_TMPDIR/ev")
+	[ -n "$ports" ]
+	t0=$(date +%s)
+	kill -TERM "$RUN_PID"
+	# A second signal during the grace does not undo it.
+	sleep 1
+	kill -INT "$RUN_PID"
+	wait_status "$RUN_PID"
+	t1=$(date +%s)
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	echo "status $status after $((t1 - t0)) s"
+	[ "$status" -eq 143 ]
+	# The grace (10 s), not the window (60 s) nor the stand-in's 120 s.
+	[ $((t1 - t0)) -ge 9 ]
+	[ $((t1 - t0)) -lt 40 ]
+	grep -qx "flimflam: ff-workload drive did not stop within 10 s of SIGTERM; killed it and what it started" \
+		"$BATS_TEST_TMPDIR/ev.err"
+	[ "$(tail -n 1 "$BATS_TEST_TMPDIR/ev.err")" = "flimflam: stopped by SIGTERM; nothing is left running; the run's files are in '$d'" ]
+	# libpipeline's own "Killed" line is not said: the line above says it.
+	! grep -q "Killed" "$BATS_TEST_TMPDIR/ev.err" || false
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/deaf.pids")" -eq 2 ]
+	all_gone $(cat "$BATS_TEST_TMPDIR/deaf.pids")
+	[ -z "$(pids_of_run "$d")" ]
+	for p in $ports; do
+		[ -z "$(ss -ltnH "sport = :$p")" ]
+	done
+}
+
+# deaf_capture: a test-only ff-capture in $BATS_TEST_TMPDIR/deaf (for
+# FLIMFLAM_EXEC_PATH) whose pipeline stage ignores the stop: it passes its
+# input on, then holds its output open.
+# ticks_after_stop: SIGTERM to RUN_PID; $ticks is the CPU (in clock ticks)
+# it uses in the 4 s after the first second; then waited for ($status).
+ticks_after_stop() {
+	local t0 t1
+	kill -TERM "$RUN_PID"
+	sleep 1
+	t0=$(awk '{print $14 + $15}' /proc/"$RUN_PID"/stat)
+	sleep 4
+	t1=$(awk '{print $14 + $15}' /proc/"$RUN_PID"/stat)
+	ticks=$((t1 - t0))
+	wait_status "$RUN_PID"
+}
+
+deaf_capture() {
+	mkdir -p "$BATS_TEST_TMPDIR/deaf"
+	cat >"$BATS_TEST_TMPDIR/deaf/ff-capture" <<-EOF2
+		#!/bin/sh
+		case " \$* " in *" --pipeline-stage "*) ;; *) exec "$BATS_TEST_DIRNAME/../bin/ff-capture" "\$@" ;; esac
+		trap '' TERM INT HUP
+		cat
+		exec sleep 120
+	EOF2
+	chmod +x "$BATS_TEST_TMPDIR/deaf/ff-capture"
+}
+
+@test "signals: the dispatcher does not spin while its stages stop" {
+	# The signal's wakeup is taken once: flimflam sleeps while the last
+	# stage, which ignores the stop, takes its grace (a test-only
+	# ff-capture that passes its input on, then holds its output open).
+	deaf_capture
+	FLIMFLAM_EXEC_PATH="$BATS_TEST_TMPDIR/deaf" start_run "$BATS_TEST_TMPDIR/ev" -r none --warmup 0 --duration 60
+	wait_for_grep '"event":"window"' "$BATS_TEST_TMPDIR/ev" 15
+	ticks_after_stop
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	echo "flimflam used $ticks ticks of CPU in 4 s"
+	[ "$status" -eq 143 ]
+	grep -qx "flimflam: ff-capture did not stop within 10 s of SIGTERM; killed it and what it started" \
+		"$BATS_TEST_TMPDIR/ev.err"
+	# A spin takes most of a CPU: 400 ticks (at 100 Hz). Asleep, about 0.
+	[ "$ticks" -lt 20 ]
+}
+
+@test "signals: a slow start is said every 5 s when stderr is not a terminal, and a signal still stops it" {
+	# (skrouterd's chains take seconds a hop; its own wording names the
+	# route. A stand-in relay that never listens keeps the start going.)
+	never_listens nginx
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	flimflam run -r nginx --warmup 0 --duration 5 >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	RUN_PID=$!
+	wait_for_grep "(5 s)" "$BATS_TEST_TMPDIR/err" 12
+	kill -TERM "$RUN_PID"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$status" -eq 143 ]
+	[ "$(head -n 1 "$BATS_TEST_TMPDIR/err")" = "flimflam: starting the server and relays (5 s)" ]
+	grep -q "^flimflam: stopped by SIGTERM; nothing is left running" "$BATS_TEST_TMPDIR/err"
+	# No control characters of a terminal's live line.
+	! grep -q $'\033\\|\r' "$BATS_TEST_TMPDIR/err" || false
+	wait_run_dir
+	[ -z "$(pids_of_run "$d")" ]
+}
+
+@test "signals: bench does not spin while its run stops" {
+	# As above, for ff-bench watching its run: the run's last stage
+	# ignores the stop, and the bench waits for it asleep.
+	deaf_capture
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	FLIMFLAM_EXEC_PATH="$BATS_TEST_TMPDIR/deaf" flimflam bench -w builtin -r none --warmup 0 --duration 60 \
+		--output "$BATS_TEST_TMPDIR/r.jsonl" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	RUN_PID=$!
+	for i in $(seq 150); do
+		[ -n "$(ls "$FLIMFLAM_RUNS"/*/r1 "$FLIMFLAM_RUNS"/*/server.log 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+	sleep 1
+	ticks_after_stop
+	cat "$BATS_TEST_TMPDIR/err"
+	echo "the bench used $ticks ticks of CPU in 4 s"
+	[ "$status" -eq 143 ]
+	[ "$ticks" -lt 20 ]
+}

@@ -14,10 +14,10 @@ load helper
 	run -0 "$TOP/t/unit/stats-test"
 	assert_line "0 failures"
 	refute_line --partial "not ok"
-	# Every check ran: 9 tests of 3 values, 5 single values, 5 stats of 3,
+	# Every check ran: 10 tests of 3 values, 5 single values, 5 stats of 3,
 	# 4 intervals of 4 values and 1 of 3, 6 critical values, 7 q-values,
 	# and the random samples against brute force.
-	[ "$(grep -c '^ok: ' <<<"$output")" -eq 80 ]
+	[ "$(grep -c '^ok: ' <<<"$output")" -eq 84 ]
 }
 
 @test "ff-bench statistics: the reference values still come out of the reference script" {
@@ -25,6 +25,8 @@ load helper
 	run -0 python3 "$TOP/t/unit/mw-reference.py"
 	assert_line "inter4 exact (6.0, 0.6857142857142857)"
 	assert_line "mid5 exact (10.0, 0.6904761904761905)"
+	assert_line "ties4 exact 3 0.2857142857142857"
+	assert_line "five exact 0 0.0079365079365079361"
 	assert_line "ties4 normal 3 0.17203370892182296"
 	assert_line "ties6 normal 3 0.017477872056174029"
 	assert_line "big normal 210 0.0001439883723027259"

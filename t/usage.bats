@@ -189,3 +189,81 @@ LIST
 	run -1 --separate-stderr timeout 10 sh -c 'exec ff-capture 2>&- </dev/null'
 	[ "$(jq -r .event <<<"$output" | tr '\n' ' ')" = "start error " ]
 }
+
+# readme_usages: each line of README's usage synopses as "COMMAND<tab>LINE",
+# COMMAND the words after "usage:" (the program and its command) before the
+# first option; continuation lines take their usage line's.
+readme_usages() {
+	awk '
+	/^```/ { inblk = !inblk; cmd = ""; next }
+	inblk && /^ *usage: / {
+		line = $0; sub(/^ *usage: /, "", line); n = split(line, w, " "); cmd = ""
+		for (i = 1; i <= n && w[i] ~ /^[a-z][a-z0-9-]*$/; i++) cmd = cmd (cmd ? " " : "") w[i]
+		print cmd "\t" $0; next
+	}
+	inblk && cmd != "" && /^ +[^ ]/ { print cmd "\t" $0; next }
+	{ cmd = "" }
+	' "$TOP/README.md"
+}
+
+@test "every command: each line of README's usage synopsis is a line of its -h" {
+	local cmd line n=0
+	while IFS=$'\t' read -r cmd line; do
+		run -0 --separate-stderr env PATH="$TOP/builtin:$PATH" $cmd -h
+		grep -qxF -- "$line" <<<"$output" || { echo "'$cmd -h' lacks README's '$line'"; false; }
+		n=$((n + 1))
+	done < <(readme_usages)
+	[ "$n" -ge 40 ]
+	# check --hosts is flimflam's, yet `check -h` shows it (it once showed only [-h] [--json]).
+	run -0 flimflam check -h
+	[[ "$output" == *"--hosts"* && "$output" == *"--hops N"* ]]
+}
+
+# The commands whose -h shows a source file's getopt tables, "|" between them.
+# A file with tables that is not listed here fails the test below.
+declare -gA TABLE_OF=(
+	[bin/ff-bench.d/bench.c]="flimflam bench" [bin/ff-bench.d/compare.c]="flimflam compare"
+	[bin/ff-bench.d/report.c]="flimflam report" [bin/ff-bench.d/main.c]="ff-bench"
+	[bin/ff-capture.d/main.c]="ff-capture" [bin/ff-check.c]="flimflam check"
+	[bin/ff-flame.d/main.c]="ff-flame" [bin/ff-topology.c]="ff-topology"
+	[bin/ff-history.d/main.c]="flimflam history" [bin/ff-history.d/import.c]="flimflam history add"
+	[bin/ff-history.d/export.c]="flimflam history export" [bin/ff-history.d/report.c]="flimflam history report"
+	[bin/ff-workload.d/main.c]="ff-workload serve|ff-workload drive"
+	[bin/flimflam.d/main.c]="flimflam|flimflam run|flimflam record|flimflam flamegraph|flimflam check --hosts x"
+	[builtin/client.c]="ff-builtin-client" [builtin/rr-client.c]="ff-builtin-rr-client"
+	[builtin/rr-server.c]="ff-builtin-rr-server" [builtin/server.c]="ff-builtin-server"
+)
+
+# long_options FILE: "NAME SHORT" for each entry of FILE's getopt tables
+# (SHORT the option's letter, or -), the shared macros' entries included.
+long_options() {
+	local f="$1" m
+	grep -oE "\{ *\"[a-z0-9-]+\", *(no|required|optional)_argument, *NULL, *[^ }]+" "$TOP/$f" |
+		sed -E "s/\{ *\"([^\"]+)\".*NULL, *'(.)'.*/\1 \2/; t; s/\{ *\"([^\"]+)\".*/\1 -/"
+	for m in $(grep -oE 'FF_(RUN_LONGOPTS|LONGOPT_[A-Z_]+)' "$TOP/$f" | sort -u); do
+		awk -v m="$m" '$0 ~ "#define " m "( |$)" { on = 1 } on { print } on && !/\\$/ { on = 0 }' "$TOP/lib/ff.h" |
+			grep -oE '\{ *"[a-z0-9-]+"' | grep -oE '[a-z0-9-]+' | sed 's/$/ -/'
+	done
+}
+
+@test "every command: each option of the getopt tables is in the -h of a command it serves" {
+	local f cmd name short help n=0
+	# Not the user's: flimflam gives it to its stages (README "ff-workload").
+	local -A internal=([pipeline-stage]=1)
+	for f in $(cd "$TOP" && grep -lE '_argument, *NULL' bin/*.c bin/*.d/*.c builtin/*.c); do
+		[ -n "${TABLE_OF[$f]:-}" ] || { echo "$f has getopt tables: add its commands to TABLE_OF"; false; }
+		help=
+		IFS='|' read -ra cmds <<<"${TABLE_OF[$f]}"
+		for cmd in "${cmds[@]}"; do
+			help+=$(env PATH="$TOP/builtin:$PATH" $cmd -h)$'\n'
+		done
+		while read -r name short; do
+			[ "$name" = help ] || [ -n "${internal[$name]:-}" ] && continue
+			grep -qE -- "--$name([^a-z0-9-]|\$)" <<<"$help" ||
+				{ [ "$short" != - ] && grep -qE -- "(^|[^a-z0-9-])-$short([^a-z0-9-]|\$)" <<<"$help"; } ||
+				{ echo "$f: --$name is in no -h of: ${TABLE_OF[$f]}"; false; }
+			n=$((n + 1))
+		done < <(long_options "$f")
+	done
+	[ "$n" -ge 80 ]
+}

@@ -46,6 +46,9 @@ static const char usage[] =
 	"  --hops N[,N...]       Chains of N relays (1 to 8), each a case of its own\n"
 	"                        (default 2); relay none runs once, with no relay\n"
 	"  --repeat N            Run every case N times, interleaved (default 1)\n"
+	"  --repeat auto[:BUDGET]\n"
+	"                        With builds: rounds until each case is decided, for\n"
+	"                        BUDGET at most (default 10m)\n"
 	"  --output FILE         Keep the results (JSON lines) in FILE (default\n"
 	"                        flimflam-bench-YYYYmmdd-HHMMSS.jsonl, in the current\n"
 	"                        directory), and their report in FILE without .jsonl,\n"
@@ -272,99 +275,6 @@ nothing_to_run(const struct bcase *cases, int ncases, const struct notrun *nr, i
 	ff_die("nothing to run: %s", buf);
 }
 
-static char *appended;		/* --append: the file's lines before this bench */
-static char *page;		/* the report beside the results file, or NULL (a device or FIFO) */
-static struct ff_out stream;	/* a device or FIFO output, open for the whole bench */
-static size_t streamed;		/* records written into it */
-
-/*
- * The results file after every run: a regular file is written whole
- * (temp and rename, --append's earlier lines first); a device or a FIFO
- * gets the new lines.
- */
-static void
-save_results(void)
-{
-	struct ff_buf text = FF_BUF_INIT;
-	struct ff_out o;
-	char *line;
-	json_t *rec;
-	size_t i;
-
-	ff_buf_add(&text, "", 0);
-	json_array_foreach(records, i, rec) {
-		if (stream.direct && i < streamed)
-			continue;
-		line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(10));
-		if (!line)
-			ff_die("out of memory");
-		ff_buf_addstr(&text, line);
-		ff_buf_add(&text, "\n", 1);
-		free(line);
-	}
-	if (!stream.direct) {
-		/* Temp and rename: the file always holds whole lines of whole runs. */
-		if (ff_out_open(&o, opt.output, 0, NULL, 0644) < 0 ||
-		    (appended && ff_out_write(&o, appended, strlen(appended)) < 0) ||
-		    ff_out_write(&o, text.s, text.len) < 0 || ff_out_commit(&o) < 0) {
-			ff_out_abort(&o);
-			ff_die("%s; the results so far could not be kept", o.err);
-		}
-	} else if ((stream.fd < 0 && ff_out_open(&stream, opt.output, 0, NULL, 0644) < 0) ||
-		   ff_out_write(&stream, text.s, text.len) < 0) {
-		ff_die("%s; the results so far could not be kept", stream.err);
-	}
-	streamed = json_array_size(records);
-	ff_buf_free(&text);
-}
-
-/*
- * Before anything runs: the results file can be written (a device or FIFO
- * into, else temp and rename, with room beside it), an existing one only
- * with --force or --append, and --append's holds bench results.
- */
-static void
-check_output(void)
-{
-	char dir[PATH_MAX], why[PATH_MAX + 128], *slash;
-	struct ff_out o;
-	size_t len;
-
-	if (ff_out_check(&stream, opt.output, opt.force || opt.append ? 0 : FF_OUT_NEW, NULL) < 0)
-		ff_die("%s%s", stream.err, stream.exists ? " (--force replaces it, --append adds "
-		       "the new runs to it)" : "");
-	if (stream.direct)
-		return;
-	page = report_path_for(opt.output);
-	if (ff_out_check(&o, page, opt.force || opt.append ? 0 : FF_OUT_NEW, NULL) < 0)
-		ff_die("%s%s", o.err, o.exists ? " (the report of the results goes there; --force "
-		       "replaces it)" : "");
-	snprintf(dir, sizeof(dir), "%s", stream.path);
-	slash = strrchr(dir, '/');
-	if (slash)
-		slash[slash == dir ? 1 : 0] = 0;
-	else
-		strcpy(dir, ".");
-	/* Tried, not access(2): root passes that even on /proc. */
-	if (ff_dir_writable(dir, 1 << 20, why, sizeof(why)) < 0)
-		ff_die("cannot keep the results in '%s': %s", opt.output, why);
-	if (!opt.append || !stream.exists)
-		return;
-	if (!(appended = ff_read_file(stream.path, &len)))
-		ff_die("cannot read '%s': %s", opt.output, strerror(errno));
-	if (len && strspn(appended, " \t\r\n") < len) {
-		/* Dies naming the line that is not a result. */
-		struct results old = { 0 };
-
-		load_results(opt.output, 1, &old);
-		results_free(&old);
-	}
-	if (len && appended[len - 1] != '\n') {
-		appended = ff_realloc(appended, len + 2);
-		strcpy(appended + len, "\n");
-	}
-}
-
 /*
  * The builds: one relay under test, which runs a program; each build
  * resolves to it (one line, exit 2, when not); labels differ. With builds
@@ -445,7 +355,7 @@ bench_options(int argc, char *argv[])
 			opt.np = parse_list("protocol", optarg, ff_protocols, opt.protocols);
 			break;
 		case OPT_REPEAT:
-			opt.repeat = ff_parse_long(usage, "--repeat", optarg, 1, 10000);
+			opt.repeat = repeat_auto(optarg) ? 10000 : ff_parse_long(usage, "--repeat", optarg, 1, 10000);
 			break;
 		case OPT_OUTPUT:
 			if (!*optarg)
@@ -513,6 +423,7 @@ bench_options(int argc, char *argv[])
 				       ff_relays_running());
 	}
 	bench_builds();
+	auto_check();
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
@@ -596,25 +507,6 @@ plan_cases(struct plan *pl)
 	free(skrouterd);
 }
 
-/* flimflam-bench-YYYYmmdd-HHMMSS.jsonl, -2, -3... when taken, into buf. */
-static const char *
-default_output(char *buf, size_t n)
-{
-	time_t t = time(NULL);
-	struct stat st;
-	struct tm tm;
-	char *p;
-	int i;
-
-	localtime_r(&t, &tm);
-	strftime(buf, n, "flimflam-bench-%Y%m%d-%H%M%S", &tm);
-	p = buf + strlen(buf);
-	strcpy(p, ".jsonl");
-	for (i = 2; stat(buf, &st) == 0; i++)
-		sprintf(p, "-%d.jsonl", i);
-	return buf;
-}
-
 /* The dispatcher beside us, else on PATH. */
 static char *
 find_flimflam(void)
@@ -629,24 +521,6 @@ find_flimflam(void)
 		path = p;
 	}
 	return path;
-}
-
-/*
- * Every run makes a run directory, and making one prunes the oldest
- * beyond $FLIMFLAM_KEEP_RUNS: room for this bench's own, so the run
- * directories its table names are still there at its end.
- */
-static void
-keep_runs_room(int nrun)
-{
-	long keep = ff_env_long("FLIMFLAM_KEEP_RUNS", 20, 0, FF_KEEP_RUNS_MAX);
-	char buf[32];
-
-	if (keep > 0) {
-		keep += nrun * opt.repeat;
-		snprintf(buf, sizeof(buf), "%ld", keep < FF_KEEP_RUNS_MAX ? keep : FF_KEEP_RUNS_MAX);
-		setenv("FLIMFLAM_KEEP_RUNS", buf, 1);
-	}
 }
 
 /* The environment first, so it is on screen while the bench runs. */
@@ -685,7 +559,7 @@ record_skips(const struct plan *pl)
 		       c->protocol, hops_label(c->relay, c->hops), c->skip);
 	}
 	if (json_array_size(records))
-		save_results();
+		output_save(records);
 }
 
 /* SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): the shuffle's numbers, from the seed. */
@@ -730,11 +604,12 @@ run_all(const struct plan *pl, int *done)
 	uint64_t state = (uint64_t)opt.seed;
 	json_t *rec;
 
-	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone; rep++) {
+	for (rep = 1; rep <= opt.repeat && !ff_signalled() && !output_gone && !output_lost &&
+	     auto_more(records, rep - 1, pl->nrun); rep++) {
 		round_order(pl, order, &state);
-		for (i = 0; i < pl->ncases && !ff_signalled() && !output_gone; i++) {
+		for (i = 0; i < pl->ncases && !ff_signalled() && !output_gone && !output_lost; i++) {
 			w = order[i];
-			if (pl->cases[w].skip[0])
+			if (pl->cases[w].skip[0] || auto_decided(&pl->cases[w]))
 				continue;
 			rec = run_case(&pl->cases[w], rep, ++k, pl->nrun * opt.repeat);
 			if (!rec)
@@ -742,7 +617,7 @@ run_all(const struct plan *pl, int *done)
 			failed += is_status(rec, "failed");
 			++*done;
 			json_array_append_new(records, rec);
-			save_results();
+			output_save(records);
 		}
 	}
 	return failed;
@@ -814,7 +689,7 @@ pool_check_line(const struct plan *pl)
 }
 
 /* The last line of `text` that is not empty (static), or NULL. */
-static const char *
+const char *
 last_line(const char *text)
 {
 	static char line[1024];
@@ -1020,8 +895,12 @@ run_pool(const struct plan *pl, const char *parallel, int *done)
 				  runtime);
 		failed += is_status(rec, "failed");
 		++*done;
-		json_array_append_new(records, rec);
-		save_results();
+		if (output_lost) {
+			json_decref(rec);	/* the file keeps no more */
+		} else {
+			json_array_append_new(records, rec);
+			output_save(records);
+		}
 		unlink(out);
 		unlink(err);
 		snprintf(out, sizeof(out), "%s/%d.seq", dir, seq);
@@ -1050,9 +929,10 @@ report(const struct plan *pl)
 		results_of(records, 1, &res);
 		print_results(&res);
 		results_free(&res);
+		auto_report(records);
 	}
 	else
-		printf("\nBenchmark results\n\nno run finished\n");
+		printf("\nBenchmark results\n\nno run %s\n", output_lost ? "was kept" : "finished");
 	list = notrun_list(pl->notrun, pl->nnot, NULL, &nunsup);
 	/* Not a failure: the matrix has no such case. */
 	if (nunsup)
@@ -1068,17 +948,22 @@ report(const struct plan *pl)
 		printf("%sNot run: %d case%s not supported by this skrouterd (%s): %s\n",
 		       nunsup ? "" : "\n", c, c == 1 ? "" : "s", pl->notrun[w].lacks, list);
 	}
+	if (output_lost && json_array_size(records))
+		printf("\nResults: %s (the runs above; the bench stopped as no more could be kept)\n",
+		       opt.output);
+	if (output_lost)
+		return -1;	/* no room for a page either */
 	if (!json_array_size(records))
 		return 0;
 	printf("\nResults: %s\n", opt.output);
 	/* The page of the whole file (--append's earlier runs too), unless stopped. */
-	if (!page || ff_signalled())
+	if (!output_page() || ff_signalled())
 		return 0;
 	if (fflush(stdout) == EOF)
 		ff_write_failed();
-	if (report_write((const char *const[]){ opt.output }, 1, page) < 0)
+	if (report_write((const char *const[]){ opt.output }, 1, output_page()) < 0)
 		return -1;
-	report_say(page);
+	report_say(output_page());
 	return 0;
 }
 
@@ -1086,7 +971,6 @@ int
 bench_main(int argc, char *argv[])
 {
 	static struct plan plan;
-	char outbuf[PATH_MAX];
 	const char *list;
 	int nunsup, failed, done = 0, sig, page_failed;
 	char *parallel = NULL;
@@ -1099,9 +983,7 @@ bench_main(int argc, char *argv[])
 		ff_usage_error(usage, "none of these combinations is supported: %s", list);
 	if (!plan.nrun)
 		nothing_to_run(plan.cases, plan.ncases, plan.notrun, plan.nnot);
-	if (!opt.output)
-		opt.output = default_output(outbuf, sizeof(outbuf));
-	check_output();
+	output_prepare();
 
 	flimflam = find_flimflam();
 	ff_check_stdout();	/* not a whole bench for a table that cannot be printed */
@@ -1132,6 +1014,10 @@ bench_main(int argc, char *argv[])
 					opt.builds[b].label, ff_json_str(build, "sha256"));
 		json_decref(build);
 	}
+	if (auto_on())
+		ff_say("%s: rounds of %d run%s until every case is decided, for %s at most; results go to '%s'\n",
+		       ff_prog(), plan.nrun, plan.nrun == 1 ? "" : "s", clock_str(auto_budget()), opt.output);
+	else
 	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
 	       nruns, nruns == 1 ? "" : "s", plan.nrun, opt.nbuild ? (plan.nrun == 1 ?
 	       " with its build" : "s with their builds") : plan.nrun == 1 ? "" : "s",

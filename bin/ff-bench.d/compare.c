@@ -4,6 +4,7 @@
  */
 #include "ff-bench.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <sys/stat.h>
 
@@ -16,700 +17,34 @@ static const char compare_usage[] =
 	"options:\n"
 	"  -h, --help            Show this help message and exit\n"
 	"  --version             Show the version and exit\n"
-	"  --threshold PCT       The change a verdict needs, beyond its whole confidence\n"
-	"                        interval (default 2); given, exit 1 for a worse verdict\n"
-	"                        or a case that failed in NEW\n"
+	"  --threshold PCT       The change a verdict needs: its whole confidence interval\n"
+	"                        beyond PCT for better or worse, within +-PCT for no\n"
+	"                        change (default 2); given, a gate: exit 1 for worse,\n"
+	"                        more failures, a case or metric gone from NEW, 3 when\n"
+	"                        a comparison is undecided, else 0\n"
 	"  --base LABEL          The build of BASE to compare (bench --build LABEL=PATH)\n"
 	"  --new LABEL           The build of NEW (of BASE without NEW) to compare\n"
 	"  --format FORMAT       text (default) or markdown, to paste into a pull request\n"
-	"  --json                JSON lines: start, method, environment..., comparison...,\n"
-	"                        geomean..., unmatched..., end\n"
+	"  --json                JSON lines: start, environment..., doubt..., method,\n"
+	"                        comparison..., geomean..., unmatched..., end\n"
 	"\n"
 	"Cases match by workload, relay, protocol, jobs, cpu limit and duration. Each\n"
-	"metric gets the median of each side, the Hodges-Lehmann change with its 95%\n"
-	"confidence interval, a two-sided Mann-Whitney U test, and its p adjusted for\n"
-	"the table (Benjamini-Hochberg); better or worse when that q < 0.05 and the\n"
-	"interval lies beyond the threshold, with at least 5 runs a side.\n";
+	"metric gets the median of each side, the Hodges-Lehmann change of the log\n"
+	"values with its 95% confidence interval, a two-sided Mann-Whitney U test, and\n"
+	"its p adjusted for the table (Benjamini-Hochberg); better or worse when that\n"
+	"q < 0.05 and the interval lies beyond the threshold, no change when within it,\n"
+	"with at least 5 runs a side; otherwise inconclusive, and why.\n";
 
 /* ff-bench compare */
 
-static struct {
-	const char *format;	/* text, markdown */
-	int json, threshold_set;
-	double threshold;
-	const char *base_label, *new_label;
-} cmpopt = { "text", 0, 0, THRESHOLD, NULL, NULL };
+struct cmp_opts cmpopt = { "text", 0, 0, THRESHOLD, NULL, NULL };
 
-struct cmp_row {
-	const struct group *b, *n;
-	int m;			/* -1: a case that failed on a side */
-	struct stats base, new;
-	struct utest t;
-	struct shift sh;
-	double q;		/* p adjusted for the table; NAN: not tested */
-	double delta_pct;	/* of the medians; NAN when the base median is 0 */
-	double chg, lo, hi;	/* the shift and its interval, in % of the base median */
-	int too_few, significant, failed_b, failed_n;
-	const char *verdict, *direction;	/* direction: of the shift, or NULL */
-};
-
-/* The figures of one case and metric, before the table's q. */
+/* After the tables: failed runs, the gate's count. */
 static void
-compare_row(const struct group *b, const struct group *n, int m, struct cmp_row *r)
-{
-	double *x, *y, base;
-	int nx = group_values(b, m, &x), ny = group_values(n, m, &y);
-
-	memset(r, 0, sizeof(*r));
-	r->b = b;
-	r->n = n;
-	r->m = m;
-	r->failed_b = group_count(b, 'f');
-	r->failed_n = group_count(n, 'f');
-	mann_whitney(x, nx, y, ny, &r->t);
-	hodges_lehmann(x, nx, y, ny, ALPHA, &r->sh);
-	stats_of(x, nx, &r->base);
-	stats_of(y, ny, &r->new);
-	free(x);
-	free(y);
-	base = fabs(r->base.median);
-	r->delta_pct = base != 0 ? (r->new.median - r->base.median) / base * 100 : NAN;
-	r->chg = base != 0 ? r->sh.est / base * 100 : NAN;
-	r->lo = base != 0 ? r->sh.lo / base * 100 : NAN;
-	r->hi = base != 0 ? r->sh.hi / base * 100 : NAN;
-	r->too_few = nx < MIN_RUNS || ny < MIN_RUNS;
-	r->q = NAN;
-	/* The direction of the change is the shift's, not the medians'. */
-	if (r->sh.est != 0 && !isnan(r->sh.est))
-		r->direction = (r->sh.est > 0) == metrics[m].higher_better ? "better" : "worse";
-}
-
-const char *
-verdict_of(int m, int too_few, double q, double chg, double lo, double hi, double threshold)
-{
-	if (too_few)
-		return "inconclusive: fewer than 5 runs per side";
-	if (isnan(chg))
-		return "inconclusive: the base median is 0";
-	if (q < ALPHA && !isnan(lo) && (lo > threshold || hi < -threshold))
-		return (lo > 0) == metrics[m].higher_better ? "better" : "worse";
-	return "no change";
-}
-
-/* The verdict, once the table's q are known. */
-static void
-row_verdict(struct cmp_row *r, double threshold)
-{
-	if (r->m < 0)
-		return;
-	r->significant = !r->too_few && r->q < ALPHA;
-	r->verdict = verdict_of(r->m, r->too_few, r->q, r->chg, r->lo, r->hi, threshold);
-}
-
-/* Environments: what each side ran on */
-
-/* "3.2.0, hash 0123..., proton ..." for the router a side's runs used. */
-static const char *
-router_str(const struct results *r, char *buf, size_t n)
-{
-	const json_t *env = r->router_env ? r->router_env : r->env;
-	const char *ver, *hash, *proton;
-
-	ver = ff_json_str(json_object_get(env, "skrouterd"), "version");
-	hash = ff_json_str(env, "skrouterd_hash_fnv1a64");
-	proton = ff_json_str(env, "proton_library");
-	if (!proton)
-		proton = ff_json_str(env, "proton_ldd");
-	if (!ff_json_str(json_object_get(env, "skrouterd"), "path"))
-		snprintf(buf, n, "skrouterd missing");
-	else
-		snprintf(buf, n, "skrouterd %s, hash %s, proton %s", ver ? ver : "version unknown",
-			 hash ? hash : "unknown", proton ? proton : "unknown");
-	return buf;
-}
-
-/* What a side measured: its build (bench --build), or the file's router. */
-static const char *
-side_str(const struct results *r, const char *label, char *buf, size_t n)
-{
-	const json_t *b = NULL, *pr;
-	const char *relay, *ver, *sha, *path;
-	int i;
-
-	for (i = 0; i < r->ng && !b; i++)
-		if (r->g[i].build && same_label(r->g[i].k.build, label))
-			b = r->g[i].build;
-	if (!b)
-		return router_str(r, buf, n);
-	relay = ff_json_str(b, "relay");
-	ver = ff_json_str(b, "version");
-	sha = ff_json_str(b, "sha256");
-	path = ff_json_str(b, "path");
-	pr = json_object_get(b, "proton");
-	snprintf(buf, n, "%s%s%s%s %s, sha256 %.16s, %s%s%s%s%s", label ? "build " : "",
-		 label ? label : "", label ? ": " : "", relay ? relay : "relay", ver ? ver : "version unknown", sha ? sha : "unknown",
-		 path ? path : "path unknown", json_is_object(pr) ? ", proton " : "",
-		 json_is_object(pr) && ff_json_str(pr, "version") ? ff_json_str(pr, "version") : "",
-		 json_is_object(pr) ? " " : "",
-		 json_is_object(pr) && ff_json_str(pr, "path") ? ff_json_str(pr, "path") : "");
-	return buf;
-}
-
-/* A side: a file, and the build of it compared. */
-struct side {
-	const char *path, *name;	/* name: as the output shows it */
-	const struct results *r;
-	const char *label;
-};
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The distinct values a side has for an environment field, sorted, " | " between. */
-static char *
-env_values(const struct side *s, const char *name)
-{
-	const char **v = NULL;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f;
-	int i, j, k, nv = 0;
-
-	for (i = 0; i < s->r->ng; i++) {
-		const struct group *g = &s->r->g[i];
-
-		if (!same_label(g->k.build, s->label))
-			continue;
-		for (j = 0; j < g->nenv; j++) {
-			if (strcmp(g->env[j].name, name))
-				continue;
-			for (k = 0; k < nv && strcmp(v[k], g->env[j].value); k++)
-				;
-			if (k == nv) {
-				v = ff_realloc(v, (nv + 1) * sizeof(*v));
-				v[nv++] = g->env[j].value;
-			}
-		}
-	}
-	if (!nv) {
-		free(v);
-		return ff_strdup("none");
-	}
-	qsort(v, nv, sizeof(*v), cmp_str);
-	if (!(f = open_memstream(&out, &len)))
-		ff_die("out of memory");
-	for (i = 0; i < nv; i++)
-		fprintf(f, "%s%s", i ? " | " : "", v[i]);
-	fclose(f);
-	free(v);
-	return out;
-}
-
-/* The names of the environment fields of both sides, in order of appearance. */
-static int
-env_names(const struct side *b, const struct side *n, const char ***out)
-{
-	const struct side *s[2] = { b, n };
-	const char **names = NULL;
-	int nn = 0, i, j, k, si;
-
-	for (si = 0; si < 2; si++)
-		for (i = 0; i < s[si]->r->ng; i++) {
-			const struct group *g = &s[si]->r->g[i];
-
-			if (!same_label(g->k.build, s[si]->label))
-				continue;
-			for (j = 0; j < g->nenv; j++) {
-				for (k = 0; k < nn && strcmp(names[k], g->env[j].name); k++)
-					;
-				if (k == nn) {
-					names = ff_realloc(names, (nn + 1) * sizeof(*names));
-					names[nn++] = g->env[j].name;
-				}
-			}
-		}
-	*out = names;
-	return nn;
-}
-
-static void
-emit_env_json(const char *side, const struct side *s, const char **names, int nn)
-{
-	json_t *ev = ff_event("environment"), *fields = json_object();
-	char buf[2048], *v;
-	int i;
-
-	json_object_set_new(ev, "side", json_string(side));
-	json_object_set_new(ev, "file", ff_json_path(s->name));
-	json_object_set_new(ev, "build", s->label ? json_string(s->label) : json_null());
-	json_object_set_new(ev, "skrouterd", ff_json_text(side_str(s->r, s->label, buf, sizeof(buf))));
-	for (i = 0; i < nn; i++) {
-		v = env_values(s, names[i]);
-		json_object_set_new(fields, names[i], ff_json_text(v));
-		free(v);
-	}
-	json_object_set_new(ev, "fields", fields);
-	ff_emit(ev);
-}
-
-/*
- * Prints the environments, every field of either side, exactly; each
- * difference (or a side with several values) is also a warning naming both
- * values. Returns how many fields differ.
- */
-static int
-compare_env(const struct side *base, const struct side *new)
-{
-	char a[2048], b[2048], *va, *vb;
-	const char **names;
-	int i, nn, ndiff = 0, diff, md = !strcmp(cmpopt.format, "markdown");
-	json_t *ev;
-
-	nn = env_names(base, new, &names);
-	if (cmpopt.json) {
-		emit_env_json("base", base, names, nn);
-		emit_env_json("new", new, names, nn);
-	} else if (md) {
-		printf("| | base | new |\n| :-- | :-- | :-- |\n");
-		ff_print("| file | `%s` | `%s` |\n", base->name, new->name);
-		ff_print("| router | %s | %s |\n", side_str(base->r, base->label, a, sizeof(a)),
-			 side_str(new->r, new->label, b, sizeof(b)));
-	} else {
-		ff_print("Environment\n");
-		ff_print("  base  %s: %s\n", base->name, side_str(base->r, base->label, a, sizeof(a)));
-		ff_print("  new   %s: %s\n", new->name, side_str(new->r, new->label, a, sizeof(a)));
-	}
-	for (i = 0; i < nn; i++) {
-		va = env_values(base, names[i]);
-		vb = env_values(new, names[i]);
-		diff = strcmp(va, vb) != 0 || strstr(va, " | ") || strstr(vb, " | ");
-		ndiff += diff;
-		if (diff)
-			ff_warn("the environments differ: %s: base '%s', new '%s'", names[i], va, vb);
-		if (cmpopt.json) {
-			if (diff) {
-				ev = ff_event("environment_difference");
-				json_object_set_new(ev, "field", json_string(names[i]));
-				json_object_set_new(ev, "base", ff_json_text(va));
-				json_object_set_new(ev, "new", ff_json_text(vb));
-				ff_emit(ev);
-			}
-		} else if (md)
-			ff_print("| %s | %s | %s%s |\n", names[i], va, vb, diff ? " **(differs)**" : "");
-		else if (diff)
-			ff_print("  %-22s DIFFERS: base '%s', new '%s'\n", names[i], va, vb);
-		else
-			ff_print("  %-22s %s\n", names[i], va);
-		free(va);
-		free(vb);
-	}
-	free(names);
-	if (ndiff && !cmpopt.json)
-		printf(md ? "\n> **Warning:** the two sides ran in different environments, so some\n"
-			    "> differences may not be the router's.\n" :
-		       "  warning: the two sides ran in different environments, so some\n"
-		       "  differences may not be the router's\n");
-	return ndiff;
-}
-
-static void
-fmt_delta(double d, char *buf, size_t n)
-{
-	if (isnan(d))
-		snprintf(buf, n, "-");
-	else
-		snprintf(buf, n, "%+.1f%%", d);
-}
-
-/* "-9.3% [-14.1, -4.2]": the shift and its interval, in % of the base median. */
-static void
-fmt_change(const struct cmp_row *r, char *buf, size_t n)
-{
-	if (isnan(r->chg))
-		snprintf(buf, n, "-");
-	else if (isnan(r->lo))
-		snprintf(buf, n, "%+.1f%% [no interval]", r->chg);
-	else
-		snprintf(buf, n, "%+.1f%% [%+.1f, %+.1f]", r->chg, r->lo, r->hi);
-}
-
-/* p and q with 2 significant digits: 0.04987 is 0.050, not 0.05 next to "better". */
-static void
-fmt_p(double p, char *buf, size_t n)
-{
-	if (isnan(p))
-		snprintf(buf, n, "-");
-	else
-		snprintf(buf, n, "%#.2g", p);
-}
-
-static void
-key_json(json_t *ev, const struct key *k)
-{
-	json_object_set_new(ev, "workload", json_string(k->workload));
-	json_object_set_new(ev, "relay", json_string(k->relay));
-	json_object_set_new(ev, "protocol", json_string(k->protocol));
-	json_object_set_new(ev, "hops", json_integer(k->hops));
-	json_object_set_new(ev, "tls", json_boolean(k->tls));
-	json_object_set_new(ev, "jobs", json_integer(k->jobs));
-	json_object_set_new(ev, "cpu_limit", json_integer(k->cpu_limit));
-	json_object_set_new(ev, "duration_s", json_real(k->duration));
-}
-
-static json_t *
-num_or_null(double v)
-{
-	return isnan(v) ? json_null() : json_real(v);
-}
-
-static void
-emit_row_json(const struct cmp_row *r, const struct side *b, const struct side *n)
-{
-	json_t *ev = ff_event("comparison");
-	int m = r->m;
-
-	key_json(ev, &r->b->k);
-	json_object_set_new(ev, "base_build", b->label ? json_string(b->label) : json_null());
-	json_object_set_new(ev, "new_build", n->label ? json_string(n->label) : json_null());
-	json_object_set_new(ev, "metric", m < 0 ? json_null() : json_string(metrics[m].key));
-	json_object_set_new(ev, "better", m < 0 ? json_null() :
-			    json_string(metrics[m].higher_better ? "higher" : "lower"));
-	json_object_set_new(ev, "n_base", json_integer(m < 0 ? group_count(r->b, 'o') : r->base.n));
-	json_object_set_new(ev, "n_new", json_integer(m < 0 ? group_count(r->n, 'o') : r->new.n));
-	json_object_set_new(ev, "failed_base", json_integer(r->failed_b));
-	json_object_set_new(ev, "failed_new", json_integer(r->failed_n));
-	if (m >= 0) {
-		json_object_set_new(ev, "base_median", json_real(r->base.median));
-		json_object_set_new(ev, "new_median", json_real(r->new.median));
-		json_object_set_new(ev, "base_spread_pct", json_real(r->base.spread_pct));
-		json_object_set_new(ev, "new_spread_pct", json_real(r->new.spread_pct));
-		json_object_set_new(ev, "delta_pct", num_or_null(r->delta_pct));
-		json_object_set_new(ev, "shift", num_or_null(r->sh.est));
-		json_object_set_new(ev, "change_pct", num_or_null(r->chg));
-		json_object_set_new(ev, "ci_low_pct", num_or_null(r->lo));
-		json_object_set_new(ev, "ci_high_pct", num_or_null(r->hi));
-		json_object_set_new(ev, "ci_method", json_string(r->sh.exact ? "exact" : "normal"));
-		json_object_set_new(ev, "u", json_real(r->t.u));
-		json_object_set_new(ev, "p", json_real(r->t.p));
-		json_object_set_new(ev, "q", num_or_null(r->q));
-		json_object_set_new(ev, "method", json_string(r->t.exact ? "exact" : "normal"));
-		json_object_set_new(ev, "significant", json_boolean(r->significant));
-		json_object_set_new(ev, "too_few", json_boolean(r->too_few));
-		json_object_set_new(ev, "direction", r->direction ? json_string(r->direction) : json_null());
-	}
-	json_object_set_new(ev, "threshold_pct", json_real(cmpopt.threshold));
-	json_object_set_new(ev, "verdict", json_string(r->verdict));
-	json_object_set_new(ev, "regression", json_boolean(!strcmp(r->verdict, "worse")));
-	json_object_set_new(ev, "beyond_threshold", json_boolean(cmpopt.threshold_set &&
-					(!strcmp(r->verdict, "worse") ||
-					 !strcmp(r->verdict, "failed in new"))));
-	ff_emit(ev);
-}
-
-/* "(n=10+9, 1 failed in new)" */
-static void
-fmt_n(const struct cmp_row *r, char *buf, size_t n)
-{
-	int len = snprintf(buf, n, "n=%d+%d", r->base.n, r->new.n);
-
-	if (r->failed_b && (size_t)len < n)
-		len += snprintf(buf + len, n - len, ", %d failed in base", r->failed_b);
-	if (r->failed_n && (size_t)len < n)
-		snprintf(buf + len, n - len, ", %d failed in new", r->failed_n);
-}
-
-/* One table per metric, as benchstat prints one per unit, with its geomean. */
-static void
-compare_metric(int m, struct cmp_row *rows, int nrows, const struct side *bs,
-	       const struct side *ns, int md)
-{
-	struct table t = { 9, "lllrrrrrl", NULL, 0 };
-	char base[128], new[128], change[128], p[32], q[32], verdict[256], nb[96], relay[128];
-	double lb = 0, ln = 0;
-	int i, ngeo = 0, strong;
-	const char *pm = md ? "±" : "+/-";
-
-	trow(&t, 9, "Workload", "Relay", "Protocol", "Base", "New", "Change [95% CI]", "p", "q",
-	     "Verdict");
-	for (i = 0; i < nrows; i++) {
-		struct cmp_row *r = &rows[i];
-
-		if (cmpopt.json)
-			emit_row_json(r, bs, ns);
-		fmt_stats(&r->base, m, pm, base, sizeof(base));
-		fmt_stats(&r->new, m, pm, new, sizeof(new));
-		fmt_change(r, change, sizeof(change));
-		fmt_p(r->t.p, p, sizeof(p));
-		fmt_p(r->q, q, sizeof(q));
-		fmt_n(r, nb, sizeof(nb));
-		strong = md && (!strcmp(r->verdict, "better") || !strcmp(r->verdict, "worse"));
-		snprintf(verdict, sizeof(verdict), "%s%s%s (%s)", strong ? "**" : "", r->verdict,
-			 strong ? "**" : "", nb);
-		/* --tls, and a chain other than the relay's own: "nginx tls (4 hops)". */
-		snprintf(relay, sizeof(relay), "%s%s%s", r->b->k.relay, r->b->k.tls ? " tls" : "",
-			 hops_label(r->b->k.relay, r->b->k.hops));
-		trow(&t, 9, r->b->k.workload, relay, r->b->k.protocol, base, new, change,
-		     p, q, verdict);
-		if (r->base.median > 0 && r->new.median > 0) {
-			lb += log(r->base.median);
-			ln += log(r->new.median);
-			ngeo++;
-		}
-	}
-	if (ngeo > 1) {
-		lb = exp(lb / ngeo);
-		ln = exp(ln / ngeo);
-		metrics[m].fmt(lb, base, sizeof(base));
-		metrics[m].fmt(ln, new, sizeof(new));
-		fmt_delta((ln - lb) / lb * 100, change, sizeof(change));
-		trow(&t, 9, md ? "*geomean*" : "geomean", "", "", base, new, change, "", "", "");
-		if (cmpopt.json) {
-			json_t *ev = ff_event("geomean");
-
-			json_object_set_new(ev, "metric", json_string(metrics[m].key));
-			json_object_set_new(ev, "cases", json_integer(ngeo));
-			json_object_set_new(ev, "base", json_real(lb));
-			json_object_set_new(ev, "new", json_real(ln));
-			json_object_set_new(ev, "delta_pct", json_real((ln - lb) / lb * 100));
-			ff_emit(ev);
-		}
-	}
-	if (!cmpopt.json) {
-		if (md) {
-			printf("\n#### %s (%s is better)\n\n", metrics[m].title,
-			       metrics[m].higher_better ? "higher" : "lower");
-			table_print_markdown(&t);
-		} else {
-			printf("\n%s (%s is better)\n\n", metrics[m].title,
-			       metrics[m].higher_better ? "higher" : "lower");
-			table_print(&t);
-		}
-	}
-	table_free(&t);
-}
-
-/* The reason of the last failed run of a case, or NULL. */
-static const char *
-last_reason(const struct group *g)
-{
-	const char *why = NULL;
-	int i;
-
-	for (i = 0; i < g->nruns; i++)
-		if (g->runs[i].status == 'f')
-			why = g->runs[i].reason ? g->runs[i].reason : "no reason given";
-	return why;
-}
-
-/* The cases with no successful run on a side: rows of their own. */
-static void
-print_failed_cases(struct cmp_row *rows, int nrows, const struct side *bs, const struct side *ns,
-		   int md)
-{
-	struct table t = { 6, "llllll", NULL, 0 };
-	char b[96], n[96], verdict[4096];
-	int i;
-
-	trow(&t, 6, "Workload", "Relay", "Protocol", "Base", "New", "Verdict");
-	for (i = 0; i < nrows; i++) {
-		const struct cmp_row *r = &rows[i];
-		const char *why = strstr(r->verdict, " new") ? last_reason(r->n) : last_reason(r->b);
-
-		if (cmpopt.json)
-			emit_row_json(r, bs, ns);
-		snprintf(b, sizeof(b), "%d ok, %d failed", group_count(r->b, 'o'), r->failed_b);
-		snprintf(n, sizeof(n), "%d ok, %d failed", group_count(r->n, 'o'), r->failed_n);
-		snprintf(verdict, sizeof(verdict), "%s%s%s%s%s", md ? "**" : "", r->verdict,
-			 md ? "**" : "", why ? ": " : "", why ? why : "");
-		trow(&t, 6, r->b->k.workload, r->b->k.relay, r->b->k.protocol, b, n, verdict);
-	}
-	if (!cmpopt.json && t.nrows > 1) {
-		printf(md ? "\n#### Failed cases (no successful run on a side)\n\n" :
-		       "\nFailed cases (no successful run on a side)\n\n");
-		if (md)
-			table_print_markdown(&t);
-		else
-			table_print(&t);
-	}
-	table_free(&t);
-}
-
-static void
-print_unmatched(const char *side, const struct side *s, const struct side *o, int md)
-{
-	const struct group *g = s->r->g;
-	int i, j;
-	json_t *ev;
-
-	for (i = 0; i < s->r->ng; i++) {
-		if (!same_label(g[i].k.build, s->label))
-			continue;
-		for (j = 0; j < o->r->ng && !(same_label(o->r->g[j].k.build, o->label) &&
-					     case_eq(&g[i].k, &o->r->g[j].k)); j++)
-			;
-		if (j < o->r->ng)
-			continue;
-		if (cmpopt.json) {
-			ev = ff_event("unmatched");
-			json_object_set_new(ev, "side", json_string(side));
-			key_json(ev, &g[i].k);
-			ff_emit(ev);
-		} else
-			printf("%sonly in %s: %s %s%s%s %s (jobs %ld, CPU limit %ld, duration %g s)\n",
-			       md ? "- " : "  ", side, g[i].k.workload, g[i].k.relay, g[i].k.tls ? " tls" : "",
-			       hops_label(g[i].k.relay, g[i].k.hops), g[i].k.protocol,
-			       g[i].k.jobs, g[i].k.cpu_limit, g[i].k.duration);
-	}
-}
-
-/*
- * Every metric of the cases both sides have, one table per metric, and
- * the cases that failed on a side; returns how many verdicts are worse.
- * matched: the cases in both; nfailed: those that failed in new, not base.
- */
-static int
-compare_cases(const struct side *bs, const struct side *ns, int md, int *matched, int *nfailed)
-{
-	const struct results *base = bs->r, *new = ns->r;
-	int i, j, m, nrows = 0, nfail = 0, ntested = 0, worse = 0, first, k;
-	struct cmp_row *rows = calloc((size_t)base->ng * M_NCMP + 1, sizeof(*rows));
-	struct cmp_row *failed = calloc(base->ng + 1, sizeof(*failed));
-	double *p, *q;
-	char change[128], pb[32], qb[32];
-
-	if (!rows || !failed)
-		ff_die("out of memory");
-	*matched = *nfailed = 0;
-	/* Every row first: q needs every p of the table. */
-	for (i = 0; i < base->ng; i++) {
-		const struct group *b = &base->g[i], *n = NULL;
-
-		if (!same_label(b->k.build, bs->label))
-			continue;
-		for (j = 0; j < new->ng && !n; j++)
-			if (same_label(new->g[j].k.build, ns->label) && case_eq(&b->k, &new->g[j].k))
-				n = &new->g[j];
-		if (!n)
-			continue;
-		++*matched;
-		if (!group_count(b, 'o') || !group_count(n, 'o')) {
-			struct cmp_row *r = &failed[nfail++];
-
-			r->b = b;
-			r->n = n;
-			r->m = -1;
-			r->failed_b = group_count(b, 'f');
-			r->failed_n = group_count(n, 'f');
-			r->verdict = !group_count(n, 'o') ? (group_count(n, 'f') ? "failed in new" :
-							     "no run in new") :
-				     group_count(b, 'f') ? "failed in base" : "no run in base";
-			r->q = NAN;
-			*nfailed += !group_count(n, 'o') && group_count(b, 'o');
-			continue;
-		}
-		for (m = 0; m < M_NCMP; m++)
-			if (group_has(b, m) && group_has(n, m))
-				compare_row(b, n, m, &rows[nrows++]);
-	}
-	p = calloc(nrows + 1, sizeof(*p));
-	q = calloc(nrows + 1, sizeof(*q));
-	if (!p || !q)
-		ff_die("out of memory");
-	for (i = 0; i < nrows; i++)
-		if (!rows[i].too_few)
-			p[ntested++] = rows[i].t.p;
-	bh_adjust(p, ntested, q);
-	for (i = 0, k = 0; i < nrows; i++) {
-		if (!rows[i].too_few)
-			rows[i].q = q[k++];
-		row_verdict(&rows[i], cmpopt.threshold);
-	}
-	free(p);
-	free(q);
-
-	if (cmpopt.json) {
-		json_t *ev = ff_event("method");
-
-		json_object_set_new(ev, "test", json_string("Mann-Whitney U, two-sided"));
-		json_object_set_new(ev, "change", json_string("Hodges-Lehmann shift, % of the base median"));
-		json_object_set_new(ev, "confidence", json_real(1 - ALPHA));
-		json_object_set_new(ev, "adjustment", json_string("Benjamini-Hochberg"));
-		json_object_set_new(ev, "false_discovery_rate", json_real(ALPHA));
-		json_object_set_new(ev, "comparisons", json_integer(ntested));
-		json_object_set_new(ev, "threshold_pct", json_real(cmpopt.threshold));
-		json_object_set_new(ev, "min_runs", json_integer(MIN_RUNS));
-		ff_emit(ev);
-	} else
-		printf("\nChange: the Hodges-Lehmann shift of new against base, in %% of the base median,\n"
-		       "with its 95%% confidence interval. p: the two-sided Mann-Whitney U test; q: p\n"
-		       "adjusted for the %d comparison%s of this table (Benjamini-Hochberg, false\n"
-		       "discovery rate %g). better or worse when q < %g and the whole interval lies\n"
-		       "beyond %g%%, with at least %d runs a side; otherwise no change (or inconclusive).\n",
-		       ntested, ntested == 1 ? "" : "s", ALPHA, ALPHA, cmpopt.threshold,
-		       MIN_RUNS);
-
-	for (m = 0; m < M_NCMP; m++) {
-		for (i = 0, first = -1, k = 0; i < nrows; i++)
-			if (rows[i].m == m) {
-				if (first < 0)
-					first = i;
-				k++;
-			}
-		if (k) {
-			/* A metric's rows are not adjacent: gather them in case order. */
-			struct cmp_row *mr = calloc(k, sizeof(*mr));
-
-			if (!mr)
-				ff_die("out of memory");
-			for (i = first, j = 0; i < nrows; i++)
-				if (rows[i].m == m)
-					mr[j++] = rows[i];
-			compare_metric(m, mr, k, bs, ns, md);
-			free(mr);
-		}
-	}
-	print_failed_cases(failed, nfail, bs, ns, md);
-	for (i = 0; i < nrows; i++) {
-		if (strcmp(rows[i].verdict, "worse"))
-			continue;
-		worse++;
-		if (!cmpopt.threshold_set)
-			continue;
-		fmt_change(&rows[i], change, sizeof(change));
-		fmt_p(rows[i].t.p, pb, sizeof(pb));
-		fmt_p(rows[i].q, qb, sizeof(qb));
-		ff_warn("regression beyond %g%%: %s %s %s %s %s (p=%s q=%s)", cmpopt.threshold,
-			rows[i].b->k.workload, rows[i].b->k.relay, rows[i].b->k.protocol,
-			metrics[rows[i].m].key, change, pb, qb);
-	}
-	for (i = 0; i < nfail && cmpopt.threshold_set; i++)
-		if (!strcmp(failed[i].verdict, "failed in new"))
-			ff_warn("failed in new: %s %s %s (%d of %d runs failed: %s)",
-				failed[i].b->k.workload, failed[i].b->k.relay, failed[i].b->k.protocol,
-				failed[i].failed_n, failed[i].n->nruns, last_reason(failed[i].n));
-	free(rows);
-	free(failed);
-	return worse;
-}
-
-/* "2 worse verdicts and 1 case failed in new at the threshold of 5%" */
-static const char *
-gate_str(int worse, int nfailed, char *buf, size_t n)
-{
-	snprintf(buf, n, "%d worse verdict%s and %d case%s failed in new at the threshold of %g%%",
-		 worse, worse == 1 ? "" : "s", nfailed, nfailed == 1 ? "" : "s", cmpopt.threshold);
-	return buf;
-}
-
-/* After the tables: failed runs, the threshold's count. */
-static void
-compare_footer(const struct side *bs, const struct side *ns, int worse, int nfailed, int md)
+compare_footer(const struct side *bs, const struct side *ns, const struct gate_count *gate, int md)
 {
 	int fb = 0, fn = 0, i;
-	char buf[256];
+	char buf[512];
 
 	for (i = 0; i < bs->r->ng; i++)
 		if (same_label(bs->r->g[i].k.build, bs->label))
@@ -719,9 +54,11 @@ compare_footer(const struct side *bs, const struct side *ns, int worse, int nfai
 			fn += group_count(&ns->r->g[i], 'f');
 	if (fb || fn)
 		printf("\nFailed runs, not counted: %d in base, %d in new\n", fb, fn);
-	if (cmpopt.threshold_set)
-		printf("\n%s%s%s\n", md ? "**" : "", gate_str(worse, nfailed, buf, sizeof(buf)),
-		       md ? "**" : "");
+	if (cmpopt.threshold_set) {
+		gate_str(gate, cmpopt.threshold, buf, sizeof(buf));
+		buf[0] = (char)toupper((unsigned char)buf[0]);
+		printf("\n%s%s%s\n", md ? "**" : "", buf, md ? "**" : "");
+	}
 }
 
 /* compare's options, into cmpopt; BASE and NEW (NULL: none) into bpath and npath. */
@@ -889,8 +226,9 @@ void
 compare_builds(const struct results *r)
 {
 	const char **l;
-	struct side b = { "", "", r, NULL }, n = { "", "", r, NULL };
-	int nl = labels_of(r, &l), i, matched, nfailed;
+	struct side b = { "", "", r, NULL, 0 }, n = { "", "", r, NULL, 0 };
+	struct gate_count gate;
+	int nl = labels_of(r, &l), i, matched;
 
 	for (i = 1; i < nl; i++) {
 		if (!l[0] || !l[i])
@@ -898,7 +236,9 @@ compare_builds(const struct results *r)
 		b.label = l[0];
 		n.label = l[i];
 		printf("\nBuild %s against %s (the base)\n", l[i], l[0]);
-		compare_cases(&b, &n, 0, &matched, &nfailed);
+		same_build(&b, &n, 0);
+		memset(&gate, 0, sizeof(gate));
+		compare_cases(&b, &n, 0, &matched, &gate);
 		if (!matched)
 			printf("\nno case in common\n");
 	}
@@ -910,9 +250,10 @@ compare_main(int argc, char *argv[])
 {
 	const char *bpath, *npath;
 	struct results rb, rn;
-	struct side base = { NULL, NULL, &rb, NULL }, new = { NULL, NULL, &rn, NULL };
-	int worse, nfailed, gate, matched = 0, md;
-	char buf[256];
+	struct side base = { NULL, NULL, &rb, NULL, 0 }, new = { NULL, NULL, &rn, NULL, 1 };
+	struct gate_count gate = { 0 };
+	int status, matched = 0, md;
+	char buf[512];
 
 	compare_options(argc, argv, &bpath, &npath);
 	md = !strcmp(cmpopt.format, "markdown");
@@ -921,8 +262,10 @@ compare_main(int argc, char *argv[])
 	load_results(bpath, 0, &rb);
 	if (npath)
 		load_results(npath, 0, &rn);
-	else
+	else {
 		new.r = &rb;
+		new.own_file = 0;
+	}
 	base.path = bpath;
 	new.path = npath ? npath : bpath;
 	base.name = strcmp(base.path, "-") ? base.path : "standard input";
@@ -945,21 +288,10 @@ compare_main(int argc, char *argv[])
 			 base.name, base.label ? " build " : "", base.label ? base.label : "",
 			 new.name, new.label ? " build " : "", new.label ? new.label : "");
 	compare_env(&base, &new);
-	worse = compare_cases(&base, &new, md, &matched, &nfailed);
-	if (!cmpopt.json && matched) {
-		int nb = 0, nn = 0, i;
-
-		for (i = 0; i < base.r->ng; i++)
-			nb += same_label(base.r->g[i].k.build, base.label);
-		for (i = 0; i < new.r->ng; i++)
-			nn += same_label(new.r->g[i].k.build, new.label);
-		if (matched < nb || matched < nn)
-			printf("\nCases not in both:\n%s", md ? "\n" : "");
-	}
-	print_unmatched("base", &base, &new, md);
-	print_unmatched("new", &new, &base, md);
+	compare_cases(&base, &new, md, &matched, &gate);
+	compare_unmatched(&base, &new, md, matched, &gate);
 	if (!cmpopt.json)
-		compare_footer(&base, &new, worse, nfailed, md);
+		compare_footer(&base, &new, &gate, md);
 	results_free(&rb);
 	if (npath)
 		results_free(&rn);
@@ -972,12 +304,13 @@ compare_main(int argc, char *argv[])
 		ff_die("builds '%s' and '%s' of '%s' have no case in common", cmpopt.base_label,
 		       cmpopt.new_label, base.name);
 	}
-	gate = cmpopt.threshold_set && (worse || nfailed);
+	/* Without --threshold, no gate: 0 whatever the verdicts. */
+	status = cmpopt.threshold_set ? gate_exit(&gate) : 0;
 	if (cmpopt.json)
-		ff_emit_end(gate ? 1 : 0);
+		ff_emit_end(status);
 	if (ff_finish())
 		return 1;
-	if (gate)
-		ff_warn("%s", gate_str(worse, nfailed, buf, sizeof(buf)));
-	return gate ? 1 : 0;
+	if (status)
+		ff_warn("%s", gate_str(&gate, cmpopt.threshold, buf, sizeof(buf)));
+	return status;
 }

@@ -32,13 +32,18 @@ struct stats {
  * report the smaller of the two, U = min(U1, U2), the figure tables of
  * critical values use.
  *
- * - Without ties and with n1 + n2 <= 60, the p-value is exact: under the
- *   null hypothesis each of the C(n1+n2, n1) orderings is equally likely,
- *   and the number with U = u is the coefficient of q^u in the Gaussian
+ * - With n1 + n2 <= 60, the p-value is exact: under the null hypothesis
+ *   each of the C(n1+n2, n1) orderings is equally likely. Without ties,
+ *   the number with U = u is the coefficient of q^u in the Gaussian
  *   binomial coefficient [n1+n2 choose n1]_q (the partitions of u that fit
  *   in an n1 x n2 box; e.g. Andrews, The Theory of Partitions, 1976,
  *   Theorem 3.1), which is the product of (1 - q^(n2+i)) / (1 - q^i) for
- *   i = 1..n1. p = 2 P(U <= u), at most 1. (C(60, 30) < 2^63.)
+ *   i = 1..n1. p = 2 P(U <= u), at most 1. (C(60, 30) < 2^63.) With ties,
+ *   the permutation distribution of the first sample's sum of midranks,
+ *   counted over every choice of its places among the pooled values;
+ *   p = 2 min(P(W <= w), P(W >= w)), at most 1 (the distribution need not
+ *   be symmetric). So 5 runs of 1.00 against 5 of 0.97 give 2 / 252, the
+ *   least any 5 + 5 outcome can, not the normal approximation's 0.0040.
  * - Otherwise, the normal approximation with the tie correction of the
  *   variance and a continuity correction of 1/2:
  *     mu = n1 n2 / 2
@@ -96,6 +101,7 @@ void bh_adjust(const double *p, int n, double *q);
 double median_change_pct(double *x, int nx, double *y, int ny);
 /* Do the shift and the change of the medians point opposite ways? (Too spread to tell.) */
 int signs_disagree(double shift_pct, double median_pct);
+double upper_quantile(double a);
 
 /* Metrics, their formats and their meaning (table.c) */
 
@@ -139,6 +145,13 @@ struct run {
 	long repeat;
 	char *reason, *run_dir;	/* failed and skipped runs only */
 	int unsteady;		/* its window was not steady (the record's steadiness) */
+	uint64_t id;		/* its identity: run directory, time and repeat, else the whole record */
+	/* What its window shared the machine with (ok runs); -1 or NAN: not in the record */
+	signed char steady, stalled, shared;	/* steady window; TCP stalled; another run on its CPUs */
+	double other_cpu, steal;	/* resources.machine: others' share of the CPUs, steal's of the window */
+	int mshared;		/* its window shared the machine (ff_machine_shared) */
+	long seed;		/* the bench's shuffle seed (with repeat: its round); -1: none */
+	int sequential;		/* a run of bench --repeat auto */
 };
 
 struct group {
@@ -147,6 +160,7 @@ struct group {
 	int nruns, cap;
 	int order;		/* of first appearance */
 	json_t *build;		/* the build of its first record, or NULL */
+	char *other_sha256;	/* a second build under its label (another sha256), or NULL */
 	struct env_kv *env;	/* the distinct environment values of its runs */
 	int nenv;
 };
@@ -193,6 +207,27 @@ void load_results(const char *path, int with_warmup, struct results *r);
 typedef void record_fn(const json_t *rec, const struct results *r, int group, int run, void *arg);
 void load_results_each(const char *path, int with_warmup, struct results *r, record_fn *fn, void *arg);
 
+/*
+ * Paired statistics (paired.c): the runs of two builds in one round of an
+ * interleaved bench, as log ratios new/base. est, lo and hi are log ratios
+ * (pct_of_log makes them percent); lo, hi NAN: no interval; +-INFINITY: the
+ * confidence sequence is unbounded on that side.
+ */
+struct paired {
+	int n, lone;		/* pairs; ok runs without a partner, left out */
+	double est, lo, hi, p;
+	int exact;
+	const char *test;
+};
+/* The Wilcoxon signed-rank test of d against 0, Hodges-Lehmann and Tukey's interval. */
+void signed_rank(const double *d, int n, double alpha, struct paired *r);
+/* The anytime-valid confidence sequence and p of d (in round order) after n pairs. */
+void conf_seq(const double *d, int n, double alpha, struct paired *r);
+int pair_runs(const struct group *b, const struct group *n, int m, double **d, int *lone, int *seq);
+/* 1 and r filled when the runs of b and n pair up (one interleaved bench), else 0. */
+int paired_change(const struct group *b, const struct group *n, int m, double alpha, struct paired *r);
+double pct_of_log(double x);
+
 /* Tables and the bench's table (table.c) */
 
 #define MAXCOLS 12
@@ -222,19 +257,114 @@ int cmp_group(const void *a, const void *b);
 void print_results(struct results *res);
 const char *hops_label(const char *relay, long hops);
 
-/* ff-bench compare (compare.c) */
+/* Verdicts (verdict.c): what a change is called, and what the gate makes of it */
+
+/* The figures of a change of one metric, NEW (y) against BASE (x). */
+struct metric_change {
+	struct stats base, new;	/* medians and spreads */
+	struct utest t;		/* Mann-Whitney */
+	struct shift sh;	/* Hodges-Lehmann, new - base, in the metric's unit */
+	double delta_pct;	/* the medians' change, in % of the base median */
+	/*
+	 * The change in %: the Hodges-Lehmann shift of the logarithms and its
+	 * interval, exponentiated (a ratio's interval, not the shift's over
+	 * the base median); NAN when a value is <= 0, lo and hi NAN when there
+	 * is no interval (too few runs).
+	 */
+	double chg, lo, hi;
+	int too_few;		/* fewer than MIN_RUNS a side */
+	int nonpositive;	/* a value <= 0: no ratio, no verdict */
+};
+void change_figures(const double *x, int nx, const double *y, int ny, struct metric_change *c);
+
+/* What the --threshold gate makes of a verdict. */
+enum gate {
+	G_PASS,			/* better, no change: decided, not worse */
+	G_FAIL,			/* worse, failed, vanished: exit 1 */
+	G_UNDECIDED,		/* inconclusive: exit 3 unless something failed */
+	G_INFO			/* only in new: nothing to gate */
+};
+
+/* What a verdict on one metric of one case rests on. */
+struct verdict_in {
+	int m;			/* the metric (its direction) */
+	int too_few, nonpositive;
+	double q;		/* p adjusted for the table (NAN: not tested) */
+	double chg, lo, hi;	/* the change and its interval, in % */
+	double delta_pct;	/* the medians' change in % (NAN: unknown) */
+	const char *doubt;	/* why the sides cannot be held against each other, or NULL */
+	double threshold;	/* in % */
+};
+/*
+ * The verdict into text: "better" or "worse" when q < ALPHA and the whole
+ * interval lies beyond +-threshold; "no change" when it lies within; else
+ * "inconclusive: WHY" (too few runs, a value <= 0, a doubt, the medians and
+ * the shift moving apart, no interval, neither within nor beyond). Returns
+ * its gate.
+ */
+enum gate verdict_decide(const struct verdict_in *in, char *text, size_t n);
+/* verdict_decide without doubts or medians (report.c); a static buffer. */
+const char *verdict_of(int m, int too_few, double q, double chg, double lo, double hi, double threshold);
+/* Did NEW fail more often than BASE (any failure where base had none)? */
+int failures_rose(int ok_b, int failed_b, int ok_n, int failed_n);
+
+struct gate_count {
+	int worse, failed, more_failures, only_base, missing_new;	/* exit 1 */
+	int undecided;							/* exit 3 */
+};
+int gate_exit(const struct gate_count *g);
+const char *gate_str(const struct gate_count *g, double threshold, char *buf, size_t n);
+
+/* ff-bench compare (compare.c, sides.c, cmprows.c) */
 
 int compare_main(int argc, char *argv[]);
-/*
- * compare's verdict on a change of metric m: "better" or "worse" when its q
- * is under ALPHA and its interval [lo, hi] (in % of the base median) lies
- * beyond the threshold (in %), else "no change", or "inconclusive: ..."
- * (too_few: fewer than MIN_RUNS a side; chg NAN: the base median is 0).
- */
-const char *verdict_of(int m, int too_few, double q, double chg, double lo, double hi, double threshold);
 /* The place of a group's build among bench's --build options (the first is the base); else after them. */
 int build_rank(const struct group *g);
 void compare_builds(const struct results *r);
+
+/* compare's options */
+struct cmp_opts {
+	const char *format;	/* text, markdown */
+	int json, threshold_set;
+	double threshold;
+	const char *base_label, *new_label;
+};
+extern struct cmp_opts cmpopt;
+
+/* A side: a file, and the build of it compared. */
+struct side {
+	const char *path, *name;	/* name: as the output shows it */
+	const struct results *r;
+	const char *label;
+	int own_file;			/* NEW is a file of its own, not BASE's runs of another build */
+};
+
+/*
+ * sides.c: what each side ran on, and why two sides' runs may not compare.
+ * Conditions differ when the share of runs with unsteady windows, TCP
+ * stalls or another run on the relays' CPUs differs by more than
+ * DOUBT_SHARE; when the medians of other processes' share of the machine
+ * (resources.machine.other_cpu_fraction) differ by more than
+ * DOUBT_OTHER_CPU; when steal's median share of the window exceeds
+ * DOUBT_STEAL on a side; or when the CPU lists differ. Fields a record
+ * lacks are unknown, not a doubt.
+ */
+#define DOUBT_SHARE 0.3
+#define DOUBT_OTHER_CPU 0.10
+#define DOUBT_STEAL 0.05
+int compare_env(const struct side *base, const struct side *new);
+/* A warning (stderr, the output, a same_build event) when both sides are one sha256. */
+void same_build(const struct side *base, const struct side *new, int md);
+const char *side_str(const struct results *r, const char *label, char *buf, size_t n);
+/* Why case b (base) and n (new) cannot be held against each other: "; " between; NULL for none (malloc'd). */
+char *case_doubts(const struct group *b, const struct group *n, int two_files);
+void key_json(json_t *ev, const struct key *k);
+
+/* cmprows.c: the tables, and the gate's counts into *gate (added to) */
+void compare_cases(const struct side *bs, const struct side *ns, int md, int *matched,
+		   struct gate_count *gate);
+void compare_unmatched(const struct side *bs, const struct side *ns, int md, int matched,
+		       struct gate_count *gate);
 
 /* ff-bench report (report.c): the HTML page of results files */
 
@@ -286,6 +416,27 @@ extern int progress_tty;	/* progress on a terminal */
 extern int output_gone;		/* stdout's reader is gone: the bench stops (exit 141) */
 
 int bench_main(int argc, char *argv[]);
+
+/* ff-bench: where the results go (output.c) */
+
+extern int output_lost;		/* the results file took no more: the bench stops (exit 1) */
+/*
+ * opt.output (a new default name claimed when not given) and its page
+ * checked, before anything runs; a new file and page claimed at once.
+ */
+void output_prepare(void);
+/* The page beside the results file, or NULL (a device or FIFO). */
+const char *output_page(void);
+/*
+ * Keep `records` in the results file (locked, written whole; --append's and
+ * other benches' lines kept). 0, or -1 after saying what the file keeps,
+ * with `records` cut back to it and output_lost set.
+ */
+int output_save(json_t *records);
+/* Room for the bench's runs under $FLIMFLAM_KEEP_RUNS, for its own runs' pruning. */
+void keep_runs_room(int nrun);
+/* Hold run directory `dir` (see ff_rundir_hold) until the bench ends; one not here is left. */
+void hold_run_dir(const char *dir);
 json_t *build_of(const struct bcase *c);
 json_t *new_record(const struct bcase *c, const char *status, const char *reason,
 		   int repeat, const char *time);
@@ -295,7 +446,26 @@ json_t *run_case(const struct bcase *c, int repeat, int k, int n);
 /* A run that GNU parallel ran on `host`: its events, stderr and exit code in files. */
 json_t *replay_case(const struct bcase *c, int repeat, const char *host, const char *out,
 		    const char *err, int exit_status, double elapsed);
+/* The last line of `text` that is not empty, without ssh's "\r" (static), or NULL. */
+const char *last_line(const char *text);
 /* The arguments of `flimflam run --json` for case c after the program, into a. */
 void case_args(struct ff_argv *a, const struct bcase *c);
+
+/* bench --repeat auto (auto.c) */
+
+/* 1 when arg is auto[:BUDGET] (kept; a bad budget is one line, exit 2), 0 for a number. */
+int repeat_auto(const char *arg);
+int auto_on(void);
+double auto_budget(void);
+/* --repeat auto's conditions on the other options (one line, exit 2). */
+void auto_check(void);
+/* Before each round (after rounds_done of them): 1 for another (always without auto). */
+int auto_more(json_t *records, int rounds_done, int runs_per_round);
+/* Case c is decided: it runs no more rounds. */
+int auto_decided(const struct bcase *c);
+/* After the bench's table: the steadiness of each metric across rounds, and auto's decisions. */
+void auto_report(json_t *records);
+/* The steadiness table alone (bench summarize too). */
+void print_steadiness(const struct results *r);
 
 #endif

@@ -57,6 +57,7 @@ summarize_main(int argc, char *argv[])
 	load_results(path, 1, &res);
 	print_env(res.env, progs_for(&res));
 	print_results(&res);
+	print_steadiness(&res);
 	results_free(&res);
 	return ff_finish();
 }

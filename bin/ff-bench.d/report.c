@@ -550,7 +550,9 @@ report_main(int argc, char *argv[])
 		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *out = "report.html";
+	static const char *const html[] = { ".html" };
+	static char name[PATH_MAX];
+	const char *out = NULL;
 	struct ff_out o;
 	int c, i, j, nstdin = 0;
 
@@ -575,9 +577,15 @@ report_main(int argc, char *argv[])
 			if (strcmp(argv[i], "-") && strcmp(argv[j], "-") && same_file(argv[i], argv[j]))
 				ff_usage_error(report_usage, "'%s' and '%s' are the same file: give it once",
 					       argv[j], argv[i]);
-		if (strcmp(out, "-") && strcmp(argv[i], "-") && same_file(out, argv[i]))
+		if (out && strcmp(out, "-") && strcmp(argv[i], "-") && same_file(out, argv[i]))
 			ff_usage_error(report_usage, "the page would replace the results file '%s': "
 				       "give another -o", argv[i]);
+	}
+	/* report.html, report-2.html... claimed: two reports at once never share it. */
+	if (!out) {
+		if (ff_out_claim_new("report", html, 1, name, sizeof(name) - 8) < 0)
+			ff_die("cannot write 'report.html': %s", strerror(errno));
+		out = strcat(name, ".html");
 	}
 	/* Before reading anything: a page that cannot be written is said first. */
 	if (strcmp(out, "-") && ff_out_check(&o, out, 0, NULL) < 0)

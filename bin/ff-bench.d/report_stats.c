@@ -105,20 +105,16 @@ struct change {
 static void
 change_of(double *x, int nx, double *y, int ny, struct change *c)
 {
+	struct metric_change mc;	/* compare's figures (verdict.c) */
 	struct stats b, nw;
-	struct utest t;
-	struct shift sh;
-	double base;
 
-	mann_whitney(x, nx, y, ny, &t);
-	hodges_lehmann(x, nx, y, ny, ALPHA, &sh);
+	change_figures(x, nx, y, ny, &mc);
+	c->pct = mc.chg;
+	c->lo = mc.lo;
+	c->hi = mc.hi;
+	c->p = mc.t.p;
+	c->too_few = mc.too_few;
 	stats_of(x, nx, &b);
-	base = fabs(b.median);
-	c->pct = base != 0 ? sh.est / base * 100 : NAN;
-	c->lo = base != 0 ? sh.lo / base * 100 : NAN;
-	c->hi = base != 0 ? sh.hi / base * 100 : NAN;
-	c->p = t.p;
-	c->too_few = nx < MIN_RUNS || ny < MIN_RUNS;
 	c->median_pct = median_change_pct(x, nx, y, ny);
 	c->base_median = b.median;
 	stats_of(y, ny, &nw);

@@ -264,7 +264,7 @@ static void
 env_take(struct group *g, const json_t *rec, const json_t *env)
 {
 	static const char *const machine[] = {
-		"hostname", "kernel", "cpu_model", "os", "cpus_online", "cpus_available"
+		"hostname", "kernel", "cpu_model", "os", "cpus_online", "cpus_available", "cpu_list"
 	};
 	const json_t *c = json_object_get(rec, "config"), *v;
 	const char *key;
@@ -291,11 +291,12 @@ env_take(struct group *g, const json_t *rec, const json_t *env)
 
 /*
  * Is this record one already taken (a file concatenated with itself)? Its
- * identity: case, build, run directory, time and repeat; records without a
- * run directory and time cannot be told apart and are all taken.
+ * identity, into *idp: case, build, run directory, time and repeat; a
+ * record without a run directory and time is the whole record (its keys
+ * in order), so two copies of one are one run.
  */
 static int
-duplicate(struct results *r, const json_t *rec, const struct key *k)
+duplicate(struct results *r, const json_t *rec, const struct key *k, uint64_t *idp)
 {
 	const char *dir = ff_json_str(rec, "run_dir"), *time = ff_json_str(rec, "time");
 	uint64_t h = 14695981039346656037ULL;
@@ -304,14 +305,18 @@ duplicate(struct results *r, const json_t *rec, const struct key *k)
 	const unsigned char *p;
 
 	if (!dir && (!time || !*time))
-		return 0;
-	id = ff_asprintf("%s|%s|%s|%s|%s|%s|%ld", k->workload, k->relay, k->protocol,
-			 k->build ? k->build : "", dir ? dir : "", time ? time : "",
-			 (long)ff_json_num(rec, "repeat", 0));
+		id = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+	else
+		id = ff_asprintf("%s|%s|%s|%s|%s|%s|%ld", k->workload, k->relay, k->protocol,
+				 k->build ? k->build : "", dir ? dir : "", time ? time : "",
+				 (long)ff_json_num(rec, "repeat", 0));
+	if (!id)
+		ff_die("out of memory");
 	for (p = (const unsigned char *)id; *p; p++)
 		h = (h ^ *p) * 1099511628211ULL;
 	free(id);
 	h |= 1;			/* 0 marks a free slot */
+	*idp = h;
 	if ((r->nseen + 1) * 2 > r->cap_seen) {
 		uint64_t *old = r->seen;
 		long *old_line = r->seen_line;
@@ -350,6 +355,61 @@ duplicate(struct results *r, const json_t *rec, const struct key *k)
 	return 0;
 }
 
+/* -1: no such boolean; else 0 or 1. */
+static signed char
+tri(const json_t *v)
+{
+	return json_is_boolean(v) ? json_is_true(v) : -1;
+}
+
+/*
+ * What a run's window shared the machine with, as far as the record says:
+ * its steadiness, TCP's stalls (resources.tcp), another run on its CPUs
+ * (topology.cpus_other_runs), and resources.machine's load (steal as a
+ * share of the window).
+ */
+static void
+run_conditions(struct run *run, const json_t *rec)
+{
+	const json_t *rsc = json_object_get(rec, "resources"), *tcp = json_object_get(rsc, "tcp"),
+		     *topo = json_object_get(rec, "topology"), *mach = json_object_get(rsc, "machine");
+	const json_t *others = json_object_get(topo, "cpus_other_runs");
+	double window, steal;
+
+	run->steady = tri(json_object_get(json_object_get(rec, "steadiness"), "steady"));
+	run->stalled = !json_is_object(tcp) ? -1 : ff_json_num(tcp, "timeouts", 0) > 0 ||
+		       ff_json_num(tcp, "zero_window_probes", 0) > 0 ||
+		       ff_json_num(tcp, "memory_pressures", 0) > 0;
+	run->shared = json_is_array(others) ? json_array_size(others) > 0 :
+		      json_is_object(topo) && json_is_null(others) ? 0 : -1;
+	run->other_cpu = NAN;
+	run->steal = NAN;
+	if (!json_is_object(mach))
+		return;
+	num(mach, "other_cpu_fraction", &run->other_cpu);
+	window = ff_json_num(rsc, "window_s", ff_json_num(json_object_get(rec, "config"), "duration_s", 0));
+	if (window > 0 && num(mach, "steal_s", &steal))
+		run->steal = steal / window;
+}
+
+/* A record's build under a label the group already has with another sha256. */
+static void
+build_take(struct group *g, const json_t *rec)
+{
+	const json_t *b = json_object_get(rec, "build");
+	const char *sha = ff_json_str(b, "sha256"), *first;
+
+	if (!json_is_object(b))
+		return;
+	if (!g->build) {
+		g->build = json_incref((json_t *)b);
+		return;
+	}
+	first = ff_json_str(g->build, "sha256");
+	if (sha && first && strcmp(sha, first) && !g->other_sha256)
+		g->other_sha256 = ff_strdup(sha);
+}
+
 /* Take what the statistics need of a (checked) case record; returns its group. */
 static struct group *
 results_add(struct results *r, const json_t *rec)
@@ -359,14 +419,15 @@ results_add(struct results *r, const json_t *rec)
 	struct group *g;
 	struct run *run;
 	struct key k;
+	uint64_t id;
+	char why[160];
 	int m;
 
 	rec_key(rec, &k);
-	if (duplicate(r, rec, &k))
+	if (duplicate(r, rec, &k, &id))
 		return NULL;	/* counted once */
 	g = results_group(r, &k);
-	if (!g->build && json_is_object(json_object_get(rec, "build")))
-		g->build = json_incref(json_object_get(rec, "build"));
+	build_take(g, rec);
 	env_take(g, rec, env);
 	if (g->nruns == g->cap) {
 		g->cap = g->cap ? g->cap * 2 : 4;
@@ -376,11 +437,16 @@ results_add(struct results *r, const json_t *rec)
 	memset(run, 0, sizeof(*run));
 	run->status = !strcmp(st, "ok") ? 'o' : !strcmp(st, "failed") ? 'f' : 's';
 	run->repeat = (long)ff_json_num(rec, "repeat", 0);
+	run->id = id;
+	run->seed = json_is_integer(json_object_get(rec, "seed")) ? (long)ff_json_num(rec, "seed", 0) : -1;
+	run->sequential = json_is_true(json_object_get(rec, "sequential"));
 	if (run->status == 'o') {
 		for (m = 0; m < M_N; m++)
 			if (rec_value(rec, m, &run->v[m]))
 				run->have |= 1u << m;
 		run->unsteady = json_is_false(json_object_get(json_object_get(rec, "steadiness"), "steady"));
+		run_conditions(run, rec);
+		run->mshared = ff_machine_shared(json_object_get(rec, "resources"), why, sizeof(why)) != NULL;
 	} else {
 		run->reason = ff_strdup(ff_json_str(rec, "reason"));
 		run->run_dir = ff_strdup(ff_json_str(rec, "run_dir"));
@@ -410,6 +476,7 @@ results_free(struct results *r)
 		free((char *)r->g[i].k.protocol);
 		free((char *)r->g[i].k.build);
 		json_decref(r->g[i].build);
+		free(r->g[i].other_sha256);
 		for (j = 0; j < r->g[i].nenv; j++) {
 			free(r->g[i].env[j].name);
 			free(r->g[i].env[j].value);
@@ -573,6 +640,26 @@ field(const json_t *obj, const char *where, const char *key, int types,
 }
 
 /*
+ * 0 if obj.key, when a number, is in [min, max]: figures no run can give
+ * (a negative rate, 1e300 bits/s) are refused, not tabled.
+ */
+static int
+in_range(const json_t *obj, const char *where, const char *key, double min, double max,
+	 char *err, size_t n)
+{
+	json_t *v = json_object_get(obj, key);
+	double x;
+
+	if (!json_is_number(v))
+		return 0;
+	x = json_number_value(v);
+	if (x >= min && x <= max)
+		return 0;
+	snprintf(err, n, "'%s%s' is %g: out of range (%g to %g)", where, key, x, min, max);
+	return -1;
+}
+
+/*
  * Is a record one we can use? 0, or -1 with the reason in err. Fields
  * other programs may add are ignored; those we read must have their types.
  */
@@ -609,6 +696,14 @@ record_check(const json_t *rec, char *err, size_t n)
 	    field(rec, "", "result", T_OBJ | T_NULL, 0, err, n) < 0 ||
 	    field(rec, "", "resources", T_OBJ | T_NULL, 0, err, n) < 0)
 		return -1;
+	/* The ranges of the options that made them (ff_parse_run_opt's). */
+	if (in_range(c, "config.", "jobs", 1, 4096, err, n) < 0 ||
+	    in_range(c, "config.", "warmup_s", 0, 86400, err, n) < 0 ||
+	    in_range(c, "config.", "duration_s", 0, 86400, err, n) < 0 ||
+	    in_range(c, "config.", "cpu_limit", 0, CPU_SETSIZE, err, n) < 0 ||
+	    in_range(c, "config.", "hops", 0, FF_HOPS_MAX, err, n) < 0 ||
+	    in_range(rec, "", "repeat", 1, 1e9, err, n) < 0)
+		return -1;
 	if (strcmp(st, "ok"))
 		return 0;
 	res = json_object_get(rec, "result");
@@ -616,6 +711,11 @@ record_check(const json_t *rec, char *err, size_t n)
 	    field(res, "result.", "bits_per_s", T_NUM | T_NULL, 1, err, n) < 0 ||
 	    field(res, "result.", "ops_per_s", T_NUM | T_NULL, 0, err, n) < 0 ||
 	    field(res, "result.", "latency_avg_us", T_NUM | T_NULL, 0, err, n) < 0)
+		return -1;
+	/* Up to 1 Pbit/s, 1e12 operations a second, a day's latency: far past any run here. */
+	if (in_range(res, "result.", "bits_per_s", 0, 1e15, err, n) < 0 ||
+	    in_range(res, "result.", "ops_per_s", 0, 1e12, err, n) < 0 ||
+	    in_range(res, "result.", "latency_avg_us", 0, 86400e6, err, n) < 0)
 		return -1;
 	rsc = json_object_get(rec, "resources");
 	if (!json_is_object(rsc))
@@ -631,7 +731,9 @@ record_check(const json_t *rec, char *err, size_t n)
 		snprintf(where, sizeof(where), "resources.relays[%zu].", i);
 		if (field(r, where, "role", T_STR, 1, err, n) < 0 ||
 		    field(r, where, "cpu_fraction", T_NUM | T_NULL, 1, err, n) < 0 ||
-		    field(r, where, "max_rss_bytes", T_NUM | T_NULL, 1, err, n) < 0)
+		    field(r, where, "max_rss_bytes", T_NUM | T_NULL, 1, err, n) < 0 ||
+		    in_range(r, where, "cpu_fraction", 0, CPU_SETSIZE, err, n) < 0 ||
+		    in_range(r, where, "max_rss_bytes", 0, 1e18, err, n) < 0)
 			return -1;
 	}
 	return 0;
@@ -801,6 +903,6 @@ load_results_each(const char *path, int with_warmup, struct results *r, record_f
 	if (!r->ng)
 		ff_die("%s: no bench results in the file (no line has \"event\":\"case\")", name);
 	if (r->ndup)
-		ff_warn("%s: %ld duplicate record%s (the same case, build, run directory, time and repeat as an earlier line; the first at line %ld, a copy of line %ld), counted once",
+		ff_warn("%s: %ld duplicate record%s (the same case, build, run directory, time and repeat as an earlier line, or the same line when it has neither run directory nor time; the first at line %ld, a copy of line %ld), counted once",
 			name, r->ndup, r->ndup == 1 ? "" : "s", r->dup_line, r->dup_of);
 }

@@ -86,7 +86,9 @@ new_record(const struct bcase *c, const char *status, const char *reason,
 	json_object_set_new(rec, "reason", ff_json_text(reason));
 	json_object_set_new(rec, "config", config_json(c));
 	json_object_set_new(rec, "repeat", json_integer(repeat));
-	json_object_set_new(rec, "repeats", json_integer(opt.repeat));
+	json_object_set_new(rec, "repeats", auto_on() ? json_null() : json_integer(opt.repeat));
+	if (auto_on())
+		json_object_set_new(rec, "sequential", json_true());	/* --repeat auto */
 	json_object_set_new(rec, "build", build_of(c));
 	/* The shuffle's seed: --seed replays the order of the runs. */
 	json_object_set_new(rec, "seed", opt.shuffle ? json_integer(opt.seed) : json_null());
@@ -334,6 +336,7 @@ crun_event(struct crun *cr, json_t *ev, double now)
 		char *dir = ff_json_path_value(json_object_get(ev, "run_dir"));
 
 		snprintf(cr->run_dir, sizeof(cr->run_dir), "%s", dir);
+		hold_run_dir(dir);	/* while the run holds it too */
 		free(dir);
 	}
 	if (!strcmp(name, "topology")) {
@@ -358,20 +361,30 @@ crun_event(struct crun *cr, json_t *ev, double now)
 	}
 }
 
-/* The progress line: the phase, the time left of the run and of the bench. */
+/*
+ * The progress line: the bench's ETA first (a narrow terminal cuts the
+ * end), then the run, its phase and the seconds left in that phase.
+ */
 static void
 crun_progress(const struct crun *cr, double now, int k, int n)
 {
+	double in_phase = cr->phase == WARMUP ? opt.run.warmup - (now - cr->t_phase) :
+			  cr->phase == MEASURING ? opt.run.duration - (now - cr->t_phase) : 0;
 	double left = cr->phase == STARTING ? opt.run.warmup + opt.run.duration :
-		      cr->phase == WARMUP ? opt.run.warmup - (now - cr->t_phase) + opt.run.duration :
-		      cr->phase == MEASURING ? opt.run.duration - (now - cr->t_phase) : 0;
+		      cr->phase == WARMUP ? in_phase + opt.run.duration : in_phase;
+	char phase[64];
 
+	if (in_phase < 0)
+		in_phase = 0;
 	if (left < 0)
 		left = 0;
-	live("%s: %s, %.0f s left; bench ETA %s", cr->caseid,
-	     cr->sig ? "stopping" : phase_names[cr->phase], left,
-	     clock_str(left + (cr->phase == STOPPING ? 0.5 : overhead_s / 2) +
-		       (n - k) * run_estimate()));
+	if (cr->sig || (cr->phase != WARMUP && cr->phase != MEASURING))
+		snprintf(phase, sizeof(phase), "%s", cr->sig ? "stopping" : phase_names[cr->phase]);
+	else
+		snprintf(phase, sizeof(phase), "%s, %.0f s left", phase_names[cr->phase], in_phase);
+	/* caseid begins with our name: it goes first, before the ETA */
+	live("%s: ETA %s | %s: %s", ff_prog(), clock_str(left + (cr->phase == STOPPING ? 0.5 :
+	     overhead_s / 2) + (n - k) * run_estimate()), cr->caseid + strlen(ff_prog()) + 2, phase);
 }
 
 /*
@@ -393,6 +406,8 @@ crun_watch(struct crun *cr, int k, int n)
 		ssize_t r;
 
 		poll(pfd, 4, progress_tty ? 250 : 1000);
+		/* Taken: a signal's byte left in the pipe would wake every poll at once while the run stops. */
+		ff_signal_drain();
 		if (pfd[2].revents)
 			errbuf_read(&cr->err, cr->efds[0]);
 		now = ff_now();
@@ -531,15 +546,42 @@ crun_record(struct crun *cr, int repeat, int ok, const char *reason)
 	return rec;
 }
 
-/* The run's line: its figures (and whether its window was steady), or why it failed. */
+/* What stalled TCP on the relays' host in the window, in words: ", TCP stalled: ...", or "". */
+static void
+stalls_said(const json_t *tcp, char *buf, size_t n)
+{
+	static const struct {
+		const char *key, *one, *many;
+	} what[] = {
+		{ "timeouts", "retransmission timeout", "retransmission timeouts" },
+		{ "zero_window_probes", "zero-window probe", "zero-window probes" },
+		{ "memory_pressures", "time under memory pressure", "times under memory pressure" },
+	};
+	size_t i, len;
+	double v;
+
+	buf[0] = 0;
+	for (i = 0; i < FF_ARRAY_SIZE(what); i++) {
+		v = ff_json_num(tcp, what[i].key, 0);
+		if (v <= 0)
+			continue;
+		len = strlen(buf);
+		snprintf(buf + len, n - len, "%s%.0f %s", len ? ", " : ", TCP stalled: ", v,
+			 v == 1 ? what[i].one : what[i].many);
+	}
+}
+
+/*
+ * The run's line: its figures (and whether its window was steady, TCP
+ * stalled, the machine was shared), or why it failed.
+ */
 static void
 crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness,
-	 const json_t *tcp, int ok, const char *reason)
+	 const json_t *rsc, int ok, const char *reason)
 {
-	char bits[64] = "-", ops[64] = "";
+	char bits[64] = "-", ops[64] = "", stalls[160], why[160];
+	const json_t *tcp = json_object_get(rsc, "tcp");
 	double v;
-	int stalled = ff_json_num(tcp, "timeouts", 0) > 0 || ff_json_num(tcp, "zero_window_probes", 0) > 0 ||
-		      ff_json_num(tcp, "memory_pressures", 0) > 0;
 
 	if (ok) {
 		if (num(result, "bits_per_s", &v))
@@ -549,9 +591,11 @@ crun_say(const struct crun *cr, const json_t *result, const json_t *steadiness,
 			fmt_si(v, ops + 2, sizeof(ops) - 2);
 			strcat(ops, " ops/s");
 		}
-		ff_say("%s: %s bits/s%s%s%s (%.1f s)\n", cr->caseid, bits, ops,
+		stalls_said(tcp, stalls, sizeof(stalls));
+		ff_say("%s: %s bits/s%s%s%s%s (%.1f s)\n", cr->caseid, bits, ops,
 		       json_is_false(json_object_get(steadiness, "steady")) ? ", not steady" : "",
-		       stalled ? ", TCP stalled (resources.tcp)" : "", cr->elapsed);
+		       stalls, ff_machine_shared(rsc, why, sizeof(why)) ? ", machine shared" : "",
+		       cr->elapsed);
 	} else if (cr->run_dir[0] && !strstr(reason, cr->run_dir))
 		ff_say("%s: failed: %s (run directory %s)\n", cr->caseid, reason, cr->run_dir);
 	else
@@ -578,7 +622,7 @@ crun_finish(struct crun *cr, int repeat)
 	rec = crun_record(cr, repeat, ok, reason);
 	crun_free(cr);
 	crun_say(cr, json_object_get(rec, "result"), json_object_get(rec, "steadiness"),
-		 json_object_get(json_object_get(rec, "resources"), "tcp"), ok, reason);
+		 json_object_get(rec, "resources"), ok, reason);
 	return rec;
 }
 
@@ -599,7 +643,10 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	if (c->build >= 0)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " build %s", opt.builds[c->build].label);
-	if (opt.repeat > 1)
+	if (auto_on())
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " (round %d)", repeat);
+	else if (opt.repeat > 1)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " (run %d of %ld)", repeat, opt.repeat);
 	snprintf(cr.started, sizeof(cr.started), "%s", ff_iso_time());
@@ -661,6 +708,15 @@ replay_case(const struct bcase *c, int repeat, const char *host, const char *out
 	}
 	cr.err.text = ff_read_file(err, &len);
 	cr.err.len = cr.err.text ? len : 0;
+	/* 255 is ssh's (flimflam has no such status): where no stage said why, ssh's last line does. */
+	if (exit_status == 255 && cr.err.text) {
+		char *why = reason_from_log(cr.err.text);
+
+		if (!why && last_line(cr.err.text))
+			json_array_append_new(cr.errors, json_sprintf("cannot reach %s over ssh: %s", host,
+									last_line(cr.err.text)));
+		free(why);
+	}
 	cr.child.status = exit_status >= 0 ? (exit_status & 0xff) << 8 : 1 << 8;
 	cr.child.exited = 1;
 	cr.elapsed = elapsed;

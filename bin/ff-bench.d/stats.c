@@ -18,7 +18,8 @@ stats_of(double *v, int n, struct stats *s)
 	if (!n)
 		return;
 	qsort(v, n, sizeof(*v), ff_cmp_double);
-	s->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	/* Halves first: the sum of +-1.5e308 would be infinite. */
+	s->median = n % 2 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2;
 	if (s->median != 0)
 		s->spread_pct = fabs((v[n - 1] - v[0]) / 2 / s->median * 100);
 }
@@ -75,14 +76,51 @@ exact_p(int m, int n, double u)
 	return fmin(1.0, 2.0 * (double)below / (double)total);
 }
 
+/*
+ * The exact two-sided p of a rank sum with ties: under the null hypothesis
+ * each of the C(n, n1) ways of choosing the first sample's places among the
+ * n pooled values is equally likely, and its rank sum is the sum of the
+ * midranks at those places. twice[i]: twice the midrank of place i (a whole
+ * number); w2: twice the first sample's rank sum. Counts by dynamic
+ * programming over the places, ways[j][s] the choices of j places whose
+ * doubled ranks sum to s; p = 2 min(P(W <= w), P(W >= w)), at most 1.
+ */
+static double
+exact_p_ties(const int *twice, int n, int n1, long w2)
+{
+	long smax = 0, s;
+	int i, j;
+	int64_t *ways, total = 0, le = 0, ge = 0;
+
+	for (i = 0; i < n; i++)
+		smax += twice[i];
+	ways = calloc((size_t)(n1 + 1) * (smax + 1), sizeof(*ways));
+	if (!ways)
+		ff_die("out of memory");
+	ways[0] = 1;
+	for (i = 0; i < n; i++)
+		for (j = i + 1 < n1 ? i + 1 : n1; j >= 1; j--)
+			for (s = smax; s >= twice[i]; s--)
+				ways[j * (smax + 1) + s] += ways[(j - 1) * (smax + 1) + s - twice[i]];
+	for (s = 0; s <= smax; s++) {
+		int64_t c = ways[n1 * (smax + 1) + s];
+
+		total += c;
+		le += s <= w2 ? c : 0;
+		ge += s >= w2 ? c : 0;
+	}
+	free(ways);
+	return fmin(1.0, 2.0 * (double)(le < ge ? le : ge) / (double)total);
+}
+
 void
 mann_whitney(const double *x, int n1, const double *y, int n2, struct utest *t)
 {
-	int n = n1 + n2, i, j, k;
-	struct obs *o = malloc(n * sizeof(*o));
+	int n = n1 + n2, i, j, k, *twice = malloc((n + 1) * sizeof(*twice));
+	struct obs *o = malloc((n + 1) * sizeof(*o));
 	double r1 = 0, ties = 0, rank, u1, mu, var, z;
 
-	if (!o)
+	if (!o || !twice)
 		ff_die("out of memory");
 	for (i = 0; i < n1; i++)
 		o[i] = (struct obs){ x[i], 0 };
@@ -93,20 +131,24 @@ mann_whitney(const double *x, int n1, const double *y, int n2, struct utest *t)
 		for (j = i + 1; j < n && o[j].v == o[i].v; j++)
 			;
 		rank = (i + 1 + j) / 2.0;	/* the midrank of positions i+1 .. j */
-		for (k = i; k < j; k++)
+		for (k = i; k < j; k++) {
+			twice[k] = i + 1 + j;
 			if (o[k].g == 0)
 				r1 += rank;
+		}
 		if (j - i > 1)
 			ties += (double)(j - i) * (j - i) * (j - i) - (j - i);
 	}
 	free(o);
 	u1 = r1 - n1 * (n1 + 1) / 2.0;
 	t->u = fmin(u1, (double)n1 * n2 - u1);
-	t->exact = ties == 0 && n <= 60;
+	t->exact = n <= 60 && n1 && n2;
 	if (t->exact) {
-		t->p = exact_p(n1, n2, t->u);
+		t->p = ties == 0 ? exact_p(n1, n2, t->u) : exact_p_ties(twice, n, n1, lround(2 * r1));
+		free(twice);
 		return;
 	}
+	free(twice);
 	mu = n1 * (double)n2 / 2;
 	var = n1 * (double)n2 / 12 * ((n + 1) - ties / ((double)n * (n - 1)));
 	if (var <= 0) {
@@ -206,7 +248,7 @@ kth_diff(const double *x, int n1, const double *y, int n2, long long k)
 }
 
 /* z with P(Z > z) = a for a standard normal Z, by bisection (a in (0, 0.5]). */
-static double
+double
 upper_quantile(double a)
 {
 	double lo = 0, hi = 40, mid;
@@ -275,7 +317,7 @@ hodges_lehmann(const double *base, int n1, const double *new, int n2, double alp
 		qsort(x, n1, sizeof(*x), ff_cmp_double);
 		qsort(y, n2, sizeof(*y), ff_cmp_double);
 		s->est = n % 2 ? kth_diff(x, n1, y, n2, (n + 1) / 2) :
-			 (kth_diff(x, n1, y, n2, n / 2) + kth_diff(x, n1, y, n2, n / 2 + 1)) / 2;
+			 kth_diff(x, n1, y, n2, n / 2) / 2 + kth_diff(x, n1, y, n2, n / 2 + 1) / 2;
 		s->k = moses_k(n1, n2, alpha, &s->exact);
 		if (s->k >= 1 && s->k <= n - s->k + 1) {
 			s->lo = kth_diff(x, n1, y, n2, s->k);

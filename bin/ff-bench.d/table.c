@@ -400,11 +400,12 @@ heading(struct table *t, const char *const head[], int n, int hops, int lab, cha
  * A case's rows: its figures in t, its relay CPU per unit of work in e
  * (`hops`, `lab`: with a Hops and a Build column). *nfoot counts the cases
  * with failed runs, footnoted; *nunsteady those with a run whose window
- * was not steady, marked "~" after their Bits/s.
+ * was not steady, marked "~" after their Bits/s; *nshared those with a run
+ * whose window shared the machine, marked "!".
  */
 static void
 case_rows(struct table *t, struct table *e, const struct group *g, int hops, int lab, int *nfoot,
-	  int *nunsteady)
+	  int *nunsteady, int *nshared)
 {
 	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
 	char cells[MAXCOLS][128], *cp[MAXCOLS];
@@ -426,6 +427,12 @@ case_rows(struct table *t, struct table *e, const struct group *g, int hops, int
 		if (g->runs[j].status == 'o' && g->runs[j].unsteady) {
 			snprintf(cells[o] + strlen(cells[o]), 128 - strlen(cells[o]), " ~");
 			(*nunsteady)++;
+			break;
+		}
+	for (j = 0; j < g->nruns; j++)
+		if (g->runs[j].status == 'o' && g->runs[j].mshared) {
+			snprintf(cells[o] + strlen(cells[o]), 128 - strlen(cells[o]), " !");
+			(*nshared)++;
 			break;
 		}
 	if (group_count(g, 'f'))
@@ -526,6 +533,7 @@ print_results(struct results *res)
 	struct table t = { 0, NULL, NULL, 0 }, e = { 0, NULL, NULL, 0 };
 	struct group *g = res->g;
 	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0, nunsteady = 0, hops = 0, lab = 0;
+	int nshared = 0;
 	char talign[MAXCOLS + 1], ealign[MAXCOLS + 1];
 
 	qsort(g, ng, sizeof(*g), cmp_group);
@@ -545,7 +553,7 @@ print_results(struct results *res)
 		uniform &= g[i].k.jobs == g[0].k.jobs && g[i].k.warmup == g[0].k.warmup &&
 			   g[i].k.duration == g[0].k.duration && g[i].k.cpu_limit == g[0].k.cpu_limit;
 		maxn = ok > maxn ? ok : maxn;
-		case_rows(&t, &e, &g[i], hops, lab, &nfoot, &nunsteady);
+		case_rows(&t, &e, &g[i], hops, lab, &nfoot, &nunsteady, &nshared);
 	}
 
 	printf("\nBenchmark results");
@@ -563,6 +571,11 @@ print_results(struct results *res)
 		       "  the window (coefficient of variation of its intervals), or moved more than\n"
 		       "  %d%% from its first half to its second; each run's steadiness says why.\n",
 		       FF_STEADY_CV_PCT, FF_STEADY_TREND_PCT);
+	if (nshared)
+		printf("\n! machine shared: in a run of the case, other processes used more than %d%% of\n"
+		       "  the CPUs, or steal took more than %d%% (each run's resources.machine says\n"
+		       "  how much); README \"A shared machine\" says what to do.\n",
+		       FF_SHARED_OTHER_PCT, FF_SHARED_STEAL_PCT);
 	if (!uniform) {
 		printf("\nThe cases were run with different settings:\n");
 		for (i = 0; i < ng; i++)

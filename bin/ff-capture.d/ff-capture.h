@@ -9,6 +9,7 @@
  *   stat.c       perf stat's output parsed, and its figures per byte and op
  *   skstat.c     skstat of each router at the window's end
  *   resources.c  the relays' CPU time and peak memory over the window
+ *   machine.c    what the window shared the machine with (resources.machine)
  */
 #ifndef FF_CAPTURE_H
 #define FF_CAPTURE_H
@@ -26,6 +27,7 @@ enum mode { NONE, STAT, RECORD, C2C, MEM, SKSTAT };
 struct target {
 	char role[16], program[64];
 	pid_t pid;
+	pid_t holder;		/* its parent at window start (in a run, its ff-topology) */
 	int mgmt_port;
 	double cpu0, cpu_tick;	/* CPU time at the window's start, at the last interval's end */
 	pid_t pids[MAX_PIDS];	/* the process and its descendants at window start */
@@ -42,6 +44,7 @@ struct capture_opt {
 	long duration, freq;
 	double interval;
 	int check, json, pipeline_stage;
+	int alone;		/* --pid: no stream */
 	const char *build;	/* --build LABEL=PATH: skstat is that router's */
 	struct target t[MAX_TARGETS];
 	int n;
@@ -89,6 +92,9 @@ void emit_stats(void);
 /* skstat.c */
 void collect_skstat(void);
 
+/* main.c: a relay gone at the window's end; returns when its holder did not end it */
+void relay_gone(const struct target *t);
+
 /* resources.c */
 extern double window_start;
 void resources_begin(double duration);
@@ -106,5 +112,10 @@ void interval_event(json_t *ev);
 void intervals_flush(void);
 void intervals_done(void);
 void emit_result(json_t *ev);
+
+/* machine.c: readings at the window's start, each interval's end, its end (the object) */
+void machine_begin(int alone);
+void machine_tick(void);
+json_t *machine_end(void);
 
 #endif

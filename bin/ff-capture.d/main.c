@@ -168,6 +168,7 @@ window_begin(double duration)
 		struct target *t = &opt.t[i];
 
 		t->npids = ff_proc_tree(t->pid, t->pids, MAX_PIDS);
+		t->holder = ff_proc_parent(t->pid);
 		if (!ff_proc_alive(t->pid))
 			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
 	}
@@ -204,6 +205,31 @@ window_close(void)
 /* The stream */
 
 static struct ff_stage stage;
+
+/* How long a relay gone at the window's end waits for its holder to end. */
+#define RELAY_GONE_WAIT_S 15
+
+/*
+ * A relay gone at the window's end. In a run its ff-topology holds it:
+ * when the relay died, ff-topology says so; when a stage before it failed
+ * (the server died), ff-topology stops its relays in its teardown, and
+ * that stage said why. Either way the holder ends, and then so do we,
+ * quietly (exit 1), the reason said already. Returns when the holder does
+ * not end within RELAY_GONE_WAIT_S, or alone (--pid): the caller says it
+ * died.
+ */
+void
+relay_gone(const struct target *t)
+{
+	double until = ff_now() + RELAY_GONE_WAIT_S;
+
+	if (!opt.pipeline_stage || t->holder <= 1)
+		return;
+	while (ff_proc_alive(t->holder) && ff_now() < until)
+		ff_stage_wait(&stage, NULL, 0, 100);
+	if (!ff_proc_alive(t->holder))
+		ff_quit(1);
+}
 
 /*
  * Wait for the window's deadline (0: none), the stream, or a perf that ends
@@ -366,7 +392,7 @@ main(int argc, char *argv[])
 	if (opt.json && !opt.check)
 		ff_usage_error(usage, "--json is the answer of --check: give it with --check");
 	opt.pipeline_stage = ff_pipeline_stage();
-	alone = opt.n > 0;
+	alone = opt.alone = opt.n > 0;
 	if (alone && !opt.duration)
 		ff_usage_error(usage, "--pid needs --duration");
 	if (alone && interval_given)

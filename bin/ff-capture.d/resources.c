@@ -51,6 +51,7 @@ tick(void)
 			t->cpu_tick = cpu;
 	}
 	json_array_append_new(relay_ivs, arr);
+	machine_tick();
 	tick_at = now;
 	ticks++;
 	intervals_flush();
@@ -136,6 +137,7 @@ resources_begin(double duration)
 	tick_at = window_start;
 	window_len = duration;
 	nticks = ff_intervals_count(opt.interval, window_len);
+	machine_begin(opt.alone);
 }
 
 /*
@@ -156,6 +158,28 @@ tcp_stalls(void)
 			 "receive_queue_drops", (json_int_t)(t1.rcvq_drops - tcp0.rcvq_drops));
 }
 
+/*
+ * A relay that lost a process in the window (a worker killed or crashed,
+ * which its master may have replaced) measured something else than the
+ * relay: the run fails, naming it. Its processes are those of the window's
+ * start (t->pids, the relay and its descendants).
+ */
+static void
+relays_lost_check(void)
+{
+	int i, j;
+
+	for (i = 0; i < opt.n; i++) {
+		const struct target *t = &opt.t[i];
+
+		/* A relay of the topology, which names its program; --pid's processes are anyone's. */
+		for (j = 0; t->program[0] && j < t->npids; j++)
+			if (t->pids[j] != t->pid && !ff_proc_alive(t->pids[j]))
+				ff_die_event("%s lost a process during the window: pid %d, one of the %d of %s (pid %d) at its start, is gone (killed or crashed); no figures from it",
+					     t->role, (int)t->pids[j], t->npids, t->program, (int)t->pid);
+	}
+}
+
 /* The window ends: its last interval, the `resources` event. */
 void
 resources_end(void)
@@ -167,6 +191,7 @@ resources_end(void)
 	/* The last interval's reads are the window's: they add up. */
 	while (ticks < nticks)
 		tick();
+	relays_lost_check();
 	window = tick_at - window_start;
 	ev = ff_event("resources");
 	for (i = 0; i < opt.n; i++) {
@@ -175,8 +200,10 @@ resources_end(void)
 		long long rss = ff_proc_hwm_bytes(t->pid);
 		json_t *o;
 
-		if (ff_proc_cpu_s(t->pid) < 0 || rss < 0 || !ff_proc_alive(t->pid))
+		if (ff_proc_cpu_s(t->pid) < 0 || rss < 0 || !ff_proc_alive(t->pid)) {
+			relay_gone(t);
 			ff_die_event("%s (pid %d) died during the window", t->role, (int)t->pid);
+		}
 		o = json_object();
 		json_object_set_new(o, "role", json_string(t->role));
 		json_object_set_new(o, "pid", json_integer(t->pid));
@@ -188,6 +215,7 @@ resources_end(void)
 	json_object_set_new(ev, "window_s", json_real(window));
 	json_object_set_new(ev, "relays", arr);
 	json_object_set_new(ev, "tcp", tcp_stalls());
+	json_object_set_new(ev, "machine", machine_end());
 	ff_emit(ev);
 }
 

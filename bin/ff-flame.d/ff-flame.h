@@ -6,8 +6,9 @@
  *           folded stacks; the line cap and binary detection
  * fold.c    the tables of modules, frames and distinct stacks, the kinds
  *           of frames, and the sorted stacks and tree they give
- * meta.c    relays and their towers: --meta and --events, matching
- *           processes to relays by pid or comm (within each of --parts)
+ * meta.c    relays and their towers: --meta, --events and --base-events,
+ *           matching processes to relays by pid or comm (within each of
+ *           --parts, and each side of --diff)
  * html.c    output: folded stacks, the page (template and its JSON data)
  */
 #ifndef FF_FLAME_H
@@ -30,7 +31,9 @@ extern const char *const kind_names[];
 /*
  * Frames are interned by (name, module, kind). Process frames of perf.data
  * input (one per pid) and relay towers are not in the hash: they are found
- * by pid, and named at the end, once the process's own comm is known.
+ * by pid, and at the end, once the process's own comm is known, each joins
+ * the tower of its relay or of its comm. A tower's name never holds a pid,
+ * so the towers of two recordings match (--diff); its pids are its detail.
  */
 struct frame {
 	char *name;
@@ -38,7 +41,15 @@ struct frame {
 	unsigned char kind;
 	int relay;		/* a relay tower: its index in relays; else -1 */
 	uint64_t hash;
+	char *detail;		/* a tower: its processes' pids, or NULL */
 };
+
+/*
+ * A differential graph ranks frames by how their share of the samples
+ * changed: with fewer samples than this on either side, the shares are
+ * too coarse to rank, and the page and flimflam's summary say so.
+ */
+#define RANK_MIN_SAMPLES FF_FLAME_RANK_MIN_SAMPLES
 
 struct stack {
 	uint64_t hash;
@@ -60,6 +71,7 @@ struct relay {
 	size_t npids;
 	uint32_t frame;
 	int part;		/* --parts: the input that holds it; -1 any */
+	int which;		/* --diff: 0 NEW, 1 BASE (--base-events); -1 either */
 };
 
 /* The tree in preorder: frame, depth, samples in NEW and in BASE. */
@@ -138,12 +150,13 @@ void prune_empty(void);
 /* meta.c */
 json_t *meta_load(const char *arg);
 json_t *meta_from_events(const char *path);
-void relays_from_meta(const json_t *meta);
+void relays_from_meta(const json_t *meta, int which);
 void relays_parts(char *const roles[], char *const files[], int nparts);
-uint32_t tower_for_pid(int part, long pid, long tid, const char *comm, size_t commlen);
-uint32_t tower_for_name(int part, const char *name, size_t len);
+uint32_t tower_for_pid(const struct input *in, long pid, long tid, const char *comm,
+		       size_t commlen);
+uint32_t tower_for_name(const struct input *in, const char *name, size_t len);
 void merge_towers(void);
-void name_towers(void);
+void name_towers(int diff);
 
 /* input.c */
 extern int force_script;
@@ -156,5 +169,6 @@ void folded_out(struct buf *b, const uint32_t *order, int diff);
 const char *file_date(const char *path);
 void html_out(struct buf *b, json_t *meta, int diff, uint64_t total,
 	      uint64_t base_total);
+int too_few_to_rank(uint64_t total, uint64_t base_total);
 
 #endif

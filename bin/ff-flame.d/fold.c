@@ -129,7 +129,7 @@ uint32_t
 frame_new(char *name, uint32_t module, int kind, uint64_t hash)
 {
 	GROW(frames, nframes, capframes);
-	frames[nframes] = (struct frame){ name, module, kind, -1, hash };
+	frames[nframes] = (struct frame){ name, module, kind, -1, hash, NULL };
 	return nframes++;
 }
 

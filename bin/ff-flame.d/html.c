@@ -95,12 +95,20 @@ file_date(const char *path)
 	return buf;
 }
 
+/* Are the samples of either side of a differential graph too few to rank? */
+int
+too_few_to_rank(uint64_t total, uint64_t base_total)
+{
+	return total < RANK_MIN_SAMPLES || base_total < RANK_MIN_SAMPLES;
+}
+
 static void
 data_out(struct buf *b, json_t *meta, int diff, uint64_t total,
 	 uint64_t base_total)
 {
 	json_t *d = json_object(), *names = json_array(), *mods = json_array(),
-		*fmod = json_array(), *fkind = json_array(), *kinds = json_array();
+		*fmod = json_array(), *fkind = json_array(), *kinds = json_array(),
+		*detail = json_object();
 	char *text;
 	size_t i;
 	uint32_t f;
@@ -113,17 +121,27 @@ data_out(struct buf *b, json_t *meta, int diff, uint64_t total,
 		json_array_append_new(names, ff_json_text(frames[f].name));
 		json_array_append_new(fmod, json_integer(frames[f].module));
 		json_array_append_new(fkind, json_integer(frames[f].kind));
+		if (frames[f].detail) {
+			char key[16];
+
+			snprintf(key, sizeof(key), "%u", f);
+			json_object_set_new(detail, key, ff_json_text(frames[f].detail));
+		}
 	}
 	json_object_set(d, "meta", meta);
 	json_object_set_new(d, "diff", json_boolean(diff));
 	json_object_set_new(d, "total", json_integer(total));
 	json_object_set_new(d, "base_total",
 			    diff ? json_integer(base_total) : json_null());
+	json_object_set_new(d, "min_samples", json_integer(RANK_MIN_SAMPLES));
+	json_object_set_new(d, "too_few_samples",
+			    diff ? json_boolean(too_few_to_rank(total, base_total)) : json_null());
 	json_object_set_new(d, "kinds", kinds);
 	json_object_set_new(d, "modules", mods);
 	json_object_set_new(d, "names", names);
 	json_object_set_new(d, "fmod", fmod);
 	json_object_set_new(d, "fkind", fkind);
+	json_object_set_new(d, "detail", detail);
 	text = json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(d);
 	if (!text)

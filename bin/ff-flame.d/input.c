@@ -161,6 +161,14 @@ sample_end(struct input *in)
 	if (!in->in_sample)
 		return;
 	in->in_sample = 0;
+	/*
+	 * perf script prints every sample's ip: a "sample" without a frame is
+	 * a line that only looked like a header (a JSON line with a number).
+	 */
+	if (!ncur) {
+		in->bad++;
+		return;
+	}
 	/* perf prints the leaf first: reverse, then put the tower in front. */
 	for (i = 0, j = ncur; i < j / 2; i++) {
 		t = cur[i];
@@ -217,7 +225,8 @@ header_fields(const char *s, size_t n, size_t *commlen, long *pid, long *tid)
 
 /*
  * Begin a sample at its header. A sample without callchain has its ip on
- * this line, as "ADDR SYM (DSO)" after the last "event: " field if any.
+ * this line, as "ADDR SYM (DSO)" after the last "event: " field if any
+ * (the address in hex: words that end in ')' are no frame).
  */
 static int
 parse_header(struct input *in, const char *s, size_t n)
@@ -232,7 +241,7 @@ parse_header(struct input *in, const char *s, size_t n)
 	rest = header_fields(s, n, &commlen, &pid, &tid);
 	if (!rest)
 		return -1;
-	in->tower = tower_for_pid(in->part, pid, tid, comm, commlen);
+	in->tower = tower_for_pid(in, pid, tid, comm, commlen);
 	in->in_sample = 1;
 	ncur = 0;
 	rn = rtrim(rest, s + n - rest);
@@ -241,7 +250,11 @@ parse_header(struct input *in, const char *s, size_t n)
 		for (q = rest; q + 1 < rest + rn; q++)
 			if (q[0] == ':' && (q[1] == ' ' || q[1] == '\t'))
 				start = q + 1;
-		if ((f = parse_frame(start, rest + rn - start)) >= 0)
+		while (start < rest + rn && (*start == ' ' || *start == '\t'))
+			start++;
+		for (q = start; q < rest + rn && *q != ' '; q++)
+			;
+		if (is_hex(start, q - start) && (f = parse_frame(start, rest + rn - start)) >= 0)
 			cur_push(f);
 	}
 	return 0;
@@ -308,7 +321,7 @@ folded_line(struct input *in, const char *s, size_t n)
 			semi = end;
 		if (semi > p) {
 			if (first)
-				cur_push(tower_for_name(in->part, p, semi - p));
+				cur_push(tower_for_name(in, p, semi - p));
 			else
 				cur_push(frame_intern(p, semi - p, 0,
 						      kind_of_name(p, semi - p)));
@@ -556,6 +569,29 @@ get_line(struct input *in, char **line, size_t *cap, FILE *fp)
 	}
 }
 
+#define NOT_STACKS "not a perf.data file, perf script output or folded stacks"
+
+/* Is this line a JSON object or array (results, events), not stacks? */
+static int
+is_json(const char *s, size_t n)
+{
+	json_t *v;
+	int yes;
+
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	if (!n || (*s != '{' && *s != '['))
+		return 0;
+	v = json_loadb(s, rtrim(s, n), 0, NULL);
+	yes = v != NULL;
+	json_decref(v);
+	return yes;
+}
+
+/*
+ * Text input. Empty text is an error, as is text of which nothing is
+ * stacks: a page of no samples is for a recording that has none.
+ */
 static void
 read_text(struct input *in, FILE *fp)
 {
@@ -567,7 +603,7 @@ read_text(struct input *in, FILE *fp)
 
 	while (nheld < 2 && (n = get_line(in, &line, &cap, fp)) >= 0) {
 		if (memchr(line, 0, n))
-			ff_die("'%s': not a perf.data file, perf script output or folded stacks (binary data)",
+			ff_die("'%s': " NOT_STACKS " (binary data)",
 			       in->name);
 		if (!rtrim(line, n) || line[0] == '#') {
 			in->line++;
@@ -576,6 +612,12 @@ read_text(struct input *in, FILE *fp)
 		held[nheld] = xstrndup(line, n);
 		heldlen[nheld++] = n;
 	}
+	if (ferror(fp))
+		ff_die("cannot read '%s': %s", in->name, strerror(errno));
+	if (!nheld)
+		ff_die("'%s' is empty: " NOT_STACKS, in->name);
+	if (is_json(held[0], heldlen[0]))
+		ff_die("'%s': JSON, " NOT_STACKS, in->name);
 	if (!script && nheld) {
 		if (held[0][0] == '\t' || (nheld == 2 && held[1][0] == '\t'))
 			script = 1;
@@ -585,8 +627,7 @@ read_text(struct input *in, FILE *fp)
 				       &pid, &tid))
 			script = 1;
 		else
-			ff_die("'%s': not a perf.data file, perf script output or folded stacks",
-			       in->name);
+			ff_die("'%s': " NOT_STACKS, in->name);
 	}
 	for (i = 0; i < nheld; i++) {
 		if (script)
@@ -594,8 +635,7 @@ read_text(struct input *in, FILE *fp)
 		else if (i > 0)
 			folded_next(in, held[i], heldlen[i]);
 		else if (folded_line(in, held[i], heldlen[i]) < 0)
-			ff_die("'%s': not a perf.data file, perf script output or folded stacks",
-			       in->name);
+			ff_die("'%s': " NOT_STACKS, in->name);
 		free(held[i]);
 	}
 	while ((n = get_line(in, &line, &cap, fp)) >= 0) {
@@ -611,6 +651,8 @@ read_text(struct input *in, FILE *fp)
 	if (script)
 		sample_end(in);
 	free(line);
+	if (in->bad && in->samples == 0)
+		ff_die("'%s': " NOT_STACKS, in->name);
 }
 
 void
@@ -640,7 +682,4 @@ read_input(struct input *in, const char *path)
 	rewind(fp);
 	read_text(in, fp);
 	fclose(fp);
-	if (in->bad && in->samples == 0)
-		ff_die("'%s': not a perf.data file, perf script output or folded stacks",
-		       path);
 }

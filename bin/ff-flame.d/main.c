@@ -8,7 +8,8 @@
  * stacks, so memory grows with distinct stacks, not with samples. Output
  * is folded stacks (--folded) or one self-contained HTML page built from
  * our template in share/flamegraph. With --diff, the page is sized by NEW
- * and coloured by how each frame's share of samples changed from BASE.
+ * and coloured by how each frame's share of samples changed from BASE;
+ * processes of the two match by relay role and program, or by comm.
  * With --parts, several recordings of one run (one per relay host) fold
  * into one page, each input's processes matched to its own relays.
  *
@@ -25,7 +26,7 @@ const char usage[] =
 	"usage: ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [--events FILE]\n"
 	"                [FILE]\n"
 	"       ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [--events FILE]\n"
-	"                --diff BASE NEW\n"
+	"                [--base-events FILE] --diff BASE NEW\n"
 	"       ff-flame [-o FILE] [-t TITLE] [--folded] [--script] [--meta JSON] [--events FILE]\n"
 	"                --parts [ROLES=]FILE...\n"
 	"\n"
@@ -43,6 +44,8 @@ const char usage[] =
 	"                     them: the meta from its topology and capture events\n"
 	"                     (--meta's members, when given too, win)\n"
 	"  --diff BASE NEW    a differential graph of NEW against BASE\n"
+	"  --base-events FILE BASE's run's events (--events is NEW's): each\n"
+	"                     recording's processes go in its own run's relays\n"
 	"  --parts [ROLES=]FILE...\n"
 	"                     several recordings of one run in one page (one per\n"
 	"                     relay host): ROLES (r1 or r1,r2), relays of --meta or\n"
@@ -51,7 +54,7 @@ const char usage[] =
 	"  --version          print the version and exit\n";
 
 struct opts {
-	const char *out, *title, *meta, *events;
+	const char *out, *title, *meta, *events, *base_events;
 	int folded, diff, parts;
 	int nin;		/* input files named: 0 (./perf.data), 1, 2 with --diff, 1+ with --parts */
 	char **in;		/* them: BASE NEW with --diff */
@@ -114,14 +117,16 @@ parse_options(struct opts *o, int argc, char *argv[])
 		{ "script", no_argument, NULL, 'S' },
 		{ "meta", required_argument, NULL, 'M' },
 		{ "events", required_argument, NULL, 'E' },
+		{ "base-events", required_argument, NULL, 'B' },
 		{ "diff", no_argument, NULL, 'D' },
 		{ "parts", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
 
+	/* Options may follow the files too: --diff A B --folded. */
 	opterr = 0;
-	while ((c = ff_getopt(argc, argv, "+:ho:t:", longopts, usage)) != -1)
+	while ((c = ff_getopt(argc, argv, ":ho:t:", longopts, usage)) != -1)
 		switch (c) {
 		case 'h': ff_usage(usage, 0);
 		case 'o': o->out = optarg; break;
@@ -130,6 +135,7 @@ parse_options(struct opts *o, int argc, char *argv[])
 		case 'S': force_script = 1; break;
 		case 'M': o->meta = optarg; break;
 		case 'E': o->events = optarg; break;
+		case 'B': o->base_events = optarg; break;
 		case 'D': o->diff = 1; break;
 		case 'P': o->parts = 1; break;
 		}
@@ -137,6 +143,8 @@ parse_options(struct opts *o, int argc, char *argv[])
 	o->in = argv + optind;
 	if (o->diff && o->parts)
 		ff_usage_error(usage, "--diff and --parts: give one of them");
+	if (o->base_events && !o->diff)
+		ff_usage_error(usage, "--base-events is the events of --diff's BASE: give --diff too");
 	if (o->parts) {
 		parse_parts(o);
 		return;
@@ -180,7 +188,10 @@ check_output(const struct opts *o)
 	}
 }
 
-/* The meta of --events, then --meta's members over it. */
+/*
+ * The meta of --events, then --meta's members over it; its relays, NEW's
+ * when --base-events names BASE's (else either's), and BASE's.
+ */
 static json_t *
 load_meta(const struct opts *o)
 {
@@ -190,6 +201,12 @@ load_meta(const struct opts *o)
 	if (o->meta) {
 		given = meta_load(o->meta);
 		json_object_update(meta, given);
+		json_decref(given);
+	}
+	relays_from_meta(meta, o->base_events ? 0 : -1);
+	if (o->base_events) {
+		given = meta_from_events(o->base_events);
+		relays_from_meta(given, 1);
 		json_decref(given);
 	}
 	return meta;
@@ -223,11 +240,15 @@ read_inputs(const struct opts *o, struct input in[])
 		if (in[k].bad)
 			ff_info("%s: %ld line%s not understood", in[k].name, in[k].bad,
 				in[k].bad == 1 ? "" : "s");
-	for (k = 0; k < (o->diff ? 1 : n); k++) {
+	for (k = 0; k < n; k++)
 		if (!in[k].samples)
 			ff_warn("no samples in '%s'", in[k].name);
+	for (k = 0; k < (o->diff ? 1 : n); k++)
 		total += in[k].samples;
-	}
+	if (o->diff && !o->folded && too_few_to_rank(in[0].samples, in[1].samples))
+		ff_warn("too few samples to rank the changes: BASE '%s' has %llu, NEW '%s' %llu (%d or more on each side are needed)",
+			in[1].name, (unsigned long long)in[1].samples, in[0].name,
+			(unsigned long long)in[0].samples, RANK_MIN_SAMPLES);
 	return total;
 }
 
@@ -274,10 +295,9 @@ main(int argc, char *argv[])
 	ff_setprog(argv[0]);
 	parse_options(&o, argc, argv);
 	check_output(&o);
-	meta = load_meta(&o);
 	root_frame = frame_intern("all", 3, 0, K_ROOT);
 	module_intern("", 0);
-	relays_from_meta(meta);
+	meta = load_meta(&o);
 	if (o.parts)
 		relays_parts(o.roles, o.in, o.nin);
 
@@ -286,7 +306,7 @@ main(int argc, char *argv[])
 		ff_die("out of memory");
 	total = read_inputs(&o, in);
 	merge_towers();
-	name_towers();
+	name_towers(o.diff);
 	rank_frames();
 	order = sorted_stacks();
 	if (o.folded) {

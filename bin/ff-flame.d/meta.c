@@ -1,8 +1,12 @@
 /*
- * ff-flame's relays: what --meta (or --events) says about them, and the
- * tower each process's samples go in: its relay's (matched by pid, else
- * by comm), or one of its own. With --parts, a process of one input is
- * matched only to the relays that input holds (pids are each host's own).
+ * ff-flame's relays: what --meta (or --events, and --base-events for the
+ * BASE of --diff) says about them, and the tower each process's samples go
+ * in: its relay's (matched by pid, else by comm), or its comm's. With
+ * --parts, a process of one input is matched only to the relays that input
+ * holds (pids are each host's own); with --diff and --base-events, only to
+ * the relays of its own recording. A tower is named by role and program
+ * ("R1 nginx") or by comm, never by pid, so the towers of two recordings
+ * match; the pids are the tower's detail.
  */
 #include "ff-flame.h"
 
@@ -11,6 +15,7 @@
 
 struct proc {
 	int part;
+	int which;		/* 0 NEW (or the only input), 1 BASE */
 	long pid;
 	uint32_t frame;
 	char comm[64];
@@ -28,13 +33,22 @@ static unsigned char *part_scoped;
 static char *const *part_files;
 static int nparts;
 
-static uint64_t proc_key(int part, long pid) { return mix((uint64_t)pid ^ ((uint64_t)part << 40)); }
-static uint64_t proc_hash_of(uint32_t i) { return proc_key(procs[i].part, procs[i].pid); }
-
-/* May a process of input `part` be relay i's? */
-static int
-relay_in_part(size_t i, int part)
+static uint64_t
+proc_key(int part, int which, long pid)
 {
+	return mix((uint64_t)pid ^ ((uint64_t)part << 40) ^ ((uint64_t)which << 60));
+}
+
+static uint64_t proc_hash_of(uint32_t i) { return proc_key(procs[i].part, procs[i].which, procs[i].pid); }
+
+/* May a process of input `in` (NULL: any) be relay i's? */
+static int
+relay_in_part(size_t i, const struct input *in)
+{
+	int part = in ? in->part : -1;
+
+	if (in && relays[i].which >= 0 && relays[i].which != in->which)
+		return 0;
 	return part < 0 || part >= nparts || !part_scoped[part] || relays[i].part == part;
 }
 
@@ -52,39 +66,40 @@ relay_has_pid(const struct relay *r, long pid)
 }
 
 /*
- * The relay a process of input `part` belongs to, among the relays that
+ * The relay a process of input `in` belongs to, among the relays that
  * input may hold: by pid (its own or one in its pids list), else by comm
- * when exactly one relay runs a program of that name (perf keeps 15
+ * when exactly one relay tower runs a program of that name (perf keeps 15
  * characters of a comm). -1 for none.
  */
 static int
-relay_of(int part, long pid, const char *comm)
+relay_of(const struct input *in, long pid, const char *comm)
 {
 	size_t i;
 	int found = -1;
 
 	for (i = 0; i < nrelays; i++)
-		if (pid >= 0 && relay_in_part(i, part) && relay_has_pid(&relays[i], pid))
+		if (pid >= 0 && relay_in_part(i, in) && relay_has_pid(&relays[i], pid))
 			return i;
 	if (!comm)
 		return -1;
 	for (i = 0; i < nrelays; i++) {
-		if (!relay_in_part(i, part) || !relays[i].program ||
+		if (!relay_in_part(i, in) || !relays[i].program ||
 		    strncmp(basename_of(relays[i].program), comm, 15) ||
 		    strlen(comm) > 15)
 			continue;
-		if (found >= 0)
+		if (found >= 0 && relays[found].frame != relays[i].frame)
 			return -1;	/* two relays run it: ambiguous */
 		found = i;
 	}
 	return found;
 }
 
-/* The tower of a perf sample's process, in input `part`. */
+/* The tower of a perf sample's process, in input `in`. */
 uint32_t
-tower_for_pid(int part, long pid, long tid, const char *comm, size_t commlen)
+tower_for_pid(const struct input *in, long pid, long tid, const char *comm, size_t commlen)
 {
-	uint64_t h = proc_key(part, pid);
+	int part = in->part;
+	uint64_t h = proc_key(part, in->which, pid);
 	struct proc *p;
 	char name[64];
 	size_t j;
@@ -98,7 +113,7 @@ tower_for_pid(int part, long pid, long tid, const char *comm, size_t commlen)
 	for (j = h & proc_slots.mask; proc_slots.v[j];
 	     j = (j + 1) & proc_slots.mask) {
 		p = &procs[proc_slots.v[j] - 1];
-		if (p->pid != pid || p->part != part)
+		if (p->pid != pid || p->part != part || p->which != in->which)
 			continue;
 		if (tid == pid && !p->main_seen) {
 			snprintf(p->comm, sizeof(p->comm), "%s", name);
@@ -110,10 +125,11 @@ tower_for_pid(int part, long pid, long tid, const char *comm, size_t commlen)
 	p = &procs[nprocs];
 	memset(p, 0, sizeof(*p));
 	p->part = part;
+	p->which = in->which;
 	p->pid = pid;
 	snprintf(p->comm, sizeof(p->comm), "%s", name);
 	p->main_seen = tid == pid;
-	r = relay_of(part, pid, NULL);	/* by comm at the end: see merge_towers() */
+	r = relay_of(in, pid, NULL);	/* by comm at the end: see merge_towers() */
 	if (r >= 0)
 		p->frame = relays[r].frame;
 	else
@@ -123,12 +139,12 @@ tower_for_pid(int part, long pid, long tid, const char *comm, size_t commlen)
 }
 
 /*
- * The tower of a folded stack's first frame in input `part`: a relay's own
- * label, a "comm (pid N)" whose pid or comm belongs to a relay, or the
- * name itself.
+ * The tower of a folded stack's first frame in input `in`: a relay's own
+ * label, a "comm (pid N)" (as ff-flame named towers before) whose pid or
+ * comm belongs to a relay, else the name itself without its pid.
  */
 uint32_t
-tower_for_name(int part, const char *name, size_t len)
+tower_for_name(const struct input *in, const char *name, size_t len)
 {
 	const char *p;
 	char comm[64];
@@ -137,83 +153,131 @@ tower_for_name(int part, const char *name, size_t len)
 	int r;
 
 	for (i = 0; i < nrelays; i++)
-		if (relay_in_part(i, part) && strlen(relays[i].label) == len &&
+		if (relay_in_part(i, in) && strlen(relays[i].label) == len &&
 		    !strncmp(relays[i].label, name, len))
 			return relays[i].frame;
-	if (nrelays) {
-		if (len > 7 && name[len - 1] == ')') {
-			for (p = name + len - 2; p > name && *p >= '0' && *p <= '9'; p--)
-				;
-			if (p - name >= 5 && p < name + len - 2 &&
-			    !strncmp(p - 5, " (pid ", 6)) {
-				pid = strtol(p + 1, NULL, 10);
-				clen = p - 5 - name;
-			}
-		}
-		if (clen < sizeof(comm)) {
-			memcpy(comm, name, clen);
-			comm[clen] = 0;
-			if ((r = relay_of(part, pid, comm)) >= 0)
-				return relays[r].frame;
+	if (len > 7 && name[len - 1] == ')') {
+		for (p = name + len - 2; p > name && *p >= '0' && *p <= '9'; p--)
+			;
+		if (p - name >= 5 && p < name + len - 2 &&
+		    !strncmp(p - 5, " (pid ", 6)) {
+			pid = strtol(p + 1, NULL, 10);
+			clen = p - 5 - name;
 		}
 	}
-	return frame_intern(name, len, 0, K_PROCESS);
+	if (nrelays && clen < sizeof(comm)) {
+		memcpy(comm, name, clen);
+		comm[clen] = 0;
+		if ((r = relay_of(in, pid, comm)) >= 0)
+			return relays[r].frame;
+		/* "R1 nginx (pid 5)" of an older page: its relay's label. */
+		for (i = 0; i < nrelays; i++)
+			if (relay_in_part(i, in) && !strcmp(relays[i].label, comm))
+				return relays[i].frame;
+	}
+	return frame_intern(name, clen, 0, K_PROCESS);
 }
 
 /*
  * A process no relay lists by pid joins the relay that runs a program of
  * its comm. This waits for the end, when the process's own comm is known
- * (its threads may have names of their own, and sample first): the
- * process's stacks are then moved to the relay's tower, merging with the
+ * (its threads may have names of their own, and sample first); so does a
+ * process of no relay, which joins the tower of its comm (with several
+ * --parts, of its comm in its file: each host has its own processes).
+ * The process's stacks are then moved to that tower, merging with the
  * stacks already there.
  */
 void
 merge_towers(void)
 {
-	uint32_t *alias = NULL, i, k;
-	int r;
+	uint32_t *alias = ff_realloc(NULL, (nframes + nprocs + 1) * sizeof(*alias)), i, k, to;
+	char *name;
+	int r, n;
 
+	for (k = 0; k < nframes + nprocs + 1; k++)
+		alias[k] = k;
 	for (i = 0; i < nprocs; i++) {
-		if (frames[procs[i].frame].relay >= 0 ||
-		    (r = relay_of(procs[i].part, -1, procs[i].comm)) < 0)
+		struct proc *p = &procs[i];
+		const struct input in = { .part = p->part, .which = p->which };
+
+		if (frames[p->frame].relay >= 0)
 			continue;
-		if (!alias) {
-			alias = ff_realloc(NULL, nframes * sizeof(*alias));
-			for (k = 0; k < nframes; k++)
-				alias[k] = k;
+		if ((r = relay_of(&in, -1, p->comm)) >= 0) {
+			to = relays[r].frame;
+		} else {
+			if (nparts > 1)
+				n = asprintf(&name, "%s (%s)", p->comm, basename_of(part_files[p->part]));
+			else
+				n = asprintf(&name, "%s", p->comm);
+			if (n < 0)
+				ff_die("out of memory");
+			to = frame_intern(name, strlen(name), 0, K_PROCESS);
+			free(name);
 		}
-		alias[procs[i].frame] = relays[r].frame;
+		/* The frame p had (one of its own, unnamed) is named as its tower. */
+		frames[p->frame].name = ff_strdup(frames[to].name);
+		alias[p->frame] = to;
+		p->frame = to;
 	}
-	if (!alias)
-		return;
 	stacks_alias(alias);
 	free(alias);
 }
 
+static int
+proc_cmp(const void *a, const void *b)
+{
+	const struct proc *x = &procs[*(const uint32_t *)a], *y = &procs[*(const uint32_t *)b];
+
+	if (x->frame != y->frame)
+		return x->frame < y->frame ? -1 : 1;
+	if (x->which != y->which)
+		return y->which - x->which;	/* BASE first */
+	if (x->part != y->part)
+		return x->part - y->part;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* A tower's detail lists this many pids of a side at most. */
+#define DETAIL_PIDS 8
+
 /*
- * Name the per-pid towers, now that every process's comm is known; with
- * several --parts, with the input too (each host has its own pids).
+ * Each tower's detail, its processes' pids: "pids 100, 101", or with
+ * --diff "base: pid 7; new: pid 9" (pids are not the same from one
+ * recording to the next, so they are no part of the tower's name).
  */
 void
-name_towers(void)
+name_towers(int diff)
 {
-	uint32_t i;
-	int n;
+	uint32_t *order = ff_realloc(NULL, (nprocs + 1) * sizeof(*order)), i, j, k, n;
+	struct ff_buf d = FF_BUF_INIT;
 
-	for (i = 0; i < nprocs; i++) {
-		struct frame *f = &frames[procs[i].frame];
+	for (i = 0; i < nprocs; i++)
+		order[i] = i;
+	qsort(order, nprocs, sizeof(*order), proc_cmp);
+	for (i = 0; i < nprocs; i = j) {
+		const struct proc *p = &procs[order[i]];
 
-		if (f->name)
-			continue;
-		if (nparts > 1)
-			n = asprintf(&f->name, "%s (pid %ld, %s)", procs[i].comm,
-				     procs[i].pid, basename_of(part_files[procs[i].part]));
-		else
-			n = asprintf(&f->name, "%s (pid %ld)", procs[i].comm,
-				     procs[i].pid);
-		if (n < 0)
-			ff_die("out of memory");
+		d.len = 0;
+		for (j = i; j < nprocs && procs[order[j]].frame == p->frame; j = k) {
+			int which = procs[order[j]].which;
+
+			for (k = j; k < nprocs && procs[order[k]].frame == p->frame &&
+			     procs[order[k]].which == which; k++)
+				;
+			n = k - j;
+			if (diff)
+				ff_buf_printf(&d, "%s%s: ", d.len ? "; " : "", which ? "base" : "new");
+			ff_buf_printf(&d, "pid%s ", n == 1 ? "" : "s");
+			for (n = j; n < k && n < j + DETAIL_PIDS; n++)
+				ff_buf_printf(&d, "%s%ld", n > j ? ", " : "", procs[order[n]].pid);
+			if (k - j > DETAIL_PIDS)
+				ff_buf_printf(&d, " and %u more", k - j - DETAIL_PIDS);
+		}
+		free(frames[p->frame].detail);
+		frames[p->frame].detail = ff_strdup(d.s);
 	}
+	ff_buf_free(&d);
+	free(order);
 }
 
 /* Meta: --meta JSON */
@@ -248,8 +312,12 @@ json_pid(const json_t *v)
 	return -1;
 }
 
+/*
+ * The relays of a meta, for input `which` (0 NEW, 1 BASE, -1 either):
+ * relays of one role and program, one of each side, share one tower.
+ */
 void
-relays_from_meta(const json_t *meta)
+relays_from_meta(const json_t *meta, int which)
 {
 	const json_t *arr = json_object_get(meta, "relays"), *r, *v;
 	const char *role, *prog;
@@ -260,13 +328,14 @@ relays_from_meta(const json_t *meta)
 
 	if (!json_is_array(arr))
 		return;
-	relays = ff_realloc(NULL, (json_array_size(arr) + 1) * sizeof(*relays));
+	relays = ff_realloc(relays, (nrelays + json_array_size(arr) + 1) * sizeof(*relays));
 	json_array_foreach(arr, i, r) {
 		if (!json_is_object(r))
 			continue;
 		rl = &relays[nrelays];
 		memset(rl, 0, sizeof(*rl));
 		rl->part = -1;
+		rl->which = which;
 		role = ff_json_str(r, "role");
 		prog = ff_json_str(r, "program");
 		rl->role = ff_strdup(role ? role : "relay");
@@ -283,16 +352,19 @@ relays_from_meta(const json_t *meta)
 		for (k = 0; roleup[k]; k++)
 			if (roleup[k] >= 'a' && roleup[k] <= 'z')
 				roleup[k] -= 'a' - 'A';
-		/* "R1 nginx (pid 123)", as much of it as the meta tells. */
+		/* "R1 nginx": role and program, never the pid. */
 		n = snprintf(label, sizeof(label), "%s", roleup);
 		if (prog)
-			n += snprintf(label + n, sizeof(label) - n, " %.200s",
-				      basename_of(prog));
-		if (rl->pid >= 0)
-			snprintf(label + n, sizeof(label) - n, " (pid %ld)", rl->pid);
+			snprintf(label + n, sizeof(label) - n, " %.200s", basename_of(prog));
 		rl->label = ff_strdup(label);
-		rl->frame = frame_new(ff_strdup(rl->label), 0, K_PROCESS, 0);
-		frames[rl->frame].relay = nrelays;
+		for (k = 0; k < nrelays && strcmp(relays[k].label, label); k++)
+			;
+		if (k < nrelays) {
+			rl->frame = relays[k].frame;
+		} else {
+			rl->frame = frame_new(ff_strdup(rl->label), 0, K_PROCESS, 0);
+			frames[rl->frame].relay = nrelays;
+		}
 		nrelays++;
 	}
 }

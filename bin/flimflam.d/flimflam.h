@@ -1,7 +1,8 @@
 /*
  * flimflam.h - what the dispatcher's files share: main.c (the commands,
  * their options and checks), run.c (the pipeline of a run, flamegraph's
- * page) and summary.c (the human summaries).
+ * page), stages.c (the pipeline's stages: groups, stops, ends), hosts.c
+ * and hosts_check.c (--hosts) and summary.c (the human summaries).
  */
 #ifndef FLIMFLAM_H
 #define FLIMFLAM_H
@@ -55,6 +56,17 @@ void outputs_check(const struct cmd *c);
 void render_flamegraph(json_t *events, const char *rundir);
 void flamegraph_builds(const struct cmd *c);
 
+/* stages.c: the pipeline's stages, each in a process group of its own */
+struct pipeline;
+struct pipecmd *stage_argv(const char *role, const char *label, const char *name, struct ff_argv *a);
+void stages_start(struct pipeline *p);	/* pipeline_start, and the stages watched */
+void stages_stop(int sig);		/* passed on; the grace starts */
+int stages_timeout_ms(void);		/* until the grace ends (-1: no stop yet) */
+void stages_enforce(void);		/* past the grace: kill those left, saying so */
+int stages_all_ended(void);
+void stages_close_sessions(void);
+int stages_reap(int *sig);		/* 1 if any failed */
+
 /* hosts.c: --hosts, the stages on other hosts over ssh */
 struct pipecmd;
 int hosts_parse(const char *spec, int nrelays, int need_address, char *why, size_t n);
@@ -71,7 +83,15 @@ const char *hosts_send_private(const char *role, const char *label, const char *
 			       const char *scratch, char *why, size_t wn);
 void hosts_connect(const char *rundir);
 void hosts_disconnect(void);
-const char *hosts_lost(const char *role);
+const char *hosts_lost(const char *role, int status);	/* status: the stage's, or 0 */
+/* For hosts_check.c: the roles of --hosts, by place; a command on a host. */
+int hosts_count(void);
+const char *hosts_role_at(int i);
+char *hosts_remote_program(const char *local_path, const char *name);	/* malloc'd */
+char *hosts_remote_run(const char *dest, const char *line, int *status);	/* its output, or NULL */
+char *hosts_first_line(char *s);	/* trimmed in place, ssh's "\r" too */
+
+/* hosts_check.c: check --hosts */
 int hosts_check(const char *workload, const char *relay);
 
 /* summary.c */

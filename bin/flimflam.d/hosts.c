@@ -31,6 +31,9 @@
 
 #define MAX_HOSTS 32
 
+/* A session that ended with ssh's 255: how long its master may take to be seen gone. */
+#define LOST_WAIT_S 2.0
+
 struct host_role {
 	char *role;		/* client, server, r1, r2, ... */
 	char *dest;		/* [USER@]HOST as ssh takes it; NULL: local */
@@ -55,6 +58,18 @@ int
 hosts_any(void)
 {
 	return nroles > 0;
+}
+
+int
+hosts_count(void)
+{
+	return nroles;
+}
+
+const char *
+hosts_role_at(int i)
+{
+	return roles[i].role;
 }
 
 int
@@ -148,6 +163,12 @@ hosts_parse(const char *spec, int nrelays, int need_address, char *why, size_t n
 			goto bad;
 		}
 		host = strrchr(eq + 1, '@') ? strrchr(eq + 1, '@') + 1 : eq + 1;
+		/* ssh would take it for an option (-oProxyCommand=...): refused here, not by ssh's usage. */
+		if (eq[1] == '-' || *host == '-') {
+			snprintf(why, n, "--hosts: %s's host '%s' starts with '-': not a host name", item,
+				 eq[1] == '-' ? eq + 1 : host);
+			goto bad;
+		}
 		if (slash && ff_inet_addr(slash, &in) < 0) {
 			snprintf(why, n, "--hosts: %s's address '%s' is not an IPv4 address", item, slash);
 			goto bad;
@@ -281,8 +302,8 @@ shell_quote(char *const argv[])
  * A program's path on a remote host: $FLIMFLAM_REMOTE_DIR/NAME, or the
  * local program's own absolute path (flimflam installed at the same place).
  */
-static char *
-remote_program(const char *local_path, const char *name)
+char *
+hosts_remote_program(const char *local_path, const char *name)
 {
 	const char *dir = getenv("FLIMFLAM_REMOTE_DIR");
 
@@ -311,7 +332,7 @@ hosts_stage(const char *role, const char *name, char *const argv[], int own_dir)
 			pipecmd_arg(cmd, argv[j]);
 		return cmd;
 	}
-	ff_argv_add(&remote, remote_program(argv[0], name));
+	ff_argv_add(&remote, hosts_remote_program(argv[0], name));
 	for (j = 1; argv[j]; j++)
 		ff_argv_add(&remote, argv[j]);
 	line = shell_quote(remote.v);
@@ -383,7 +404,7 @@ master_why(struct master *m)
 	snprintf(line, sizeof(line), "ssh %s", ff_child_how(&m->child));
 	if (!text)
 		return line;
-	for (p = strtok(text, "\n"); p; p = strtok(NULL, "\n"))
+	for (p = strtok(text, "\r\n"); p; p = strtok(NULL, "\r\n"))
 		last = p;
 	if (last)
 		snprintf(line, sizeof(line), "%s", last);
@@ -441,9 +462,20 @@ hosts_connect(const char *rundir)
 		}
 }
 
+/* The first line of `s`, trimmed in place (ssh ends its messages in "\r\n"). */
+char *
+hosts_first_line(char *s)
+{
+	size_t n = strcspn(s, "\n");
+
+	while (n && s[n - 1] == '\r')
+		n--;
+	s[n] = 0;
+	return s;
+}
+
 #define END_OF_FILE "FLIMFLAM_END_OF_FILE"
 
-static char *first_line(char *s);
 
 /*
  * The files `paths` (n of them) copied into a directory of their own on
@@ -507,12 +539,12 @@ hosts_send_private(const char *role, const char *label, const char *const paths[
 	if (!out || st != 0 || !dir) {
 		snprintf(why, wn, "cannot copy %s's files to %s (ssh %s): %.200s", role, r->dest,
 			 !out ? "did not start" : st == -1 ? "took more than " FF_STR(REMOTE_SECONDS) " s" : ff_status_how(st),
-			 out && *out ? first_line(out) : "it said nothing");
+			 out && *out ? hosts_first_line(out) : "it said nothing");
 		free(out);
 		return NULL;
 	}
 	dir += strlen("flimflam-dir ");
-	r->private_dir = ff_strdup(first_line(dir));
+	r->private_dir = ff_strdup(hosts_first_line(dir));
 	free(out);
 	return r->private_dir;
 }
@@ -583,9 +615,15 @@ hosts_disconnect(void)
 		rmdir(control_dir);
 }
 
-/* Did the master of `role`'s host end (the connection lost)? Its host, or NULL. */
+/*
+ * Did the master of `role`'s host end (the connection lost)? Its host, or
+ * NULL. `status` is the stage's: when ssh's 255 says its session ended on
+ * its own, the master that went with it may not be seen gone yet (its
+ * sessions see its socket close before it is a zombie): it gets
+ * LOST_WAIT_S to be.
+ */
 const char *
-hosts_lost(const char *role)
+hosts_lost(const char *role, int status)
 {
 	const struct host_role *r = find(role);
 	struct master *m;
@@ -593,12 +631,14 @@ hosts_lost(const char *role)
 	if (!r || !r->dest)
 		return NULL;
 	m = &masters[r->master];
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 255)
+		ff_child_wait(&m->child, LOST_WAIT_S);
 	return ff_child_check(&m->child) && !m->child.stopped ? m->dest : NULL;
 }
 
 /* `line` run by the shell of `dest` (plain ssh, BatchMode); its output, or NULL. */
-static char *
-remote_run(const char *dest, const char *line, int *status)
+char *
+hosts_remote_run(const char *dest, const char *line, int *status)
 {
 	struct ff_argv a = FF_ARGV_INIT;
 	char *out;
@@ -608,128 +648,6 @@ remote_run(const char *dest, const char *line, int *status)
 	out = ff_run_within(a.v, status, REMOTE_SECONDS);
 	ff_argv_free(&a);
 	return out;
-}
-
-/* The first line of `s`, trimmed in place. */
-static char *
-first_line(char *s)
-{
-	s[strcspn(s, "\n")] = 0;
-	return s;
-}
-
-/* One finding of check --hosts; a problem counts. */
-static int
-say_check(const struct host_role *r, int ok, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	printf("%s on %s: %s%s\n", r->role, r->dest, ok ? "" : "PROBLEM: ", msg);
-	return !ok;
-}
-
-/*
- * check --hosts: on each named host, through ssh, the same flimflam
- * version as here, the programs its role needs (the workload's server or
- * client, the relay), perf's permission to attach where a relay runs (what
- * ff-capture --check says), and its clock against ours. 0 when all is
- * well, 1 otherwise.
- */
-static double
-wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-int
-hosts_check(const char *workload, const char *relay)
-{
-	const char *rprog = ff_relay_find(relay)->program;
-	char *here = program("flimflam"), *capture = program("ff-capture");
-	char *flimflam = NULL, *line, *out;
-	int i, status, problems = 0;
-
-	for (i = 0; i < nroles; i++) {
-		const struct host_role *r = &roles[i];
-		const char *need = NULL;
-		double t0, t1, there;
-
-		if (!r->dest)
-			continue;
-		free(flimflam);
-		flimflam = remote_program(here ? here : "flimflam", "flimflam");
-		line = ff_asprintf("'%s' --version", flimflam);
-		out = remote_run(r->dest, line, &status);
-		free(line);
-		if (!out || status != 0) {
-			problems += say_check(r, 0, "cannot run '%s' over ssh (%s): %s", flimflam,
-					      status == -1 ? "no answer within 5 s" : ff_status_how(status),
-					      out && *out ? first_line(out) : "it said nothing");
-			free(out);
-			continue;
-		}
-		if (strcmp(first_line(out), "flimflam " FF_VERSION))
-			problems += say_check(r, 0, "'%s' is %s, and this one is flimflam %s", flimflam,
-					      out, FF_VERSION);
-		else
-			say_check(r, 1, "%s", out);
-		free(out);
-		need = !strcmp(r->role, "client") ? ff_workload_client_program(workload) :
-			!strcmp(r->role, "server") ? ff_workload_server_program(workload) : rprog;
-		if (need) {
-			line = ff_asprintf("command -v '%s'", need);
-			out = remote_run(r->dest, line, &status);
-			free(line);
-			if (out && status == 0)
-				say_check(r, 1, "%s is %s", need, first_line(out));
-			else
-				problems += say_check(r, 0, "%s is not on PATH there (the %s needs it)", need,
-						      r->role[0] == 'r' ? "relay" : r->role);
-			free(out);
-		}
-		if (r->role[0] == 'r' && rprog) {
-			char *cap = remote_program(capture ? capture : "ff-capture", "ff-capture");
-			json_t *ev;
-
-			line = ff_asprintf("'%s' --check --json stat", cap);
-			out = remote_run(r->dest, line, &status);
-			ev = out ? json_loads(first_line(out), 0, NULL) : NULL;
-			if (json_is_true(json_object_get(ev, "ok")))
-				say_check(r, 1, "perf can attach to the relay");
-			else
-				problems += say_check(r, 0, "perf cannot attach to the relay there: %s",
-						      ev && ff_json_str(ev, "message") ? ff_json_str(ev, "message") :
-						      out && *out ? out : "ff-capture --check gave no answer");
-			json_decref(ev);
-			free(line);
-			free(out);
-			free(cap);
-		}
-		t0 = wall_now();
-		out = remote_run(r->dest, "date +%s.%N", &status);
-		t1 = wall_now();
-		there = out ? strtod(out, NULL) : 0;
-		if (!out || status != 0 || there <= 0)
-			problems += say_check(r, 0, "cannot read its clock");
-		else if (fabs(there - (t0 + t1) / 2) > 0.5 + (t1 - t0) / 2)
-			problems += say_check(r, 0, "its clock is %+.3f s from this one's (synchronize the clocks: NTP or PTP)",
-					      there - (t0 + t1) / 2);
-		else
-			say_check(r, 1, "clock within %.3f s of this one's", fabs(there - (t0 + t1) / 2) + (t1 - t0) / 2);
-		free(out);
-	}
-	free(flimflam);
-	free(here);
-	free(capture);
-	printf("%s\n", problems ? "Problems found: see the lines above" : "OK");
-	return problems ? 1 : 0;
 }
 
 /*
@@ -788,7 +706,7 @@ hosts_fetch(const char *role, const char *remote, const char *local, char *why, 
 
 		*slash = 0;
 		l = ff_asprintf("rm -rf -- '%s'", dir);
-		free(remote_run(r->dest, l, &st));
+		free(hosts_remote_run(r->dest, l, &st));
 		free(l);
 	}
 	free(dir);

@@ -61,6 +61,8 @@ static const struct cmd cmds[] = {
 	  "Compare two results files from bench" },
 	{ "report", "ff-bench", "report", EXEC,
 	  "Write an HTML page of results files from bench" },
+	{ "history", "ff-history", NULL, EXEC,
+	  "Keep bench results over time and find their change points" },
 };
 
 static const char run_usage_fmt[] =

@@ -12,7 +12,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,94 +26,38 @@ stopped_by(int sig, const char *rundir)
 	exit(128 + sig);
 }
 
-static void
-post_fork(void)
-{
-	/* Nothing outlives flimflam, even when it is SIGKILLed. */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-}
-
-/* Each stage's name and role (whose host it runs on), by its place. */
-#define MAX_STAGES 16
-static struct {
-	char *name;
-	const char *role;
-	int ended;	/* a remote stage whose session we closed: its reader is gone */
-} stages[MAX_STAGES];
-static int nstages;
-
-/*
- * A stage: the program `name` with the arguments in `a` (which it frees),
- * here or on the host of `role` (hosts.c); named `label` in messages.
- */
-static pipecmd *
-stage_argv(const char *role, const char *label, const char *name, struct ff_argv *a)
-{
-	char *path = program(name);
-	struct ff_argv all = FF_ARGV_INIT;
-	pipecmd *cmd;
-	size_t i;
-
-	if (!path)
-		ff_die("cannot find %s beside flimflam nor on PATH", name);
-	ff_argv_add(&all, path);
-	for (i = 0; i < a->n; i++)
-		ff_argv_add(&all, a->v[i]);
-	/* flimflam says why the run stopped, and made ff-capture's checks itself. */
-	ff_argv_add(&all, "--pipeline-stage");
-	cmd = hosts_stage(role, name, all.v, !strcmp(name, "ff-capture"));
-	if (nstages < MAX_STAGES) {
-		stages[nstages].name = hosts_dest(role) ?
-			ff_asprintf("%s on %s", label, hosts_dest(role)) : strdup(label);
-		stages[nstages++].role = role;
-	}
-	ff_argv_free(&all);
-	ff_argv_free(a);
-	free(path);
-	return cmd;
-}
+/* Not on a terminal, a start still going on is said every so many seconds. */
+#define START_NOTE_S 5
 
 static const char *
-stage_name(pipeline *p, int i)
+starting_text(void)
 {
-	(void)p;
-	return i < nstages ? stages[i].name : "a stage";
-}
-
-static pipeline *running;
-
-/* Send every stage `sig`: each stops what it started, in order. */
-static void
-signal_stages(int sig)
-{
-	int i;
-
-	for (i = 0; running && i < pipeline_get_ncommands(running); i++)
-		kill(pipeline_get_pid(running, i), sig);
+	return ff_relay_has(opt.relay, FF_RELAY_ROUTED) ?
+		"starting the routers; R1 listens once it has the route to the last" :
+		"starting the server and relays";
 }
 
 /*
- * The cleanup hook while the pipeline runs: our output closed or failed
- * (ff_emit), or we failed; the stages stop as for Ctrl-C, and are waited for.
+ * Not on a terminal (a log, a CI job): one line every START_NOTE_S while
+ * the chain starts (skrouterd's take seconds a hop), so a slow start is
+ * not silence. Returns how long poll may wait before the next (-1: none).
  */
-static void
-stop_pipeline(void)
+static int
+start_note(double started, double warm_end, double now)
 {
-	int i;
+	static double run;	/* the run whose notes `said` counts (flamegraph --build runs two) */
+	static long said;
+	long k = (long)((now - started) / START_NOTE_S);
 
-	if (!running)
-		return;
-	signal_stages(SIGTERM);
-	/*
-	 * Reaped here, not by pipeline_wait, which would say "Terminated" of
-	 * a stage that the SIGTERM reached before its handler was in (it had
-	 * started nothing yet): we stopped it, that is not news.
-	 */
-	for (i = 0; i < pipeline_get_ncommands(running); i++)
-		while (waitpid(pipeline_get_pid(running, i), NULL, 0) < 0 && errno == EINTR)
-			;
-	running = NULL;
-	hosts_disconnect();
+	if (warm_end || opt.json || ff_verbosity < 0)
+		return -1;
+	if (run != started)
+		run = started, said = 0;
+	if (k > said) {
+		said = k;
+		ff_say("flimflam: %s (%ld s)\n", starting_text(), k * START_NOTE_S);
+	}
+	return (int)(((said + 1) * START_NOTE_S - (now - started)) * 1000) + 1;
 }
 
 /*
@@ -128,11 +71,9 @@ show_phase(double started, double warm_end, double win_end)
 	double now = ff_now(), left;
 
 	if (!ff_live_on())
-		return -1;
+		return start_note(started, warm_end, now);
 	if (!warm_end)
-		ff_live(ff_relay_has(opt.relay, FF_RELAY_ROUTED) ?
-			"flimflam: starting the routers; R1 listens once it has the route to the last (%.0f s)" :
-			"flimflam: starting the server and relays (%.0f s)", floor(now - started));
+		ff_live("flimflam: %s (%.0f s)", starting_text(), floor(now - started));
 	else if (!win_end)
 		ff_live("flimflam: warming up: %.0f s left", ceil(fmax(0, warm_end - now)));
 	else if (now < win_end)
@@ -362,10 +303,7 @@ start_pipeline(const struct cmd *c, const char *rundir)
 	pipeline_want_infile(p, "/dev/null");	/* the first stage reads nothing */
 	pipeline_want_out(p, -1);
 	pipeline_ignore_signals(p, 0);
-	pipeline_install_post_fork(post_fork);
-	pipeline_start(p);
-	running = p;
-	ff_set_cleanup(stop_pipeline);
+	stages_start(p);
 	return p;
 }
 
@@ -417,26 +355,10 @@ take_event(json_t *events, json_t *ev, struct phases *ph, int sig)
 }
 
 /*
- * The last stage is done, so each stage's reader goes in turn: locally a
- * stage sees that on its stdout, but a remote stage's reader is its ssh
- * session, which notices no closed pipe while it has nothing to write.
- * Closing the sessions, last first, tells each remote stage; it stops what
- * it holds as it does locally.
- */
-static void
-close_sessions(pipeline *p)
-{
-	int i;
-
-	for (i = nstages - 1; i >= 0; i--)
-		if (hosts_dest(stages[i].role) && kill(pipeline_get_pid(p, i), SIGTERM) == 0)
-			stages[i].ended = 1;
-}
-
-/*
  * The pipeline's events until it ends, into `events`; a signal is passed
- * to every stage, each stopping what it started, in order. Returns the
- * signal that stopped the run, or 0.
+ * to every stage, each stopping what it started, in order, and one that
+ * has not within the grace is killed (stages.c). Returns the signal that
+ * stopped the run, or 0.
  */
 static int
 read_pipeline(pipeline *p, json_t *events)
@@ -451,14 +373,21 @@ read_pipeline(pipeline *p, json_t *events)
 		struct pollfd pfd[3] = {
 			{ ff_signal_fd(), POLLIN, 0 }, { out.fd, POLLIN, 0 }, { 1, 0, 0 }
 		};
+		int wait_ms;
 
 		if (!sig && ff_signalled()) {
 			sig = ff_signalled();
-			signal_stages(sig);
+			stages_stop(sig);
 		}
-		if (poll(pfd, 3, sig ? -1 : show_phase(ph.started, ph.warm_end, ph.win_end)) < 0 &&
-		    errno != EINTR)
+		stages_enforce();
+		/* Killed, every stage: what else holds the pipe is not waited for. */
+		if (sig && stages_all_ended())
+			break;
+		wait_ms = sig ? stages_timeout_ms() : show_phase(ph.started, ph.warm_end, ph.win_end);
+		if (poll(pfd, 3, wait_ms) < 0 && errno != EINTR)
 			ff_die("poll: %s", strerror(errno));
+		/* The signal is taken: the pipe left full would wake every poll at once. */
+		ff_signal_drain();
 		if ((pfd[2].revents & (POLLERR | POLLHUP)) && !sig)
 			ff_quit(128 + SIGPIPE);	/* no one reads us: stop, as for Ctrl-C */
 		if (pfd[1].revents) {
@@ -467,7 +396,7 @@ read_pipeline(pipeline *p, json_t *events)
 			while ((ev = ff_reader_next(&out)))
 				take_event(events, ev, &ph, sig);
 			if (r == 0) {
-				close_sessions(p);
+				stages_close_sessions();
 				break;
 			}
 		}
@@ -475,54 +404,6 @@ read_pipeline(pipeline *p, json_t *events)
 	ff_live_clear();
 	ff_reader_free(&out);
 	return sig;
-}
-
-/*
- * The stages reaped: 1 if any failed (those that did not say why, worded
- * unless a signal stopped the run; *sig gets one that came meanwhile).
- */
-static int
-reap_pipeline(pipeline *p, int *sig)
-{
-	int *statuses, nstatuses, i, failed = 0;
-
-	pipeline_wait_all(p, &statuses, &nstatuses);
-	running = NULL;
-	ff_set_cleanup(NULL);
-	if (!*sig && ff_signalled())
-		*sig = ff_signalled();
-	for (i = 0; i < nstatuses; i++) {
-		int st = statuses[i];
-
-		/*
-		 * A lost connection is said whenever it came: a stage after it
-		 * (the client, reset by a relay that went with it) may have
-		 * ended the pipeline first, and its session was then closed.
-		 */
-		if (!*sig && i < nstages && hosts_lost(stages[i].role) && st != 0) {
-			failed = 1;
-			ff_warn("%s: lost the ssh connection to '%s'", stage_name(p, i),
-				hosts_lost(stages[i].role));
-			continue;
-		}
-		/* A session we closed ends as ssh ends on SIGTERM. */
-		if (i < nstages && stages[i].ended &&
-		    ((WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) ||
-		     (WIFEXITED(st) && WEXITSTATUS(st) == 255)))
-			st = 0;
-		if (st == 0)
-			continue;
-		failed = 1;
-		/*
-		 * A stage that failed said why; one that did not, we word. One
-		 * whose reader went away (141) stopped for the stage after it.
-		 */
-		if (!*sig && (WIFSIGNALED(st) || (WEXITSTATUS(st) >= 126 &&
-						      WEXITSTATUS(st) != 128 + SIGPIPE)))
-			ff_warn("%s %s", stage_name(p, i), ff_status_how(st));
-	}
-	free(statuses);
-	return failed;
 }
 
 /*
@@ -578,7 +459,7 @@ run_pipeline(const struct cmd *c, const char *rundir)
 {
 	pipeline *p = start_pipeline(c, rundir);
 	json_t *events = json_array();
-	int sig = read_pipeline(p, events), failed = reap_pipeline(p, &sig);
+	int sig = read_pipeline(p, events), failed = stages_reap(&sig);
 
 	pipeline_free(p);
 	hosts_disconnect();
@@ -797,10 +678,10 @@ cmp_change(const void *a, const void *b)
 /*
  * The folded differential ("stack base new" lines) summed by leaf function
  * into shares of each build's samples; sorted by the change, largest
- * growth first. Returns how many.
+ * growth first. Returns how many; each build's samples in total[].
  */
 static size_t
-shares_of(const char *folded, struct fshare **out)
+shares_of(const char *folded, struct fshare **out, double total[2])
 {
 	char *text = ff_read_file(folded, NULL), *line, *save = NULL, *sp1, *sp2, *leaf;
 	struct fshare *f = NULL;
@@ -829,6 +710,8 @@ shares_of(const char *folded, struct fshare **out)
 		f[i].new += cn;
 	}
 	free(text);
+	total[0] = tb;
+	total[1] = tn;
 	for (i = 0; i < n; i++) {
 		f[i].base = tb > 0 ? f[i].base / tb : 0;
 		f[i].new = tn > 0 ? f[i].new / tn : 0;
@@ -870,7 +753,9 @@ flamegraph_builds(const struct cmd *c)
 {
 	const char *rundir = ff_rundir(NULL), *la = opt.builds[0].label, *lb = opt.builds[1].label;
 	char cwd[PATH_MAX - 64], data[2][PATH_MAX], html[2][PATH_MAX], dhtml[PATH_MAX];
-	char dir[2][PATH_MAX], folded[PATH_MAX + 32], evfile[PATH_MAX + 32];
+	char dir[2][PATH_MAX], folded[PATH_MAX + 32], evfile[PATH_MAX + 32], baseev[PATH_MAX + 32];
+	double total[2];
+	int thin;
 	json_t *events[2], *cap, *ev;
 	struct fshare *f = NULL;
 	struct ff_out dout;
@@ -914,16 +799,22 @@ flamegraph_builds(const struct cmd *c)
 		snprintf(flame_html, sizeof(flame_html), "%s", html[b]);
 		render_flamegraph(events[b], dir[b]);
 	}
-	/* The differential page, sized by the new build, and its folded stacks for the summary. */
+	/*
+	 * The differential page, sized by the new build, and its folded stacks
+	 * for the summary: each recording's processes in its own run's relay
+	 * towers (its events), which match by role and program, not pid.
+	 */
 	snprintf(evfile, sizeof(evfile), "%s/events.jsonl", dir[1]);
+	snprintf(baseev, sizeof(baseev), "%s/events.jsonl", dir[0]);
 	snprintf(folded, sizeof(folded), "%s/diff.folded", rundir);
 	if (ff_out_open(&dout, dhtml, FF_OUT_DEFER, "old.*", 0644) < 0)
 		ff_die("%s", dout.err);
 	{
 		char *path = program("ff-flame"), title[256];
-		char *pargs[] = { path, "-o", dout.tmp, "-t", title, "--events", evfile, "--diff",
-				  data[0], data[1], NULL };
-		char *fargs[] = { path, "--folded", "-o", folded, "--diff", data[0], data[1], NULL };
+		char *pargs[] = { path, "-o", dout.tmp, "-t", title, "--events", evfile,
+				  "--base-events", baseev, "--diff", data[0], data[1], NULL };
+		char *fargs[] = { path, "--folded", "-o", folded, "--events", evfile,
+				  "--base-events", baseev, "--diff", data[0], data[1], NULL };
 
 		if (!path)
 			ff_die("cannot find ff-flame beside flimflam nor on PATH");
@@ -940,7 +831,8 @@ flamegraph_builds(const struct cmd *c)
 			ff_die("cannot fold the two recordings; the pages are written");
 		free(path);
 	}
-	n = shares_of(folded, &f);
+	n = shares_of(folded, &f, total);
+	thin = total[0] < FF_FLAME_RANK_MIN_SAMPLES || total[1] < FF_FLAME_RANK_MIN_SAMPLES;
 	if (!opt.json)
 		for (b = 0; b < 2; b++) {
 			ff_print("%s== Build %s ==\n\n", b ? "\n" : "", opt.builds[b].label);
@@ -955,9 +847,19 @@ flamegraph_builds(const struct cmd *c)
 		"base_html", ff_json_path(html[0]), "new_html", ff_json_path(html[1]),
 		"diff_html", ff_json_path(dhtml), "base_data", ff_json_path(data[0]),
 		"new_data", ff_json_path(data[1])));
+	json_object_set_new(ev, "base_samples", json_integer((json_int_t)total[0]));
+	json_object_set_new(ev, "new_samples", json_integer((json_int_t)total[1]));
+	json_object_set_new(ev, "too_few_samples", json_boolean(thin));
 	if (!opt.json) {
 		ff_print("\nDifferential flamegraph (%s against %s)\n", lb, la);
 		ff_print("  Page:        %s\n", dhtml);
+		ff_print("  Samples:     %.0f in %s, %.0f in %s\n", total[0], la, total[1], lb);
+		if (thin)
+			ff_print("  Too few samples to rank: fewer than %d in %s; the changes below are\n"
+				 "  mostly chance (a longer --duration, or a higher --freq, gives more)\n",
+				 FF_FLAME_RANK_MIN_SAMPLES, total[0] < FF_FLAME_RANK_MIN_SAMPLES &&
+				 total[1] < FF_FLAME_RANK_MIN_SAMPLES ? "both builds" :
+				 total[0] < FF_FLAME_RANK_MIN_SAMPLES ? la : lb);
 		ff_print("  Self samples whose share grew the most:\n");
 	}
 	json_object_set_new(ev, "grew", top_changes(f, n, 1, 5));

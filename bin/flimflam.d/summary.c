@@ -186,6 +186,39 @@ tcp_warning(const json_t *tcp)
 		 to, to == 1 ? "" : "s", wp, wp == 1 ? "" : "s", mp, mp == 1 ? "" : "s");
 }
 
+/* What the window shared the machine with (resources.machine), in a line. */
+static void
+machine_line(const json_t *rsc)
+{
+	const json_t *m = json_object_get(rsc, "machine");
+	char load[32] = "?", mhz[32] = "";
+
+	if (!json_is_object(m))
+		return;
+	if (json_is_number(json_object_get(m, "load1")))
+		snprintf(load, sizeof(load), "%.2f", ff_json_num(m, "load1", 0));
+	if (json_is_number(json_object_get(m, "cpu_mhz")))
+		snprintf(mhz, sizeof(mhz), ", %.0f MHz", ff_json_num(m, "cpu_mhz", 0));
+	if (json_is_number(json_object_get(m, "other_cpu_fraction")))
+		ff_print("  Machine:     other processes used %.1f%% of %.0f CPU%s (%.2f CPU s; this run %.2f), steal %.2f s, load %s%s\n",
+			 100 * ff_json_num(m, "other_cpu_fraction", 0), ff_json_num(m, "cpus", 0),
+			 ff_json_num(m, "cpus", 0) == 1 ? "" : "s", ff_json_num(m, "other_cpu_s", 0),
+			 ff_json_num(m, "run_cpu_s", 0), ff_json_num(m, "steal_s", 0), load, mhz);
+	else
+		ff_print("  Machine:     other processes' CPU not known (/proc/stat or the run's processes unreadable), load %s%s\n", load, mhz);
+}
+
+/* A warning when others took a share of the CPUs that moves the figures. */
+static void
+machine_warning(const json_t *rsc)
+{
+	char why[160];
+
+	if (ff_machine_shared(rsc, why, sizeof(why)))
+		ff_print("  Warning:     the machine was shared: %s over the window; its figures are not comparable with a quieter run's (compare builds in one interleaved bench: README \"A shared machine\")\n",
+			 why);
+}
+
 void
 summarize(json_t *events, const char *rundir)
 {
@@ -264,8 +297,10 @@ summarize(json_t *events, const char *rundir)
 	if (ff_json_num(res, "failed", 0) > 0)
 		ff_print("  Failed:      %.0f of %.0f request%s\n", ff_json_num(res, "failed", 0),
 		       ff_json_num(res, "requests", 0), ff_json_num(res, "requests", 0) == 1 ? "" : "s");
+	machine_line(rsc);
 	summarize_intervals(res);
 	tcp_warning(json_object_get(rsc, "tcp"));
+	machine_warning(rsc);
 	if (json_array_size(json_object_get(rsc, "relays"))) {
 		ff_print("\nResources\n");
 		json_array_foreach(json_object_get(rsc, "relays"), i, r) {

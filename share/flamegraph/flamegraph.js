@@ -3,8 +3,10 @@
  *
  * The data (in #flame-data) is the tree of stacks in preorder, three
  * numbers per node: frame, depth, samples; frames index the names,
- * modules and kinds tables. A differential graph adds "base", each node's
- * samples in the base recording.
+ * modules and kinds tables; "detail" holds a process tower's pids (by
+ * frame), which its name does not. A differential graph adds "base", each
+ * node's samples in the base recording, and "too_few_samples" when either
+ * side has fewer than "min_samples": too few to rank the changes.
  *
  * Only what can be seen is drawn, as positioned <div>s: a frame narrower
  * than MIN_PX is not drawn alone; runs of such siblings are merged into one
@@ -372,6 +374,8 @@
 		if (mod)
 			h += row('module', mod);
 		h += row('kind', KIND_TEXT[kindOf(f)] || kindOf(f));
+		if (D.detail && D.detail[f])
+			h += row('processes', D.detail[f]);
 		h += row('samples', num(V[i]) + ' (' + pct(share(V[i], total)) + ' of all' +
 			 (p >= 0 ? ', ' + pct(share(V[i], V[p])) + ' of parent' : '') + ')');
 		h += row('self', num(self) + ' (' + pct(share(self, total)) + ' of all)');
@@ -450,6 +454,13 @@
 			fact('new', m.source);
 		} else {
 			fact('source', m.source);
+		}
+		if (B && D.too_few_samples) {
+			$('thin').hidden = false;
+			$('thin').textContent = 'Too few samples to rank the changes: the base has ' +
+				num(baseTotal) + ', the new ' + num(total) + '; at least ' +
+				num(D.min_samples) + ' on each side are needed. Shares this coarse ' +
+				'move by chance: read the colours with caution.';
 		}
 		if (B) {
 			swatch('share grew', 'rgb(255,60,60)');

@@ -14,6 +14,13 @@ def exact(x, y):
         v = U1(xs, ys); tot += 1; le += v <= u
     # one-sided count P(U1 <= u) under H0, doubled
     return u, min(1.0, 2.0 * le / tot)
+def exact_ties(x, y):
+    # with ties: P(U1 <= u1) and P(U1 >= u1) over every split, the smaller doubled
+    n1, n2 = len(x), len(y); pool = list(x) + list(y); u1 = U1(x, y); le = ge = tot = 0
+    for idx in itertools.combinations(range(n1 + n2), n1):
+        xs = [pool[i] for i in idx]; ys = [pool[i] for i in range(n1 + n2) if i not in idx]
+        v = U1(xs, ys); tot += 1; le += v <= u1; ge += v >= u1
+    return min(u1, n1 * n2 - u1), min(1.0, 2.0 * min(le, ge) / tot)
 def normal(x, y):
     n1, n2 = len(x), len(y); n = n1 + n2; u1 = U1(x, y)
     t = collections.Counter(list(x) + list(y)).values()
@@ -26,6 +33,9 @@ cases = {
  'mid5': ([1,4,6,9,10],[2,3,5,7,8]),
 }
 for k,(x,y) in cases.items(): print(k, 'exact', exact(x,y))
+ties_exact = {'ties4': ([1,2,2,3],[2,3,3,4]), 'ties6': ([5,5,6,7,7,8],[7,8,8,9,9,9]),
+        'five': ([1.00]*5, [0.97]*5), 'same': ([3,3,3],[3,3,3])}
+for k,(x,y) in ties_exact.items(): print(k, 'exact', '%.17g %.17g' % exact_ties(x,y))
 ties = {'ties4': ([1,2,2,3],[2,3,3,4]), 'ties6': ([5,5,6,7,7,8],[7,8,8,9,9,9]),
         'big': ([i for i in range(31)], [i + 10.5 for i in range(31)]),
         'same': ([3,3,3],[3,3,3])}

@@ -3,8 +3,8 @@
  * t/unit.bats. Every expected value was computed apart from the code under
  * test: the Mann-Whitney ones by t/unit/mw-reference.py (python3, standard
  * library only: U counted pair by pair from its definition, the exact p by
- * enumerating every split of the pooled values, the normal p from Lehmann's
- * tie-corrected variance), the Hodges-Lehmann and Benjamini-Hochberg ones
+ * enumerating every split of the pooled values, ties or none, the normal p
+ * from Lehmann's tie-corrected variance), the Hodges-Lehmann and Benjamini-Hochberg ones
  * by t/unit/hl-reference.py (every pairwise difference sorted, the critical
  * value by enumerating every split of the ranks), the others by hand as
  * noted.
@@ -136,10 +136,11 @@ main(void)
 	static const double s54x[] = { 10, 11, 12, 13, 14 }, s54y[] = { 1, 2, 3, 4 };
 	static const double i4x[] = { 1, 3, 5, 7 }, i4y[] = { 2, 4, 6, 8 };
 	static const double m5x[] = { 1, 4, 6, 9, 10 }, m5y[] = { 2, 3, 5, 7, 8 };
-	/* Ties: the normal approximation (ties4, ties6); no ties but n1 + n2 > 60 (big). */
+	/* Ties, n1 + n2 <= 60: exact (ties4, ties6, five); no ties but n1 + n2 > 60 (big). */
 	static const double t4x[] = { 1, 2, 2, 3 }, t4y[] = { 2, 3, 3, 4 };
 	static const double t6x[] = { 5, 5, 6, 7, 7, 8 }, t6y[] = { 7, 8, 8, 9, 9, 9 };
 	static const double same[] = { 3, 3, 3 };
+	static const double five100[] = { 1, 1, 1, 1, 1 }, five097[] = { 0.97, 0.97, 0.97, 0.97, 0.97 };
 	double bigx[31], bigy[31];
 	double odd[] = { 3, 1, 2 }, even[] = { 4, 1, 3, 2 }, zero[] = { -1, 0, 1 };
 	double narrow[] = { 100, 101, 99 }, none[1] = { 0 };
@@ -150,15 +151,17 @@ main(void)
 	check_mw("5 above 4", s54x, 5, s54y, 4, 0, 2.0 / 126, 1);	/* 2 of C(9,4) = 126 */
 	check_mw("4 interleaved", i4x, 4, i4y, 4, 6, 48.0 / 70, 1);	/* 0.68571428571428572 */
 	check_mw("5 mixed", m5x, 5, m5y, 5, 10, 0.6904761904761905, 1);	/* 174 of 252 */
-	check_mw("4 and 4 with ties", t4x, 4, t4y, 4, 3, 0.17203370892182296, 0);
-	check_mw("6 and 6 with ties", t6x, 6, t6y, 6, 3, 0.017477872056174029, 0);
+	check_mw("4 and 4 with ties", t4x, 4, t4y, 4, 3, 0.2857142857142857, 1);
+	check_mw("6 and 6 with ties", t6x, 6, t6y, 6, 3, 0.021645021645021644, 1);
+	/* 5 x 1.00 against 5 x 0.97: 2 of C(10, 5) = 252, not the normal 0.0040. */
+	check_mw("5 tied above 5 tied", five100, 5, five097, 5, 0, 2.0 / 252, 1);
 	for (i = 0; i < 31; i++) {
 		bigx[i] = i;
 		bigy[i] = i + 10.5;
 	}
 	check_mw("31 and 31, no ties", bigx, 31, bigy, 31, 210, 0.0001439883723027259, 0);
 	/* Every value the same: no evidence of a difference at all (by hand). */
-	check_mw("all tied", same, 3, same, 3, 4.5, 1, 0);
+	check_mw("all tied", same, 3, same, 3, 4.5, 1, 1);
 
 	/* 2 / C(n1+n2, n1), by hand: 2/20; 2/70; and 4 runs a side are needed for 0.05. */
 	near("min_p(3, 3)", min_p(3, 3), 0.1);
@@ -210,6 +213,14 @@ main(void)
 	check_stats("median 0", zero, 3, 0, 0);		/* no percentage of 0 */
 	check_stats("narrow", narrow, 3, 100, 1);	/* (101 - 99) / 2 / 100 */
 	check_stats("empty", none, 0, 0, 0);
+	{
+		/* An even count of huge values: halves before adding, never inf. */
+		double huge[] = { 1.5e308, 1.5e308, 1.5e308, 1.5e308 };
+		struct stats hs;
+
+		stats_of(huge, 4, &hs);
+		near("huge: median", hs.median, 1.5e308);
+	}
 
 	printf("%d failure%s\n", failures, failures == 1 ? "" : "s");
 	return failures ? 1 : 0;
