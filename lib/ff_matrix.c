@@ -76,7 +76,8 @@ static const struct ff_relay relays[] = {
 	  .version_arg = "-v", .version_line = "HAProxy version ", .version_strip = 1 },
 	/* The user's own program, --relay-cmd: it carries what it carries; no TLS proof. */
 	{ .name = "cmd", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,
-	  .processes = 2, .threads = 1, .start_seconds = 15, .caps = FF_RELAY_COMMAND },
+	  .processes = 2, .threads = 1, .start_seconds = 15,
+	  .caps = FF_RELAY_COMMAND | FF_RELAY_FORKS },
 	{ .name = "none", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2 },
 };
 

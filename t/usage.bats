@@ -225,7 +225,7 @@ declare -gA TABLE_OF=(
 	[bin/ff-bench.d/bench.c]="flimflam bench" [bin/ff-bench.d/compare.c]="flimflam compare"
 	[bin/ff-bench.d/report.c]="flimflam report" [bin/ff-bench.d/main.c]="ff-bench"
 	[bin/ff-capture.d/main.c]="ff-capture" [bin/ff-check.c]="flimflam check"
-	[bin/ff-flame.d/main.c]="ff-flame" [bin/ff-topology.c]="ff-topology"
+	[bin/ff-flame.d/main.c]="ff-flame" [bin/ff-topology.d/main.c]="ff-topology"
 	[bin/ff-history.d/main.c]="flimflam history" [bin/ff-history.d/import.c]="flimflam history add"
 	[bin/ff-history.d/export.c]="flimflam history export" [bin/ff-history.d/report.c]="flimflam history report"
 	[bin/ff-workload.d/main.c]="ff-workload serve|ff-workload drive"
