@@ -197,7 +197,7 @@ long ff_parse_long(const char *usage, const char *opt, const char *s,
 		   long min, long max);
 /*
  * The run options every program shares, each with its one range:
- * "--jobs" 1..4096, "--warmup" 0..86400, "--duration" 1..86400,
+ * "--jobs" 1..65536, "--warmup" 0..86400, "--duration" 1..86400,
  * "--cpu-limit" 0..CPU_SETSIZE, "--freq" 1..1000000, "--request-size" and
  * "--response-size" 1..16777216, "--rate" 1..10000000, "--hops" 1..8
  * (FF_HOPS_MAX). A usage error like

@@ -38,7 +38,8 @@ static const char usage[] =
 	"  -p PROTOCOLS, --protocols PROTOCOLS\n"
 	"                        The selected protocols (comma-separated list) (default\n"
 	"                        'tcp,http1,http2')\n"
-	"  --jobs JOBS           The number of concurrent workload jobs (default 2)\n"
+	"  --jobs JOBS           The number of concurrent workload jobs (default 2); a\n"
+	"                        list sweeps them, each value a case of its own\n"
 	"  --warmup SECONDS      The warmup time in seconds (default 5)\n"
 	"  --duration SECONDS    The execution time (excluding warmup) in seconds (default 5)\n"
 	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
@@ -56,7 +57,8 @@ static const char usage[] =
 	"  --force               Replace an existing FILE (and report)\n"
 	"  --append              Add the new runs to an existing results FILE\n"
 	"  --request-size BYTES, --response-size BYTES, --rate N\n"
-	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
+	"                        For builtin-rr and builtin-crr, as in flimflam run; each\n"
+	"                        takes a comma list too, each value a case of its own\n"
 	"  --interval SECONDS    Each run's window as a time series, as in flimflam run;\n"
 	"                        unsteady runs are marked in the table (default 1)\n"
 	"  --tls                 The links between relays use mutual TLS, as in flimflam\n"
@@ -355,7 +357,8 @@ bench_options(int argc, char *argv[])
 			opt.pool = optarg;
 			break;
 		default:
-			ff_take_run_opt(usage, c, optarg, &opt.run);
+			if (!sweep_take_opt(usage, c, optarg))
+				ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
@@ -412,18 +415,21 @@ plan_cases(struct plan *pl)
 {
 	char *skrouterd = NULL, why[512];
 	const char *miss, *lacks;
-	int w, r, pr, h, nh, b;
+	int w, r, pr, h, nh, b, pt, npt = sweep_points();
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)
 			for (pr = 0; pr < opt.np; pr++)
 			for (h = 0, nh = opt.nh && ff_relay_hops(opt.relays[r]) ? opt.nh : 1; h < nh; h++)
+			for (pt = 0; pt < npt; pt++)
 			for (b = opt.nbuild ? 0 : -1; b < opt.nbuild; b++) {
 				struct bcase *bc = &pl->cases[pl->ncases];
 
 				if (pl->ncases == (int)FF_ARRAY_SIZE(pl->cases))
-					ff_fail(2, "too many cases: at most %zu (workloads x relays x protocols x hops x builds)",
+					ff_fail(2, "too many cases: at most %zu (workloads x relays x protocols x hops x sweep points x builds)",
 						FF_ARRAY_SIZE(pl->cases));
+				if (!sweep_point(pt, opt.workloads[w], bc))
+					continue;
 
 				bc->workload = opt.workloads[w];
 				bc->relay = opt.relays[r];
@@ -434,7 +440,7 @@ plan_cases(struct plan *pl)
 				bc->skip[0] = 0;
 				if (!ff_carries(bc->workload, bc->relay, bc->protocol, NULL, NULL,
 						why, sizeof(why))) {
-					if (!h && b <= 0)	/* once, whatever the hops and builds */
+					if (!h && !pt && b <= 0)	/* once, whatever the hops, points and builds */
 						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;
 				}
@@ -452,7 +458,7 @@ plan_cases(struct plan *pl)
 					 (skrouterd || (skrouterd = ff_which("skrouterd"))) &&
 					 (lacks = router_lacks(skrouterd, bc->protocol, -1))) {
 					/* What this router cannot carry is unsupported here, not a failure. */
-					if (!h) {
+					if (!h && !pt) {
 						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, lacks };
 						pl->nlacks++;
 					}

@@ -378,10 +378,15 @@ char *report_path_for(const char *results);
 
 /* ff-bench: running the matrix (bench.c), one run at a time (run.c) */
 
+/* The dimensions of a sweep (sweep.c), each a list of at most SWEEP_MAX values. */
+enum sweep_dim { SW_JOBS, SW_REQUEST, SW_RESPONSE, SW_RATE, SW_N };
+#define SWEEP_MAX 16
+
 struct bcase {
 	const char *workload, *relay, *protocol;
 	long hops;		/* the relays of its chain (none: 0) */
 	int build;		/* index in opt.builds; -1: no --build */
+	long jobs, request_size, response_size, rate;	/* its point of the sweep (sweep.c) */
 	char skip[256];		/* why it is not run, or "" */
 };
 
@@ -392,6 +397,9 @@ struct bcase {
 struct bench_opts {
 	const char *workloads[8], *relays[8], *protocols[8];
 	int nw, nr, np;
+	/* --jobs, --request-size, --response-size, --rate as lists (nsweep 0: opt.run's one value) */
+	long sweep[SW_N][SWEEP_MAX];
+	int nsweep[SW_N];
 	long hops[FF_HOPS_MAX];	/* --hops: each chain length; nh 0: each relay's own */
 	int nh;
 	struct ff_run_opts run;
@@ -449,6 +457,23 @@ json_t *replay_case(const struct bcase *c, int repeat, const char *host, const c
 const char *last_line(const char *text);
 /* The arguments of `flimflam run --json` for case c after the program, into a. */
 void case_args(struct ff_argv *a, const struct bcase *c);
+
+/* Sweeps (sweep.c) */
+
+/* A comma list of numbers for option `name` (ranges as ff_parse_run_opt; none empty or twice): their count. */
+int parse_num_list(const char *usage, const char *name, const char *arg, long out[], int max);
+/* A sweep option (getopt's c) into opt.sweep, opt.run keeping the largest: 1, or 0 for another option. */
+int sweep_take_opt(const char *usage, int c, const char *arg);
+/* The points of the sweep (the product of the lists' lengths). */
+int sweep_points(void);
+/* Point i's values into c for `workload`: 1, or 0 when the workload has no such point. */
+int sweep_point(int i, const char *workload, struct bcase *c);
+/* The run options of case c: opt.run with its point's values. */
+void case_run_opts(const struct bcase *c, struct ff_run_opts *run);
+/* The sweep's dimensions that differ among g[0..ng), bits 1 << SW_...; "" labels without. */
+unsigned sweep_dims(const struct group *g, int ng);
+/* " jobs=100 req=64" of k in the dimensions `dims` (static, 4 in turn), or "". */
+const char *point_label(const struct key *k, unsigned dims);
 
 /* bench --repeat auto (auto.c) */
 

@@ -697,7 +697,7 @@ record_check(const json_t *rec, char *err, size_t n)
 	    field(rec, "", "resources", T_OBJ | T_NULL, 0, err, n) < 0)
 		return -1;
 	/* The ranges of the options that made them (ff_parse_run_opt's). */
-	if (in_range(c, "config.", "jobs", 1, 4096, err, n) < 0 ||
+	if (in_range(c, "config.", "jobs", 1, 65536, err, n) < 0 ||
 	    in_range(c, "config.", "warmup_s", 0, 86400, err, n) < 0 ||
 	    in_range(c, "config.", "duration_s", 0, 86400, err, n) < 0 ||
 	    in_range(c, "config.", "cpu_limit", 0, CPU_SETSIZE, err, n) < 0 ||

@@ -25,16 +25,16 @@ config_json(const struct bcase *c)
 	json_object_set_new(o, "relay", json_string(c->relay));
 	json_object_set_new(o, "protocol", json_string(c->protocol));
 	json_object_set_new(o, "hops", json_integer(c->hops));
-	json_object_set_new(o, "jobs", json_integer(opt.run.jobs));
+	json_object_set_new(o, "jobs", json_integer(c->jobs));
 	json_object_set_new(o, "warmup_s", json_integer(opt.run.warmup));
 	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
 	json_object_set_new(o, "cpu_limit", json_integer(opt.run.cpu_limit));
 	json_object_set_new(o, "interval_s", json_real(opt.run.interval));
 	json_object_set_new(o, "tls", json_boolean(opt.tls));
 	if (ff_workload_is_rr(c->workload)) {
-		json_object_set_new(o, "request_size", json_integer(opt.run.request_size));
-		json_object_set_new(o, "response_size", json_integer(opt.run.response_size));
-		json_object_set_new(o, "rate_per_s", opt.run.rate ? json_integer(opt.run.rate) : json_null());
+		json_object_set_new(o, "request_size", json_integer(c->request_size));
+		json_object_set_new(o, "response_size", json_integer(c->response_size));
+		json_object_set_new(o, "rate_per_s", c->rate ? json_integer(c->rate) : json_null());
 	}
 	return o;
 }
@@ -252,8 +252,9 @@ crun_free(struct crun *cr)
 void
 case_args(struct ff_argv *a, const struct bcase *c)
 {
-	struct ff_run_opts run = opt.run;
+	struct ff_run_opts run;
 
+	case_run_opts(c, &run);
 	ff_argv_addl(a, "run", "--json", "-w", c->workload, "-r", c->relay,
 		     "-p", c->protocol, NULL);
 	if (c->hops != ff_relay_hops(c->relay))
