@@ -64,7 +64,8 @@ static const struct ff_relay relays[] = {
 	{ .name = "nghttpx", .protocols = FF_HTTP1 | FF_HTTP2,
 	  .program = "nghttpx", .processes = 2, .threads = 1, .start_seconds = 15 },
 	{ .name = "nginx", .protocols = FF_TCP | FF_HTTP1,
-	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15 },
+	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15,
+	  .jobs_fit = ff_nginx_jobs_fit },
 	{ .name = "none", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2 },
 };
 

@@ -395,7 +395,9 @@ bench_options(int argc, char *argv[])
 		if (ff_workload_limits(opt.workloads[w], &opt.run, limit, sizeof(limit)) < 0)
 			ff_usage_error(usage, "%s", limit);
 	ff_check_interval(usage, opt.run.interval, opt.run.duration);
-	if (ff_nofile_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
+	/* The machine's limits bind every case: the largest point's, before anything runs. */
+	if (ff_nofile_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0 ||
+	    ff_ports_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
 		ff_die("%s", limit);
 }
 
@@ -449,6 +451,9 @@ plan_cases(struct plan *pl)
 						 bc->hops ? "--hops 1" : "relay none");
 				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
+				else if (ff_jobs_fit(bc->relay, bc->protocol, bc->jobs, why, sizeof(why)) < 0)
+					/* A limit this point passes (the relay's own): skipped, named. */
+					snprintf(bc->skip, sizeof(bc->skip), "%.250s", why);
 				else if (b >= 0 && !strcmp(bc->relay, "skrouterd") &&
 					 (lacks = router_lacks(opt.builds[b].path, bc->protocol, b)))
 					/* What one build cannot carry is skipped for it, and the row says why. */
