@@ -94,3 +94,21 @@ fi
 	fi
 	nothing_started
 }
+
+@test "sweeps: each run keeps the relays' RSS at the window's end and its growth; a --jobs sweep gives bytes per connection" {
+	skip_unless_program nginx
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr flimflam bench -w builtin-rr -r nginx --jobs 2,400 --warmup 1 --duration 1 --output m.jsonl
+	run -0 jq -sr '.[] | .resources.relays[] | select(.rss_growth_bytes == .rss_end_bytes - .rss_start_bytes and .rss_end_bytes > 1000000) | .role' m.jsonl
+	[ "$output" = "$(printf 'r1\nr2\nr1\nr2')" ]
+	# 400 connections hold more than 2 do, in every relay.
+	run -0 jq -s '[.[0].resources.relays, .[1].resources.relays] | transpose | all(.[1].rss_end_bytes > .[0].rss_end_bytes)' m.jsonl
+	[ "$output" = true ]
+	run -0 flimflam bench summarize m.jsonl
+	has_line '^Relay memory per connection'
+	has_line '^builtin-rr +nginx +tcp +2 to 400 \(2\) +[0-9.]+KiB$'
+	# The slope is what the two points say (KiB, to the table's 3 digits).
+	want=$(jq -sr '((.[1].resources.relays | map(.rss_end_bytes) | add) - (.[0].resources.relays | map(.rss_end_bytes) | add)) / 398 / 1024' m.jsonl)
+	got=$(sed -n 's/^builtin-rr .* \([0-9.]*\)KiB$/\1/p' <<<"$output")
+	awk -v w="$want" -v g="$got" 'BEGIN { exit !(g > 0 && (g - w) ^ 2 < (w / 50) ^ 2) }'
+}

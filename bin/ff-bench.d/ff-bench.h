@@ -108,6 +108,7 @@ double upper_quantile(double a);
 enum {
 	M_BITS, M_OPS, M_LAT, M_P50, M_P99, M_CPU_GB, M_CPU_KREQ,	/* compared */
 	M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS, M_RELAYCPU, M_P999, M_LATMAX,
+	M_RSSEND,		/* every relay's RSS at the window's end, summed */
 	M_N
 };
 #define M_NCMP (M_CPU_KREQ + 1)
@@ -474,6 +475,8 @@ void case_run_opts(const struct bcase *c, struct ff_run_opts *run);
 unsigned sweep_dims(const struct group *g, int ng);
 /* " jobs=100 req=64" of k in the dimensions `dims` (static, 4 in turn), or "". */
 const char *point_label(const struct key *k, unsigned dims);
+/* The relays' memory per connection of each --jobs sweep in g (sorted by cmp_group); nothing without one. */
+void print_per_conn(const struct group *g, int ng);
 
 /* bench --repeat auto (auto.c) */
 

@@ -7,6 +7,9 @@
  */
 #include "ff-bench.h"
 
+#include <limits.h>
+#include <math.h>
+
 /* In the order of enum sweep_dim. */
 static const char *const sweep_opt[SW_N] = { "--jobs", "--request-size", "--response-size", "--rate" };
 
@@ -150,4 +153,97 @@ point_label(const struct key *k, unsigned dims)
 			snprintf(b + len, sizeof(buf[0]) - len, k->rate ? " rate=%ld" : " rate=max", k->rate);
 	}
 	return b;
+}
+
+/* Cases a and b are points of one --jobs sweep: equal in all but their jobs. */
+static int
+same_line(const struct key *a, const struct key *b)
+{
+	return !strcmp(a->workload, b->workload) && !strcmp(a->relay, b->relay) &&
+	       !strcmp(a->protocol, b->protocol) && a->hops == b->hops && a->tls == b->tls &&
+	       same_label(a->build, b->build) && a->cpu_limit == b->cpu_limit &&
+	       a->duration == b->duration && a->warmup == b->warmup &&
+	       a->request_size == b->request_size && a->response_size == b->response_size &&
+	       a->rate == b->rate;
+}
+
+/*
+ * The least-squares slope of y against x over n points, or NAN when the
+ * x do not differ.
+ */
+static double
+slope(const double *x, const double *y, int n)
+{
+	double mx = 0, my = 0, sxx = 0, sxy = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		mx += x[i] / n;
+		my += y[i] / n;
+	}
+	for (i = 0; i < n; i++) {
+		sxx += (x[i] - mx) * (x[i] - mx);
+		sxy += (x[i] - mx) * (y[i] - my);
+	}
+	return sxx > 0 ? sxy / sxx : NAN;
+}
+
+/* One sweep's row, from the cases of g like g[first]; 0 when it has fewer than two points. */
+static int
+per_conn_row(struct table *t, const struct group *g, int ng, int first, unsigned pts)
+{
+	double *x = ff_realloc(NULL, ng * sizeof(*x)), *y = ff_realloc(NULL, ng * sizeof(*y)), b;
+	char wl[160], relay[160], jobs[64], per[64];
+	long lo = LONG_MAX, hi = 0;
+	struct stats s;
+	int i, n = 0;
+
+	for (i = first; i < ng; i++) {
+		if (!same_line(&g[i].k, &g[first].k))
+			continue;
+		group_stats(&g[i], M_RSSEND, &s);
+		if (!s.n)
+			continue;
+		x[n] = g[i].k.jobs;
+		y[n++] = s.median;
+		lo = g[i].k.jobs < lo ? g[i].k.jobs : lo;
+		hi = g[i].k.jobs > hi ? g[i].k.jobs : hi;
+	}
+	b = n >= 2 ? slope(x, y, n) : NAN;
+	free(x);
+	free(y);
+	if (isnan(b))
+		return 0;
+	snprintf(wl, sizeof(wl), "%s%s", g[first].k.workload, point_label(&g[first].k, pts & ~(1u << SW_JOBS)));
+	snprintf(relay, sizeof(relay), "%s%s%s%s%s", g[first].k.relay, g[first].k.tls ? " tls" : "",
+		 hops_label(g[first].k.relay, g[first].k.hops), g[first].k.build ? " " : "",
+		 g[first].k.build ? g[first].k.build : "");
+	snprintf(jobs, sizeof(jobs), "%ld to %ld (%d)", lo, hi, n);
+	ff_fmt_prefixed(b, 1024, "", "B", per, sizeof(per));
+	trow(t, 5, wl, relay, g[first].k.protocol, jobs, per);
+	return 1;
+}
+
+void
+print_per_conn(const struct group *g, int ng)
+{
+	struct table t = { 5, "lllrr", NULL, 0 };
+	unsigned pts = sweep_dims(g, ng);
+	int i, j;
+
+	if (!(pts & 1u << SW_JOBS))
+		return;
+	trow(&t, 5, "Workload", "Relay", "Protocol", "Jobs (points)", "Bytes/conn");
+	for (i = 0; i < ng; i++) {
+		for (j = 0; j < i && !same_line(&g[j].k, &g[i].k); j++)
+			;
+		if (j == i)
+			per_conn_row(&t, g, ng, i, pts);
+	}
+	if (t.nrows > 1) {
+		printf("\nRelay memory per connection (every relay's RSS at the window's end against\n"
+		       "--jobs: the least-squares slope over the points' medians)\n\n");
+		table_print(&t);
+	}
+	table_free(&t);
 }

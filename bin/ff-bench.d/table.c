@@ -60,6 +60,7 @@ const struct metric metrics[M_N] = {
 	{ "relay_cpu_fraction", "Relay CPU", 0, fmt_fraction },
 	{ "latency_p999_us", "Latency p99.9", 0, fmt_us },
 	{ "latency_max_us", "Latency max", 0, fmt_us },
+	{ "relay_rss_end_bytes", "Relay RSS at the window's end, all relays", 0, fmt_bytes },
 };
 
 /*
@@ -605,6 +606,7 @@ print_results(struct results *res)
 		table_print(&e);
 	}
 	print_latency(g, ng, hops, lab, pts);
+	print_per_conn(g, ng);
 	table_free(&t);
 	table_free(&e);
 	/* Two builds or more: each against the first, as compare judges them. */

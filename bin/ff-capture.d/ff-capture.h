@@ -30,6 +30,7 @@ struct target {
 	pid_t holder;		/* its parent at window start (in a run, its ff-topology) */
 	int mgmt_port;
 	double cpu0, cpu_tick;	/* CPU time at the window's start, at the last interval's end */
+	long long rss0;		/* RSS (all its processes) at the window's start; -1: unknown */
 	pid_t pids[MAX_PIDS];	/* the process and its descendants at window start */
 	int npids;
 	struct ff_child perf;	/* stat: perf stat of this relay */
