@@ -112,3 +112,14 @@ fi
 	got=$(sed -n 's/^builtin-rr .* \([0-9.]*\)KiB$/\1/p' <<<"$output")
 	awk -v w="$want" -v g="$got" 'BEGIN { exit !(g > 0 && (g - w) ^ 2 < (w / 50) ^ 2) }'
 }
+
+@test "sweeps: skrouterd's memory pools from skstat -m before the load and at the window's end, as deltas" {
+	command -v skrouterd >/dev/null && command -v skstat >/dev/null ||
+		skip "skrouterd and skstat are not installed here (the user's own build, on PATH)"
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr flimflam skstat -w builtin --jobs 50 --warmup 1 --duration 2 --json
+	# Each router: its pools before and after, and the connections the load opened among the deltas.
+	run -0 jq -sr '.[] | select(.event == "skstat") | .pools | length > 0 and all(.delta | type == "object")' <<<"$output"
+	[ "$output" = "$(printf 'true\ntrue')" ]
+	run -0 jq -sr '[.[] | select(.event == "skstat") | .pools[] | select(.type == "qd_connection_t") | .delta.total] | all(. > 0)' <<<"$output"
+}

@@ -92,6 +92,8 @@ void emit_stats(void);
 
 /* skstat.c */
 void collect_skstat(void);
+/* skstat -m of each router before the load (the topology's), for collect_skstat's pool deltas. */
+void skstat_before(void);
 
 /* main.c: a relay gone at the window's end; returns when its holder did not end it */
 void relay_gone(const struct target *t);
