@@ -124,3 +124,39 @@ fi
 	run -0 jq -sr '[.[] | select(.event == "skstat") | .pools[] | select(.type == "qd_connection_t") | .delta.total] | length == 2 and all(. > 0)' events.jsonl
 	[ "$output" = true ]
 }
+
+@test "sweeps: bench --slo: its bad uses are usage errors" {
+	mkdir "$BATS_TEST_TMPDIR/d" && cd "$BATS_TEST_TMPDIR/d"
+	run -2 --separate-stderr flimflam bench -w builtin-rr -r none --slo p98=5
+	[ "${stderr_lines[0]}" = "flimflam bench: --slo: expected pNN=MS (p50, p90, p99, p999 or p9999), not 'p98=5'" ]
+	run -2 --separate-stderr flimflam bench -w builtin-rr -r none --slo p99=x
+	[ "${stderr_lines[0]}" = "flimflam bench: --slo: 'x' is not a number" ]
+	run -2 --separate-stderr flimflam bench -w builtin,builtin-rr -r none --slo p99=5
+	[ "${stderr_lines[0]}" = "flimflam bench: --slo searches the open-loop --rate of builtin-rr and builtin-crr, not of 'builtin'" ]
+	run -2 --separate-stderr flimflam bench -w builtin-rr -r none --slo p99=5 --rate 10,20
+	[ "${stderr_lines[0]}" = "flimflam bench: --slo searches the rate: give --rate one start value, not a list" ]
+	[ -z "$(ls)" ]
+}
+
+@test "sweeps: bench --slo: a target nothing meets halves the rate down to 1/s and says so" {
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr flimflam bench -w builtin-rr -r none --jobs 2 --rate 8 --slo p99=0.001 \
+		--warmup 0 --duration 1 --output s.jsonl
+	table=$output
+	run -0 jq -sr 'map(.config.rate_per_s) | join(",")' s.jsonl
+	[ "$output" = "8,4,2,1" ]
+	output=$table
+	has_line '^Capacity at p99 <= 0.001 ms, no errors, the achieved rate within 2% of the asked$'
+	has_line '^builtin-rr jobs=2 +none +tcp +- +4: nothing meets it: 1/s does not \('
+}
+
+@test "sweeps: bench --slo: a loose target doubles the rate, then bisects to a knee or the budget" {
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr flimflam bench -w builtin-rr -r none --jobs 4 --rate 500 --slo p99=2000 \
+		--warmup 0 --duration 1 --output s.jsonl
+	has_line '^builtin-rr jobs=4 +none +tcp +[0-9]+/s +[0-9]+: (knee found: [0-9]+/s meets it, [0-9]+/s does not|budget spent \(12 runs\))'
+	# Its first runs double the rate; it never runs more than 12.
+	run -0 jq -sr 'map(.config.rate_per_s) | .[0:2] | join(",")' s.jsonl
+	[ "$output" = "500,1000" ]
+	(( $(wc -l <s.jsonl) <= 12 ))
+}

@@ -18,7 +18,7 @@ static const char usage[] =
 	"                [--hops N[,N...]] [--repeat N] [--output FILE [--force | --append]]\n"
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
 	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
-	"                [--pool HOST,HOST,...]\n"
+	"                [--pool HOST,HOST,...] [--slo pNN=MS]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW | FILE --base LABEL --new LABEL\n"
@@ -73,6 +73,10 @@ static const char usage[] =
 	"  --pool HOST,HOST,...  Spread the cases over these hosts with GNU parallel\n"
 	"                        (--sshlogin), one case at a time per host, each a whole\n"
 	"                        topology there; without GNU parallel they run here\n"
+	"  --slo pNN=MS          builtin-rr, builtin-crr: search each case's open-loop\n"
+	"                        --rate (from --rate, default 1000) for the highest that\n"
+	"                        keeps pNN (p50, p90, p99, p999, p9999) at most MS ms,\n"
+	"                        with no errors and the rate achieved within 2%\n"
 	"\n"
 	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
 	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
@@ -285,7 +289,7 @@ static void
 bench_options(int argc, char *argv[])
 {
 	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_HOPS, OPT_SEED,
-	       OPT_TLS, OPT_POOL };
+	       OPT_TLS, OPT_POOL, OPT_SLO };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
@@ -302,6 +306,7 @@ bench_options(int argc, char *argv[])
 		FF_LONGOPT_BUILD,
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "pool", required_argument, NULL, OPT_POOL },
+		{ "slo", required_argument, NULL, OPT_SLO },
 		{ NULL, 0, NULL, 0 }
 	};
 	cpu_set_t avail;
@@ -356,6 +361,9 @@ bench_options(int argc, char *argv[])
 				ff_usage_error(usage, "--pool: expected HOST,HOST,..., not '%s'", optarg);
 			opt.pool = optarg;
 			break;
+		case OPT_SLO:
+			slo_parse(usage, optarg);
+			break;
 		default:
 			if (!sweep_take_opt(usage, c, optarg))
 				ff_take_run_opt(usage, c, optarg, &opt.run);
@@ -387,6 +395,7 @@ bench_options(int argc, char *argv[])
 	}
 	bench_builds();
 	auto_check();
+	slo_check(usage);
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
@@ -982,7 +991,10 @@ bench_main(int argc, char *argv[])
 					opt.builds[b].label, ff_json_str(build, "sha256"));
 		json_decref(build);
 	}
-	if (auto_on())
+	if (opt.slo_pct)
+		ff_say("%s: searching the rate of %d case%s for %s <= %g ms, %d runs each at most; results go to '%s'\n",
+		       ff_prog(), plan.nrun, plan.nrun == 1 ? "" : "s", opt.slo_pct, opt.slo_ms, 12, opt.output);
+	else if (auto_on())
 		ff_say("%s: rounds of %d run%s until every case is decided, for %s at most; results go to '%s'\n",
 		       ff_prog(), plan.nrun, plan.nrun == 1 ? "" : "s", clock_str(auto_budget()), opt.output);
 	else
@@ -993,7 +1005,9 @@ bench_main(int argc, char *argv[])
 	if (opt.shuffle)
 		ff_say("%s: each round in a shuffled order, seed %ld (--seed %ld replays it)\n",
 		       ff_prog(), opt.seed, opt.seed);
-	if (parallel)
+	if (opt.slo_pct)
+		failed = run_capacity(plan.cases, plan.ncases, records, &done);
+	else if (parallel)
 		failed = run_pool(&plan, parallel, &done);
 	else {
 		if (opt.pool)
@@ -1001,6 +1015,7 @@ bench_main(int argc, char *argv[])
 		failed = run_all(&plan, &done);
 	}
 	page_failed = report(&plan) < 0;
+	print_capacity();
 	if ((sig = ff_signalled())) {
 		ff_finish();
 		ff_children_stop_all();

@@ -401,6 +401,9 @@ struct bench_opts {
 	/* --jobs, --request-size, --response-size, --rate as lists (nsweep 0: opt.run's one value) */
 	long sweep[SW_N][SWEEP_MAX];
 	int nsweep[SW_N];
+	/* --slo pNN=MS: the capacity search's percentile ("p99") and target; NULL: none */
+	const char *slo_pct;
+	double slo_ms;
 	long hops[FF_HOPS_MAX];	/* --hops: each chain length; nh 0: each relay's own */
 	int nh;
 	struct ff_run_opts run;
@@ -477,6 +480,17 @@ unsigned sweep_dims(const struct group *g, int ng);
 const char *point_label(const struct key *k, unsigned dims);
 /* The relays' memory per connection of each --jobs sweep in g (sorted by cmp_group); nothing without one. */
 void print_per_conn(const struct group *g, int ng);
+
+/* bench --slo: the capacity at a latency target (capacity.c) */
+
+/* --slo pNN=MS into opt (a usage error otherwise). */
+void slo_parse(const char *usage, const char *arg);
+/* --slo's conditions on the other options, once they are known (usage errors). */
+void slo_check(const char *usage);
+/* Search each case's rate; the runs into `records` (kept as they end); returns the failed runs. */
+int run_capacity(const struct bcase *cases, int ncases, json_t *records, int *done);
+/* The table of what the searches found, and how each ended. */
+void print_capacity(void);
 
 /* bench --repeat auto (auto.c) */
 

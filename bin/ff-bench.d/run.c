@@ -639,6 +639,12 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s%s%s", ff_prog(), k, n,
 		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops),
 		 opt.tls ? " tls" : "");
+	if (opt.nsweep[SW_JOBS] > 1)
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " jobs=%ld", c->jobs);
+	if (ff_workload_is_rr(c->workload) && c->rate && (opt.slo_pct || opt.nsweep[SW_RATE] > 1))
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " rate=%ld", c->rate);
 	if (c->build >= 0)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " build %s", opt.builds[c->build].label);
@@ -681,6 +687,12 @@ replay_case(const struct bcase *c, int repeat, const char *host, const char *out
 	cr.errors = json_array();
 	snprintf(cr.caseid, sizeof(cr.caseid), "%s: %s %s %s%s", ff_prog(),
 		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops));
+	if (opt.nsweep[SW_JOBS] > 1)
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " jobs=%ld", c->jobs);
+	if (ff_workload_is_rr(c->workload) && c->rate && (opt.slo_pct || opt.nsweep[SW_RATE] > 1))
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " rate=%ld", c->rate);
 	if (c->build >= 0)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " build %s", opt.builds[c->build].label);
