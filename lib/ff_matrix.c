@@ -24,7 +24,9 @@
  * The workloads' own limits are the tools': iperf3 3.x has MAX_STREAMS
  * 128 for --parallel and 60 s for --omit. h2load has none of its own
  * (--clients and --threads are any count, --threads at most --clients,
- * which flimflam keeps equal); builtin's are the common ranges.
+ * which flimflam keeps equal, so a thread per client); builtin-rr's and
+ * builtin-crr's client runs a thread per job. builtin's, one epoll thread
+ * per CPU, takes the common range (65536).
  */
 static const struct ff_workload workloads[] = {
 	{ .name = "builtin", .protocols = FF_TCP, .own = 1,
@@ -37,18 +39,22 @@ static const struct ff_workload workloads[] = {
 		      { "--warmup", 60, "iperf3's limit on --omit seconds" } } },
 	{ .name = "h2load", .protocols = FF_TCP | FF_HTTP2,
 	  .server = "nghttpd", .client = "h2load", .url_path = "/flimflam.txt",
-	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY },
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY,
+	  .limits = { { "--jobs", 4096, "a thread per h2load client" } } },
 	{ .name = "h2load-h1", .protocols = FF_TCP | FF_HTTP1,
 	  .server = "nginx", .client = "h2load", .client_option = "--h1",
 	  .url_path = "/flimflam.txt",
-	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY },
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY,
+	  .limits = { { "--jobs", 4096, "a thread per h2load client" } } },
 	{ .name = "builtin-rr", .protocols = FF_TCP, .own = 1,
 	  .server = "ff-builtin-rr-server", .client = "ff-builtin-rr-client",
-	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1 },
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1,
+	  .limits = { { "--jobs", 4096, "a client thread per job" } } },
 	{ .name = "builtin-crr", .protocols = FF_TCP, .own = 1,
 	  .server = "ff-builtin-rr-server", .client = "ff-builtin-rr-client",
 	  .client_option = "--crr",
-	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1 },
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1,
+	  .limits = { { "--jobs", 4096, "a client thread per job" } } },
 };
 
 static const struct ff_relay relays[] = {
@@ -58,7 +64,8 @@ static const struct ff_relay relays[] = {
 	{ .name = "nghttpx", .protocols = FF_HTTP1 | FF_HTTP2,
 	  .program = "nghttpx", .processes = 2, .threads = 1, .start_seconds = 15 },
 	{ .name = "nginx", .protocols = FF_TCP | FF_HTTP1,
-	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15 },
+	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15,
+	  .jobs_fit = ff_nginx_jobs_fit },
 	{ .name = "none", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2 },
 };
 

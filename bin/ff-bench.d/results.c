@@ -33,9 +33,9 @@ relay_of(const json_t *rec, const char *role)
 	return NULL;
 }
 
-/* R1 + R2 CPU (1.0 = one CPU); needs every relay's figure. */
+/* A figure of the relays summed (R1 + R2 ...); needs every relay's. */
 static int
-relay_cpu(const json_t *rec, double *out)
+relay_sum(const json_t *rec, const char *key, double *out)
 {
 	json_t *relays = json_object_get(json_object_get(rec, "resources"), "relays"), *r;
 	double sum = 0, v;
@@ -44,12 +44,19 @@ relay_cpu(const json_t *rec, double *out)
 	if (!json_array_size(relays))
 		return 0;
 	json_array_foreach(relays, i, r) {
-		if (!num(r, "cpu_fraction", &v))
+		if (!num(r, key, &v))
 			return 0;
 		sum += v;
 	}
 	*out = sum;
 	return 1;
+}
+
+/* R1 + R2 CPU (1.0 = one CPU). */
+static int
+relay_cpu(const json_t *rec, double *out)
+{
+	return relay_sum(rec, "cpu_fraction", out);
 }
 
 /*
@@ -88,6 +95,8 @@ rec_value(const json_t *rec, int m, double *out)
 		return num(relay_of(rec, "r2"), "max_rss_bytes", out);
 	case M_RELAYCPU:
 		return relay_cpu(rec, out);
+	case M_RSSEND:
+		return relay_sum(rec, "rss_end_bytes", out);
 	case M_CPU_GB:
 		if (!relay_cpu(rec, &cpu) || !num(res, "bits_per_s", &v) || v <= 0)
 			return 0;
@@ -697,7 +706,7 @@ record_check(const json_t *rec, char *err, size_t n)
 	    field(rec, "", "resources", T_OBJ | T_NULL, 0, err, n) < 0)
 		return -1;
 	/* The ranges of the options that made them (ff_parse_run_opt's). */
-	if (in_range(c, "config.", "jobs", 1, 4096, err, n) < 0 ||
+	if (in_range(c, "config.", "jobs", 1, 65536, err, n) < 0 ||
 	    in_range(c, "config.", "warmup_s", 0, 86400, err, n) < 0 ||
 	    in_range(c, "config.", "duration_s", 0, 86400, err, n) < 0 ||
 	    in_range(c, "config.", "cpu_limit", 0, CPU_SETSIZE, err, n) < 0 ||

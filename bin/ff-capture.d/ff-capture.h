@@ -30,6 +30,7 @@ struct target {
 	pid_t holder;		/* its parent at window start (in a run, its ff-topology) */
 	int mgmt_port;
 	double cpu0, cpu_tick;	/* CPU time at the window's start, at the last interval's end */
+	long long rss0;		/* RSS (all its processes) at the window's start; -1: unknown */
 	pid_t pids[MAX_PIDS];	/* the process and its descendants at window start */
 	int npids;
 	struct ff_child perf;	/* stat: perf stat of this relay */
@@ -91,6 +92,8 @@ void emit_stats(void);
 
 /* skstat.c */
 void collect_skstat(void);
+/* skstat -m of each router before the load (the topology's), for collect_skstat's pool deltas. */
+void skstat_before(void);
 
 /* main.c: a relay gone at the window's end; returns when its holder did not end it */
 void relay_gone(const struct target *t);

@@ -155,6 +155,8 @@ topology(const json_t *ev)
 		if (opt.mode == SKSTAT && !opt.t[opt.n - 1].mgmt_port)
 			ff_die_event("relay %s has no management port for skstat", opt.t[opt.n - 1].role);
 	}
+	if (opt.mode == SKSTAT)
+		skstat_before();
 }
 
 static void

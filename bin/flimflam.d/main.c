@@ -444,7 +444,7 @@ validate_run(const struct cmd *c)
 		ff_usage_error(run_usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
 			       opt.workload);
 	/* The stages and what they start inherit our limit, raised to the hard one. */
-	if (ff_nofile_for_jobs(opt.run.jobs, why, sizeof(why)) < 0)
+	if (ff_jobs_fit(opt.relay, opt.protocol, opt.run.jobs, why, sizeof(why)) < 0)
 		ff_die("%s", why);
 	ff_raise_nofile(LONG_MAX);
 	ncpus = ff_cpus_available(&avail);
