@@ -73,14 +73,43 @@ commit_of() {
 
 FAST=(-w builtin -r nginx -p tcp --warmup 0 --duration 1 --no-flamegraph)
 
-@test "bisect: names the commit that added 20% relay CPU per GB, skipping one that does not build, in bounded steps" {
+# still_running MARK: the processes whose environment holds MARK (FF_BISECT_MARK=...).
+still_running() {
+	local e
+	for e in /proc/[0-9]*/environ; do
+		{ tr '\0' '\n' <"$e"; } 2>/dev/null | grep -qxF "$1" && echo "${e%/environ}"
+	done
+	true
+}
+
+@test "bisect: names the commit that added 20% relay CPU per GB, skipping one that does not build, in bounded steps; a stop resumes" {
 	skip_unless_program nginx
-	local repo="$BATS_TEST_TMPDIR/repo" cache="$BATS_TEST_TMPDIR/cache" out="$BATS_TEST_TMPDIR/r.jsonl" k
+	local repo="$BATS_TEST_TMPDIR/repo" cache="$BATS_TEST_TMPDIR/cache" out="$BATS_TEST_TMPDIR/r.jsonl" k pid i
+	local mark="FF_BISECT_MARK=$BATS_TEST_TMPDIR" state
 	# 8 commits: git bisect first tries c4, which does not build.
 	fixture_repo "$repo" 8 6 20 4
 	k=$(commit_of "$repo" 6)
-	run -0 --separate-stderr flimflam bisect -C "$repo" --good "$(commit_of "$repo" 1)" --bad "$(commit_of "$repo" 8)" \
-		--build-cmd 'sh build.sh {prefix}' --cache "$cache" --output "$out" "${FAST[@]}" --rounds 6 --max-rounds 12
+	state="$repo/.git/flimflam-bisect.json"
+	env "$mark" flimflam bisect -C "$repo" --good "$(commit_of "$repo" 1)" --bad "$(commit_of "$repo" 8)" \
+		--build-cmd 'sh build.sh {prefix}' --cache "$cache" --output "$out" "${FAST[@]}" --rounds 6 --max-rounds 9 \
+		>"$BATS_TEST_TMPDIR/first.out" 2>"$BATS_TEST_TMPDIR/first.err" &
+	pid=$!
+	# Stopped (Ctrl-C) while a step's bench runs, after the skip.
+	for i in $(seq 600); do
+		jq -e '.steps | length >= 2 and (.[-1].files | length) >= 1' "$state" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	sleep 2
+	kill -INT "$pid"
+	status=0
+	wait "$pid" || status=$?
+	cat "$BATS_TEST_TMPDIR/first.err"
+	[ "$status" = 130 ]
+	grep -q "the checkout is on git bisect's commit" "$BATS_TEST_TMPDIR/first.err"
+	# The checkout is on the commit git bisect chose, nothing of the run is left running.
+	[ "$(git -C "$repo" rev-parse HEAD)" = "$(jq -r '.steps[-1].commit' "$state")" ]
+	[ -z "$(still_running "$mark")" ]
+	run -0 --separate-stderr flimflam bisect -C "$repo" --resume
 	echo "$output"; echo "$stderr"
 	assert_line "First bad commit: $k c6: change 6"
 	assert_line --regexp '^Change GOOD -> BAD: relay CPU s/GB \+[0-9.]+% \[\+[0-9.]+, \+[0-9.]+\]'
@@ -96,7 +125,8 @@ FAST=(-w builtin -r nginx -p tcp --warmup 0 --duration 1 --no-flamegraph)
 	jq -e -s 'length > 0 and all(.[] | select(.event == null or .event == "run"); .build.label | test("^[0-9a-f]{12}$"))' "$out"
 	[ -f "$cache"/*/"$k.built" ]
 	[ -f "$cache"/*/"$(commit_of "$repo" 4).failed" ]
-	[ ! -e "$repo/.git/flimflam-bisect.json" ]
+	[ "$(grep -c 'building ' "$BATS_TEST_TMPDIR/first.err" <(echo "$stderr") | awk -F: '{ s += $2 } END { print s }')" -le 5 ]
+	[ ! -e "$state" ]
 }
 
 @test "bisect: a change with no effect ends saying GOOD and BAD do not differ, naming no commit" {

@@ -228,7 +228,6 @@ static int
 run_step(struct state *s, struct step *st)
 {
 	const char *commits[3] = { s->o.good, st->commit, s->o.bad };
-	char *lm = label_of(st->commit);
 	int status, e;
 	long n;
 
@@ -236,19 +235,22 @@ run_step(struct state *s, struct step *st)
 		step_figures(s, st, s->o.good, s->o.bad);
 		if (st->call == C_SKIP)
 			break;
+		e = 0;
 		if (st->rounds > 0) {
 			if ((e = established(s, st)) < 0)
 				return -1;
 			if (e > 0 && (st->shown || st->rounds >= s->o.max_rounds))
-				break;
-			if (st->rounds >= s->o.max_rounds)
 				break;
 		}
 		n = st->rounds ? s->o.rounds / 2 : s->o.rounds;
 		n = n < 2 ? 2 : n;
 		if (st->rounds && st->rounds + n > s->o.max_rounds)
 			n = s->o.max_rounds - st->rounds;
-		if (st->rounds)
+		if (st->rounds && !e)
+			ff_say("%s: step %d: GOOD and BAD are not yet shown to differ after %d rounds: %ld more "
+			       "rounds (budget %ld)\n", ff_prog(), (int)(st - s->steps) + 1, st->rounds, n,
+			       s->o.max_rounds);
+		else if (st->rounds)
 			ff_say("%s: step %d: %.12s is neither clearly like GOOD nor like BAD after %d rounds "
 			       "(p %.3g): %ld more rounds (budget %ld)\n", ff_prog(), (int)(st - s->steps) + 1,
 			       st->commit, st->rounds, st->p, n, s->o.max_rounds);
@@ -261,7 +263,6 @@ run_step(struct state *s, struct step *st)
 			st->call = C_SKIP;
 			st->why = ff_asprintf("ff-bench refused its build (see %s.log)",
 					      json_string_value(json_array_get(st->files, json_array_size(st->files) - 1)));
-			(void)lm;
 			break;
 		}
 		step_figures(s, st, s->o.good, s->o.bad);
@@ -269,7 +270,6 @@ run_step(struct state *s, struct step *st)
 			ff_fail(1, "step %d: no round ran all three builds (see %s.log)", (int)(st - s->steps) + 1,
 				json_string_value(json_array_get(st->files, json_array_size(st->files) - 1)));
 	}
-	free(lm);
 	return 0;
 }
 
