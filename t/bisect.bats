@@ -135,12 +135,42 @@ still_running() {
 	fixture_repo "$repo" 8 6 0
 	branch=$(git -C "$repo" symbolic-ref --short HEAD)
 	run -1 --separate-stderr flimflam bisect -C "$repo" --good "$(commit_of "$repo" 1)" --bad "$(commit_of "$repo" 8)" \
-		--build-cmd 'sh build.sh {prefix}' --cache "$BATS_TEST_TMPDIR/cache" --output "$BATS_TEST_TMPDIR/r.jsonl" \
-		"${FAST[@]}" --rounds 6 --max-rounds 6
+		--build-cmd 'sh -c "sh build.sh \"\$FLIMFLAM_PREFIX\""' --cache "$BATS_TEST_TMPDIR/cache" \
+		--output "$BATS_TEST_TMPDIR/r.jsonl" "${FAST[@]}" --rounds 6 --max-rounds 6
 	echo "$output"; echo "$stderr"
 	assert_line --regexp '^GOOD and BAD do not differ: relay CPU s/GB [-+][0-9.]+% .* over [0-9]+ rounds .*no commit is named$'
 	refute_output --partial "First bad commit"
 	# The bisect is reset: the checkout is back on its branch.
 	[ "$(git -C "$repo" symbolic-ref --short HEAD)" = "$branch" ]
+	run -1 git -C "$repo" bisect log
+}
+
+@test "bisect: bad input is one line and exit 2 (or 1), and starts no bisect" {
+	local repo="$BATS_TEST_TMPDIR/repo" good bad
+	mkdir -p "$repo"
+	git -C "$repo" init -q
+	for i in 1 2 3; do
+		echo "$i" >"$repo/f"
+		git -C "$repo" add f
+		git -C "$repo" -c user.name=t -c user.email=t@example.com commit -qm "c$i"
+	done
+	good=$(git -C "$repo" rev-parse HEAD~2) bad=$(git -C "$repo" rev-parse HEAD)
+	run -2 --separate-stderr flimflam bisect -C "$repo" --good "$good" --bad "$bad"
+	[ "${stderr_lines[0]}" = "flimflam bisect: --good, --bad and --build-cmd are needed (or --resume)" ]
+	run -2 --separate-stderr flimflam bisect -C "$repo" --good nosuch --bad "$bad" --build-cmd true
+	[ "${stderr_lines[0]}" = "flimflam bisect: --good: 'nosuch' is not a commit of $repo" ]
+	run -2 --separate-stderr flimflam bisect -C "$repo" --good "$good" --bad "$bad" --build-cmd "make 'install"
+	[ "${stderr_lines[0]}" = "flimflam bisect: --build-cmd: 'make 'install': a quote is not closed" ]
+	run -2 --separate-stderr flimflam bisect -C "$BATS_TEST_TMPDIR" --good "$good" --bad "$bad" --build-cmd true
+	[[ "${stderr_lines[0]}" == "flimflam bisect: -C: '$BATS_TEST_TMPDIR' is not in a git checkout" ]]
+	run -2 --separate-stderr flimflam bisect -C "$repo" --resume -w iperf3
+	run -1 --separate-stderr flimflam bisect -C "$repo" --resume
+	[ "$stderr" = "flimflam bisect: --resume: no flimflam bisect is under way in $repo" ]
+	run -1 git -C "$repo" bisect log
+	# An existing results file is refused before git bisect starts.
+	touch "$BATS_TEST_TMPDIR/r.jsonl"
+	run -1 --separate-stderr flimflam bisect -C "$repo" --good "$good" --bad "$bad" --build-cmd true \
+		--output "$BATS_TEST_TMPDIR/r.jsonl" --cache "$BATS_TEST_TMPDIR/cache"
+	[[ "$stderr" == *"exists (bisect does not replace a results file)" ]]
 	run -1 git -C "$repo" bisect log
 }

@@ -375,8 +375,10 @@ start(struct state *s, const char *good, const char *bad, const char *cache, con
 	unlink(s->path);
 	if (ff_mkdirs(s->dir, 0755) < 0)
 		ff_die("cannot make '%s': %s", s->dir, strerror(errno));
-	if (git(s->repo, &out, "bisect", "start", s->o.bad, s->o.good, NULL) != 0)
+	if (git(s->repo, &out, "bisect", "start", s->o.bad, s->o.good, NULL) != 0) {
+		unlink(s->o.output);
 		ff_fail(1, "git bisect start: %s", ff_buf_take(&out));
+	}
 	ff_buf_free(&out);
 	state_save(s);
 }

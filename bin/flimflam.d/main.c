@@ -64,7 +64,7 @@ static const struct cmd cmds[] = {
 	{ "history", "ff-history", NULL, EXEC,
 	  "Keep bench results over time and find their change points" },
 	{ "bisect", "ff-bisect", NULL, EXEC,
-	  "Find the commit that changed a relay's cost: git bisect with interleaved benches" },
+	  "Find the commit that changed a relay's cost (git bisect)" },
 };
 
 static const char run_usage_fmt[] =
