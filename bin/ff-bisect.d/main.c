@@ -63,12 +63,12 @@ metric_name(int m)
 
 /* The commit REV names, in full; a usage error when none. */
 static char *
-commit_of(const char *repo, const char *opt, const char *rev)
+commit_of(const char *repo, const char *what, const char *rev)
 {
 	char *spec = ff_asprintf("%s^{commit}", rev), *c = git_line(repo, "rev-parse", "--verify", "-q", spec, NULL);
 
 	if (!c || !*c)
-		ff_usage_error(usage, "%s: '%s' is not a commit of %s", opt, rev, repo);
+		ff_usage_error(usage, "%s: '%s' is not a commit of %s", what, rev, repo);
 	free(spec);
 	return c;
 }
