@@ -40,10 +40,11 @@ C
 	"$d/cal" >"$d/ns_per_loop"
 }
 
-# fixture_repo DIR N K PCT [BROKEN]: N commits c1..cN; from cK on the relay
-# costs PCT% more CPU per GB; cBROKEN (if given) does not build.
+# fixture_repo DIR N K PCT [BROKEN [NORELAY]]: N commits c1..cN; from cK on
+# the relay costs PCT% more CPU per GB; cBROKEN (if given) does not build;
+# cNORELAY builds a relay that is not nginx.
 fixture_repo() {
-	local dir=$1 n=$2 k=$3 pct=$4 broken=${5:-0} d="$BATS_FILE_TMPDIR/shim" loops i
+	local dir=$1 n=$2 k=$3 pct=$4 broken=${5:-0} norelay=${6:-0} d="$BATS_FILE_TMPDIR/shim" loops i
 	# builtin's counted bytes are written 4 times by the 2 relays (there and back).
 	loops=$(awk -v c="$pct" -v g="$(cat "$d/pergb")" -v l="$(cat "$d/ns_per_loop")" \
 		'BEGIN { printf "%.3f", c / 100 * g / 4 * 1024 / l }')
@@ -57,10 +58,12 @@ if [ -e broken ]; then echo "build.sh: this commit does not build" >&2; exit 1; 
 mkdir -p "\$1/sbin"
 printf '#!/bin/sh\nFF_SHIM_LOOPS_PER_KB=%s LD_PRELOAD=%s exec %s "\$@"\n' "\$(cat cost)" "$d/power-shim.so" "$(command -v nginx)" >"\$1/sbin/nginx"
 chmod +x "\$1/sbin/nginx"
+if [ -e norelay ]; then printf '#!/bin/sh\nexit 1\n' >"\$1/sbin/nginx"; fi
 SH
 	for i in $(seq "$n"); do
 		if [ "$i" -ge "$k" ]; then echo "$loops" >"$dir/cost"; else echo 0 >"$dir/cost"; fi
 		if [ "$i" = "$broken" ]; then touch "$dir/broken"; else rm -f "$dir/broken"; fi
+		if [ "$i" = "$norelay" ]; then touch "$dir/norelay"; else rm -f "$dir/norelay"; fi
 		echo "$i" >"$dir/version"
 		git -C "$dir" add -A
 		git -C "$dir" -c user.name=t -c user.email=t@example.com commit -qm "c$i: change $i"
@@ -129,10 +132,11 @@ still_running() {
 	[ ! -e "$state" ]
 }
 
-@test "bisect: a change with no effect ends saying GOOD and BAD do not differ, naming no commit" {
+@test "bisect: a change with no effect ends saying GOOD and BAD do not differ, naming no commit; a relay that does not start is skipped" {
 	skip_unless_program nginx
 	local repo="$BATS_TEST_TMPDIR/repo" branch
-	fixture_repo "$repo" 8 6 0
+	# c4, git bisect's first try, builds a relay that is not nginx.
+	fixture_repo "$repo" 8 6 0 0 4
 	branch=$(git -C "$repo" symbolic-ref --short HEAD)
 	run -1 --separate-stderr flimflam bisect -C "$repo" --good "$(commit_of "$repo" 1)" --bad "$(commit_of "$repo" 8)" \
 		--build-cmd 'sh -c "sh build.sh \"\$FLIMFLAM_PREFIX\""' --cache "$BATS_TEST_TMPDIR/cache" \
@@ -140,6 +144,7 @@ still_running() {
 	echo "$output"; echo "$stderr"
 	assert_line --regexp '^GOOD and BAD do not differ: relay CPU s/GB [-+][0-9.]+% .* over [0-9]+ rounds .*no commit is named$'
 	refute_output --partial "First bad commit"
+	[[ "$stderr" == *"step 1: $(commit_of "$repo" 4 | cut -c1-12) is skipped: ff-bench refused its build"* ]]
 	# The bisect is reset: the checkout is back on its branch.
 	[ "$(git -C "$repo" symbolic-ref --short HEAD)" = "$branch" ]
 	run -1 git -C "$repo" bisect log

@@ -174,6 +174,7 @@ static void
 print_steps(const struct state *s)
 {
 	static const char *const calls[] = { "-", "good", "bad", "skip" };
+	char ci[64];
 	int i;
 
 	ff_print("\nStep  Commit        Call  Rounds  Mid vs GOOD [95%% CI]          p\n");
@@ -185,8 +186,12 @@ print_steps(const struct state *s)
 				 st->why ? st->why : "");
 			continue;
 		}
-		ff_print("%-4d  %.12s  %-4s  %6d  %+6.1f%% [%+.1f, %+.1f]  %8.3g%s\n", i + 1, st->commit,
-			 calls[st->call], st->rounds, st->est, st->lo, st->hi, st->p,
+		if (isnan(st->lo))
+			snprintf(ci, sizeof(ci), "[no interval]");
+		else
+			snprintf(ci, sizeof(ci), "[%+.1f, %+.1f]", st->lo, st->hi);
+		ff_print("%-4d  %.12s  %-4s  %6d  %+6.1f%% %-16s  %8.3g%s\n", i + 1, st->commit,
+			 calls[st->call], st->rounds, st->est, ci, st->p,
 			 st->shown ? "" : "  (not shown: the nearer side)");
 	}
 }
@@ -201,6 +206,11 @@ finish(struct state *s, const char *first, const char *bisect_out)
 
 	gb_change(s, &gb);
 	for (i = 0; i < s->nsteps; i++) {
+		/* Every step's figures from its files (a resumed bisect's earlier steps too); git's call stands. */
+		enum call call = s->steps[i].call;
+
+		step_figures(s, &s->steps[i], s->o.good, s->o.bad);
+		s->steps[i].call = call;
 		runs += s->steps[i].runs;
 		skips += s->steps[i].call == C_SKIP;
 	}
@@ -210,9 +220,13 @@ finish(struct state *s, const char *first, const char *bisect_out)
 		subject = git_line(s->repo, "log", "-1", "--format=%s", first, NULL);
 		ff_print("First bad commit: %s %s\n", first, subject ? subject : "");
 	}
-	ff_print("Change GOOD -> BAD: %s %+.1f%% [%+.1f, %+.1f] (paired signed-rank over %d rounds, p %.3g)\n",
-		 metric_name(metric_of(s->o.workload)), pct_of_log(gb.est), pct_of_log(gb.lo),
-		 pct_of_log(gb.hi), gb.n, gb.p);
+	if (!s->established)
+		ff_print("Change GOOD -> BAD: not shown: no step measured GOOD and BAD apart (%d rounds); "
+			 "git bisect named the commit without a bench\n", gb.n);
+	else
+		ff_print("Change GOOD -> BAD: %s %+.1f%% [%+.1f, %+.1f] (paired signed-rank over %d rounds, p %.3g)\n",
+			 metric_name(metric_of(s->o.workload)), pct_of_log(gb.est), pct_of_log(gb.lo),
+			 pct_of_log(gb.hi), gb.n, gb.p);
 	ff_print("Steps: %d (%d skipped), %d runs; results: %s\n", s->nsteps, skips, runs, s->o.output);
 	print_steps(s);
 	ff_print("\n");
@@ -221,6 +235,23 @@ finish(struct state *s, const char *first, const char *bisect_out)
 	ff_print("git bisect log shows the steps; git bisect reset ends the bisect\n");
 	remove_state(s);
 	return first ? 0 : 1;
+}
+
+/* Does the log of bench FILE name the build of commit (--build LABEL: ...)? */
+static int
+log_names_build(const char *file, const char *commit)
+{
+	char *path = ff_asprintf("%s.log", file), *label = label_of(commit), line[4096];
+	char *want = ff_asprintf("--build %s:", label);
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, want) != NULL;
+	if (f)
+		fclose(f);
+	free(path), free(label), free(want);
+	return found;
 }
 
 /* One step's rounds, until the midpoint is called, skipped, or GOOD and BAD do not differ (-1). */
@@ -260,9 +291,12 @@ run_step(struct state *s, struct step *st)
 		status = bench_batch(s, st, commits, n);
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
 			/* A build refused before anything ran: the midpoint's is a skip, GOOD's or BAD's the end. */
+			const char *f = json_string_value(json_array_get(st->files, json_array_size(st->files) - 1));
+
+			if (!log_names_build(f, st->commit))
+				ff_fail(1, "ff-bench refused the GOOD or BAD build (see %s.log)", f);
 			st->call = C_SKIP;
-			st->why = ff_asprintf("ff-bench refused its build (see %s.log)",
-					      json_string_value(json_array_get(st->files, json_array_size(st->files) - 1)));
+			st->why = ff_asprintf("ff-bench refused its build (see %s.log)", f);
 			break;
 		}
 		step_figures(s, st, s->o.good, s->o.bad);
