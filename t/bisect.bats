@@ -94,7 +94,7 @@ still_running() {
 	k=$(commit_of "$repo" 6)
 	state="$repo/.git/flimflam-bisect.json"
 	env "$mark" flimflam bisect -C "$repo" --good "$(commit_of "$repo" 1)" --bad "$(commit_of "$repo" 8)" \
-		--build-cmd 'sh build.sh {prefix}' --cache "$cache" --output "$out" "${FAST[@]}" --rounds 6 --max-rounds 9 \
+		--build-cmd 'sh build.sh {prefix}' --cache "$cache" --output "$out" "${FAST[@]}" --rounds 6 --max-rounds 12 \
 		>"$BATS_TEST_TMPDIR/first.out" 2>"$BATS_TEST_TMPDIR/first.err" &
 	pid=$!
 	# Stopped (Ctrl-C) while a step's bench runs, after the skip.
