@@ -128,7 +128,10 @@ still_running() {
 	jq -e -s 'length > 0 and all(.[] | select(.event == null or .event == "run"); .build.label | test("^[0-9a-f]{12}$"))' "$out"
 	compgen -G "$cache/*/$k.built" >/dev/null
 	compgen -G "$cache/*/$(commit_of "$repo" 4).failed" >/dev/null
-	[ "$(grep -c 'building ' "$BATS_TEST_TMPDIR/first.err" <(echo "$stderr") | awk -F: '{ s += $2 } END { print s }')" -le 5 ]
+	# No commit was built twice, across the stop and the resume.
+	cat "$BATS_TEST_TMPDIR/first.err" - <<<"$stderr" | sed -n 's/.*: building \([0-9a-f]*\) into .*/\1/p' >"$BATS_TEST_TMPDIR/built"
+	[ -s "$BATS_TEST_TMPDIR/built" ]
+	[ -z "$(sort "$BATS_TEST_TMPDIR/built" | uniq -d)" ]
 	[ ! -e "$state" ]
 }
 
