@@ -20,7 +20,7 @@ BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
 # Each program and its objects. flimflam, ff-bench, ff-capture, ff-flame and
 # ff-workload are built from several files each, with a private header, in bin/NAME.d/.
 PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
-	   bin/ff-topology bin/ff-workload bin/ff-history
+	   bin/ff-topology bin/ff-workload bin/ff-history bin/ff-bisect
 FLIMFLAM_OBJ = $(addprefix bin/flimflam.d/,main.o run.o summary.o hosts.o hosts_check.o stages.o)
 FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o output.o run.o results.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o sweep.o capacity.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o machine.o)
@@ -29,8 +29,11 @@ FF_WORKLOAD_OBJ = $(addprefix bin/ff-workload.d/,main.o serve.o drive.o iperf3.o
 # ff-history reads results files with ff-bench's results.o and takes its medians and shifts from stats.o.
 FF_HISTORY_OBJ = $(addprefix bin/ff-history.d/,main.o db.o import.o detect.o series.o export.o report.o)
 FF_HISTORY_LINK = $(FF_HISTORY_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/stats.o
-PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-workload.o bin/ff-history.o,$(PROGS:=.o)) \
-	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_WORKLOAD_OBJ) $(FF_HISTORY_OBJ)
+# ff-bisect reads its benches' results with results.o and tests their rounds with paired.o.
+FF_BISECT_OBJ = $(addprefix bin/ff-bisect.d/,main.o git.o build.o step.o state.o)
+FF_BISECT_LINK = $(FF_BISECT_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/stats.o bin/ff-bench.d/paired.o
+PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-workload.o bin/ff-history.o bin/ff-bisect.o,$(PROGS:=.o)) \
+	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_WORKLOAD_OBJ) $(FF_HISTORY_OBJ) $(FF_BISECT_OBJ)
 # Unit tests of pure functions, run by t/unit.bats (t/unit/machine by
 # t/machine.bats; t/hist.bats builds its own; power-sim, the simulation of
 # paired.c, is run by t/power.bats and bench/power.sh); never installed.
@@ -45,6 +48,7 @@ bin/ff-check:    bin/ff-check.o
 bin/ff-flame:    $(FF_FLAME_OBJ)
 bin/ff-history:  $(FF_HISTORY_LINK)
 bin/ff-history:  LDLIBS += -lsqlite3
+bin/ff-bisect:   $(FF_BISECT_LINK)
 bin/ff-topology: bin/ff-topology.o
 bin/ff-workload: $(FF_WORKLOAD_OBJ)
 t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
@@ -67,6 +71,7 @@ $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
 $(FF_WORKLOAD_OBJ): bin/ff-workload.d/ff-workload.h
 $(FF_HISTORY_OBJ) t/unit/edivisive-test.o: bin/ff-history.d/ff-history.h bin/ff-bench.d/ff-bench.h
 $(FLIMFLAM_OBJ): bin/flimflam.d/flimflam.h
+$(FF_BISECT_OBJ): bin/ff-bisect.d/ff-bisect.h bin/ff-bench.d/ff-bench.h
 $(LIBOBJ): lib/ff_int.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,

@@ -228,6 +228,7 @@ declare -gA TABLE_OF=(
 	[bin/ff-flame.d/main.c]="ff-flame" [bin/ff-topology.c]="ff-topology"
 	[bin/ff-history.d/main.c]="flimflam history" [bin/ff-history.d/import.c]="flimflam history add"
 	[bin/ff-history.d/export.c]="flimflam history export" [bin/ff-history.d/report.c]="flimflam history report"
+	[bin/ff-bisect.d/main.c]="flimflam bisect"
 	[bin/ff-workload.d/main.c]="ff-workload serve|ff-workload drive"
 	[bin/flimflam.d/main.c]="flimflam|flimflam run|flimflam record|flimflam flamegraph|flimflam check --hosts x"
 	[builtin/client.c]="ff-builtin-client" [builtin/rr-client.c]="ff-builtin-rr-client"

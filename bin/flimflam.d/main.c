@@ -63,6 +63,8 @@ static const struct cmd cmds[] = {
 	  "Write an HTML page of results files from bench" },
 	{ "history", "ff-history", NULL, EXEC,
 	  "Keep bench results over time and find their change points" },
+	{ "bisect", "ff-bisect", NULL, EXEC,
+	  "Find the commit that changed a relay's cost (git bisect)" },
 };
 
 static const char run_usage_fmt[] =
