@@ -107,10 +107,11 @@ double upper_quantile(double a);
 
 enum {
 	M_BITS, M_OPS, M_LAT, M_P50, M_P99, M_CPU_GB, M_CPU_KREQ,	/* compared */
+	M_CSW_MB, M_CSW_KOP,	/* compared: the relays' context switches per MB, per 1k ops */
 	M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS, M_RELAYCPU, M_P999, M_LATMAX,
 	M_N
 };
-#define M_NCMP (M_CPU_KREQ + 1)
+#define M_NCMP (M_CSW_KOP + 1)
 
 struct metric {
 	const char *key;	/* in compare's JSON */

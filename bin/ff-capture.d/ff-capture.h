@@ -10,6 +10,7 @@
  *   skstat.c     skstat of each router at the window's end
  *   resources.c  the relays' CPU time and peak memory over the window
  *   machine.c    what the window shared the machine with (resources.machine)
+ *   sched.c      the relays' context switches and syscalls over the window
  */
 #ifndef FF_CAPTURE_H
 #define FF_CAPTURE_H
@@ -117,5 +118,9 @@ void emit_result(json_t *ev);
 void machine_begin(int alone);
 void machine_tick(void);
 json_t *machine_end(void);
+
+/* sched.c: the relays' counts at the window's start; relay i's over it, into its object */
+void sched_begin(void);
+void sched_end(int i, json_t *o);
 
 #endif

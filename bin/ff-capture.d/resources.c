@@ -138,6 +138,7 @@ resources_begin(double duration)
 	window_len = duration;
 	nticks = ff_intervals_count(opt.interval, window_len);
 	machine_begin(opt.alone);
+	sched_begin();
 }
 
 /*
@@ -210,6 +211,7 @@ resources_end(void)
 		json_object_set_new(o, "cpu_s", json_real(cpu - t->cpu0));
 		json_object_set_new(o, "cpu_fraction", json_real((cpu - t->cpu0) / window));
 		json_object_set_new(o, "max_rss_bytes", json_integer(rss));
+		sched_end(i, o);
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(ev, "window_s", json_real(window));

@@ -219,6 +219,34 @@ machine_warning(const json_t *rsc)
 			 why);
 }
 
+/*
+ * A relay's context switches over the window, per MB and per 1,000
+ * operations of the result (rates over the window), and its read and
+ * write syscalls; nothing when ff-capture could not count them.
+ */
+static void
+switches_line(const char *role, const json_t *r, const json_t *res, double window)
+{
+	double n = ff_json_num(r, "ctx_switches", -1), vol = ff_json_num(r, "ctx_switches_voluntary", 0);
+	double mb_s = ff_json_num(res, "bits_per_s", 0) / 8e6, kop_s = ff_json_num(res, "ops_per_s", 0) / 1e3;
+	double sys = ff_json_num(r, "syscalls_read", -1) + ff_json_num(r, "syscalls_write", -1);
+
+	if (n < 0 || window <= 0)
+		return;
+	ff_print("  %s switches: %.0f (%.0f%% voluntary)", role, n, n > 0 ? 100 * vol / n : 0);
+	if (mb_s > 0 && !ff_workload_is_rr(opt.workload))
+		ff_print(", %.3g per MB", n / window / mb_s);
+	if (kop_s > 0)
+		ff_print(", %.3g per 1k ops", n / window / kop_s);
+	ff_print("\n");
+	if (sys < 0)
+		return;
+	ff_print("  %s syscalls: %.0f of the read and write families", role, sys);
+	if (mb_s > 0 && !ff_workload_is_rr(opt.workload))
+		ff_print(", %.3g per MB", sys / window / mb_s);
+	ff_print("\n");
+}
+
 void
 summarize(json_t *events, const char *rundir)
 {
@@ -309,6 +337,7 @@ summarize(json_t *events, const char *rundir)
 			ff_print("  %s CPU:      %.1f%%\n", role, 100 * ff_json_num(r, "cpu_fraction", 0));
 			ff_print("  %s RSS:      %.1f MiB\n", role,
 			       ff_json_num(r, "max_rss_bytes", 0) / 1048576.0);
+			switches_line(role, r, res, ff_json_num(rsc, "window_s", 0));
 		}
 	}
 	ff_print("\nRun directory: %s\n", rundir);

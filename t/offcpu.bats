@@ -1,0 +1,79 @@
+#!/usr/bin/env bats
+# Why a relay is slower when it is not busy (issue 30): each run's relay
+# context switches (voluntary and involuntary) and read/write syscalls,
+# per MB and per 1,000 operations, in the row, compare and the summary;
+# and where the relays' threads sleep (flimflam offcpu). A relay made to
+# sleep on purpose (t/fixtures/offcpu/sleep-shim.c preloaded into nginx,
+# a known wait before each write) must show it.
+
+bats_require_minimum_version 1.5.0
+load helper
+
+# shim_builds: nginx wrapped with the sleep shim, no wait (nginx-0) and
+# 200 us a write (nginx-200), in $SHIMDIR.
+shim_builds() {
+	skip_unless_program nginx gcc
+	SHIMDIR="$BATS_TEST_TMPDIR/shim"
+	mkdir -p "$SHIMDIR"
+	gcc -O2 -g -fno-omit-frame-pointer -shared -fPIC -o "$SHIMDIR/sleep-shim.so" \
+		"$TOP/t/fixtures/offcpu/sleep-shim.c" -ldl
+	local us
+	for us in 0 200; do
+		printf '#!/bin/sh\nFF_SHIM_SLEEP_US=%s LD_PRELOAD=%s exec %s "$@"\n' \
+			"$us" "$SHIMDIR/sleep-shim.so" "$(command -v nginx)" >"$SHIMDIR/nginx-$us"
+		chmod +x "$SHIMDIR/nginx-$us"
+	done
+}
+
+# csw_per_mb FILE: R1 + R2's context switches per MB of the run in FILE (--json).
+csw_per_mb() {
+	jq -s '(.[] | select(.event == "resources")) as $r | (.[] | select(.event == "result")) as $x |
+		([$r.relays[].ctx_switches] | add) / $r.window_s / ($x.bits_per_s / 8e6)' "$1"
+}
+
+@test "flimflam run: a relay sleeping before each write shows it in context switches per MB, voluntary; the summary says them" {
+	shim_builds
+	run_steady flimflam run --json -r nginx --warmup 1 --duration 2 --build "base=$SHIMDIR/nginx-0"
+	echo "$output" >"$BATS_TEST_TMPDIR/base.jsonl"
+	run_steady flimflam run --json -r nginx --warmup 1 --duration 2 --build "slow=$SHIMDIR/nginx-200"
+	echo "$output" >"$BATS_TEST_TMPDIR/slow.jsonl"
+	# Every relay has its counts, whole numbers that add up.
+	jq -se '[.[] | select(.event == "resources") | .relays[] |
+		(.ctx_switches | type == "number") and .ctx_switches == .ctx_switches_voluntary + .ctx_switches_involuntary
+		and .syscalls_write + .syscalls_read > 0] | length == 2 and all' "$BATS_TEST_TMPDIR/base.jsonl"
+	base=$(csw_per_mb "$BATS_TEST_TMPDIR/base.jsonl")
+	slow=$(csw_per_mb "$BATS_TEST_TMPDIR/slow.jsonl")
+	echo "# switches per MB: base $base, sleeping $slow" >&3
+	# Each write of a relay waits, one voluntary switch or more: a few per
+	# 16 KiB write is far above what the same nginx does without the wait.
+	awk -v b="$base" -v s="$slow" 'BEGIN { exit !(s > 3 * b) }'
+	jq -se '[.[] | select(.event == "resources") | .relays[] |
+		.ctx_switches_voluntary > .ctx_switches_involuntary] | all' "$BATS_TEST_TMPDIR/slow.jsonl"
+
+	run_steady flimflam run -r nginx --warmup 1 --duration 2 --build "slow=$SHIMDIR/nginx-200"
+	assert_output --regexp $'\n  R1 switches: [0-9]+ \\([0-9]+% voluntary\\), [0-9.e+]+ per MB\n'
+	assert_output --regexp $'\n  R2 syscalls: [0-9]+ of the read and write families, [0-9.e+]+ per MB\n'
+}
+
+@test "ff-bench compare: the relays' context switches per MB are a compared metric, lower is better" {
+	shim_builds
+	run_steady ff-bench -w builtin -r nginx -p tcp --warmup 1 --duration 2 --repeat 2 \
+		--build "base=$SHIMDIR/nginx-0" --build "slow=$SHIMDIR/nginx-200" \
+		--output "$BATS_TEST_TMPDIR/ab.jsonl"
+	run -0 --separate-stderr ff-bench compare --json "$BATS_TEST_TMPDIR/ab.jsonl" --base base --new slow
+	row=$(jq -c 'select(.event == "comparison" and .metric == "relay_ctx_switches_per_mb")' <<<"$output")
+	[ -n "$row" ]
+	jq -e '.change_pct > 100' <<<"$row"
+	run -0 ff-bench compare "$BATS_TEST_TMPDIR/ab.jsonl" --base base --new slow
+	assert_output --partial "Relay context switches/MB, R1 + R2"
+}
+
+@test "flimflam stat: with a PMU, cycles and instructions per byte of each relay" {
+	skip_unless_program nginx perf
+	if ! LC_ALL=C perf stat -x, -e instructions true 2>&1 >/dev/null | grep -qE '^[0-9]+,'; then
+		skip "no PMU here: perf stat counts no instructions (a VM without one), so there are no cycles or instructions per byte"
+	fi
+	run_steady flimflam stat --json -r nginx --warmup 1 --duration 2
+	jq -se '[.[] | select(.event == "stat") | .instructions_per_byte > 0 and .cycles_per_byte > 0] |
+		length == 2 and all' <<<"$output"
+}
