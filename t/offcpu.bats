@@ -77,3 +77,56 @@ csw_per_mb() {
 	jq -se '[.[] | select(.event == "stat") | .instructions_per_byte > 0 and .cycles_per_byte > 0] |
 		length == 2 and all' <<<"$output"
 }
+
+# offcpu_ok: skip unless perf may open the scheduler's tracepoints here (ff-capture's check says why not).
+offcpu_ok() {
+	skip_unless_program perf
+	local why
+	if ! why=$(ff-capture --check offcpu 2>&1); then
+		skip "the scheduler's tracepoints cannot be recorded here: $why"
+	fi
+}
+
+# shim_share FOLDED: the share of the blocked time under sleep_shim_wait.
+shim_share() {
+	awk '{ us = $NF; all += us; if ($0 ~ /;sleep_shim_wait;/) shim += us } END { printf "%.3f\n", all ? shim / all : 0 }' "$1"
+}
+
+@test "flimflam offcpu: a relay sleeping before each write waits under sleep_shim_wait in the off-CPU graph, and not without the wait; the summary says the cost" {
+	shim_builds
+	offcpu_ok
+	cd "$BATS_TEST_TMPDIR"
+	run_steady flimflam offcpu --json -r nginx --warmup 1 --duration 2 --build "slow=$SHIMDIR/nginx-200"
+	ev=$(jq -c 'select(.event == "offcpu")' <<<"$output")
+	folded=$(jq -r .files.folded <<<"$ev")
+	[ -s "$folded" ] && [ -s offcpu.html ]
+	jq -e '.blocked_us > 0 and (.perf_cpu_s | type == "number")' <<<"$ev"
+	slow=$(shim_share "$folded")
+	# Each relay's own stack, under its tower, down to the shim's frame, then the kernel's sleep.
+	grep -qE '^nginx \(pid [0-9]+\);.*;writev;sleep_shim_wait;.*do_nanosleep' "$folded"
+	grep -q 'sleep_shim_wait' offcpu.html
+	bits_off=$(jq 'select(.event == "result") | .bits_per_s' <<<"$output")
+
+	run_steady flimflam offcpu --json -r nginx --warmup 1 --duration 2 --build "base=$SHIMDIR/nginx-0"
+	folded=$(jq -r 'select(.event == "offcpu") | .files.folded' <<<"$output")
+	base=$(shim_share "$folded")
+	echo "# blocked time under sleep_shim_wait: $slow with the wait, $base without" >&3
+	awk -v s="$slow" -v b="$base" 'BEGIN { exit !(s > 0.5 && b < 0.01) }'
+
+	# The cost: the same run without the recording, and the summary's words.
+	run_steady flimflam run --json -r nginx --warmup 1 --duration 2 --build "slow=$SHIMDIR/nginx-200"
+	bits_run=$(jq 'select(.event == "result") | .bits_per_s' <<<"$output")
+	echo "# throughput with the wait: $bits_off bit/s recorded off-CPU, $bits_run without the recording" >&3
+	run_steady flimflam offcpu -r nginx --warmup 1 --duration 2 --build "slow=$SHIMDIR/nginx-200"
+	assert_output --regexp $'\n  Page:        .*/offcpu.html\n  Blocked:     [0-9.]+ s of the relays\' threads over the [0-9.]+ s window\n  Cost:        perf took [0-9.]+ CPU s'
+	assert_output --partial "sched:sched_switch,sched:sched_wakeup every one, call graph fp"
+}
+
+@test "flimflam offcpu: --freq is refused (every switch is recorded); ff-capture --check offcpu answers" {
+	run -2 flimflam offcpu --freq 99 -r nginx
+	assert_output --partial "--freq is not for offcpu"
+	skip_unless_program perf
+	# The answer is one check event: ok here, or why not (tracefs, perf_event_paranoid) with its fix.
+	run ff-capture --check --json offcpu
+	jq -e '.event == "check" and .mode == "offcpu" and (.ok == true or (.reason | test("tracepoint")))' <<<"$output"
+}

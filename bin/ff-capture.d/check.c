@@ -180,6 +180,34 @@ check_attach(char *why, size_t n)
 	return bits;
 }
 
+/*
+ * offcpu opens the scheduler's tracepoints, which need tracefs (mounted
+ * and readable: root, or its files opened to a group) and the kernel's
+ * permission: the kernel says which when perf opens one.
+ */
+static void
+check_tracepoints(void)
+{
+	char *out, *argv[] = { "perf", "stat", "-e", "sched:sched_switch", "true", NULL };
+	int status;
+
+	if (access("/sys/kernel/tracing/events/sched/sched_switch/id", R_OK) != 0 &&
+	    access("/sys/kernel/debug/tracing/events/sched/sched_switch/id", R_OK) != 0)
+		cannot("; ", "as root, mount tracefs (mount -t tracefs nodev /sys/kernel/tracing) "
+		       "or run flimflam as root", "'offcpu' reads the scheduler's tracepoints "
+		       "(sched:sched_switch), and tracefs is not mounted or not readable here");
+	out = ff_run_within(argv, &status, 20);
+	if (!out || status != 0) {
+		const char *why = out ? out + strspn(out, " \n") : "";
+
+		cannot("; ", "as root, 'sysctl -w kernel.perf_event_paranoid=-1' allows them",
+		       "'offcpu' reads the scheduler's tracepoints, and perf cannot open "
+		       "sched:sched_switch here (%.*s)", *why ? (int)strcspn(why, "\n") : 9,
+		       *why ? why : "no answer");
+	}
+	free(out);
+}
+
 static void
 check_perf(void)
 {
@@ -211,6 +239,8 @@ check_perf(void)
 		       modes[opt.mode], why);
 	if (sampling())
 		check_data(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+	if (opt.mode == OFFCPU)
+		check_tracepoints();
 	/* Without a PMU, perf's default event (cycles) does not exist. */
 	if (!(bits & FF_PERF_HARDWARE))
 		sample_event = "cpu-clock";

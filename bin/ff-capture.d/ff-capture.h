@@ -20,7 +20,7 @@
 #include <limits.h>
 #include <sys/types.h>
 
-enum mode { NONE, STAT, RECORD, C2C, MEM, SKSTAT };
+enum mode { NONE, STAT, RECORD, C2C, MEM, SKSTAT, OFFCPU };
 
 #define MAX_TARGETS 16
 #define MAX_PIDS 256
@@ -78,6 +78,8 @@ void interrupt(struct ff_child *c);
 void finish_child(struct ff_child *c, double timeout);
 json_t *capture_event(const char *tool, json_t *files);
 void collect_sampling(void);
+/* offcpu: perf's own CPU time, at the window's start (end 0) and its end (1) */
+void perf_cpu_note(int end);
 
 /*
  * skstat.c: the skstat to run (malloc'd; NULL: none) and its environment

@@ -383,9 +383,11 @@ print_recording(const json_t *cap, const char *data)
 		ff_print("%s%s", i ? ", " : "", role_name(ff_json_str(r, "role")));
 	if (host)
 		ff_print(" on %s; ", host);
-	ff_print("%s: %s at %s Hz, call graph %s)\n", ff_json_str(cap, "tool"),
+	ff_print("%s: %s %s%s, call graph %s)\n", ff_json_str(cap, "tool"),
 		 ff_json_str(cap, "perf_event") ? ff_json_str(cap, "perf_event") : "cycles",
-		 freq_arg(), perf_opt.call_graph);
+		 json_is_null(json_object_get(cap, "freq")) ? "every one" : "at ",
+		 json_is_null(json_object_get(cap, "freq")) ? "" : ff_asprintf("%s Hz", freq_arg()),
+		 perf_opt.call_graph);
 	snprintf(old, sizeof(old), "%s.old", data);
 	if (access(old, F_OK) == 0)
 		ff_print("  Previous:    %s\n", old);
