@@ -130,3 +130,27 @@ shim_share() {
 	run ff-capture --check --json offcpu
 	jq -e '.event == "check" and .mode == "offcpu" and (.ok == true or (.reason | test("tracepoint")))' <<<"$output"
 }
+
+@test "flimflam lock: the relays' contended kernel locks, each thread given its relay; check says whether the kernel has them" {
+	skip_unless_program nginx perf
+	# Exit 1 where a requirement of other commands (skrouterd) is missing: the requirement is there all the same.
+	run --separate-stderr ff-check --json
+	lockreq=$(jq -c 'select(.event == "requirement" and .name == "perf_lock")' <<<"$output")
+	jq -e '.enables == "lock" and (.ok or (.fix | type == "string"))' <<<"$lockreq"
+	if ! jq -e .ok <<<"$lockreq" >/dev/null; then
+		run -1 flimflam lock -r nginx --warmup 1 --duration 2
+		assert_output --partial "lock contention tracepoints"
+		skip "the kernel's lock contention tracepoints are missing here: $(jq -r .detail <<<"$lockreq")"
+	fi
+	cd "$BATS_TEST_TMPDIR"
+	run_steady flimflam lock --json -r nginx --warmup 1 --duration 2
+	ev=$(jq -c 'select(.event == "lock")' <<<"$output")
+	jq -e '(.callers | test("contended +total wait")) and (.threads | type == "array") and
+		all(.threads[]; (.tid | type == "number") and .contended >= 1 and .wait_total_us > 0)' <<<"$ev"
+	# Threads are counted once each, and those of the relays carry their role.
+	jq -e '[.threads[].tid] | length == (unique | length)' <<<"$ev"
+	jq -e '[.threads[] | select(.role != null) | .role] - ["r1", "r2"] == []' <<<"$ev"
+	[ -s perf.data ]
+	run_steady flimflam lock -r nginx --warmup 1 --duration 2
+	assert_output --partial "Contended kernel locks (perf lock contention of"
+}

@@ -11,6 +11,7 @@
  *   resources.c  the relays' CPU time and peak memory over the window
  *   machine.c    what the window shared the machine with (resources.machine)
  *   sched.c      the relays' context switches and syscalls over the window
+ *   lock.c       lock: perf lock contention of the relays' recording
  */
 #ifndef FF_CAPTURE_H
 #define FF_CAPTURE_H
@@ -20,7 +21,7 @@
 #include <limits.h>
 #include <sys/types.h>
 
-enum mode { NONE, STAT, RECORD, C2C, MEM, SKSTAT, OFFCPU };
+enum mode { NONE, STAT, RECORD, C2C, MEM, SKSTAT, OFFCPU, LOCK };
 
 #define MAX_TARGETS 16
 #define MAX_PIDS 256
@@ -94,6 +95,9 @@ void emit_stats(void);
 
 /* skstat.c */
 void collect_skstat(void);
+
+/* lock.c: perf lock contention of the recording, the `lock` event */
+void collect_locks(void);
 
 /* main.c: a relay gone at the window's end; returns when its holder did not end it */
 void relay_gone(const struct target *t);

@@ -238,6 +238,10 @@ start_sampling(void)
 		argv[n++] = "--switch-events";
 		argv[n++] = "-c";
 		argv[n++] = "1";
+	} else if (opt.mode == LOCK) {
+		/* perf lock's own events (-c 1) and call chains; the rest as record's. */
+		argv[n++] = "lock";
+		argv[n++] = "record";
 	} else if (opt.mode == RECORD) {
 		argv[n++] = "record";
 		if (sample_event) {
@@ -254,19 +258,21 @@ start_sampling(void)
 	argv[n++] = "-1";
 	argv[n++] = "--control";
 	argv[n++] = perf_ctl_new(&perf, modes[opt.mode])->arg;
-	if (opt.mode != OFFCPU) {
+	if (opt.mode != OFFCPU && opt.mode != LOCK) {
 		argv[n++] = "-F";
 		argv[n++] = freq;
 	}
-	argv[n++] = "--call-graph";
-	argv[n++] = (char *)opt.call_graph;
+	if (opt.mode != LOCK) {
+		argv[n++] = "--call-graph";
+		argv[n++] = (char *)opt.call_graph;
+	}
 	argv[n++] = "-p";
 	argv[n++] = pids;
 	/* Always a file: perf record writes to stdout when that is a pipe. */
 	argv[n++] = "-o";
 	argv[n++] = data_out.tmp;
 	argv[n] = NULL;
-	spawn_perf(&perf, opt.mode == RECORD || opt.mode == OFFCPU ? "perf record" :
+	spawn_perf(&perf, opt.mode == LOCK ? "perf lock" : opt.mode == RECORD || opt.mode == OFFCPU ? "perf record" :
 		   opt.mode == C2C ? "perf c2c" : "perf mem",
 		   argv, perf_log);
 	free(pids);
@@ -374,7 +380,10 @@ collect_sampling(void)
 	files = json_array();
 	json_array_append_new(files, ff_json_path(data));
 	ev = capture_event(perf.role, files);
-	if (opt.mode == OFFCPU) {
+	if (opt.mode == LOCK) {
+		json_object_set_new(ev, "perf_event", json_string("lock:contention_begin,lock:contention_end"));
+		json_object_set_new(ev, "freq", json_null());
+	} else if (opt.mode == OFFCPU) {
 		json_object_set_new(ev, "perf_event", json_string("sched:sched_switch,sched:sched_wakeup"));
 		json_object_set_new(ev, "freq", json_null());
 		json_object_set_new(ev, "perf_cpu_s", perf_cpu[1] >= perf_cpu[0] && perf_cpu[0] >= 0 ?

@@ -57,6 +57,8 @@ static const struct cmd cmds[] = {
 	{ "flamegraph", NULL, "record", PIPELINE, "Generate a flamegraph" },
 	{ "offcpu", NULL, "offcpu", PIPELINE,
 	  "Generate a flamegraph of where the relays wait (off-CPU time)" },
+	{ "lock", NULL, "lock", PIPELINE,
+	  "Capture the relays' contended kernel locks using 'perf lock'" },
 	{ "bench", "ff-bench", NULL, EXEC,
 	  "Run each workload on each relay and summarize the results" },
 	{ "compare", "ff-bench", "compare", EXEC,

@@ -439,6 +439,19 @@ summarize_capture(const struct cmd *c, json_t *events)
 			print_figure(ev, "cpu_ms_per_kop", "CPU s/1k req:", NULL);
 			print_figure(ev, "instructions_per_byte", "Instructions per byte:", "%.2f");
 			print_figure(ev, "cycles_per_byte", "Cycles per byte:", "%.2f");
+		} else if (!strcmp(name, "lock")) {
+			const json_t *t;
+			size_t k2;
+
+			ff_print("\nContended kernel locks (perf lock contention of %s)\n\n",
+				 ff_json_str(ev, "file") ? ff_json_str(ev, "file") : "perf.data");
+			ff_print("%s\n", ff_json_str(ev, "callers") ? ff_json_str(ev, "callers") : "");
+			json_array_foreach(json_object_get(ev, "threads"), k2, t)
+				if (ff_json_str(t, "role"))
+					ff_print("  %s thread %.0f (%s): %.0f waits, %.3f ms in all\n",
+						 role_name(ff_json_str(t, "role")), ff_json_num(t, "tid", 0),
+						 ff_json_str(t, "comm"), ff_json_num(t, "contended", 0),
+						 ff_json_num(t, "wait_total_us", 0) / 1000);
 		} else if (!strcmp(name, "skstat")) {
 			/* "Router 1" for r1: role_name names a relay of the chain anew. */
 			if (role_name(role) != role)
