@@ -154,3 +154,42 @@ shim_share() {
 	run_steady flimflam lock -r nginx --warmup 1 --duration 2
 	assert_output --partial "Contended kernel locks (perf lock contention of"
 }
+
+@test "flimflam explain: a shim that adds CPU work per KiB written makes its function come out changed, first by q; usage errors" {
+	skip_unless_program nginx perf gcc
+	run -2 flimflam explain --base a.data,b.data --new c.data,d.data,e.data
+	assert_output --partial "--base: 2 recordings; the test needs 3 or more a side"
+	run -2 flimflam explain --base a.data,b.data,c.data
+	assert_output --partial "give both --base and --new"
+
+	# bench/power-shim.c: 300 turns of its loop per KiB written (new), none (base).
+	local d="$BATS_TEST_TMPDIR/ab" i l
+	mkdir -p "$d"
+	gcc -O2 -fno-omit-frame-pointer -shared -fPIC -o "$d/power-shim.so" "$TOP/bench/power-shim.c" -ldl
+	for l in 0 300; do
+		printf '#!/bin/sh\nFF_SHIM_LOOPS_PER_KB=%s LD_PRELOAD=%s exec %s "$@"\n' \
+			"$l" "$d/power-shim.so" "$(command -v nginx)" >"$d/nginx-$l"
+		chmod +x "$d/nginx-$l"
+	done
+	# Six runs of each, interleaved, each recording in a directory of its own.
+	for i in 1 2 3 4 5 6; do
+		for l in 0 300; do
+			mkdir -p "$d/run-$l-$i"
+			(cd "$d/run-$l-$i" && flimflam record --json -r nginx --warmup 1 --duration 2 \
+				--build "b$l=$d/nginx-$l" >"$d/r$l-$i.jsonl" 2>"$d/r$l-$i.err") ||
+				{ cat "$d/r$l-$i.err"; false; }
+		done
+	done
+	base=$(ls "$d"/r0-*.jsonl | paste -sd,)
+	new=$(ls "$d"/r300-*.jsonl | paste -sd,)
+	run -0 --separate-stderr flimflam explain --json --top 10 --base "$base" --new "$new"
+	echo "$output" >"$d/explain.jsonl"
+	jq -r 'select(.changed) | "# changed: \(.function) \(.change) [\(.ci_low), \(.ci_high)] per MB, q \(.q)"' "$d/explain.jsonl" >&3
+	# Matched by symbol and module; per MB carried; the shim's function changed, and first by q.
+	jq -se 'map(select(.event == "function")) | length == 10 and all(.unit == "samples_per_mb") and
+		(sort_by(.q) | .[0] | .function == "power_shim_spin (power-shim.so)" and .changed and .ci_low > 0)' \
+		"$d/explain.jsonl"
+	run -0 flimflam explain --top 10 --base "$base" --new "$new"
+	assert_output --regexp 'power_shim_spin \(power-shim.so\) .* changed'
+	assert_output --partial "self samples per MB carried"
+}

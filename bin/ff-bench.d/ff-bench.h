@@ -370,6 +370,8 @@ void compare_unmatched(const struct side *bs, const struct side *ns, int md, int
 /* ff-bench report (report.c): the HTML page of results files */
 
 int report_main(int argc, char *argv[]);
+/* explain.c: which functions changed between two builds' recordings */
+int explain_main(int argc, char *argv[]);
 /* The page of the results files `paths` (n of them) into `out`; 0, or -1 with a warning. */
 int report_write(const char *const paths[], int n, const char *out);
 /* "Report: PATH", then "Open it in a browser: file://..." on stdout. */

@@ -63,6 +63,8 @@ static const struct cmd cmds[] = {
 	  "Run each workload on each relay and summarize the results" },
 	{ "compare", "ff-bench", "compare", EXEC,
 	  "Compare two results files from bench" },
+	{ "explain", "ff-bench", "explain", EXEC,
+	  "Which functions changed between two builds' recordings, beyond noise" },
 	{ "report", "ff-bench", "report", EXEC,
 	  "Write an HTML page of results files from bench" },
 	{ "history", "ff-history", NULL, EXEC,
