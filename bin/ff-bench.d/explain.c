@@ -38,7 +38,8 @@ static const char usage[] =
 	"  --new FILES   the new build's recordings, likewise\n"
 	"  --top N       test the N functions with the largest share (default 20)\n"
 	"  --alpha Q     a function changed when its q is below Q (default 0.05)\n"
-	"  --json        JSON lines: one `function` event per function tested\n";
+	"  --json        JSON lines: one `function` event per function tested\n"
+	"  --version     Show the version and exit\n";
 
 enum { OPT_BASE = 256, OPT_NEW, OPT_TOP, OPT_ALPHA, OPT_JSON };
 
