@@ -224,6 +224,7 @@ readme_usages() {
 declare -gA TABLE_OF=(
 	[bin/ff-bench.d/bench.c]="flimflam bench" [bin/ff-bench.d/compare.c]="flimflam compare"
 	[bin/ff-bench.d/report.c]="flimflam report" [bin/ff-bench.d/main.c]="ff-bench"
+	[bin/ff-bench.d/explain.c]="flimflam explain"
 	[bin/ff-capture.d/main.c]="ff-capture" [bin/ff-check.c]="flimflam check"
 	[bin/ff-flame.d/main.c]="ff-flame" [bin/ff-topology.c]="ff-topology"
 	[bin/ff-history.d/main.c]="flimflam history" [bin/ff-history.d/import.c]="flimflam history add"

@@ -107,11 +107,12 @@ double upper_quantile(double a);
 
 enum {
 	M_BITS, M_OPS, M_LAT, M_P50, M_P99, M_CPU_GB, M_CPU_KREQ,	/* compared */
+	M_CSW_MB, M_CSW_KOP,	/* compared: the relays' context switches per MB, per 1k ops */
 	M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS, M_RELAYCPU, M_P999, M_LATMAX,
 	M_RSSEND,		/* every relay's RSS at the window's end, summed */
 	M_N
 };
-#define M_NCMP (M_CPU_KREQ + 1)
+#define M_NCMP (M_CSW_KOP + 1)
 
 struct metric {
 	const char *key;	/* in compare's JSON */
@@ -370,6 +371,8 @@ void compare_unmatched(const struct side *bs, const struct side *ns, int md, int
 /* ff-bench report (report.c): the HTML page of results files */
 
 int report_main(int argc, char *argv[]);
+/* explain.c: which functions changed between two builds' recordings */
+int explain_main(int argc, char *argv[]);
 /* The page of the results files `paths` (n of them) into `out`; 0, or -1 with a warning. */
 int report_write(const char *const paths[], int n, const char *out);
 /* "Report: PATH", then "Open it in a browser: file://..." on stdout. */

@@ -60,6 +60,28 @@ relay_cpu(const json_t *rec, double *out)
 }
 
 /*
+ * The relays' context switches a second over the window (R1 + R2); needs
+ * every relay's count (records before ff-capture counted them have none).
+ */
+static int
+relay_csw_rate(const json_t *rec, double *out)
+{
+	json_t *rsc = json_object_get(rec, "resources"), *relays = json_object_get(rsc, "relays"), *r;
+	double sum = 0, v, window;
+	size_t i;
+
+	if (!json_array_size(relays) || !num(rsc, "window_s", &window) || window <= 0)
+		return 0;
+	json_array_foreach(relays, i, r) {
+		if (!num(r, "ctx_switches", &v))
+			return 0;
+		sum += v;
+	}
+	*out = sum / window;
+	return 1;
+}
+
+/*
  * The value of a metric in one record, if it has one. Efficiency is the
  * relays' CPU over the work they carried, both as rates over the window:
  * CPU-seconds per second over GB per second is CPU-seconds per GB.
@@ -104,6 +126,16 @@ rec_value(const json_t *rec, int m, double *out)
 		return 1;
 	case M_CPU_KREQ:
 		if (!relay_cpu(rec, &cpu) || !num(res, "ops_per_s", &v) || v <= 0)
+			return 0;
+		*out = cpu / (v / 1000);
+		return 1;
+	case M_CSW_MB:
+		if (!relay_csw_rate(rec, &cpu) || !num(res, "bits_per_s", &v) || v <= 0)
+			return 0;
+		*out = cpu / (v / 8e6);
+		return 1;
+	case M_CSW_KOP:
+		if (!relay_csw_rate(rec, &cpu) || !num(res, "ops_per_s", &v) || v <= 0)
 			return 0;
 		*out = cpu / (v / 1000);
 		return 1;

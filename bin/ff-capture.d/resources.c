@@ -139,6 +139,7 @@ resources_begin(double duration)
 	window_len = duration;
 	nticks = ff_intervals_count(opt.interval, window_len);
 	machine_begin(opt.alone);
+	sched_begin();
 }
 
 /*
@@ -216,6 +217,7 @@ resources_end(void)
 		json_object_set_new(o, "rss_end_bytes", rss_end >= 0 ? json_integer(rss_end) : json_null());
 		json_object_set_new(o, "rss_growth_bytes", t->rss0 >= 0 && rss_end >= 0 ?
 				    json_integer(rss_end - t->rss0) : json_null());
+		sched_end(i, o);
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(ev, "window_s", json_real(window));
