@@ -254,6 +254,8 @@ check_skrouterd(void)
 	}
 }
 
+static void check_tracepoints(void);
+
 static void
 check_perf(void)
 {
@@ -302,6 +304,43 @@ check_perf(void)
 			 "no mem-loads event, AMD IBS or Arm SPE" : "they need hardware counters");
 		snprintf(r->fix, sizeof(r->fix), "%s%s", hwfix,
 			 bits & FF_PERF_HARDWARE ? " with load sampling (Intel, AMD Zen, Arm SPE)" : "");
+	}
+	check_tracepoints();
+}
+
+/*
+ * The tracepoints offcpu (the scheduler's) and lock (the kernel's lock
+ * contention, Linux 5.19 and later) record, in tracefs.
+ */
+static void
+check_tracepoints(void)
+{
+	const char *dir = access("/sys/kernel/tracing/events", R_OK) == 0 ? "/sys/kernel/tracing" :
+			  access("/sys/kernel/debug/tracing/events", R_OK) == 0 ? "/sys/kernel/debug/tracing" : NULL;
+	char path[96];
+	struct req *r;
+
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/id", dir ? dir : "");
+	r = req_add("perf_tracepoints", dir && access(path, R_OK) == 0);
+	r->enables = "offcpu";
+	if (r->ok)
+		snprintf(r->detail, sizeof(r->detail), "sched:sched_switch and sched_wakeup in %s", dir);
+	else {
+		snprintf(r->detail, sizeof(r->detail), "offcpu cannot work: %s",
+			 dir ? "no sched:sched_switch in tracefs" : "tracefs is not mounted or not readable");
+		snprintf(r->fix, sizeof(r->fix), "as root: mount -t tracefs nodev /sys/kernel/tracing");
+	}
+	snprintf(path, sizeof(path), "%s/events/lock/contention_begin/id", dir ? dir : "");
+	r = req_add("perf_lock", dir && access(path, R_OK) == 0);
+	r->enables = "lock";
+	if (r->ok)
+		snprintf(r->detail, sizeof(r->detail), "lock:contention_begin and contention_end in %s", dir);
+	else {
+		snprintf(r->detail, sizeof(r->detail), "lock cannot work: %s", dir ?
+			 "this kernel has no lock:contention_begin tracepoint" :
+			 "tracefs is not mounted or not readable");
+		snprintf(r->fix, sizeof(r->fix), "%s", dir ? "Linux 5.19 or later" :
+			 "as root: mount -t tracefs nodev /sys/kernel/tracing");
 	}
 }
 

@@ -663,6 +663,8 @@ main(int argc, char *argv[])
 	if (p < 0)
 		ff_usage_error(usage, "missing --port");
 	port = p;
+	if (o.jobs > 4096)	/* a thread per job (lib/ff_matrix.c says so for flimflam) */
+		ff_usage_error(usage, "--jobs: %ld is out of range (1 to 4096: a thread per job)", o.jobs);
 	njobs = o.jobs;
 	req_size = o.request_size;
 	resp_size = o.response_size;

@@ -197,7 +197,7 @@ long ff_parse_long(const char *usage, const char *opt, const char *s,
 		   long min, long max);
 /*
  * The run options every program shares, each with its one range:
- * "--jobs" 1..4096, "--warmup" 0..86400, "--duration" 1..86400,
+ * "--jobs" 1..65536, "--warmup" 0..86400, "--duration" 1..86400,
  * "--cpu-limit" 0..CPU_SETSIZE, "--freq" 1..1000000, "--request-size" and
  * "--response-size" 1..16777216, "--rate" 1..10000000, "--hops" 1..8
  * (FF_HOPS_MAX). A usage error like
@@ -396,11 +396,22 @@ const char *ff_iso_time(void);
  * the soft one is under `need` (LONG_MAX: whenever it is lower).
  */
 void ff_raise_nofile(long need);
+
+/* ff_limits.c: what binds a run of many connections, checked before the load */
+
 /*
  * Can --jobs connections be held, a relay's two descriptors per job and
- * 64 more, under the hard limit on open files? 0, or -1 with the reason.
+ * 64 more, under the hard limit on open files? A privileged process
+ * (CAP_SYS_RESOURCE) raises its hard limit to that, up to fs.nr_open, and
+ * what it starts inherits it. 0, or -1 with the reason.
  */
 int ff_nofile_for_jobs(long jobs, char *why, size_t n);
+/* Do --jobs connections from one address to one port fit net.ipv4.ip_local_port_range? */
+int ff_ports_for_jobs(long jobs, char *why, size_t n);
+/* nginx's worker_connections (relay-conf/nginx-PROTOCOL.conf): two per job and the listener. */
+int ff_nginx_jobs_fit(const char *protocol, long jobs, char *why, size_t n);
+/* All of them for a run of `relay` over `protocol`: 0, or -1 with the one that binds in `why`. */
+int ff_jobs_fit(const char *relay, const char *protocol, long jobs, char *why, size_t n);
 
 /*
  * A child process in a known role ("server", "r1", "client", ...). It runs

@@ -26,7 +26,9 @@
  * The workloads' own limits are the tools': iperf3 3.x has MAX_STREAMS
  * 128 for --parallel and 60 s for --omit. h2load has none of its own
  * (--clients and --threads are any count, --threads at most --clients,
- * which flimflam keeps equal); builtin's are the common ranges.
+ * which flimflam keeps equal, so a thread per client); builtin-rr's and
+ * builtin-crr's client runs a thread per job. builtin's, one epoll thread
+ * per CPU, takes the common range (65536).
  */
 static const struct ff_workload workloads[] = {
 	{ .name = "builtin", .protocols = FF_TCP, .own = 1,
@@ -39,18 +41,22 @@ static const struct ff_workload workloads[] = {
 		      { "--warmup", 60, "iperf3's limit on --omit seconds" } } },
 	{ .name = "h2load", .protocols = FF_TCP | FF_HTTP2,
 	  .server = "nghttpd", .client = "h2load", .url_path = "/flimflam.txt",
-	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY },
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY,
+	  .limits = { { "--jobs", 4096, "a thread per h2load client" } } },
 	{ .name = "h2load-h1", .protocols = FF_TCP | FF_HTTP1,
 	  .server = "nginx", .client = "h2load", .client_option = "--h1",
 	  .url_path = "/flimflam.txt",
-	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY },
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY,
+	  .limits = { { "--jobs", 4096, "a thread per h2load client" } } },
 	{ .name = "builtin-rr", .protocols = FF_TCP, .own = 1,
 	  .server = "ff-builtin-rr-server", .client = "ff-builtin-rr-client",
-	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1 },
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1,
+	  .limits = { { "--jobs", 4096, "a client thread per job" } } },
 	{ .name = "builtin-crr", .protocols = FF_TCP, .own = 1,
 	  .server = "ff-builtin-rr-server", .client = "ff-builtin-rr-client",
 	  .client_option = "--crr",
-	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1 },
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1,
+	  .limits = { { "--jobs", 4096, "a client thread per job" } } },
 };
 
 /* Each relay's code is its driver, bin/ff-topology.d/relay_NAME.c. */
@@ -66,7 +72,7 @@ static const struct ff_relay relays[] = {
 	  .caps = FF_RELAY_TLS, .version_arg = "--version", .version_line = "nghttpx " },
 	{ .name = "nginx", .protocols = FF_TCP | FF_HTTP1,
 	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15,
-	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE,
+	  .jobs_fit = ff_nginx_jobs_fit, .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE,
 	  /* To stderr: "nginx version: nginx/1.22.1". */
 	  .version_arg = "-v", .version_line = "nginx version:", .version_strip = 1 },
 	{ .name = "haproxy", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,

@@ -87,6 +87,8 @@ struct ff_relay {
 	 */
 	int (*can)(const char *path, const char *protocol, const char *encapsulation,
 		   char *why, size_t n);
+	/* Its own limit on --jobs over a protocol (-1: binds, why in `why`); NULL: none known. */
+	int (*jobs_fit)(const char *protocol, long jobs, char *why, size_t n);
 };
 
 /*

@@ -229,7 +229,7 @@ ff_parse_run_opt(const char *usage, const char *opt, const char *s)
 		const char *opt;
 		long min, max;
 	} ranges[] = {
-		{ "--jobs", 1, 4096 },
+		{ "--jobs", 1, 65536 },
 		{ "--warmup", 0, 86400 },
 		{ "--duration", 1, 86400 },
 		{ "--cpu-limit", 0, CPU_SETSIZE },

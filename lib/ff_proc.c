@@ -669,17 +669,3 @@ ff_raise_nofile(long need)
 	rl.rlim_cur = rl.rlim_max;
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
-
-int
-ff_nofile_for_jobs(long jobs, char *why, size_t n)
-{
-	struct rlimit rl;
-	long need = 2 * jobs + 64;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max == RLIM_INFINITY ||
-	    rl.rlim_max >= (rlim_t)need)
-		return 0;
-	snprintf(why, n, "--jobs %ld needs %ld open files per process, and this process may open at most %llu (ulimit -Hn): use fewer jobs, or raise the limit",
-		 jobs, need, (unsigned long long)rl.rlim_max);
-	return -1;
-}

@@ -33,11 +33,11 @@ cases() {
 			{ echo "run $args: got '${stderr_lines[0]}', want 'flimflam: $want'"; false; }
 		[ -z "$output" ]
 	done <<'CASES'
---jobs 0|--jobs: 0 is out of range (1 to 4096)
---jobs -3|--jobs: -3 is out of range (1 to 4096)
+--jobs 0|--jobs: 0 is out of range (1 to 65536)
+--jobs -3|--jobs: -3 is out of range (1 to 65536)
 --jobs 1.5|--jobs: '1.5' is not a whole number
 --jobs many|--jobs: 'many' is not a number
---jobs 1000000|--jobs: 1000000 is out of range (1 to 4096)
+--jobs 1000000|--jobs: 1000000 is out of range (1 to 65536)
 --jobs|option '--jobs' needs a value
 --warmup -1|--warmup: -1 is out of range (0 to 86400)
 --warmup 0.5|--warmup: '0.5' is not a whole number
@@ -124,7 +124,7 @@ CASES
 2|ff-topology -r nginx extra|ff-topology: unexpected argument 'extra'
 2|ff-workload serve -w bogus|ff-workload: unknown workload 'bogus' (expected builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr)
 2|ff-workload drive --duration 0|ff-workload: --duration: 0 is out of range (1 to 86400)
-2|ff-workload drive --jobs 99999|ff-workload: --jobs: 99999 is out of range (1 to 4096)
+2|ff-workload drive --jobs 99999|ff-workload: --jobs: 99999 is out of range (1 to 65536)
 2|ff-workload drive -w builtin-rr --rate -1|ff-workload: --rate: -1 is out of range (1 to 10000000)
 2|ff-workload serve -w h2load --response-size 10|ff-workload: --request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'h2load'
 2|ff-workload bogus|ff-workload: unknown mode 'bogus' (expected serve or drive)
@@ -224,7 +224,7 @@ CASES
 .result.bits_per_s = 1e300|'result.bits_per_s' is 1e+300: out of range (0 to 1e+15)
 .result.ops_per_s = -1|'result.ops_per_s' is -1: out of range (0 to 1e+12)
 .result.latency_avg_us = -0.5|'result.latency_avg_us' is -0.5: out of range (0 to 8.64e+10)
-.config.jobs = 0|'config.jobs' is 0: out of range (1 to 4096)
+.config.jobs = 0|'config.jobs' is 0: out of range (1 to 65536)
 .config.duration_s = 1e9|'config.duration_s' is 1e+09: out of range (0 to 86400)
 .config.hops = 99|'config.hops' is 99: out of range (0 to 8)
 .repeat = -2|'repeat' is -2: out of range (1 to 1e+09)

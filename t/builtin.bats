@@ -59,9 +59,9 @@ teardown() {
 	run -2 --separate-stderr "$CLIENT" --jobs 2
 	[ "${stderr_lines[0]}" = "ff-builtin-client: missing --port" ]
 	run -2 --separate-stderr "$CLIENT" --port 5000 --jobs 0
-	[[ "${stderr_lines[0]}" = "ff-builtin-client: --jobs: 0 is out of range (1 to 4096)" ]]
-	run -2 --separate-stderr "$CLIENT" --port 5000 --jobs 4097
-	[[ "${stderr_lines[0]}" = "ff-builtin-client: --jobs: 4097 is out of range (1 to 4096)" ]]
+	[[ "${stderr_lines[0]}" = "ff-builtin-client: --jobs: 0 is out of range (1 to 65536)" ]]
+	run -2 --separate-stderr "$CLIENT" --port 5000 --jobs 65537
+	[[ "${stderr_lines[0]}" = "ff-builtin-client: --jobs: 65537 is out of range (1 to 65536)" ]]
 	run -2 --separate-stderr "$CLIENT" --port 5000 --duration 0
 	[[ "${stderr_lines[0]}" = "ff-builtin-client: --duration: 0 is out of range"* ]]
 	run -2 --separate-stderr "$CLIENT" --port 5000 --warmup -1

@@ -190,11 +190,13 @@ build_probe() {
 			(.[-1] | .event == "end" and .status == 0) and
 			(.[] | select(.event == "environment") | .perf_hardware_counters == false) and
 			([.[] | select(.event == "requirement" and .required == false) | .name] ==
-			 ["perf_hardware", "perf_memory"]) and
+			 ["perf_hardware", "perf_memory", "perf_tracepoints", "perf_lock"]) and
 			all(.[] | select(.event == "requirement");
 			    (.required | type == "boolean") and
 			    (if .required then .ok and .enables == null
-			     else .ok == false and (.enables | type == "string") and (.fix | type == "string") end)) and
+			     elif (.name | test("^perf_(hardware|memory)$")) then
+				.ok == false and (.enables | type == "string") and (.fix | type == "string")
+			     else (.enables | type == "string") end)) and
 			(.[] | select(.event == "requirement" and .name == "perf_hardware") |
 			 .enables | test("c2c") and test("mem") and test("--call-graph lbr")) and
 			(.[] | select(.event == "requirement" and .name == "perf_memory") |
@@ -219,7 +221,7 @@ build_probe() {
 		all(.[] | select(.event == "requirement"); .ok) and
 		(.[] | select(.event == "environment") | .perf_hardware_counters == true) and
 		([.[] | select(.event == "requirement" and .required == false) | .name] ==
-		 ["perf_hardware", "perf_memory"])' <<<"$output"
+		 ["perf_hardware", "perf_memory", "perf_tracepoints", "perf_lock"])' <<<"$output"
 	FLIMFLAM_TEST_PERF=events,kernel,hardware,memory PATH="$FAKE_PATH" LD_LIBRARY_PATH="$f/lib" \
 		run -0 --separate-stderr ff-check
 	[ "${lines[-1]}" = "OK" ]

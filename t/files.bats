@@ -475,6 +475,7 @@ two_benches() {
 	grep -q "^Results: $(ls flimflam-bench-*.jsonl | tail -n 1)\$" out1 out2
 	# A name given, new: one bench takes it, the other is refused before it runs.
 	two_benches -w builtin $QUICK --output same.jsonl
+	cat err1 err2
 	[ "$(cat err1 err2 | grep -c "^ff-bench: cannot write 'same.jsonl': it exists")" -eq 1 ]
 	jq -e -s 'length == 1' same.jsonl
 }

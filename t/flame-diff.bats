@@ -19,9 +19,17 @@ setup() {
 }
 
 @test "flamegraph --build a --build b: one tower per relay on both sides; the event counts each side's samples" {
-	run_steady flimflam flamegraph -r nginx -w h2load-h1 -p http1 --warmup 0 --duration 2 \
-		--build "a=$A" --build "b=$B" --json
-	printf '%s\n' "$output" >ev.jsonl
+	local try
+	# A loaded machine can leave a relay unsampled in 2 s (a thin side, said
+	# as such); the matching is judged on recordings thick enough to rank.
+	for try in 1 2 3; do
+		rm -f perf-a.data perf-b.data
+		run_steady flimflam flamegraph -r nginx -w h2load-h1 -p http1 --warmup 0 --duration 3 --freq 3989 \
+			--build "a=$A" --build "b=$B" --json
+		printf '%s\n' "$output" >ev.jsonl
+		jq -e 'select(.event == "flamegraph_diff") | .too_few_samples == false' ev.jsonl >/dev/null && break
+		echo "# try $try: a side had fewer than 1000 samples, once more" >&3
+	done
 	jq -e -s 'map(select(.event == "flamegraph_diff")) | length == 1' ev.jsonl
 	diff=$(jq -c 'select(.event == "flamegraph_diff")' ev.jsonl)
 	echo "$diff"
@@ -31,6 +39,7 @@ setup() {
 	jq -e --argjson na "$na" --argjson nb "$nb" '
 		.base_samples == $na and .new_samples == $nb and $na > 0 and $nb > 0 and
 		.too_few_samples == ($na < 1000 or $nb < 1000)' <<<"$diff"
+	towers flamegraph-a-vs-b.html
 	# The differential page: R1 and R2, each with samples on both sides (a
 	# pid in the towers' names gave every tower of b no base at all).
 	page_data flamegraph-a-vs-b.html >d.json

@@ -36,12 +36,15 @@ steadiness_ok() {
 	run_steady flimflam run --json -r nginx --warmup 1 --duration 3 --interval 0.5
 	echo "$output" >"$f"
 	jsonl_ok "$f"
-	# the events, as they came: six, each with both relays
+	jq -c 'select(.event == "interval") | [.t_s, .dt_s, .bytes, [.relays[].role]]' "$f"
+	# the events, as they came: six, each with both relays (on a loaded
+	# machine a half second can pass with nothing moved; most carry bytes)
 	jq -e -s '[.[] | select(.event == "interval")] |
 		length == 6 and
 		all(.[]; (.relays | map(.role)) == ["r1", "r2"] and
 			all(.relays[]; .cpu_fraction >= 0 and .cpu_fraction < 64 and .rss_bytes > 1000000) and
-			.operations == null and .latency_us == null and .bytes > 0)' "$f"
+			.operations == null and .latency_us == null and .bytes >= 0) and
+		(map(select(.bytes > 0)) | length) >= 4' "$f"
 	# the result holds them, and they add up to it
 	event_ok "$f" result '(.intervals | length) == 6 and
 		([.intervals[].bytes] | add) == .bytes and

@@ -224,10 +224,12 @@ readme_usages() {
 declare -gA TABLE_OF=(
 	[bin/ff-bench.d/bench.c]="flimflam bench" [bin/ff-bench.d/compare.c]="flimflam compare"
 	[bin/ff-bench.d/report.c]="flimflam report" [bin/ff-bench.d/main.c]="ff-bench"
+	[bin/ff-bench.d/explain.c]="flimflam explain"
 	[bin/ff-capture.d/main.c]="ff-capture" [bin/ff-check.c]="flimflam check"
 	[bin/ff-flame.d/main.c]="ff-flame" [bin/ff-topology.d/main.c]="ff-topology"
 	[bin/ff-history.d/main.c]="flimflam history" [bin/ff-history.d/import.c]="flimflam history add"
 	[bin/ff-history.d/export.c]="flimflam history export" [bin/ff-history.d/report.c]="flimflam history report"
+	[bin/ff-bisect.d/main.c]="flimflam bisect"
 	[bin/ff-workload.d/main.c]="ff-workload serve|ff-workload drive"
 	[bin/flimflam.d/main.c]="flimflam|flimflam run|flimflam record|flimflam flamegraph|flimflam check --hosts x"
 	[builtin/client.c]="ff-builtin-client" [builtin/rr-client.c]="ff-builtin-rr-client"

@@ -18,7 +18,8 @@ static const char usage[] =
 	"                [--hops N[,N...]] [--repeat N] [--output FILE [--force | --append]]\n"
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
 	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
-	"                [--pool HOST,HOST,...] [--relay-cmd COMMAND]\n"
+	"                [--pool HOST,HOST,...] [--slo pNN=MS]\n"
+	"                [--relay-cmd COMMAND]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW | FILE --base LABEL --new LABEL\n"
@@ -38,7 +39,8 @@ static const char usage[] =
 	"  -p PROTOCOLS, --protocols PROTOCOLS\n"
 	"                        The selected protocols (comma-separated list) (default\n"
 	"                        'tcp,http1,http2')\n"
-	"  --jobs JOBS           The number of concurrent workload jobs (default 2)\n"
+	"  --jobs JOBS           The number of concurrent workload jobs (default 2); a\n"
+	"                        list sweeps them, each value a case of its own\n"
 	"  --warmup SECONDS      The warmup time in seconds (default 5)\n"
 	"  --duration SECONDS    The execution time (excluding warmup) in seconds (default 5)\n"
 	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
@@ -56,7 +58,8 @@ static const char usage[] =
 	"  --force               Replace an existing FILE (and report)\n"
 	"  --append              Add the new runs to an existing results FILE\n"
 	"  --request-size BYTES, --response-size BYTES, --rate N\n"
-	"                        For builtin-rr and builtin-crr, as in flimflam run\n"
+	"                        For builtin-rr and builtin-crr, as in flimflam run; each\n"
+	"                        takes a comma list too, each value a case of its own\n"
 	"  --interval SECONDS    Each run's window as a time series, as in flimflam run;\n"
 	"                        unsteady runs are marked in the table (default 1)\n"
 	"  --tls                 The links between relays use mutual TLS, as in flimflam\n"
@@ -72,6 +75,10 @@ static const char usage[] =
 	"                        (--sshlogin), one case at a time per host, each a whole\n"
 	"                        topology there; without GNU parallel they run here\n"
 	"  --relay-cmd COMMAND   Relay cmd's command, as in run (cmd runs only with it)\n"
+	"  --slo pNN=MS          builtin-rr, builtin-crr: search each case's open-loop\n"
+	"                        --rate (from --rate, default 1000) for the highest that\n"
+	"                        keeps pNN (p50, p90, p99, p999, p9999) at most MS ms,\n"
+	"                        with no errors and the rate achieved within 2%\n"
 	"\n"
 	"Unsupported combinations, and cases the skrouterd on PATH cannot carry (no\n"
 	"HTTP adaptor), are not run. A relay or workload whose program is not on\n"
@@ -316,7 +323,7 @@ static void
 bench_options(int argc, char *argv[])
 {
 	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_HOPS, OPT_SEED,
-	       OPT_TLS, OPT_POOL, OPT_RELAY_CMD };
+	       OPT_TLS, OPT_POOL, OPT_SLO, OPT_RELAY_CMD };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
@@ -334,6 +341,7 @@ bench_options(int argc, char *argv[])
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "pool", required_argument, NULL, OPT_POOL },
 		{ "relay-cmd", required_argument, NULL, OPT_RELAY_CMD },
+		{ "slo", required_argument, NULL, OPT_SLO },
 		{ NULL, 0, NULL, 0 }
 	};
 	cpu_set_t avail;
@@ -391,8 +399,12 @@ bench_options(int argc, char *argv[])
 		case OPT_RELAY_CMD:
 			opt.relay_cmd = optarg;
 			break;
+		case OPT_SLO:
+			slo_parse(usage, optarg);
+			break;
 		default:
-			ff_take_run_opt(usage, c, optarg, &opt.run);
+			if (!sweep_take_opt(usage, c, optarg))
+				ff_take_run_opt(usage, c, optarg, &opt.run);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
@@ -424,6 +436,7 @@ bench_options(int argc, char *argv[])
 	}
 	bench_builds();
 	auto_check();
+	slo_check(usage);
 	ncpus = ff_cpus_available(&avail);
 	if (opt.run.cpu_limit > ncpus)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
@@ -432,7 +445,9 @@ bench_options(int argc, char *argv[])
 		if (ff_workload_limits(opt.workloads[w], &opt.run, limit, sizeof(limit)) < 0)
 			ff_usage_error(usage, "%s", limit);
 	ff_check_interval(usage, opt.run.interval, opt.run.duration);
-	if (ff_nofile_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
+	/* The machine's limits bind every case: the largest point's, before anything runs. */
+	if (ff_nofile_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0 ||
+	    ff_ports_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
 		ff_die("%s", limit);
 }
 
@@ -452,18 +467,21 @@ plan_cases(struct plan *pl)
 {
 	char *skrouterd = NULL, why[512];
 	const char *miss, *lacks;
-	int w, r, pr, h, nh, b;
+	int w, r, pr, h, nh, b, pt, npt = sweep_points();
 
 	for (w = 0; w < opt.nw; w++)
 		for (r = 0; r < opt.nr; r++)
 			for (pr = 0; pr < opt.np; pr++)
 			for (h = 0, nh = opt.nh && ff_relay_hops(opt.relays[r]) ? opt.nh : 1; h < nh; h++)
+			for (pt = 0; pt < npt; pt++)
 			for (b = opt.nbuild ? 0 : -1; b < opt.nbuild; b++) {
 				struct bcase *bc = &pl->cases[pl->ncases];
 
 				if (pl->ncases == (int)FF_ARRAY_SIZE(pl->cases))
-					ff_fail(2, "too many cases: at most %zu (workloads x relays x protocols x hops x builds)",
+					ff_fail(2, "too many cases: at most %zu (workloads x relays x protocols x hops x sweep points x builds)",
 						FF_ARRAY_SIZE(pl->cases));
+				if (!sweep_point(pt, opt.workloads[w], bc))
+					continue;
 
 				bc->workload = opt.workloads[w];
 				bc->relay = opt.relays[r];
@@ -474,7 +492,7 @@ plan_cases(struct plan *pl)
 				bc->skip[0] = 0;
 				if (!ff_carries(bc->workload, bc->relay, bc->protocol, NULL, NULL,
 						why, sizeof(why))) {
-					if (!h && b <= 0)	/* once, whatever the hops and builds */
+					if (!h && !pt && b <= 0)	/* once, whatever the hops, points and builds */
 						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;
 				}
@@ -486,6 +504,9 @@ plan_cases(struct plan *pl)
 						 bc->relay);
 				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
+				else if (ff_jobs_fit(bc->relay, bc->protocol, bc->jobs, why, sizeof(why)) < 0)
+					/* A limit this point passes (the relay's own): skipped, named. */
+					snprintf(bc->skip, sizeof(bc->skip), "%.250s", why);
 				else if (b >= 0 && ff_relay_find(bc->relay)->can &&
 					 (lacks = router_lacks(opt.builds[b].path, bc->protocol, b)))
 					/* What one build cannot carry is skipped for it, and the row says why. */
@@ -495,7 +516,7 @@ plan_cases(struct plan *pl)
 					 (skrouterd || (skrouterd = ff_which(ff_relay_program(bc->relay)))) &&
 					 (lacks = router_lacks(skrouterd, bc->protocol, -1))) {
 					/* What this router cannot carry is unsupported here, not a failure. */
-					if (!h) {
+					if (!h && !pt) {
 						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, lacks };
 						pl->nlacks++;
 					}
@@ -1014,7 +1035,10 @@ bench_main(int argc, char *argv[])
 					opt.builds[b].label, ff_json_str(build, "sha256"));
 		json_decref(build);
 	}
-	if (auto_on())
+	if (opt.slo_pct)
+		ff_say("%s: searching the rate of %d case%s for %s <= %g ms, %d runs each at most; results go to '%s'\n",
+		       ff_prog(), plan.nrun, plan.nrun == 1 ? "" : "s", opt.slo_pct, opt.slo_ms, 12, opt.output);
+	else if (auto_on())
 		ff_say("%s: rounds of %d run%s until every case is decided, for %s at most; results go to '%s'\n",
 		       ff_prog(), plan.nrun, plan.nrun == 1 ? "" : "s", clock_str(auto_budget()), opt.output);
 	else
@@ -1025,7 +1049,9 @@ bench_main(int argc, char *argv[])
 	if (opt.shuffle)
 		ff_say("%s: each round in a shuffled order, seed %ld (--seed %ld replays it)\n",
 		       ff_prog(), opt.seed, opt.seed);
-	if (parallel)
+	if (opt.slo_pct)
+		failed = run_capacity(plan.cases, plan.ncases, records, &done);
+	else if (parallel)
 		failed = run_pool(&plan, parallel, &done);
 	else {
 		if (opt.pool)
@@ -1033,6 +1059,7 @@ bench_main(int argc, char *argv[])
 		failed = run_all(&plan, &done);
 	}
 	page_failed = report(&plan) < 0;
+	print_capacity();
 	if ((sig = ff_signalled())) {
 		ff_finish();
 		ff_children_stop_all();

@@ -23,6 +23,9 @@ struct cmp_row {
 	int pairs;		/* its pairs */
 };
 
+/* The sweep's dimensions that differ among the compared cases: in their labels (compare_cases). */
+static unsigned points;
+
 /*
  * The runs of one interleaved bench pair up by round: then the paired test
  * of their log ratios (paired.c) replaces Mann-Whitney's p, change and
@@ -292,6 +295,7 @@ compare_metric(int m, struct cmp_row *rows, int nrows, const struct side *bs,
 	struct table t = { 10, "lllrrrrrrl", NULL, 0 };
 	struct notes nt = { { NULL }, 0 };
 	char base[128], new[128], med[64], change[128], p[32], q[32], verdict[1200], nb[96], relay[128];
+	char wl[160];
 	int i, strong;
 	const char *pm = md ? "±" : "+/-";
 
@@ -325,7 +329,8 @@ compare_metric(int m, struct cmp_row *rows, int nrows, const struct side *bs,
 		/* --tls, and a chain other than the relay's own: "nginx tls (4 hops)". */
 		snprintf(relay, sizeof(relay), "%s%s%s", r->b->k.relay, r->b->k.tls ? " tls" : "",
 			 hops_label(r->b->k.relay, r->b->k.hops));
-		trow(&t, 10, r->b->k.workload, relay, r->b->k.protocol, base, new, med, change, p, q, verdict);
+		snprintf(wl, sizeof(wl), "%s%s", r->b->k.workload, point_label(&r->b->k, points));
+		trow(&t, 10, wl, relay, r->b->k.protocol, base, new, med, change, p, q, verdict);
 	}
 	geomean_rows(m, rows, nrows, &t, md);
 	if (!cmpopt.json) {
@@ -399,7 +404,7 @@ print_failed_cases(struct cmp_row *rows, int nrows, const struct side *bs, const
 		   int md)
 {
 	struct table t = { 6, "llllll", NULL, 0 };
-	char b[96], n[96], verdict[4096];
+	char b[96], n[96], verdict[4096], wl[160];
 	int i;
 
 	trow(&t, 6, "Workload", "Relay", "Protocol", "Base", "New", "Verdict");
@@ -414,7 +419,8 @@ print_failed_cases(struct cmp_row *rows, int nrows, const struct side *bs, const
 		snprintf(n, sizeof(n), "%d ok, %d failed", group_count(r->n, 'o'), group_count(r->n, 'f'));
 		snprintf(verdict, sizeof(verdict), "%s%s%s%s%s", md ? "**" : "", r->verdict,
 			 md ? "**" : "", why ? ": " : "", why ? why : "");
-		trow(&t, 6, r->b->k.workload, r->b->k.relay, r->b->k.protocol, b, n, verdict);
+		snprintf(wl, sizeof(wl), "%s%s", r->b->k.workload, point_label(&r->b->k, points));
+		trow(&t, 6, wl, r->b->k.relay, r->b->k.protocol, b, n, verdict);
 	}
 	if (!cmpopt.json && t.nrows > 1) {
 		printf(md ? "\n#### Failed cases (no successful run on a side)\n\n" :
@@ -431,8 +437,8 @@ print_failed_cases(struct cmp_row *rows, int nrows, const struct side *bs, const
 static const char *
 case_str(const struct group *g, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s %s%s%s %s", g->k.workload, g->k.relay, g->k.tls ? " tls" : "",
-		 hops_label(g->k.relay, g->k.hops), g->k.protocol);
+	snprintf(buf, n, "%s%s %s%s%s %s", g->k.workload, point_label(&g->k, points),
+		 g->k.relay, g->k.tls ? " tls" : "", hops_label(g->k.relay, g->k.hops), g->k.protocol);
 	return buf;
 }
 
@@ -521,8 +527,9 @@ print_unmatched(const char *side, const struct side *s, const struct side *o, in
 			json_object_set_new(ev, "gate", json_string(!strcmp(side, "base") ? "fail" : "none"));
 			ff_emit(ev);
 		} else
-			printf("%sonly in %s: %s %s%s%s %s (jobs %ld, CPU limit %ld, duration %g s)\n",
-			       md ? "- " : "  ", side, g[i].k.workload, g[i].k.relay, g[i].k.tls ? " tls" : "",
+			printf("%sonly in %s: %s%s %s%s%s %s (jobs %ld, CPU limit %ld, duration %g s)\n",
+			       md ? "- " : "  ", side, g[i].k.workload, point_label(&g[i].k, points),
+			       g[i].k.relay, g[i].k.tls ? " tls" : "",
 			       hops_label(g[i].k.relay, g[i].k.hops), g[i].k.protocol,
 			       g[i].k.jobs, g[i].k.cpu_limit, g[i].k.duration);
 		if (cmpopt.threshold_set && !strcmp(side, "base"))
@@ -639,6 +646,7 @@ compare_cases(const struct side *bs, const struct side *ns, int md, int *matched
 	char **doubts = ff_realloc(NULL, (base->ng + 1) * sizeof(*doubts));
 
 	*matched = 0;
+	points = sweep_dims(base->g, base->ng) | sweep_dims(new->g, new->ng);
 	/* Every row first: q needs every p of the table. */
 	for (i = 0; i < base->ng; i++) {
 		const struct group *b = &base->g[i], *n = NULL;

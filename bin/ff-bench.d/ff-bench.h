@@ -107,10 +107,12 @@ double upper_quantile(double a);
 
 enum {
 	M_BITS, M_OPS, M_LAT, M_P50, M_P99, M_CPU_GB, M_CPU_KREQ,	/* compared */
+	M_CSW_MB, M_CSW_KOP,	/* compared: the relays' context switches per MB, per 1k ops */
 	M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS, M_RELAYCPU, M_P999, M_LATMAX,
+	M_RSSEND,		/* every relay's RSS at the window's end, summed */
 	M_N
 };
-#define M_NCMP (M_CPU_KREQ + 1)
+#define M_NCMP (M_CSW_KOP + 1)
 
 struct metric {
 	const char *key;	/* in compare's JSON */
@@ -369,6 +371,8 @@ void compare_unmatched(const struct side *bs, const struct side *ns, int md, int
 /* ff-bench report (report.c): the HTML page of results files */
 
 int report_main(int argc, char *argv[]);
+/* explain.c: which functions changed between two builds' recordings */
+int explain_main(int argc, char *argv[]);
 /* The page of the results files `paths` (n of them) into `out`; 0, or -1 with a warning. */
 int report_write(const char *const paths[], int n, const char *out);
 /* "Report: PATH", then "Open it in a browser: file://..." on stdout. */
@@ -378,10 +382,15 @@ char *report_path_for(const char *results);
 
 /* ff-bench: running the matrix (bench.c), one run at a time (run.c) */
 
+/* The dimensions of a sweep (sweep.c), each a list of at most SWEEP_MAX values. */
+enum sweep_dim { SW_JOBS, SW_REQUEST, SW_RESPONSE, SW_RATE, SW_N };
+#define SWEEP_MAX 16
+
 struct bcase {
 	const char *workload, *relay, *protocol;
 	long hops;		/* the relays of its chain (none: 0) */
 	int build;		/* index in opt.builds; -1: no --build */
+	long jobs, request_size, response_size, rate;	/* its point of the sweep (sweep.c) */
 	char skip[256];		/* why it is not run, or "" */
 };
 
@@ -392,6 +401,12 @@ struct bcase {
 struct bench_opts {
 	const char *workloads[8], *relays[8], *protocols[8];
 	int nw, nr, np;
+	/* --jobs, --request-size, --response-size, --rate as lists (nsweep 0: opt.run's one value) */
+	long sweep[SW_N][SWEEP_MAX];
+	int nsweep[SW_N];
+	/* --slo pNN=MS: the capacity search's percentile ("p99") and target; NULL: none */
+	const char *slo_pct;
+	double slo_ms;
 	long hops[FF_HOPS_MAX];	/* --hops: each chain length; nh 0: each relay's own */
 	int nh;
 	struct ff_run_opts run;
@@ -450,6 +465,36 @@ json_t *replay_case(const struct bcase *c, int repeat, const char *host, const c
 const char *last_line(const char *text);
 /* The arguments of `flimflam run --json` for case c after the program, into a. */
 void case_args(struct ff_argv *a, const struct bcase *c);
+
+/* Sweeps (sweep.c) */
+
+/* A comma list of numbers for option `name` (ranges as ff_parse_run_opt; none empty or twice): their count. */
+int parse_num_list(const char *usage, const char *name, const char *arg, long out[], int max);
+/* A sweep option (getopt's c) into opt.sweep, opt.run keeping the largest: 1, or 0 for another option. */
+int sweep_take_opt(const char *usage, int c, const char *arg);
+/* The points of the sweep (the product of the lists' lengths). */
+int sweep_points(void);
+/* Point i's values into c for `workload`: 1, or 0 when the workload has no such point. */
+int sweep_point(int i, const char *workload, struct bcase *c);
+/* The run options of case c: opt.run with its point's values. */
+void case_run_opts(const struct bcase *c, struct ff_run_opts *run);
+/* The sweep's dimensions that differ among g[0..ng), bits 1 << SW_...; "" labels without. */
+unsigned sweep_dims(const struct group *g, int ng);
+/* " jobs=100 req=64" of k in the dimensions `dims` (static, 4 in turn), or "". */
+const char *point_label(const struct key *k, unsigned dims);
+/* The relays' memory per connection of each --jobs sweep in g (sorted by cmp_group); nothing without one. */
+void print_per_conn(const struct group *g, int ng);
+
+/* bench --slo: the capacity at a latency target (capacity.c) */
+
+/* --slo pNN=MS into opt (a usage error otherwise). */
+void slo_parse(const char *usage, const char *arg);
+/* --slo's conditions on the other options, once they are known (usage errors). */
+void slo_check(const char *usage);
+/* Search each case's rate; the runs into `records` (kept as they end); returns the failed runs. */
+int run_capacity(const struct bcase *cases, int ncases, json_t *records, int *done);
+/* The table of what the searches found, and how each ended. */
+void print_capacity(void);
 
 /* bench --repeat auto (auto.c) */
 

@@ -92,5 +92,7 @@ main(int argc, char *argv[])
 		return run_mode(argc, argv, "compare", compare_main);
 	if (argc > 1 && !strcmp(argv[1], "report"))
 		return run_mode(argc, argv, "report", report_main);
+	if (argc > 1 && !strcmp(argv[1], "explain"))
+		return run_mode(argc, argv, "explain", explain_main);
 	return bench_main(argc, argv);
 }

@@ -33,9 +33,9 @@ relay_of(const json_t *rec, const char *role)
 	return NULL;
 }
 
-/* R1 + R2 CPU (1.0 = one CPU); needs every relay's figure. */
+/* A figure of the relays summed (R1 + R2 ...); needs every relay's. */
 static int
-relay_cpu(const json_t *rec, double *out)
+relay_sum(const json_t *rec, const char *key, double *out)
 {
 	json_t *relays = json_object_get(json_object_get(rec, "resources"), "relays"), *r;
 	double sum = 0, v;
@@ -44,11 +44,40 @@ relay_cpu(const json_t *rec, double *out)
 	if (!json_array_size(relays))
 		return 0;
 	json_array_foreach(relays, i, r) {
-		if (!num(r, "cpu_fraction", &v))
+		if (!num(r, key, &v))
 			return 0;
 		sum += v;
 	}
 	*out = sum;
+	return 1;
+}
+
+/* R1 + R2 CPU (1.0 = one CPU). */
+static int
+relay_cpu(const json_t *rec, double *out)
+{
+	return relay_sum(rec, "cpu_fraction", out);
+}
+
+/*
+ * The relays' context switches a second over the window (R1 + R2); needs
+ * every relay's count (records before ff-capture counted them have none).
+ */
+static int
+relay_csw_rate(const json_t *rec, double *out)
+{
+	json_t *rsc = json_object_get(rec, "resources"), *relays = json_object_get(rsc, "relays"), *r;
+	double sum = 0, v, window;
+	size_t i;
+
+	if (!json_array_size(relays) || !num(rsc, "window_s", &window) || window <= 0)
+		return 0;
+	json_array_foreach(relays, i, r) {
+		if (!num(r, "ctx_switches", &v))
+			return 0;
+		sum += v;
+	}
+	*out = sum / window;
 	return 1;
 }
 
@@ -88,6 +117,8 @@ rec_value(const json_t *rec, int m, double *out)
 		return num(relay_of(rec, "r2"), "max_rss_bytes", out);
 	case M_RELAYCPU:
 		return relay_cpu(rec, out);
+	case M_RSSEND:
+		return relay_sum(rec, "rss_end_bytes", out);
 	case M_CPU_GB:
 		if (!relay_cpu(rec, &cpu) || !num(res, "bits_per_s", &v) || v <= 0)
 			return 0;
@@ -95,6 +126,16 @@ rec_value(const json_t *rec, int m, double *out)
 		return 1;
 	case M_CPU_KREQ:
 		if (!relay_cpu(rec, &cpu) || !num(res, "ops_per_s", &v) || v <= 0)
+			return 0;
+		*out = cpu / (v / 1000);
+		return 1;
+	case M_CSW_MB:
+		if (!relay_csw_rate(rec, &cpu) || !num(res, "bits_per_s", &v) || v <= 0)
+			return 0;
+		*out = cpu / (v / 8e6);
+		return 1;
+	case M_CSW_KOP:
+		if (!relay_csw_rate(rec, &cpu) || !num(res, "ops_per_s", &v) || v <= 0)
 			return 0;
 		*out = cpu / (v / 1000);
 		return 1;
@@ -697,7 +738,7 @@ record_check(const json_t *rec, char *err, size_t n)
 	    field(rec, "", "resources", T_OBJ | T_NULL, 0, err, n) < 0)
 		return -1;
 	/* The ranges of the options that made them (ff_parse_run_opt's). */
-	if (in_range(c, "config.", "jobs", 1, 4096, err, n) < 0 ||
+	if (in_range(c, "config.", "jobs", 1, 65536, err, n) < 0 ||
 	    in_range(c, "config.", "warmup_s", 0, 86400, err, n) < 0 ||
 	    in_range(c, "config.", "duration_s", 0, 86400, err, n) < 0 ||
 	    in_range(c, "config.", "cpu_limit", 0, CPU_SETSIZE, err, n) < 0 ||

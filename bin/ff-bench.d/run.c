@@ -25,16 +25,16 @@ config_json(const struct bcase *c)
 	json_object_set_new(o, "relay", json_string(c->relay));
 	json_object_set_new(o, "protocol", json_string(c->protocol));
 	json_object_set_new(o, "hops", json_integer(c->hops));
-	json_object_set_new(o, "jobs", json_integer(opt.run.jobs));
+	json_object_set_new(o, "jobs", json_integer(c->jobs));
 	json_object_set_new(o, "warmup_s", json_integer(opt.run.warmup));
 	json_object_set_new(o, "duration_s", json_integer(opt.run.duration));
 	json_object_set_new(o, "cpu_limit", json_integer(opt.run.cpu_limit));
 	json_object_set_new(o, "interval_s", json_real(opt.run.interval));
 	json_object_set_new(o, "tls", json_boolean(opt.tls));
 	if (ff_workload_is_rr(c->workload)) {
-		json_object_set_new(o, "request_size", json_integer(opt.run.request_size));
-		json_object_set_new(o, "response_size", json_integer(opt.run.response_size));
-		json_object_set_new(o, "rate_per_s", opt.run.rate ? json_integer(opt.run.rate) : json_null());
+		json_object_set_new(o, "request_size", json_integer(c->request_size));
+		json_object_set_new(o, "response_size", json_integer(c->response_size));
+		json_object_set_new(o, "rate_per_s", c->rate ? json_integer(c->rate) : json_null());
 	}
 	return o;
 }
@@ -252,8 +252,9 @@ crun_free(struct crun *cr)
 void
 case_args(struct ff_argv *a, const struct bcase *c)
 {
-	struct ff_run_opts run = opt.run;
+	struct ff_run_opts run;
 
+	case_run_opts(c, &run);
 	ff_argv_addl(a, "run", "--json", "-w", c->workload, "-r", c->relay,
 		     "-p", c->protocol, NULL);
 	if (c->hops != ff_relay_hops(c->relay))
@@ -640,6 +641,12 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s%s%s", ff_prog(), k, n,
 		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops),
 		 opt.tls ? " tls" : "");
+	if (opt.nsweep[SW_JOBS] > 1)
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " jobs=%ld", c->jobs);
+	if (ff_workload_is_rr(c->workload) && c->rate && (opt.slo_pct || opt.nsweep[SW_RATE] > 1))
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " rate=%ld", c->rate);
 	if (c->build >= 0)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " build %s", opt.builds[c->build].label);
@@ -682,6 +689,12 @@ replay_case(const struct bcase *c, int repeat, const char *host, const char *out
 	cr.errors = json_array();
 	snprintf(cr.caseid, sizeof(cr.caseid), "%s: %s %s %s%s", ff_prog(),
 		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops));
+	if (opt.nsweep[SW_JOBS] > 1)
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " jobs=%ld", c->jobs);
+	if (ff_workload_is_rr(c->workload) && c->rate && (opt.slo_pct || opt.nsweep[SW_RATE] > 1))
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " rate=%ld", c->rate);
 	if (c->build >= 0)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " build %s", opt.builds[c->build].label);

@@ -258,6 +258,11 @@ key_json(json_t *ev, const struct key *k)
 	json_object_set_new(ev, "jobs", json_integer(k->jobs));
 	json_object_set_new(ev, "cpu_limit", json_integer(k->cpu_limit));
 	json_object_set_new(ev, "duration_s", json_real(k->duration));
+	if (ff_workload_is_rr(k->workload)) {
+		json_object_set_new(ev, "request_size", json_integer(k->request_size));
+		json_object_set_new(ev, "response_size", json_integer(k->response_size));
+		json_object_set_new(ev, "rate_per_s", k->rate ? json_integer(k->rate) : json_null());
+	}
 }
 
 

@@ -53,6 +53,8 @@ const struct metric metrics[M_N] = {
 	{ "latency_p99_us", "Latency p99", 0, fmt_us },
 	{ "relay_cpu_s_per_gb", "Relay CPU s/GB, R1 + R2", 0, fmt_plain },
 	{ "relay_cpu_s_per_1k_requests", "Relay CPU s/1k req, R1 + R2", 0, fmt_plain },
+	{ "relay_ctx_switches_per_mb", "Relay context switches/MB, R1 + R2", 0, fmt_plain },
+	{ "relay_ctx_switches_per_1k_ops", "Relay context switches/1k ops, R1 + R2", 0, fmt_plain },
 	{ "r1_cpu_fraction", "R1 CPU", 0, fmt_fraction },
 	{ "r1_max_rss_bytes", "R1 RSS", 0, fmt_bytes },
 	{ "r2_cpu_fraction", "R2 CPU", 0, fmt_fraction },
@@ -60,10 +62,12 @@ const struct metric metrics[M_N] = {
 	{ "relay_cpu_fraction", "Relay CPU", 0, fmt_fraction },
 	{ "latency_p999_us", "Latency p99.9", 0, fmt_us },
 	{ "latency_max_us", "Latency max", 0, fmt_us },
+	{ "relay_rss_end_bytes", "Relay RSS at the window's end, all relays", 0, fmt_bytes },
 };
 
 /*
- * Does metric m mean something for the workload? Relay CPU per GB does not
+ * Does metric m mean something for the workload? Relay CPU (and context
+ * switches) per GB does not
  * for request/response workloads (the matrix's request_response: a few
  * bytes a transaction, the CPU goes to the transactions), whose CPU per
  * 1,000 requests says it.
@@ -71,7 +75,7 @@ const struct metric metrics[M_N] = {
 int
 metric_applies(int m, const char *workload)
 {
-	return m != M_CPU_GB || !ff_workload_is_rr(workload);
+	return (m != M_CPU_GB && m != M_CSW_MB) || !ff_workload_is_rr(workload);
 }
 
 void
@@ -323,6 +327,12 @@ cmp_group(const void *a, const void *b)
 		return d;
 	if ((d = (x->hops > y->hops) - (x->hops < y->hops)))
 		return d;
+	/* A sweep's points in ascending order. */
+	if ((d = (x->jobs > y->jobs) - (x->jobs < y->jobs)) ||
+	    (d = (x->request_size > y->request_size) - (x->request_size < y->request_size)) ||
+	    (d = (x->response_size > y->response_size) - (x->response_size < y->response_size)) ||
+	    (d = (x->rate > y->rate) - (x->rate < y->rate)))
+		return d;
 	if ((d = x->tls - y->tls))
 		return d;
 	return ((const struct group *)a)->order - ((const struct group *)b)->order;
@@ -358,11 +368,12 @@ bad_case_row(struct table *t, const struct group *g, char *cells[], int o)
  * index.
  */
 static int
-case_cells(char cells[][128], const struct group *g, int hops, int lab)
+case_cells(char cells[][128], const struct group *g, int hops, int lab, unsigned pts)
 {
 	int o = 3;
 
-	snprintf(cells[0], 128, "%s", g->k.workload);
+	/* A sweep's point (bench --jobs 1,10,...): "builtin jobs=10". */
+	snprintf(cells[0], 128, "%s%s", g->k.workload, point_label(&g->k, pts));
 	/* --tls is part of the case: "nginx tls" beside a plain "nginx". */
 	snprintf(cells[1], 128, "%s%s", g->k.relay, g->k.tls ? " tls" : "");
 	snprintf(cells[2], 128, "%s", g->k.protocol);
@@ -404,8 +415,8 @@ heading(struct table *t, const char *const head[], int n, int hops, int lab, cha
  * whose window shared the machine, marked "!".
  */
 static void
-case_rows(struct table *t, struct table *e, const struct group *g, int hops, int lab, int *nfoot,
-	  int *nunsteady, int *nshared)
+case_rows(struct table *t, struct table *e, const struct group *g, int hops, int lab, unsigned pts,
+	  int *nfoot, int *nunsteady, int *nshared)
 {
 	static const int cols[] = { M_BITS, M_OPS, M_LAT, M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS };
 	char cells[MAXCOLS][128], *cp[MAXCOLS];
@@ -414,7 +425,7 @@ case_rows(struct table *t, struct table *e, const struct group *g, int hops, int
 
 	for (j = 0; j < MAXCOLS; j++)
 		cp[j] = cells[j];
-	o = case_cells(cells, g, hops, lab);
+	o = case_cells(cells, g, hops, lab, pts);
 	if (!group_count(g, 'o') && g->nruns) {
 		bad_case_row(t, g, cp, o);
 		return;
@@ -483,7 +494,7 @@ print_failed_runs(const struct group *g, int ng)
  * histogram p99.9 and the maximum.
  */
 static void
-print_latency(const struct group *g, int ng, int hops, int lab)
+print_latency(const struct group *g, int ng, int hops, int lab, unsigned pts)
 {
 	static const int cols[] = { M_OPS, M_P50, M_P99, M_P999, M_LATMAX };
 	static const char *const head[] = {
@@ -501,7 +512,7 @@ print_latency(const struct group *g, int ng, int hops, int lab)
 		group_stats(&g[i], M_P50, &s);
 		if (!s.n)
 			continue;
-		o = case_cells(cells, &g[i], hops, lab);
+		o = case_cells(cells, &g[i], hops, lab, pts);
 		for (j = 0; j < 5; j++) {
 			group_stats(&g[i], cols[j], &s);
 			fmt_stats(&s, cols[j], "+/-", cells[o + j], 128);
@@ -535,6 +546,7 @@ print_results(struct results *res)
 	int ng = res->ng, i, ok, maxn = 0, uniform = 1, nfoot = 0, nunsteady = 0, hops = 0, lab = 0;
 	int nshared = 0;
 	char talign[MAXCOLS + 1], ealign[MAXCOLS + 1];
+	unsigned pts = sweep_dims(g, ng);
 
 	qsort(g, ng, sizeof(*g), cmp_group);
 	/*
@@ -550,14 +562,18 @@ print_results(struct results *res)
 	heading(&e, ehead, FF_ARRAY_SIZE(ehead), hops, lab, ealign);
 	for (i = 0; i < ng; i++) {
 		ok = group_count(&g[i], 'o');
-		uniform &= g[i].k.jobs == g[0].k.jobs && g[i].k.warmup == g[0].k.warmup &&
+		/* A sweep of jobs is in the rows' labels. */
+		uniform &= (g[i].k.jobs == g[0].k.jobs || pts & 1u << SW_JOBS) && g[i].k.warmup == g[0].k.warmup &&
 			   g[i].k.duration == g[0].k.duration && g[i].k.cpu_limit == g[0].k.cpu_limit;
 		maxn = ok > maxn ? ok : maxn;
-		case_rows(&t, &e, &g[i], hops, lab, &nfoot, &nunsteady, &nshared);
+		case_rows(&t, &e, &g[i], hops, lab, pts, &nfoot, &nunsteady, &nshared);
 	}
 
 	printf("\nBenchmark results");
-	if (ng && uniform)
+	if (ng && uniform && pts & 1u << SW_JOBS)
+		printf(" (warmup %g s, duration %g s, CPU limit %ld)", g[0].k.warmup, g[0].k.duration,
+		       g[0].k.cpu_limit);
+	else if (ng && uniform)
 		printf(" (jobs %ld, warmup %g s, duration %g s, CPU limit %ld)", g[0].k.jobs,
 		       g[0].k.warmup, g[0].k.duration, g[0].k.cpu_limit);
 	printf("\n");
@@ -579,8 +595,8 @@ print_results(struct results *res)
 	if (!uniform) {
 		printf("\nThe cases were run with different settings:\n");
 		for (i = 0; i < ng; i++)
-			printf("  %s %s %s%s%s%s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
-			       g[i].k.workload, g[i].k.relay, g[i].k.protocol,
+			printf("  %s%s %s %s%s%s%s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
+			       g[i].k.workload, point_label(&g[i].k, pts), g[i].k.relay, g[i].k.protocol,
 			       hops_label(g[i].k.relay, g[i].k.hops), g[i].k.build ? " " : "",
 			       g[i].k.build ? g[i].k.build : "", g[i].k.jobs,
 			       g[i].k.warmup, g[i].k.duration, g[i].k.cpu_limit);
@@ -592,7 +608,8 @@ print_results(struct results *res)
 		       hops ? "every relay of the chain, R1 + ... + RN" : "R1 + R2");
 		table_print(&e);
 	}
-	print_latency(g, ng, hops, lab);
+	print_latency(g, ng, hops, lab, pts);
+	print_per_conn(g, ng);
 	table_free(&t);
 	table_free(&e);
 	/* Two builds or more: each against the first, as compare judges them. */

@@ -180,6 +180,44 @@ check_attach(char *why, size_t n)
 	return bits;
 }
 
+/*
+ * offcpu opens the scheduler's tracepoints, which need tracefs (mounted
+ * and readable: root, or its files opened to a group) and the kernel's
+ * permission: the kernel says which when perf opens one.
+ */
+static void
+check_tracepoints(void)
+{
+	const char *tp = opt.mode == LOCK ? "lock:contention_begin" : "sched:sched_switch";
+	const char *what = opt.mode == LOCK ? "the kernel's lock contention tracepoints" :
+			   "the scheduler's tracepoints";
+	char *out, *argv[] = { "perf", "stat", "-e", (char *)tp, "true", NULL };
+	char id[128];
+	int status;
+
+	if (access("/sys/kernel/tracing/events/sched/sched_switch/id", R_OK) != 0 &&
+	    access("/sys/kernel/debug/tracing/events/sched/sched_switch/id", R_OK) != 0)
+		cannot("; ", "as root, mount tracefs (mount -t tracefs nodev /sys/kernel/tracing) "
+		       "or run flimflam as root", "'%s' reads %s (%s), and tracefs is not mounted "
+		       "or not readable here", modes[opt.mode], what, tp);
+	snprintf(id, sizeof(id), "/sys/kernel/tracing/events/%s/id", tp);
+	*strchr(id + 26, ':') = '/';
+	if (opt.mode == LOCK && access(id, F_OK) != 0)
+		cannot("; ", "it needs Linux 5.19 or later; 'offcpu' shows the waits of any kernel",
+		       "'lock' reads the kernel's lock contention tracepoints, and this kernel "
+		       "has none (no %s)", id);
+	out = ff_run_within(argv, &status, 20);
+	if (!out || status != 0) {
+		const char *why = out ? out + strspn(out, " \n") : "";
+
+		cannot("; ", "as root, 'sysctl -w kernel.perf_event_paranoid=-1' allows them",
+		       "'%s' reads %s, and perf cannot open %s here (%.*s)", modes[opt.mode],
+		       what, tp, *why ? (int)strcspn(why, "\n") : 9,
+		       *why ? why : "no answer");
+	}
+	free(out);
+}
+
 static void
 check_perf(void)
 {
@@ -211,6 +249,8 @@ check_perf(void)
 		       modes[opt.mode], why);
 	if (sampling())
 		check_data(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+	if (opt.mode == OFFCPU || opt.mode == LOCK)
+		check_tracepoints();
 	/* Without a PMU, perf's default event (cycles) does not exist. */
 	if (!(bits & FF_PERF_HARDWARE))
 		sample_event = "cpu-clock";

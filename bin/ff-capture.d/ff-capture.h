@@ -10,6 +10,8 @@
  *   skstat.c     skstat of each router at the window's end
  *   resources.c  the relays' CPU time and peak memory over the window
  *   machine.c    what the window shared the machine with (resources.machine)
+ *   sched.c      the relays' context switches and syscalls over the window
+ *   lock.c       lock: perf lock contention of the relays' recording
  */
 #ifndef FF_CAPTURE_H
 #define FF_CAPTURE_H
@@ -19,7 +21,7 @@
 #include <limits.h>
 #include <sys/types.h>
 
-enum mode { NONE, STAT, RECORD, C2C, MEM, SKSTAT };
+enum mode { NONE, STAT, RECORD, C2C, MEM, SKSTAT, OFFCPU, LOCK };
 
 #define MAX_TARGETS 16
 #define MAX_PIDS 256
@@ -30,6 +32,7 @@ struct target {
 	pid_t holder;		/* its parent at window start (in a run, its ff-topology) */
 	int mgmt_port;
 	double cpu0, cpu_tick;	/* CPU time at the window's start, at the last interval's end */
+	long long rss0;		/* RSS (all its processes) at the window's start; -1: unknown */
 	pid_t pids[MAX_PIDS];	/* the process and its descendants at window start */
 	int npids;
 	struct ff_child perf;	/* stat: perf stat of this relay */
@@ -77,6 +80,8 @@ void interrupt(struct ff_child *c);
 void finish_child(struct ff_child *c, double timeout);
 json_t *capture_event(const char *tool, json_t *files);
 void collect_sampling(void);
+/* offcpu: perf's own CPU time, at the window's start (end 0) and its end (1) */
+void perf_cpu_note(int end);
 
 /*
  * skstat.c: the skstat to run (malloc'd; NULL: none) and its environment
@@ -91,6 +96,11 @@ void emit_stats(void);
 
 /* skstat.c */
 void collect_skstat(void);
+/* skstat -m of each router before the load (the topology's), for collect_skstat's pool deltas. */
+void skstat_before(void);
+
+/* lock.c: perf lock contention of the recording, the `lock` event */
+void collect_locks(void);
 
 /* main.c: a relay gone at the window's end; returns when its holder did not end it */
 void relay_gone(const struct target *t);
@@ -117,5 +127,9 @@ void emit_result(json_t *ev);
 void machine_begin(int alone);
 void machine_tick(void);
 json_t *machine_end(void);
+
+/* sched.c: the relays' counts at the window's start; relay i's over it, into its object */
+void sched_begin(void);
+void sched_end(int i, json_t *o);
 
 #endif

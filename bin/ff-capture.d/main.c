@@ -32,6 +32,10 @@ static const char usage[] =
 	"  c2c     perf c2c record (cache-line sharing): perf.data, likewise\n"
 	"  mem     perf mem record (memory accesses): perf.data, likewise\n"
 	"  skstat  skstat -g and -m of each router (relay skrouterd) at the window's end\n"
+	"  offcpu  perf record of the relays' scheduler switches and wakeups (every one,\n"
+	"          with its stack): where their threads wait; perf.data, likewise\n"
+	"  lock    perf lock record of the relays: their contended kernel locks\n"
+	"          (perf lock contention of perf.data, likewise)\n"
 	"Every mode reports the relays' resources. An existing perf.data is kept as\n"
 	"perf.data.old. Reads the event stream on stdin, unless --pid and --duration\n"
 	"are given (then it starts at once; not for skstat).\n"
@@ -69,7 +73,7 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-const char *const modes[] = { "none", "stat", "record", "c2c", "mem", "skstat", NULL };
+const char *const modes[] = { "none", "stat", "record", "c2c", "mem", "skstat", "offcpu", "lock", NULL };
 static const char *const call_graphs[] = { "fp", "dwarf", "lbr", NULL };
 
 struct capture_opt opt = { .mode = NONE, .call_graph = "fp", .freq = 997, .interval = 1 };
@@ -79,7 +83,8 @@ json_t *result;
 int
 sampling(void)
 {
-	return opt.mode == RECORD || opt.mode == C2C || opt.mode == MEM;
+	return opt.mode == RECORD || opt.mode == C2C || opt.mode == MEM || opt.mode == OFFCPU ||
+	       opt.mode == LOCK;
 }
 
 static void
@@ -155,6 +160,8 @@ topology(const json_t *ev)
 		if (opt.mode == SKSTAT && !opt.t[opt.n - 1].mgmt_port)
 			ff_die_event("relay %s has no management port for skstat", opt.t[opt.n - 1].role);
 	}
+	if (opt.mode == SKSTAT)
+		skstat_before();
 }
 
 static void
@@ -178,6 +185,7 @@ window_begin(double duration)
 	else if (sampling())
 		start_sampling();
 	perfs_enable();
+	perf_cpu_note(0);
 	/* The window, for perf and for the relays' CPU, starts as perf counts. */
 	resources_begin(duration);
 }
@@ -189,6 +197,7 @@ window_close(void)
 	int i;
 
 	watch_perfs();
+	perf_cpu_note(1);
 	for (i = 0; i < opt.n; i++)
 		interrupt(&opt.t[i].perf);
 	interrupt(&perf);
@@ -198,6 +207,8 @@ window_close(void)
 		collect_stats();
 	else if (sampling())
 		collect_sampling();
+	if (opt.mode == LOCK)
+		collect_locks();
 	else if (opt.mode == SKSTAT)
 		collect_skstat();
 }

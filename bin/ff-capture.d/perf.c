@@ -223,7 +223,26 @@ start_sampling(void)
 	snprintf(perf_log, sizeof(perf_log), "%s/perf-%s.log", ff_rundir(opt.run_dir), modes[opt.mode]);
 	snprintf(freq, sizeof(freq), "%ld", opt.freq);
 	argv[n++] = "perf";
-	if (opt.mode == RECORD) {
+	if (opt.mode == OFFCPU) {
+		/*
+		 * Every switch of the relays' threads (-c 1, not a rate), its
+		 * stack where they leave the CPU; the switch records say when
+		 * they come back; the wakeups they make (of each other) name
+		 * the waker.
+		 */
+		argv[n++] = "record";
+		argv[n++] = "-e";
+		argv[n++] = "sched:sched_switch";
+		argv[n++] = "-e";
+		argv[n++] = "sched:sched_wakeup";
+		argv[n++] = "--switch-events";
+		argv[n++] = "-c";
+		argv[n++] = "1";
+	} else if (opt.mode == LOCK) {
+		/* perf lock's own events (-c 1) and call chains; the rest as record's. */
+		argv[n++] = "lock";
+		argv[n++] = "record";
+	} else if (opt.mode == RECORD) {
 		argv[n++] = "record";
 		if (sample_event) {
 			argv[n++] = "-e";
@@ -239,17 +258,22 @@ start_sampling(void)
 	argv[n++] = "-1";
 	argv[n++] = "--control";
 	argv[n++] = perf_ctl_new(&perf, modes[opt.mode])->arg;
-	argv[n++] = "-F";
-	argv[n++] = freq;
-	argv[n++] = "--call-graph";
-	argv[n++] = (char *)opt.call_graph;
+	if (opt.mode != OFFCPU && opt.mode != LOCK) {
+		argv[n++] = "-F";
+		argv[n++] = freq;
+	}
+	if (opt.mode != LOCK) {
+		argv[n++] = "--call-graph";
+		argv[n++] = (char *)opt.call_graph;
+	}
 	argv[n++] = "-p";
 	argv[n++] = pids;
 	/* Always a file: perf record writes to stdout when that is a pipe. */
 	argv[n++] = "-o";
 	argv[n++] = data_out.tmp;
 	argv[n] = NULL;
-	spawn_perf(&perf, opt.mode == RECORD ? "perf record" : opt.mode == C2C ? "perf c2c" : "perf mem",
+	spawn_perf(&perf, opt.mode == LOCK ? "perf lock" : opt.mode == RECORD || opt.mode == OFFCPU ? "perf record" :
+		   opt.mode == C2C ? "perf c2c" : "perf mem",
 		   argv, perf_log);
 	free(pids);
 }
@@ -314,6 +338,16 @@ finish_child(struct ff_child *c, double timeout)
 
 /* perf record, c2c, mem: keep the data as perf would */
 
+/* perf's own CPU time at the window's start and end; -1: unread. */
+static double perf_cpu[2] = { -1, -1 };
+
+void
+perf_cpu_note(int end)
+{
+	if (perf.pid && perf.live)
+		perf_cpu[end] = ff_proc_cpu_s(perf.pid);
+}
+
 
 /* The `capture` event every mode emits: the tool, its files (stolen), the pids. */
 json_t *
@@ -346,9 +380,19 @@ collect_sampling(void)
 	files = json_array();
 	json_array_append_new(files, ff_json_path(data));
 	ev = capture_event(perf.role, files);
-	json_object_set_new(ev, "perf_event", sample_event ? json_string(sample_event) : json_null());
+	if (opt.mode == LOCK) {
+		json_object_set_new(ev, "perf_event", json_string("lock:contention_begin,lock:contention_end"));
+		json_object_set_new(ev, "freq", json_null());
+	} else if (opt.mode == OFFCPU) {
+		json_object_set_new(ev, "perf_event", json_string("sched:sched_switch,sched:sched_wakeup"));
+		json_object_set_new(ev, "freq", json_null());
+		json_object_set_new(ev, "perf_cpu_s", perf_cpu[1] >= perf_cpu[0] && perf_cpu[0] >= 0 ?
+				    json_real(ff_usec(perf_cpu[1] - perf_cpu[0])) : json_null());
+	} else {
+		json_object_set_new(ev, "perf_event", sample_event ? json_string(sample_event) : json_null());
+		json_object_set_new(ev, "freq", json_integer(opt.freq));
+	}
 	json_object_set_new(ev, "call_graph", json_string(opt.call_graph));
-	json_object_set_new(ev, "freq", json_integer(opt.freq));
 	json_object_set_new(ev, "log", ff_json_path(perf_log));
 	ff_emit(ev);
 }

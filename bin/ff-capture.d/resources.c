@@ -129,6 +129,7 @@ resources_begin(double duration)
 		struct target *t = &opt.t[i];
 
 		t->cpu0 = t->cpu_tick = ff_proc_cpu_s(t->pid);
+		t->rss0 = ff_proc_rss_bytes(t->pid);
 		if (t->cpu0 < 0)
 			ff_die_event("%s (pid %d) is gone before the window", t->role, (int)t->pid);
 	}
@@ -138,6 +139,7 @@ resources_begin(double duration)
 	window_len = duration;
 	nticks = ff_intervals_count(opt.interval, window_len);
 	machine_begin(opt.alone);
+	sched_begin();
 }
 
 /*
@@ -203,7 +205,7 @@ resources_end(void)
 	for (i = 0; i < opt.n; i++) {
 		struct target *t = &opt.t[i];
 		double cpu = t->cpu_tick;
-		long long rss = ff_proc_hwm_bytes(t->pid);
+		long long rss = ff_proc_hwm_bytes(t->pid), rss_end = ff_proc_rss_bytes(t->pid);
 		json_t *o;
 
 		if (ff_proc_cpu_s(t->pid) < 0 || rss < 0 || !ff_proc_alive(t->pid)) {
@@ -216,6 +218,12 @@ resources_end(void)
 		json_object_set_new(o, "cpu_s", json_real(cpu - t->cpu0));
 		json_object_set_new(o, "cpu_fraction", json_real((cpu - t->cpu0) / window));
 		json_object_set_new(o, "max_rss_bytes", json_integer(rss));
+		/* What the window's load holds: RSS at its end, and its growth over it. */
+		json_object_set_new(o, "rss_start_bytes", t->rss0 >= 0 ? json_integer(t->rss0) : json_null());
+		json_object_set_new(o, "rss_end_bytes", rss_end >= 0 ? json_integer(rss_end) : json_null());
+		json_object_set_new(o, "rss_growth_bytes", t->rss0 >= 0 && rss_end >= 0 ?
+				    json_integer(rss_end - t->rss0) : json_null());
+		sched_end(i, o);
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(ev, "window_s", json_real(window));

@@ -1,9 +1,14 @@
 /*
- * ff-capture skstat: skstat -g and -m of each router at the window's end.
+ * ff-capture skstat: skstat -g and -m of each router at the window's end,
+ * and skstat -m once more when the routers are known (the topology, as the
+ * workload starts): the memory pools' counts before and after, and their
+ * deltas.
  */
 #include "ff-capture.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* skstat */
@@ -54,6 +59,120 @@ run_skstat(const struct target *t, const char *flag, const char *file)
 	return text;
 }
 
+/* skstat -m of each router when the topology names them (before the load), by target. */
+static char *pools_before[MAX_TARGETS];
+
+void
+skstat_before(void)
+{
+	int i;
+
+	for (i = 0; i < opt.n; i++) {
+		char *m = ff_asprintf("%s/%s-skstat-m-before.txt", ff_rundir(opt.run_dir), opt.t[i].role);
+
+		free(pools_before[i]);
+		pools_before[i] = run_skstat(&opt.t[i], "-m", m);
+		free(m);
+	}
+}
+
+/* A count as an integer when it is whole (they are), else as a number. */
+static json_t *
+count_json(double v)
+{
+	return v == (double)(json_int_t)v ? json_integer((json_int_t)v) : json_real(v);
+}
+
+/* "1,024" or "1024" as a number; 0 when it is not one. */
+static int
+pool_num(const char *tok, double *out)
+{
+	char buf[64], *end;
+	size_t n = 0;
+
+	for (; *tok && n + 1 < sizeof(buf); tok++)
+		if (*tok != ',')
+			buf[n++] = *tok;
+	buf[n] = 0;
+	*out = strtod(buf, &end);
+	return n && !*end;
+}
+
+/*
+ * The pools of skstat -m's table, {"TYPE": {"COLUMN": number, ...}, ...}:
+ * its heading is the line whose first word is "type"; each row a type name
+ * and a value per column (those that are not numbers left out).
+ */
+static json_t *
+pools_of(const char *text)
+{
+	json_t *pools = json_object(), *row;
+	char *copy = ff_strdup(text ? text : ""), *line, *save = NULL, *tok, *tsave;
+	char *cols[32];
+	int ncols = 0, i;
+	double v;
+
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *words[32], *type;
+		int n = 0;
+
+		for (tok = strtok_r(line, " \t", &tsave); tok && n < 32; tok = strtok_r(NULL, " \t", &tsave))
+			words[n++] = tok;
+		if (!n || strspn(words[0], "=-") == strlen(words[0]))
+			continue;	/* blank, or the rule under the heading */
+		if (!ncols) {
+			if (!strcasecmp(words[0], "type"))
+				for (ncols = 0; ncols < n; ncols++)
+					cols[ncols] = words[ncols];
+			continue;
+		}
+		if (n != ncols)
+			continue;	/* not a row of the table */
+		type = words[0];
+		row = json_object();
+		for (i = 1; i < n; i++)
+			if (pool_num(words[i], &v))
+				json_object_set_new(row, cols[i], count_json(v));
+		json_object_set_new(pools, type, row);
+	}
+	free(copy);
+	return pools;
+}
+
+/* A pool's row: its counts before and after (null where it had none), and their differences. */
+static json_t *
+pool_row(const char *type, json_t *before, json_t *after)
+{
+	json_t *row = json_object(), *d = json_object(), *v, *w;
+	const char *col;
+
+	json_object_foreach(after, col, v)
+		if (json_is_number(w = json_object_get(before, col)))
+			json_object_set_new(d, col, count_json(json_number_value(v) - json_number_value(w)));
+	json_object_set_new(row, "type", json_string(type));
+	json_object_set(row, "before", before ? before : json_null());
+	json_object_set(row, "after", after ? after : json_null());
+	json_object_set_new(row, "delta", d);
+	return row;
+}
+
+/* [{type, before, after, delta}] of the pools of either text (after's order, then before's own). */
+static json_t *
+pool_deltas(const char *before, const char *after)
+{
+	json_t *b = pools_of(before), *a = pools_of(after), *out = json_array(), *v;
+	const char *type;
+
+	json_object_foreach(a, type, v)
+		json_array_append_new(out, pool_row(type, json_object_get(b, type), v));
+	json_object_foreach(b, type, v)
+		if (!json_object_get(a, type))
+			json_array_append_new(out, pool_row(type, v, NULL));
+	json_decref(a);
+	json_decref(b);
+	return out;
+}
+
 void
 collect_skstat(void)
 {
@@ -78,6 +197,8 @@ collect_skstat(void)
 		json_object_set_new(ev, "files", f);
 		json_object_set_new(ev, "general", ff_json_text(gt));
 		json_object_set_new(ev, "memory", ff_json_text(mt));
+		/* The pools before the load (skstat_before) and at the window's end. */
+		json_object_set_new(ev, "pools", pools_before[i] ? pool_deltas(pools_before[i], mt) : json_null());
 		ff_emit(ev);
 		free(g);
 		free(m);

@@ -54,6 +54,9 @@ noreturn void stopped_by(int sig, const char *rundir);
 json_t *run_pipeline(const struct cmd *c, const char *rundir);
 void outputs_check(const struct cmd *c);
 void render_flamegraph(json_t *events, const char *rundir);
+/* offcpu.c: offcpu's page (offcpu.html here) of the run's recording, and its summary */
+void render_offcpu(json_t *events, const char *rundir);
+void summarize_offcpu(json_t *events);
 void flamegraph_builds(const struct cmd *c);
 
 /* stages.c: the pipeline's stages, each in a process group of its own */

@@ -55,14 +55,22 @@ static const struct cmd cmds[] = {
 	{ "c2c", NULL, "c2c", PIPELINE, "Capture perf events using 'perf c2c'" },
 	{ "mem", NULL, "mem", PIPELINE, "Capture perf events using 'perf mem'" },
 	{ "flamegraph", NULL, "record", PIPELINE, "Generate a flamegraph" },
+	{ "offcpu", NULL, "offcpu", PIPELINE,
+	  "Generate a flamegraph of where the relays wait (off-CPU time)" },
+	{ "lock", NULL, "lock", PIPELINE,
+	  "Capture the relays' contended kernel locks using 'perf lock'" },
 	{ "bench", "ff-bench", NULL, EXEC,
 	  "Run each workload on each relay and summarize the results" },
 	{ "compare", "ff-bench", "compare", EXEC,
 	  "Compare two results files from bench" },
+	{ "explain", "ff-bench", "explain", EXEC,
+	  "Which functions changed between two builds' recordings, beyond noise" },
 	{ "report", "ff-bench", "report", EXEC,
 	  "Write an HTML page of results files from bench" },
 	{ "history", "ff-history", NULL, EXEC,
 	  "Keep bench results over time and find their change points" },
+	{ "bisect", "ff-bisect", NULL, EXEC,
+	  "Find the commit that changed a relay's cost (git bisect)" },
 };
 
 static const char run_usage_fmt[] =
@@ -165,7 +173,7 @@ int
 samples(const struct cmd *c)
 {
 	return c->mode && (!strcmp(c->mode, "record") || !strcmp(c->mode, "c2c") ||
-			   !strcmp(c->mode, "mem"));
+			   !strcmp(c->mode, "mem") || !strcmp(c->mode, "offcpu"));
 }
 static void
 print_commands(FILE *f)
@@ -344,6 +352,8 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 			break;
 		case OPT_CALL_GRAPH:
 		case OPT_FREQ:
+			if (ch == OPT_FREQ && !strcmp(c->name, "offcpu"))
+				ff_usage_error(run_usage, "--freq is not for offcpu, which records every switch of the relays' threads");
 			if (!samples(c))
 				ff_usage_error(run_usage, "%s is for record, c2c, mem and flamegraph, not '%s'",
 					       ch == OPT_FREQ ? "--freq" : "--call-graph", c->name);
@@ -483,7 +493,7 @@ validate_run(const struct cmd *c)
 		ff_usage_error(run_usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
 			       opt.workload);
 	/* The stages and what they start inherit our limit, raised to the hard one. */
-	if (ff_nofile_for_jobs(opt.run.jobs, why, sizeof(why)) < 0)
+	if (ff_jobs_fit(opt.relay, opt.protocol, opt.run.jobs, why, sizeof(why)) < 0)
 		ff_die("%s", why);
 	ff_raise_nofile(LONG_MAX);
 	ncpus = ff_cpus_available(&avail);
@@ -720,9 +730,13 @@ main(int argc, char *argv[])
 	events = run_pipeline(c, rundir);
 	if (!strcmp(c->name, "flamegraph"))
 		render_flamegraph(events, rundir);
+	if (!strcmp(c->name, "offcpu"))
+		render_offcpu(events, rundir);
 	if (!opt.json) {
 		summarize(events, rundir);
 		summarize_capture(c, events);
+		if (!strcmp(c->name, "offcpu"))
+			summarize_offcpu(events);
 	}
 	json_decref(events);
 	return ff_finish();

@@ -219,6 +219,34 @@ machine_warning(const json_t *rsc)
 			 why);
 }
 
+/*
+ * A relay's context switches over the window, per MB and per 1,000
+ * operations of the result (rates over the window), and its read and
+ * write syscalls; nothing when ff-capture could not count them.
+ */
+static void
+switches_line(const char *role, const json_t *r, const json_t *res, double window)
+{
+	double n = ff_json_num(r, "ctx_switches", -1), vol = ff_json_num(r, "ctx_switches_voluntary", 0);
+	double mb_s = ff_json_num(res, "bits_per_s", 0) / 8e6, kop_s = ff_json_num(res, "ops_per_s", 0) / 1e3;
+	double sys = ff_json_num(r, "syscalls_read", -1) + ff_json_num(r, "syscalls_write", -1);
+
+	if (n < 0 || window <= 0)
+		return;
+	ff_print("  %s switches: %.0f (%.0f%% voluntary)", role, n, n > 0 ? 100 * vol / n : 0);
+	if (mb_s > 0 && !ff_workload_is_rr(opt.workload))
+		ff_print(", %.3g per MB", n / window / mb_s);
+	if (kop_s > 0)
+		ff_print(", %.3g per 1k ops", n / window / kop_s);
+	ff_print("\n");
+	if (sys < 0)
+		return;
+	ff_print("  %s syscalls: %.0f of the read and write families", role, sys);
+	if (mb_s > 0 && !ff_workload_is_rr(opt.workload))
+		ff_print(", %.3g per MB", sys / window / mb_s);
+	ff_print("\n");
+}
+
 void
 summarize(json_t *events, const char *rundir)
 {
@@ -309,6 +337,7 @@ summarize(json_t *events, const char *rundir)
 			ff_print("  %s CPU:      %.1f%%\n", role, 100 * ff_json_num(r, "cpu_fraction", 0));
 			ff_print("  %s RSS:      %.1f MiB\n", role,
 			       ff_json_num(r, "max_rss_bytes", 0) / 1048576.0);
+			switches_line(role, r, res, ff_json_num(rsc, "window_s", 0));
 		}
 	}
 	ff_print("\nRun directory: %s\n", rundir);
@@ -354,9 +383,11 @@ print_recording(const json_t *cap, const char *data)
 		ff_print("%s%s", i ? ", " : "", role_name(ff_json_str(r, "role")));
 	if (host)
 		ff_print(" on %s; ", host);
-	ff_print("%s: %s at %s Hz, call graph %s)\n", ff_json_str(cap, "tool"),
+	ff_print("%s: %s %s%s, call graph %s)\n", ff_json_str(cap, "tool"),
 		 ff_json_str(cap, "perf_event") ? ff_json_str(cap, "perf_event") : "cycles",
-		 freq_arg(), perf_opt.call_graph);
+		 json_is_null(json_object_get(cap, "freq")) ? "every one" : "at ",
+		 json_is_null(json_object_get(cap, "freq")) ? "" : ff_asprintf("%s Hz", freq_arg()),
+		 perf_opt.call_graph);
 	snprintf(old, sizeof(old), "%s.old", data);
 	if (access(old, F_OK) == 0)
 		ff_print("  Previous:    %s\n", old);
@@ -408,6 +439,19 @@ summarize_capture(const struct cmd *c, json_t *events)
 			print_figure(ev, "cpu_ms_per_kop", "CPU s/1k req:", NULL);
 			print_figure(ev, "instructions_per_byte", "Instructions per byte:", "%.2f");
 			print_figure(ev, "cycles_per_byte", "Cycles per byte:", "%.2f");
+		} else if (!strcmp(name, "lock")) {
+			const json_t *t;
+			size_t k2;
+
+			ff_print("\nContended kernel locks (perf lock contention of %s)\n\n",
+				 ff_json_str(ev, "file") ? ff_json_str(ev, "file") : "perf.data");
+			ff_print("%s\n", ff_json_str(ev, "callers") ? ff_json_str(ev, "callers") : "");
+			json_array_foreach(json_object_get(ev, "threads"), k2, t)
+				if (ff_json_str(t, "role"))
+					ff_print("  %s thread %.0f (%s): %.0f waits, %.3f ms in all\n",
+						 role_name(ff_json_str(t, "role")), ff_json_num(t, "tid", 0),
+						 ff_json_str(t, "comm"), ff_json_num(t, "contended", 0),
+						 ff_json_num(t, "wait_total_us", 0) / 1000);
 		} else if (!strcmp(name, "skstat")) {
 			/* "Router 1" for r1: role_name names a relay of the chain anew. */
 			if (role_name(role) != role)

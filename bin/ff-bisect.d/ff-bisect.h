@@ -1,0 +1,82 @@
+/*
+ * ff-bisect's private header: what the files of bin/ff-bisect.d share.
+ *
+ * main.c (options, the loop of steps, the end), git.c (git and the other
+ * children, run so that a stop reaches them and leaves git's commit
+ * checked out), build.c (the user's build command and the cache of
+ * builds), step.c (a step's interleaved rounds and what they say), state.c
+ * (the state file that lets an interrupted bisect resume).
+ */
+#ifndef FF_BISECT_H
+#define FF_BISECT_H
+
+#include "ff.h"
+#include "../ff-bench.d/ff-bench.h"
+
+#include <jansson.h>
+
+/* The options, kept in the state file for --resume. */
+struct bopts {
+	char *good, *bad;	/* full commit names */
+	char *build_cmd;
+	const char *workload, *relay, *protocol;
+	long warmup, duration, jobs, cpu_limit;
+	long rounds, max_rounds;
+	char *cache;		/* the builds of this build command: CACHE/<hash> */
+	char *output;		/* the results file (absolute) */
+	int flamegraph;
+};
+
+/* What a step's rounds say about its commit. */
+enum call { C_NONE, C_GOOD, C_BAD, C_SKIP };
+
+struct step {
+	char *commit;		/* full */
+	enum call call;
+	int rounds, runs;
+	double est, lo, hi, p;	/* the signed-rank of log(mid^2 / (good bad)), in % */
+	int shown;		/* p < ALPHA (else called by the nearer side) */
+	char *why;		/* a skip's reason, or NULL */
+	json_t *files;		/* its benches' results files */
+};
+
+struct state {
+	struct bopts o;
+	char *repo;		/* the checkout's top */
+	char *path;		/* the state file */
+	char *dir;		/* its directory of step files */
+	struct step *steps;
+	int nsteps, cap;
+	int established;	/* GOOD and BAD shown to differ */
+};
+
+/* git.c */
+extern char *want_head;		/* the commit to leave checked out when stopped */
+int git(const char *repo, struct ff_buf *out, ...) __attribute__((sentinel));
+char *git_line(const char *repo, ...) __attribute__((sentinel));
+void checkout(const char *repo, const char *commit);
+/* Run argv in dir (NULL: here), output to log; env NULL-terminated extras. The wait status. */
+int run_child(const char *role, char *const argv[], const char *dir, const char *log, char *const env[]);
+/* A stop arrived: leave git's commit checked out, save the state, exit 128+n. */
+void stop_if_signalled(struct state *s);
+
+/* build.c */
+int split_words(const char *s, struct ff_argv *a, char *why, size_t n);
+char *cache_root(const char *given, const char *build_cmd);
+char *prefix_of(const struct state *s, const char *commit);
+/* Build commit (checked out by this) unless cached; NULL on failure, *why set. */
+char *ensure_build(struct state *s, const char *commit, char **why);
+
+/* step.c */
+int bench_batch(struct state *s, struct step *st, const char *const commits[3], long rounds);
+void step_figures(struct state *s, struct step *st, const char *good, const char *bad);
+void gb_change(struct state *s, struct paired *pr);
+int metric_of(const char *workload);
+char *label_of(const char *commit);
+
+/* state.c */
+void state_save(const struct state *s);
+int state_load(struct state *s);
+struct step *step_new(struct state *s, const char *commit);
+
+#endif
