@@ -18,7 +18,8 @@ LIBOBJ   = $(LIBSRC:.c=.o)
 BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
 	   builtin/ff-builtin-rr-client builtin/ff-builtin-rr-server
 # Each program and its objects. flimflam, ff-bench, ff-capture, ff-flame and
-# ff-workload are built from several files each, with a private header, in bin/NAME.d/.
+# ff-workload and ff-topology are built from several files each, with a
+# private header, in bin/NAME.d/ (ff-topology's relay drivers: relay_NAME.o).
 PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload bin/ff-history bin/ff-bisect
 FLIMFLAM_OBJ = $(addprefix bin/flimflam.d/,main.o run.o summary.o hosts.o hosts_check.o stages.o offcpu.o)
@@ -26,14 +27,18 @@ FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o output.o run.o results
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o machine.o sched.o lock.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
 FF_WORKLOAD_OBJ = $(addprefix bin/ff-workload.d/,main.o serve.o drive.o iperf3.o h2load.o)
+FF_TOPOLOGY_OBJ = $(addprefix bin/ff-topology.d/,main.o chain.o conf.o tls.o env.o \
+	relay_skrouterd.o relay_nghttpx.o relay_nginx.o relay_haproxy.o \
+	relay_cmd.o relay_none.o)
 # ff-history reads results files with ff-bench's results.o and takes its medians and shifts from stats.o.
 FF_HISTORY_OBJ = $(addprefix bin/ff-history.d/,main.o db.o import.o detect.o series.o export.o report.o)
 FF_HISTORY_LINK = $(FF_HISTORY_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/stats.o
 # ff-bisect reads its benches' results with results.o and tests their rounds with paired.o.
 FF_BISECT_OBJ = $(addprefix bin/ff-bisect.d/,main.o git.o build.o step.o state.o)
 FF_BISECT_LINK = $(FF_BISECT_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/stats.o bin/ff-bench.d/paired.o
-PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-workload.o bin/ff-history.o bin/ff-bisect.o,$(PROGS:=.o)) \
-	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_WORKLOAD_OBJ) $(FF_HISTORY_OBJ) $(FF_BISECT_OBJ)
+PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-workload.o bin/ff-history.o bin/ff-bisect.o bin/ff-topology.o,$(PROGS:=.o)) \
+	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_WORKLOAD_OBJ) $(FF_HISTORY_OBJ) $(FF_BISECT_OBJ) \
+	   $(FF_TOPOLOGY_OBJ)
 # Unit tests of pure functions, run by t/unit.bats (t/unit/machine by
 # t/machine.bats; t/hist.bats builds its own; power-sim, the simulation of
 # paired.c, is run by t/power.bats and bench/power.sh); never installed.
@@ -49,7 +54,7 @@ bin/ff-flame:    $(FF_FLAME_OBJ)
 bin/ff-history:  $(FF_HISTORY_LINK)
 bin/ff-history:  LDLIBS += -lsqlite3
 bin/ff-bisect:   $(FF_BISECT_LINK)
-bin/ff-topology: bin/ff-topology.o
+bin/ff-topology: $(FF_TOPOLOGY_OBJ)
 bin/ff-workload: $(FF_WORKLOAD_OBJ)
 t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
 t/unit/power-sim: t/unit/power-sim.o bin/ff-bench.d/paired.o bin/ff-bench.d/stats.o
@@ -69,6 +74,7 @@ bin/ff-bench.d/report.o bin/ff-bench.d/report_stats.o: bin/ff-bench.d/report.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
 $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
 $(FF_WORKLOAD_OBJ): bin/ff-workload.d/ff-workload.h
+$(FF_TOPOLOGY_OBJ): bin/ff-topology.d/ff-topology.h
 $(FF_HISTORY_OBJ) t/unit/edivisive-test.o: bin/ff-history.d/ff-history.h bin/ff-bench.d/ff-bench.h
 $(FLIMFLAM_OBJ): bin/flimflam.d/flimflam.h
 $(FF_BISECT_OBJ): bin/ff-bisect.d/ff-bisect.h bin/ff-bench.d/ff-bench.h

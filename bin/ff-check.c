@@ -406,6 +406,7 @@ collect(void)
 	check_program("nghttpx", "nghttp2-proxy", "nghttp2");
 	check_program("iperf3", "iperf3", "iperf3");
 	check_program("nginx", "nginx", "nginx");
+	check_program("haproxy", "haproxy", "haproxy");
 	{
 		const char *mod = ff_json_str(env, "nginx_stream_module");
 		struct req *r = req_add("nginx_stream_module", mod != NULL);
@@ -501,6 +502,7 @@ print_human(void)
 	print_prog("nginx", "nginx");
 	ff_print("  %-10s %s\n", "stream", (s = ff_json_str(env, "nginx_stream_module")) ? s :
 	       "missing");
+	print_prog("haproxy", "haproxy");
 	print_prog("perf", "perf");
 	print_prog("gcc", "gcc");
 	paranoid = (int)ff_json_num(env, "perf_event_paranoid", INT_MIN);

@@ -1099,6 +1099,29 @@ int ff_utf8_locale(void);
  */
 char *ff_sparkline(const double *v, size_t n, size_t width, int utf8);
 
+/* ff_relaycmd.c */
+
+/*
+ * Relay cmd's --relay-cmd: its words into `words` (split as plain shell
+ * words with '...' and "..." quotes and \ escapes, never run by a shell),
+ * each {placeholder} known, the program first, and the command naming
+ * where to listen ({listen} or {listen_port}) and where to send
+ * ({upstream} or {upstream_port}). 0, or -1 with a usage-error message.
+ */
+int ff_relay_cmd_split(const char *cmd, struct ff_argv *words, char *why, size_t n);
+/*
+ * A word with its placeholders filled (malloc'd): `values` in the order
+ * {listen} (HOST:PORT), {listen_host}, {listen_port}, {upstream},
+ * {upstream_host}, {upstream_port}, {dir} (the relay's directory), {role}.
+ */
+char *ff_relay_cmd_fill(const char *word, const char *const values[]);
+/*
+ * The program --relay-cmd runs, found on PATH (or the path it names) into
+ * `*path` (malloc'd): 0; 2 for a usage error; 1 when it is not there; why
+ * in `why`.
+ */
+int ff_relay_cmd_program(const char *cmd, char **path, char *why, size_t n);
+
 /* ff_machine.c */
 
 /*

@@ -210,20 +210,20 @@ ff_build_env_leave(const struct ff_build *b, void *saved)
 	free(s);
 }
 
-/* Does the program answer as `relay`? Its version into b->version. */
+/* Does the program answer as `relay` (its row's version probe)? Its version into b->version. */
 static int
 answers_as(struct ff_build *b, const char *relay, char *why, size_t n)
 {
-	const char *varg = !strcmp(relay, "nginx") ? "-v" : "--version";
+	const struct ff_relay *row = ff_relay_find(relay);
+	const char *varg = row && row->version_arg ? row->version_arg : "--version";
 	char *argv[] = { b->path, (char *)varg, NULL }, *out, *line;
-	const char *expect = !strcmp(relay, "nginx") ? "nginx version:" :
-			     !strcmp(relay, "nghttpx") ? "nghttpx " : NULL;
+	const char *expect = row ? row->version_line : NULL;
 	void *saved;
 	int st, r = -1;
 
 	saved = ff_build_env_enter(b);
-	/* The router on PATH (no label) had this check from its own caller. */
-	if (b->label && !strcmp(relay, "skrouterd") && ff_skrouterd_check(b->path, why, n) < 0) {
+	/* The program on PATH (no label) had this check from its own caller. */
+	if (b->label && row && row->check && row->check(b->path, why, n) < 0) {
 		ff_build_env_leave(b, saved);
 		return -1;
 	}
@@ -240,8 +240,12 @@ answers_as(struct ff_build *b, const char *relay, char *why, size_t n)
 			 line ? line : "", relay, relay);
 	else {
 		/* "nginx version: nginx/1.22.1": the version is the rest. */
-		b->version = ff_strdup(expect && !strcmp(relay, "nginx") ?
-				       line + strlen(expect) + strspn(line + strlen(expect), " ") : line);
+		const char *v = expect && row->version_strip ?
+			line + strlen(expect) + strspn(line + strlen(expect), " ") : line;
+
+		b->version = ff_strdup(v);
+		if (expect && row->version_strip)
+			b->version[strcspn(b->version, " ")] = 0;
 		r = 0;
 	}
 	free(line);
@@ -303,7 +307,7 @@ ff_build_at(const char *label, const char *path, const char *relay, struct ff_bu
 	}
 	b->path = bin;
 	if (label)	/* without one, its processes inherit the caller's environment */
-		derive_env(b, !strcmp(relay, "skrouterd"));
+		derive_env(b, ff_relay_has(relay, FF_RELAY_PROTON));
 	if (answers_as(b, relay, why, n) < 0) {
 		if (label)
 			return -1;
@@ -406,7 +410,7 @@ ff_build_json(const struct ff_build *b, pid_t pid)
 	json_object_set_new(o, "path", ff_json_path(b->path));
 	json_object_set_new(o, "version", ff_json_text(b->version));
 	json_object_set_new(o, "sha256", sha ? json_string(sha) : json_null());
-	if (!strcmp(b->relay, "skrouterd")) {
+	if (ff_relay_has(b->relay, FF_RELAY_PROTON)) {
 		char *lib = pid > 0 ? ff_env_proton_maps(pid) : NULL, *v = NULL;
 
 		if (!lib) {
@@ -447,7 +451,7 @@ ff_build_line(const json_t *b, char *buf, size_t n)
 		snprintf(buf + len, n - len, "; Proton %s%s%s", ppath ? ppath : "?",
 			 ff_json_str(pr, "version") ? " " : "",
 			 ff_json_str(pr, "version") ? ff_json_str(pr, "version") : "");
-	else if (ff_json_str(b, "relay") && !strcmp(ff_json_str(b, "relay"), "skrouterd") && len < n)
+	else if (ff_relay_has(ff_json_str(b, "relay"), FF_RELAY_PROTON) && len < n)
 		snprintf(buf + len, n - len, "; Proton unknown");
 	free(path);
 	free(ppath);

@@ -16,16 +16,17 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-/* Program name, and the argument that prints its version. */
-static const struct prog {
+/*
+ * Program name, and the argument that prints its version: the relays'
+ * programs from their rows of the matrix (version_arg), then these.
+ */
+struct prog {
 	const char *name, *version_arg;
-} progs[] = {
-	{ "skrouterd", "--version" },
+};
+static const struct prog others[] = {
 	{ "h2load", "--version" },
 	{ "nghttpd", "--version" },
-	{ "nghttpx", "--version" },
 	{ "iperf3", "--version" },
-	{ "nginx", "-v" },	/* to stderr: "nginx version: nginx/1.22.1" */
 	{ "perf", "--version" },
 	{ "gcc", "--version" },
 };
@@ -37,13 +38,22 @@ static const struct prog {
 static void
 progs_info(json_t *env)
 {
-	enum { N = FF_ARRAY_SIZE(progs) };
+	enum { N = FF_ARRAY_SIZE(others) + 16 };
+	struct prog progs[N];
 	char *paths[N], *argvs[N][3], *version;
 	struct ff_probe p[N];
-	size_t i, n = 0, at[N];
+	size_t i, n = 0, at[N], np = 0;
 	json_t *o;
 
-	for (i = 0; i < N; i++) {
+	for (i = 0; ff_relays[i] && np < 16; i++) {
+		const struct ff_relay *r = ff_relay_find(ff_relays[i]);
+
+		if (r->program && r->version_arg)
+			progs[np++] = (struct prog){ r->program, r->version_arg };
+	}
+	for (i = 0; i < FF_ARRAY_SIZE(others); i++)
+		progs[np++] = others[i];
+	for (i = 0; i < np; i++) {
 		paths[i] = ff_which(progs[i].name);
 		if (!paths[i])
 			continue;
@@ -54,7 +64,7 @@ progs_info(json_t *env)
 		p[n++] = (struct ff_probe){ .argv = argvs[i] };
 	}
 	ff_probes_run(p, n);
-	for (i = 0; i < N; i++) {
+	for (i = 0; i < np; i++) {
 		if (!paths[i]) {
 			json_object_set_new(env, progs[i].name, json_null());
 			continue;

@@ -337,7 +337,19 @@ put_usage(FILE *f, const char *usage, int synopsis)
 void
 ff_usage(const char *usage, int code)
 {
+	int e;
+
+	errno = 0;
 	put_usage(code ? stderr : stdout, usage, 0);
+	/*
+	 * A text longer than stdio's buffer meets a full disk while it is
+	 * written, and stdio keeps no errno for the flush: say it now.
+	 */
+	e = !code && ferror(stdout) ? errno : 0;
+	if (e && e != EPIPE) {
+		ff_warn("cannot write to standard output: %s", strerror(e));
+		exit(1);
+	}
 	exit(ff_finish() ? 1 : code);
 }
 

@@ -11,9 +11,11 @@
  * and takes the client's events, `result` among them, from a pipe; a tool
  * on PATH needs its command lines in ff-workload's start_server and
  * start_client, and its result read in drive's finish. A new relay is a row
- * in relays[] plus its entry in ff-topology's relay_codes (configuration
- * from relay-conf/, command line). Either needs its row in README's tables
- * (t/unit.bats holds the two together).
+ * in relays[] (what it carries and can do: caps) plus its driver,
+ * bin/ff-topology.d/relay_NAME.c (configuration from relay-conf/, command
+ * line, readiness, the proof of its TLS links), listed in ff-topology's
+ * drivers[]. Either needs its row in README's tables (t/unit.bats holds
+ * the two together).
  */
 #include "ff.h"
 
@@ -57,15 +59,31 @@ static const struct ff_workload workloads[] = {
 	  .limits = { { "--jobs", 4096, "a client thread per job" } } },
 };
 
+/* Each relay's code is its driver, bin/ff-topology.d/relay_NAME.c. */
 static const struct ff_relay relays[] = {
 	{ .name = "skrouterd", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,
 	  .program = "skrouterd", .processes = 2, .threads = 4, .start_seconds = 60,
-	  .encapsulation = 1, .check = ff_skrouterd_check, .can = ff_skrouterd_carries },
+	  .check = ff_skrouterd_check, .can = ff_skrouterd_carries,
+	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE | FF_RELAY_PROTON | FF_RELAY_ROUTED |
+		  FF_RELAY_ONE_ADDRESS | FF_RELAY_STATS | FF_RELAY_ENCAPSULATION,
+	  .version_arg = "--version" },
 	{ .name = "nghttpx", .protocols = FF_HTTP1 | FF_HTTP2,
-	  .program = "nghttpx", .processes = 2, .threads = 1, .start_seconds = 15 },
+	  .program = "nghttpx", .processes = 2, .threads = 1, .start_seconds = 15,
+	  .caps = FF_RELAY_TLS, .version_arg = "--version", .version_line = "nghttpx " },
 	{ .name = "nginx", .protocols = FF_TCP | FF_HTTP1,
 	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15,
-	  .jobs_fit = ff_nginx_jobs_fit },
+	  .jobs_fit = ff_nginx_jobs_fit, .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE,
+	  /* To stderr: "nginx version: nginx/1.22.1". */
+	  .version_arg = "-v", .version_line = "nginx version:", .version_strip = 1 },
+	{ .name = "haproxy", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,
+	  .program = "haproxy", .processes = 2, .threads = 1, .start_seconds = 15,
+	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE,
+	  /* "HAProxy version 2.6.12-1+deb12u4 2023/12/16 - https://haproxy.org/" */
+	  .version_arg = "-v", .version_line = "HAProxy version ", .version_strip = 1 },
+	/* The user's own program, --relay-cmd: it carries what it carries; no TLS proof. */
+	{ .name = "cmd", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,
+	  .processes = 2, .threads = 1, .start_seconds = 15,
+	  .caps = FF_RELAY_COMMAND | FF_RELAY_FORKS },
 	{ .name = "none", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2 },
 };
 
@@ -202,6 +220,27 @@ ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why,
 	return 0;
 }
 
+int
+ff_relay_has(const char *relay, int caps)
+{
+	const struct ff_relay *r = ff_relay_find(relay);
+
+	return r && (r->caps & caps) == caps;
+}
+
+const char *
+ff_relays_with(int caps)
+{
+	static char buf[256];
+	size_t n = 0, i;
+
+	buf[0] = 0;
+	for (i = 0; i < FF_ARRAY_SIZE(relays); i++)
+		if ((relays[i].caps & caps) == caps && n < sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? ", " : "", relays[i].name);
+	return buf;
+}
+
 const char *
 ff_relay_program(const char *relay)
 {
@@ -218,20 +257,40 @@ ff_relay_hops(const char *relay)
 	return r ? r->processes : 2;
 }
 
+/* The relays with processes (built: with a program of their own), "a, b" (static). */
+static const char *
+relays_that(int built)
+{
+	static char buf[256];
+	size_t i, k = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < FF_ARRAY_SIZE(relays); i++)
+		if (relays[i].processes && (!built || relays[i].program) && k < sizeof(buf))
+			k += snprintf(buf + k, sizeof(buf) - k, "%s%s", k ? ", " : "", relays[i].name);
+	return buf;
+}
+
+const char *
+ff_relays_running(void)
+{
+	return relays_that(0);
+}
+
+const char *
+ff_relays_built(void)
+{
+	return relays_that(1);
+}
+
 int
 ff_hops_fit(const char *relay, long hops, char *why, size_t n)
 {
-	char with[256] = "";
-	size_t i, k = 0;
-
 	if (hops == ff_relay_hops(relay))
 		return 1;
-	for (i = 0; i < FF_ARRAY_SIZE(relays); i++)
-		if (relays[i].processes && k < sizeof(with))
-			k += snprintf(with + k, sizeof(with) - k, "%s%s", k ? ", " : "", relays[i].name);
 	if (!ff_relay_hops(relay))
 		snprintf(why, n, "--hops: relay '%s' runs no relay between client and server (its chain has 0 hops); --hops is for %s",
-			 relay, with);
+			 relay, ff_relays_running());
 	else if (hops < 1 || hops > FF_HOPS_MAX)
 		snprintf(why, n, "--hops: %ld is not from 1 to %d", hops, FF_HOPS_MAX);
 	else

@@ -44,6 +44,22 @@ struct ff_workload {
 	struct ff_limit limits[2];
 };
 
+/*
+ * What a relay can do beyond carrying protocols, a bit each (its row's
+ * caps; ff_relay_has asks).
+ */
+enum {
+	FF_RELAY_TLS = 1 << 0,		/* --tls: makes its links TLS, and proves them */
+	FF_RELAY_TLS_REMOTE = 1 << 1,	/* proves a link from the relay it leaves (--tls across hosts) */
+	FF_RELAY_PROTON = 1 << 2,	/* loads Proton: its library in the environment and the build */
+	FF_RELAY_ROUTED = 1 << 3,	/* a network of routers: r1 listens once the route to rN is up */
+	FF_RELAY_ONE_ADDRESS = 1 << 4,	/* its relays on one host share one address (--hosts) */
+	FF_RELAY_STATS = 1 << 5,	/* keeps statistics skstat reads (flimflam skstat) */
+	FF_RELAY_ENCAPSULATION = 1 << 6,	/* takes --encapsulation */
+	FF_RELAY_COMMAND = 1 << 7,	/* runs the user's command (--relay-cmd), no program of its own */
+	FF_RELAY_FORKS = 1 << 8,	/* its processes may come and go with connections (socat's fork) */
+};
+
 struct ff_relay {
 	const char *name;
 	int protocols;		/* what it carries */
@@ -55,7 +71,14 @@ struct ff_relay {
 	int processes;
 	long threads;		/* threads/workers per relay when --cpu-limit is 0 */
 	int start_seconds;	/* how long a relay may take to listen */
-	int encapsulation;	/* takes --encapsulation */
+	int caps;		/* FF_RELAY_* */
+	/*
+	 * Its version: `program version_arg` prints a first line that starts
+	 * with version_line (NULL: any); the version is that line, or with
+	 * version_strip the word that follows version_line.
+	 */
+	const char *version_arg, *version_line;
+	int version_strip;
 	/* Does the program at `path` answer as this relay (-1: no, why in `why`); NULL: not asked. */
 	int (*check)(const char *path, char *why, size_t n);
 	/*
@@ -73,7 +96,7 @@ struct ff_relay {
  * the matrix's order in listings.
  */
 extern const char *ff_workloads[];	/* builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr */
-extern const char *ff_relays[];		/* skrouterd, nghttpx, nginx, none */
+extern const char *ff_relays[];		/* skrouterd, nghttpx, nginx, haproxy, cmd, none */
 extern const char *const ff_protocols[];	/* tcp, http1, http2 */
 
 /* The row of that name, or NULL. */
@@ -105,6 +128,14 @@ const char *ff_other_relays(const char *relay);
  * usage-error message naming the option and the limit in `why`.
  */
 int ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why, size_t n);
+/* 1 when the relay has every capability of `caps` (FF_RELAY_*). */
+int ff_relay_has(const char *relay, int caps);
+/* The relays that have them, "a, b, c", in the table's order (static). */
+const char *ff_relays_with(int caps);
+/* The relays that run relays (processes), "a, b, c" (static). */
+const char *ff_relays_running(void);
+/* Those that run a program of their own, which --build can name (static). */
+const char *ff_relays_built(void);
 /* The program a relay or workload server/client needs on PATH (NULL: none, or our own). */
 const char *ff_relay_program(const char *relay);
 const char *ff_workload_server_program(const char *workload);

@@ -48,9 +48,9 @@ cases() {
 --cpu-limit -1|--cpu-limit: -1 is out of range (0 to 1024)
 --cpu-limit 100000|--cpu-limit: 100000 is out of range (0 to 1024)
 -w nosuch|unknown workload 'nosuch' (expected builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr)
--r nosuch|unknown relay 'nosuch' (expected skrouterd, nghttpx, nginx, none)
+-r nosuch|unknown relay 'nosuch' (expected skrouterd, nghttpx, nginx, haproxy, cmd, none)
 -p nosuch|unknown protocol 'nosuch' (expected tcp, http1, http2)
--p http1|workload 'builtin' over relay 'none' with protocol 'http1' is not supported; these work for builtin: builtin/skrouterd/tcp, builtin/nginx/tcp, builtin/none/tcp
+-p http1|workload 'builtin' over relay 'none' with protocol 'http1' is not supported; these work for builtin: builtin/skrouterd/tcp, builtin/nginx/tcp, builtin/haproxy/tcp, builtin/cmd/tcp, builtin/none/tcp
 extra|unexpected argument 'extra'
 -w builtin-rr --request-size 0|--request-size: 0 is out of range (1 to 16777216)
 -w builtin-crr --response-size 99999999|--response-size: 99999999 is out of range (1 to 16777216)
@@ -62,7 +62,7 @@ extra|unexpected argument 'extra'
 --jobs 1e|--jobs: '1e' is not a number
 --rate 5|--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'builtin'
 -w iperf3 --request-size 100|--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'iperf3'
--w builtin-crr -p http1|workload 'builtin-crr' over relay 'none' with protocol 'http1' is not supported; these work for builtin-crr: builtin-crr/skrouterd/tcp, builtin-crr/nginx/tcp, builtin-crr/none/tcp
+-w builtin-crr -p http1|workload 'builtin-crr' over relay 'none' with protocol 'http1' is not supported; these work for builtin-crr: builtin-crr/skrouterd/tcp, builtin-crr/nginx/tcp, builtin-crr/haproxy/tcp, builtin-crr/cmd/tcp, builtin-crr/none/tcp
 CASES
 	run -2 --separate-stderr flimflam run -r none --duration ""
 	[ "${stderr_lines[0]}" = "flimflam: --duration: expected a whole number" ]

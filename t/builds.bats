@@ -63,7 +63,7 @@ refused() {
 	refused flimflam bench -r nginx,none --build "a=$A"
 	[ "$stderr" = "flimflam bench: --build is a build of the relay under test: name one relay with -r, not several" ]
 	refused flimflam bench --build "a=$A"
-	[ "$stderr" = "flimflam bench: --build is a build of the relay under test: name it with -r (skrouterd, nginx or nghttpx)" ]
+	[ "$stderr" = "flimflam bench: --build is a build of the relay under test: name it with -r (skrouterd, nghttpx, nginx, haproxy)" ]
 	refused flimflam run -r nginx --build "a=$A" --build "b=$B"
 	[ "$stderr" = "flimflam: --build is given twice: 'run' runs one build (flamegraph compares two)" ]
 	refused flimflam stat -r nginx --build "a=$A" --build "b=$B"

@@ -95,7 +95,7 @@ usage: flimflam check --hosts ROLE=[USER@]HOST[/ADDRESS],... [-w WORKLOAD] [-r R
 	run -2 --separate-stderr ff-bench -p tcp,
 	[ "${stderr_lines[0]}" = "ff-bench: empty protocol name in 'tcp,'" ]
 	run -2 --separate-stderr ff-bench -w builtin -p http1,http2
-	[ "${stderr_lines[0]}" = "ff-bench: none of these combinations is supported: builtin/skrouterd/http1, builtin/skrouterd/http2, builtin/nghttpx/http1, builtin/nghttpx/http2, builtin/nginx/http1, builtin/nginx/http2, builtin/none/http1, builtin/none/http2" ]
+	[ "${stderr_lines[0]}" = "ff-bench: none of these combinations is supported: builtin/skrouterd/http1, builtin/skrouterd/http2, builtin/nghttpx/http1, builtin/nghttpx/http2, builtin/nginx/http1, builtin/nginx/http2, builtin/haproxy/http1, builtin/haproxy/http2, builtin/none/http1, builtin/none/http2" ]
 	run -2 --separate-stderr ff-bench --repeat 0
 	[ "${stderr_lines[0]}" = "ff-bench: --repeat: 0 is out of range (1 to 10000)" ]
 	run -2 --separate-stderr ff-bench --bogus

@@ -34,7 +34,7 @@ setup() {
 
 @test "flimflam run: the default relay without skrouterd on PATH names the others" {
 	PATH=$(path_without_skrouterd) run -1 --separate-stderr flimflam run
-	[ "$stderr" = "flimflam: relay 'skrouterd' needs skrouterd, which is not on PATH (the other relays: nghttpx, nginx, none)" ]
+	[ "$stderr" = "flimflam: relay 'skrouterd' needs skrouterd, which is not on PATH (the other relays: nghttpx, nginx, haproxy, cmd, none)" ]
 	[ ! -e "$FLIMFLAM_RUNS" ] || [ -z "$(ls -A "$FLIMFLAM_RUNS")" ]
 }
 

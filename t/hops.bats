@@ -89,11 +89,11 @@ block() {
 		[[ "${stderr_lines[0]}" == "flimflam bench: --hops: "* ]] || { echo "bench --hops '$v': $stderr"; false; }
 	done
 	run -2 --separate-stderr flimflam run -r none --hops 2
-	[ "${stderr_lines[0]}" = "flimflam: --hops: relay 'none' runs no relay between client and server (its chain has 0 hops); --hops is for skrouterd, nghttpx, nginx" ]
+	[ "${stderr_lines[0]}" = "flimflam: --hops: relay 'none' runs no relay between client and server (its chain has 0 hops); --hops is for skrouterd, nghttpx, nginx, haproxy, cmd" ]
 	run -2 --separate-stderr ff-topology -r none --hops 1 --server-port 5555
 	[[ "${stderr_lines[0]}" == "ff-topology: --hops: relay 'none' runs no relay"* ]]
 	run -2 --separate-stderr flimflam bench -r none --hops 1,2
-	[ "${stderr_lines[0]}" = "flimflam bench: --hops is for the relays that run (skrouterd, nghttpx, nginx), and only relay none is selected" ]
+	[ "${stderr_lines[0]}" = "flimflam bench: --hops is for the relays that run (skrouterd, nghttpx, nginx, haproxy, cmd), and only relay none is selected" ]
 	run -2 --separate-stderr flimflam run -r nginx --hops 3 --hops 4
 	[[ "${stderr_lines[0]}" == "flimflam: option '--hops' is given twice"* ]]
 	nothing_started

@@ -468,7 +468,7 @@ relay_pids() {
 	[ "${lines[0]}" = "ff-topology: --tls is for the links between relays, and r1 in front of the server has none" ]
 	run ff-topology -r nghttpx -p http2 --relay-role r2 --tls --tls-certs "$BATS_TEST_TMPDIR" --server-port 9
 	[ "$status" -eq 2 ]
-	[[ "${lines[0]}" == "ff-topology: --relay-role --tls: nghttpx's link is proved by the access log"* ]]
+	[[ "${lines[0]}" == "ff-topology: --relay-role --tls: relay 'nghttpx' proves a link from the relay it comes to"* ]]
 	run ff-topology -r nginx --relay-role r2 --tls --tls-certs "$BATS_TEST_TMPDIR/none" --server-port 9
 	[ "$status" -eq 1 ]
 	[ "${#lines[@]}" -eq 1 ]
@@ -476,7 +476,7 @@ relay_pids() {
 	# nghttpx proves a TLS link from the access log of the relay it comes to: one host.
 	run flimflam run -w h2load -r nghttpx -p http2 --tls --hosts "r1=ns1/10.77.0.2,r2=ns2/10.77.0.3"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "flimflam: --hosts: --tls over nghttpx proves each link from the access log of the relay it comes to, so its relays go on one host (nginx and skrouterd take --tls across hosts)" ]
+	[ "${lines[0]}" = "flimflam: --hosts: --tls over nghttpx proves each link from the relay it comes to, so its relays go on one host (these take --tls across hosts: skrouterd, nginx, haproxy)" ]
 }
 
 @test "run --hosts: relay none, the client and the server on two hosts, and the human summary" {

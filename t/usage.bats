@@ -46,7 +46,7 @@ programs() {
 
 @test "unsupported combinations are usage errors listing what works" {
 	run -2 --separate-stderr flimflam run -w iperf3 -r none -p http1
-	[[ "${stderr_lines[0]}" == *"these work for iperf3: iperf3/skrouterd/tcp, iperf3/nginx/tcp, iperf3/none/tcp" ]]
+	[[ "${stderr_lines[0]}" == *"these work for iperf3: iperf3/skrouterd/tcp, iperf3/nginx/tcp, iperf3/haproxy/tcp, iperf3/cmd/tcp, iperf3/none/tcp" ]]
 	run -2 --separate-stderr flimflam run -w builtin -r nghttpx
 	[[ "${stderr_lines[0]}" == "flimflam: workload 'builtin' over relay 'nghttpx' with protocol 'tcp' is not supported"* ]]
 	run -2 --separate-stderr flimflam run -w h2load -r nginx -p http2
@@ -226,7 +226,7 @@ declare -gA TABLE_OF=(
 	[bin/ff-bench.d/report.c]="flimflam report" [bin/ff-bench.d/main.c]="ff-bench"
 	[bin/ff-bench.d/explain.c]="flimflam explain"
 	[bin/ff-capture.d/main.c]="ff-capture" [bin/ff-check.c]="flimflam check"
-	[bin/ff-flame.d/main.c]="ff-flame" [bin/ff-topology.c]="ff-topology"
+	[bin/ff-flame.d/main.c]="ff-flame" [bin/ff-topology.d/main.c]="ff-topology"
 	[bin/ff-history.d/main.c]="flimflam history" [bin/ff-history.d/import.c]="flimflam history add"
 	[bin/ff-history.d/export.c]="flimflam history export" [bin/ff-history.d/report.c]="flimflam history report"
 	[bin/ff-bisect.d/main.c]="flimflam bisect"

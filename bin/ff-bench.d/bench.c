@@ -19,6 +19,7 @@ static const char usage[] =
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
 	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
 	"                [--pool HOST,HOST,...] [--slo pNN=MS]\n"
+	"                [--relay-cmd COMMAND]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW | FILE --base LABEL --new LABEL\n"
@@ -34,7 +35,7 @@ static const char usage[] =
 	"                        'builtin,iperf3,h2load,h2load-h1,builtin-rr,builtin-crr')\n"
 	"  -r RELAYS, --relays RELAYS\n"
 	"                        The selected relays (comma-separated list) (default\n"
-	"                        'skrouterd,nghttpx,nginx,none')\n"
+	"                        'skrouterd,nghttpx,nginx,haproxy,cmd,none')\n"
 	"  -p PROTOCOLS, --protocols PROTOCOLS\n"
 	"                        The selected protocols (comma-separated list) (default\n"
 	"                        'tcp,http1,http2')\n"
@@ -73,6 +74,7 @@ static const char usage[] =
 	"  --pool HOST,HOST,...  Spread the cases over these hosts with GNU parallel\n"
 	"                        (--sshlogin), one case at a time per host, each a whole\n"
 	"                        topology there; without GNU parallel they run here\n"
+	"  --relay-cmd COMMAND   Relay cmd's command, as in run (cmd runs only with it)\n"
 	"  --slo pNN=MS          builtin-rr, builtin-crr: search each case's open-loop\n"
 	"                        --rate (from --rate, default 1000) for the highest that\n"
 	"                        keeps pNN (p50, p90, p99, p999, p9999) at most MS ms,\n"
@@ -156,6 +158,38 @@ all_names(const char *const names[], const char *out[])
 	for (n = 0; names[n]; n++)
 		out[n] = names[n];
 	return n;
+}
+
+/*
+ * Relay cmd runs --relay-cmd: named without it, a usage error; left out
+ * of the default relays without it; here only (not over --pool).
+ */
+static void
+relay_cmd_check(int by_default)
+{
+	struct ff_argv words = FF_ARGV_INIT;
+	char why[512];
+	int i, k, cmd = 0;
+
+	for (i = k = 0; i < opt.nr; i++) {
+		if (!ff_relay_has(opt.relays[i], FF_RELAY_COMMAND))
+			opt.relays[k++] = opt.relays[i];
+		else if (opt.relay_cmd || !by_default) {
+			opt.relays[k++] = opt.relays[i];
+			cmd = 1;
+		}
+	}
+	opt.nr = k;
+	if (opt.relay_cmd && !cmd)
+		ff_usage_error(usage, "--relay-cmd is for relay %s, and it is not selected",
+			       ff_relays_with(FF_RELAY_COMMAND));
+	if (cmd && !opt.relay_cmd)
+		ff_usage_error(usage, "relay 'cmd' runs the command of --relay-cmd, and none is given");
+	if (cmd && opt.pool)
+		ff_usage_error(usage, "--pool: relay 'cmd' runs its command on this host");
+	if (cmd && ff_relay_cmd_split(opt.relay_cmd, &words, why, sizeof(why)) < 0)
+		ff_usage_error(usage, "%s", why);
+	ff_argv_free(&words);
 }
 
 static const char *
@@ -289,7 +323,7 @@ static void
 bench_options(int argc, char *argv[])
 {
 	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_HOPS, OPT_SEED,
-	       OPT_TLS, OPT_POOL, OPT_SLO };
+	       OPT_TLS, OPT_POOL, OPT_SLO, OPT_RELAY_CMD };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
@@ -306,6 +340,7 @@ bench_options(int argc, char *argv[])
 		FF_LONGOPT_BUILD,
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "pool", required_argument, NULL, OPT_POOL },
+		{ "relay-cmd", required_argument, NULL, OPT_RELAY_CMD },
 		{ "slo", required_argument, NULL, OPT_SLO },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -361,6 +396,9 @@ bench_options(int argc, char *argv[])
 				ff_usage_error(usage, "--pool: expected HOST,HOST,..., not '%s'", optarg);
 			opt.pool = optarg;
 			break;
+		case OPT_RELAY_CMD:
+			opt.relay_cmd = optarg;
+			break;
 		case OPT_SLO:
 			slo_parse(usage, optarg);
 			break;
@@ -376,9 +414,11 @@ bench_options(int argc, char *argv[])
 	if (!opt.nw)
 		opt.nw = all_names(ff_workloads, opt.workloads);
 	if (!opt.nr && opt.nbuild)
-		ff_fail(2, "--build is a build of the relay under test: name it with -r (skrouterd, nginx or nghttpx)");
+		ff_fail(2, "--build is a build of the relay under test: name it with -r (%s)", ff_relays_built());
+	w = !opt.nr;
 	if (!opt.nr)
 		opt.nr = all_names(ff_relays, opt.relays);
+	relay_cmd_check(w);
 	if (!opt.np)
 		opt.np = all_names(ff_protocols, opt.protocols);
 	if (ff_rr_opts_set(&opt.run)) {
@@ -391,7 +431,8 @@ bench_options(int argc, char *argv[])
 		for (w = 0; w < opt.nr && !ff_relay_hops(opt.relays[w]); w++)
 			;
 		if (w == opt.nr)
-			ff_usage_error(usage, "--hops is for the relays that run (skrouterd, nghttpx, nginx), and only relay none is selected");
+			ff_usage_error(usage, "--hops is for the relays that run (%s), and only relay none is selected",
+				       ff_relays_running());
 	}
 	bench_builds();
 	auto_check();
@@ -458,18 +499,21 @@ plan_cases(struct plan *pl)
 				if (opt.tls && bc->hops < 2)
 					snprintf(bc->skip, sizeof(bc->skip), "--tls: %s has no links between relays",
 						 bc->hops ? "--hops 1" : "relay none");
+				else if (opt.tls && !ff_relay_has(bc->relay, FF_RELAY_TLS))
+					snprintf(bc->skip, sizeof(bc->skip), "--tls: relay %s cannot prove its links",
+						 bc->relay);
 				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
 				else if (ff_jobs_fit(bc->relay, bc->protocol, bc->jobs, why, sizeof(why)) < 0)
 					/* A limit this point passes (the relay's own): skipped, named. */
 					snprintf(bc->skip, sizeof(bc->skip), "%.250s", why);
-				else if (b >= 0 && !strcmp(bc->relay, "skrouterd") &&
+				else if (b >= 0 && ff_relay_find(bc->relay)->can &&
 					 (lacks = router_lacks(opt.builds[b].path, bc->protocol, b)))
 					/* What one build cannot carry is skipped for it, and the row says why. */
 					snprintf(bc->skip, sizeof(bc->skip), "not supported by build %s (%s)",
 						 opt.builds[b].label, lacks);
-				else if (b < 0 && !strcmp(bc->relay, "skrouterd") &&
-					 (skrouterd || (skrouterd = ff_which("skrouterd"))) &&
+				else if (b < 0 && ff_relay_find(bc->relay)->can &&
+					 (skrouterd || (skrouterd = ff_which(ff_relay_program(bc->relay)))) &&
 					 (lacks = router_lacks(skrouterd, bc->protocol, -1))) {
 					/* What this router cannot carry is unsupported here, not a failure. */
 					if (!h && !pt) {

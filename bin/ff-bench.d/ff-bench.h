@@ -414,6 +414,7 @@ struct bench_opts {
 	const char *output;
 	int force, append, tls;
 	const char *pool;	/* --pool HOST,HOST,...: GNU parallel's --sshlogin */
+	const char *relay_cmd;	/* --relay-cmd: relay cmd's command */
 	/* --build LABEL=PATH of the relay under test (-r, one relay) */
 	const char *build_args[16];
 	struct ff_build builds[16];

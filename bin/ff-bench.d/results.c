@@ -496,7 +496,7 @@ results_add(struct results *r, const json_t *rec)
 		return g;
 	if (!r->env)
 		r->env = json_incref((json_t *)env);
-	if (!r->router_env && run->status == 'o' && !strcmp(k.relay, "skrouterd"))
+	if (!r->router_env && run->status == 'o' && ff_relay_has(k.relay, FF_RELAY_ROUTED))
 		r->router_env = json_incref((json_t *)env);
 	return g;
 }

@@ -272,6 +272,8 @@ case_args(struct ff_argv *a, const struct bcase *c)
 		ff_argv_addl(a, "--build", opt.build_args[c->build], NULL);
 	if (opt.tls)
 		ff_argv_add(a, "--tls");
+	if (opt.relay_cmd && ff_relay_has(c->relay, FF_RELAY_COMMAND))
+		ff_argv_addl(a, "--relay-cmd", opt.relay_cmd, NULL);
 }
 
 /*

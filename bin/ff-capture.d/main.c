@@ -154,7 +154,7 @@ topology(const json_t *ev)
 		add_target(ff_json_str(r, "role") ? ff_json_str(r, "role") : "relay",
 			   (pid_t)ff_json_num(r, "pid", 0), program,
 			   (int)ff_json_num(r, "management_port", 0));
-		if (opt.mode == SKSTAT && (!program || strcmp(program, "skrouterd")))
+		if (opt.mode == SKSTAT && !ff_relay_has(program, FF_RELAY_STATS))
 			ff_die_event("skstat reads skrouterd's statistics, and relay %s is %s",
 			     opt.t[opt.n - 1].role, program ? program : "unknown");
 		if (opt.mode == SKSTAT && !opt.t[opt.n - 1].mgmt_port)

@@ -174,7 +174,13 @@ relays_lost_check(void)
 	for (i = 0; i < opt.n; i++) {
 		const struct target *t = &opt.t[i];
 
-		/* A relay of the topology, which names its program; --pid's processes are anyone's. */
+		/*
+		 * A relay of the topology, which names its program; --pid's
+		 * processes are anyone's, and so are those of a relay whose
+		 * processes come and go with its connections (the user's own).
+		 */
+		if (ff_relay_has(t->program, FF_RELAY_FORKS))
+			continue;
 		for (j = 0; t->program[0] && j < t->npids; j++)
 			if (t->pids[j] != t->pid && !ff_proc_alive(t->pids[j]))
 				ff_die_event("%s lost a process during the window: pid %d, one of the %d of %s (pid %d) at its start, is gone (killed or crashed); no figures from it",

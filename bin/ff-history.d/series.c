@@ -145,7 +145,7 @@ names_of(struct series *s, sqlite3_stmt *st)
 	const char *relay = col(st, 13);
 
 	ff_buf_printf(&b, "%s %s %s", col(st, 12), relay, col(st, 14));
-	if (strcmp(relay, "none"))
+	if (ff_relay_hops(relay))	/* a relay that runs relays (not none) */
 		ff_buf_printf(&b, ", %ld hop%s", hops, hops == 1 ? "" : "s");
 	ff_buf_printf(&b, ", %lld jobs, cpu limit %lld, %g s", sqlite3_column_int64(st, 16),
 		      sqlite3_column_int64(st, 17), sqlite3_column_double(st, 18));

@@ -26,6 +26,7 @@ struct run_opt {
 	struct ff_run_opts run;
 	int json, tls;
 	const char *hosts;	/* --hosts, as given */
+	const char *relay_cmd;	/* --relay-cmd, for relay cmd */
 	long hops;		/* -1 until validate_run: the relay's own */
 	/* --build LABEL=PATH: one, or two for flamegraph; `cur` the one running */
 	const char *build[2];

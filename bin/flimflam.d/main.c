@@ -78,7 +78,7 @@ static const char run_usage_fmt[] =
 	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
 	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
 	"       [--interval SECONDS] [--tls] [--build LABEL=PATH]\n"
-	"       [--hosts ROLE=[USER@]HOST[/ADDRESS],...]%s\n"
+	"       [--hosts ROLE=[USER@]HOST[/ADDRESS],...] [--relay-cmd COMMAND]%s\n"
 	"\n"
 	"%s\n"
 	"\n"
@@ -115,14 +115,17 @@ static const char run_usage_fmt[] =
 	"                        Run roles (client, r1 ... rN of --hops, server) on other\n"
 	"                        hosts over ssh; ADDRESS is the host's address for the\n"
 	"                        workload's traffic (default: HOST's). Unnamed roles run here\n"
+	"  --relay-cmd COMMAND   Relay cmd: the program each relay runs, as words (no shell),\n"
+	"                        with {listen_port} and {upstream} (or {listen}, {upstream_port},\n"
+	"                        {listen_host}, {upstream_host}, {dir}, {role}) filled in\n"
 	"%s"
 	"\n"
 	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
-	"Relays: skrouterd, nghttpx, nginx, none. Protocols: tcp, http1, http2.\n";
+	"Relays: skrouterd, nghttpx, nginx, haproxy, cmd, none. Protocols: tcp, http1, http2.\n";
 
 static char run_usage[4096];
 
-enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_HOPS, OPT_TLS, OPT_HOSTS };
+enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_HOPS, OPT_TLS, OPT_HOSTS, OPT_RELAY_CMD };
 
 static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -137,6 +140,7 @@ static const struct option run_longopts[] = {
 	{ "freq", required_argument, NULL, OPT_FREQ },
 	{ "hops", required_argument, NULL, OPT_HOPS },
 	{ "hosts", required_argument, NULL, OPT_HOSTS },
+	{ "relay-cmd", required_argument, NULL, OPT_RELAY_CMD },
 	FF_LONGOPT_BUILD,
 	{ NULL, 0, NULL, 0 }
 };
@@ -333,6 +337,9 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 		case OPT_HOSTS:
 			opt.hosts = optarg;
 			break;
+		case OPT_RELAY_CMD:
+			opt.relay_cmd = optarg;
+			break;
 		case OPT_HOPS:
 			opt.hops = ff_parse_run_opt(run_usage, "--hops", optarg);
 			break;
@@ -375,9 +382,10 @@ validate_hosts(const struct cmd *c)
 		return;
 	if (!strcmp(c->name, "flamegraph") && opt.nbuild == 2 && !hosts_relays_together((int)opt.hops))
 		ff_usage_error(run_usage, "--hosts: a differential flamegraph compares one recording of each build, and relays on different hosts make one each: put them on one host for two builds");
-	if (opt.tls && !strcmp(opt.relay, "nghttpx") && !hosts_relays_together((int)opt.hops))
-		ff_usage_error(run_usage, "--hosts: --tls over nghttpx proves each link from the access log of the relay it comes to, so its relays go on one host (nginx and skrouterd take --tls across hosts)");
-	if (strcmp(opt.relay, "skrouterd") || !hosts_relays_together((int)opt.hops))
+	if (opt.tls && !ff_relay_has(opt.relay, FF_RELAY_TLS_REMOTE) && !hosts_relays_together((int)opt.hops))
+		ff_usage_error(run_usage, "--hosts: --tls over %s proves each link from the relay it comes to, so its relays go on one host (these take --tls across hosts: %s)",
+			       opt.relay, ff_relays_with(FF_RELAY_TLS_REMOTE));
+	if (!ff_relay_has(opt.relay, FF_RELAY_ONE_ADDRESS) || !hosts_relays_together((int)opt.hops))
 		return;
 	for (int k = 2; k <= opt.hops; k++) {
 		char rk[16];
@@ -386,9 +394,40 @@ validate_hosts(const struct cmd *c)
 		snprintf(rk, sizeof(rk), "r%d", k);
 		b = hosts_address(rk);
 		if (a != b && (!a || !b || strcmp(a, b)))
-			ff_usage_error(run_usage, "--hosts: r1 ... r%ld name one host for skrouterd, with one address",
-				       opt.hops);
+			ff_usage_error(run_usage, "--hosts: r1 ... r%ld name one host for %s, with one address",
+				       opt.hops, opt.relay);
 	}
+}
+
+/*
+ * What the relay's row says it cannot do: --tls without a proof of its
+ * links; relay cmd without its --relay-cmd (whose words and program are
+ * checked here, one line before anything starts), or across hosts.
+ */
+static void
+validate_relay_caps(void)
+{
+	char why[512], *p;
+
+	if (opt.tls && !ff_relay_has(opt.relay, FF_RELAY_TLS) && ff_relay_hops(opt.relay))
+		ff_usage_error(run_usage, "--tls: relay '%s' cannot prove its links (these can: %s)", opt.relay,
+			       ff_relays_with(FF_RELAY_TLS));
+	if (opt.relay_cmd && !ff_relay_has(opt.relay, FF_RELAY_COMMAND))
+		ff_usage_error(run_usage, "--relay-cmd is for relay %s, not '%s'",
+			       ff_relays_with(FF_RELAY_COMMAND), opt.relay);
+	if (!ff_relay_has(opt.relay, FF_RELAY_COMMAND))
+		return;
+	if (!opt.relay_cmd)
+		ff_usage_error(run_usage, "relay '%s' runs the command of --relay-cmd, and none is given", opt.relay);
+	if (hosts_relays_remote((int)opt.hops))
+		ff_usage_error(run_usage, "--hosts: relay '%s' runs its command on this host: leave r1 ... rN out of --hosts", opt.relay);
+	switch (ff_relay_cmd_program(opt.relay_cmd, &p, why, sizeof(why))) {
+	case 2:
+		ff_usage_error(run_usage, "%s", why);
+	case 1:
+		ff_die("%s", why);
+	}
+	free(p);
 }
 
 /* Is the role's program checked here, or on its host (by its stage)? */
@@ -488,6 +527,7 @@ validate_run(const struct cmd *c)
 		need[n++] = ff_workload_client_program(opt.workload);
 	}
 	validate_hosts(c);
+	validate_relay_caps();
 	if (opt.tls) {
 		char *p = ff_which("openssl");
 
@@ -535,18 +575,18 @@ capture_usage(const struct cmd *c)
 
 	if (strcmp(c->mode, "skstat") || !ff_relay_find(opt.relay)->processes)
 		return;		/* relay none: validate_run says it */
-	if (strcmp(opt.relay, "skrouterd"))
+	if (!ff_relay_has(opt.relay, FF_RELAY_STATS))
 		ff_usage_error(run_usage, "'skstat' reads the routers' statistics, so it needs relay "
-			       "'skrouterd', not '%s'", opt.relay);
+			       "'%s', not '%s'", ff_relays_with(FF_RELAY_STATS), opt.relay);
 	if (!ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
 		return;		/* a usage error first */
 	if (opt.nbuild)
 		return;		/* ff-capture --check finds the build's skstat */
-	p = ff_which("skrouterd");
+	p = ff_which(ff_relay_program(opt.relay));
 	if (!p)
-		ff_die("'skstat' reads the statistics of two skrouterd routers, and skrouterd is not "
+		ff_die("'skstat' reads the statistics of two %s routers, and %s is not "
 		       "on PATH: put the router under test on PATH (skstat beside it, Proton's Python "
-		       "binding on PYTHONPATH)");
+		       "binding on PYTHONPATH)", opt.relay, ff_relay_program(opt.relay));
 	free(p);
 }
 

@@ -32,7 +32,7 @@ stopped_by(int sig, const char *rundir)
 static const char *
 starting_text(void)
 {
-	return !strcmp(opt.relay, "skrouterd") ?
+	return ff_relay_has(opt.relay, FF_RELAY_ROUTED) ?
 		"starting the routers; R1 listens once it has the route to the last" :
 		"starting the server and relays";
 }
@@ -123,6 +123,8 @@ relay_args(struct ff_argv *a, const char *cpu)
 		ff_argv_addl(a, "--build", opt.build[opt.cur], NULL);
 	if (opt.tls)
 		ff_argv_add(a, "--tls");
+	if (opt.relay_cmd)
+		ff_argv_addl(a, "--relay-cmd", opt.relay_cmd, NULL);
 }
 
 /* --tls with relays on hosts of their own: relay k's certificates' directory, on its host. */
