@@ -519,6 +519,32 @@ stat_fields(pid_t pid, unsigned long long *utime, unsigned long long *stime,
 }
 
 /*
+ * The CPU seconds of a process's children that ended and were reaped
+ * (cutime + cstime of /proc/PID/stat, in ticks): a relay that forks a
+ * process per connection (socat) keeps its ended children's work there;
+ * 0 if unreadable.
+ */
+static double
+reaped_children_s(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	long long cu, cs;
+	FILE *f;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %lld %lld", &cu, &cs) != 2)
+		return 0;
+	return (double)(cu + cs) / sysconf(_SC_CLK_TCK);
+}
+
+/*
  * A process's time on a CPU in nanoseconds: the sum over its threads of
  * the first field of /proc/PID/task/TID/schedstat (the scheduler's own
  * count, to the nanosecond), or -1 where that cannot be read. The ticks
@@ -578,13 +604,16 @@ ff_proc_cpu_s(pid_t pid)
 	/*
 	 * Each process by its threads' nanoseconds, or by its ticks where the
 	 * kernel keeps no schedstat (CONFIG_SCHED_INFO off). The threads that
-	 * ended are not counted by the first: relays keep theirs.
+	 * ended are not counted by the first: relays keep theirs. Children
+	 * that ended and were reaped count through their parent's cutime and
+	 * cstime, or a relay forking per connection would seem to lose CPU.
 	 */
 	for (i = 0; i < n; i++) {
 		if ((ns = schedstat_ns(tree[i])) >= 0)
 			total += ns / 1e9;
 		else if (stat_fields(tree[i], &u, &s, &st, &ppid) == 0)
 			total += (double)(u + s) / hz;
+		total += reaped_children_s(tree[i]);
 	}
 	/* On a grid of microseconds: differences of two reads then add up exactly. */
 	return round(total * 1e6) / 1e6;

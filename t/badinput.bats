@@ -129,7 +129,7 @@ CASES
 2|ff-workload serve -w h2load --response-size 10|ff-workload: --request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'h2load'
 2|ff-workload bogus|ff-workload: unknown mode 'bogus' (expected serve or drive)
 2|ff-workload|ff-workload: expected a mode: serve or drive
-2|ff-capture bogus|ff-capture: unknown mode 'bogus' (expected none, stat, record, c2c, mem, skstat)
+2|ff-capture bogus|ff-capture: unknown mode 'bogus' (expected none, stat, record, c2c, mem, skstat, offcpu, lock)
 2|ff-capture --pid abc --duration 1|ff-capture: --pid: 'abc' is not a number
 2|ff-capture --pid 0 --duration 1|ff-capture: --pid: 0 is out of range (1 to 4194304)
 2|ff-capture --pid 1|ff-capture: --pid needs --duration
