@@ -192,6 +192,19 @@ runs_in() {
 	assert_line --regexp ': improvement$'
 }
 
+@test "history: a newest point beyond the threshold but inside the segment's noise is 'within noise', never 'no change'" {
+	local i
+	# Points swinging +-8% (noise well over the 2% threshold), then one +5%.
+	for i in $(seq 1 12); do record "$i" $((1000000000 + (i % 2 ? 80000000 : -80000000))); done >"$BATS_TEST_TMPDIR/wide.jsonl"
+	record 13 1050000000 >>"$BATS_TEST_TMPDIR/wide.jsonl"
+	flimflam history add --commit c "$BATS_TEST_TMPDIR/wide.jsonl"
+	run -0 flimflam history --metric bits_per_s
+	assert_line --regexp '^    newest 1\.05 Gbit/s: \+5\.0% from the last stable segment .*: within noise$'
+	# Within the threshold it is no change.
+	run -0 flimflam history --check --metric bits_per_s --threshold 6
+	assert_line --regexp '^    newest 1\.05 Gbit/s: \+5\.0% .*: no change$'
+}
+
 @test "history export --format csv: what Otava reads, one file per case and machine" {
 	history_of x 5 3 0 0
 	run -0 --separate-stderr flimflam history export --format csv

@@ -439,6 +439,7 @@ verdict_name(enum verdict v)
 	case V_WORSE: return "regression";
 	case V_BETTER: return "improvement";
 	case V_SAME: return "no change";
+	case V_NOISE: return "within noise";
 	default: return "too few points";
 	}
 }
@@ -492,8 +493,9 @@ newest_verdict(const double *x, int n, const struct cp *cps, int ncp, int higher
 	nv->noise = 3 * 1.4826 * mad_of(x + from, to - from, nv->median);
 	nv->change_pct = nv->median != 0 ? (x[n - 1] - nv->median) / fabs(nv->median) * 100 : NAN;
 	sign = step_sign(nv->change_pct, higher_better, threshold);
+	/* Beyond the threshold but not beyond the noise is not "no change". */
 	if (sign && fabs(x[n - 1] - nv->median) > nv->noise)
 		nv->v = sign > 0 ? V_WORSE : V_BETTER;
 	else
-		nv->v = V_SAME;
+		nv->v = sign ? V_NOISE : V_SAME;
 }

@@ -51,7 +51,7 @@ void energy_scan(const double *x, int n, int min_size, double *q);
  * The newest point against the last stable segment: the last segment of
  * STABLE_MIN points or more before it (the newest point left out).
  */
-enum verdict { V_FEW, V_SAME, V_BETTER, V_WORSE };
+enum verdict { V_FEW, V_SAME, V_NOISE, V_BETTER, V_WORSE };
 struct newest {
 	enum verdict v;
 	int from, to;		/* the stable segment [from, to) */
