@@ -192,7 +192,7 @@ runs_in() {
 	assert_line --regexp ': improvement$'
 }
 
-@test "history: a newest point beyond the threshold but inside the segment's noise is 'within noise', never 'no change'" {
+@test "history: a newest point beyond the threshold but inside the segment's noise is 'within noise', never 'no change'; no CPU per GB for request/response" {
 	local i
 	# Points swinging +-8% (noise well over the 2% threshold), then one +5%.
 	for i in $(seq 1 12); do record "$i" $((1000000000 + (i % 2 ? 80000000 : -80000000))); done >"$BATS_TEST_TMPDIR/wide.jsonl"
@@ -203,6 +203,14 @@ runs_in() {
 	# Within the threshold it is no change.
 	run -0 flimflam history --check --metric bits_per_s --threshold 6
 	assert_line --regexp '^    newest 1\.05 Gbit/s: \+5\.0% .*: no change$'
+	# Relay CPU per GB is builtin's, not a request/response workload's (as in bench's table and the report).
+	run -0 flimflam history --metric all
+	assert_line --partial 'relay_cpu_s_per_gb'
+	for i in $(seq 1 4); do record "$i" 1000000 vm builtin-rr; done >"$BATS_TEST_TMPDIR/rr.jsonl"
+	flimflam history add --db "$BATS_TEST_TMPDIR/rr.db" "$BATS_TEST_TMPDIR/rr.jsonl"
+	run -0 flimflam history --db "$BATS_TEST_TMPDIR/rr.db" --metric all
+	assert_line --partial 'relay_cpu_fraction'
+	refute_line --partial 'relay_cpu_s_per_gb'
 }
 
 @test "history export --format csv: what Otava reads, one file per case and machine" {

@@ -114,7 +114,9 @@ put_metrics(struct adding *a, long long id, const json_t *rec, const struct run 
 			put_metric(a, id, name, json_number_value(v));
 	if (run->have & 1u << M_RELAYCPU)
 		put_metric(a, id, "relay_cpu_fraction", run->v[M_RELAYCPU]);
-	if (run->have & 1u << M_CPU_GB)
+	/* Per GB means nothing for request/response workloads (bench's table, the report). */
+	if ((run->have & 1u << M_CPU_GB) &&
+	    !ff_workload_is_rr(ff_json_str(json_object_get(rec, "config"), "workload")))
 		put_metric(a, id, "relay_cpu_s_per_gb", run->v[M_CPU_GB]);
 	if (run->have & 1u << M_CPU_KREQ)
 		put_metric(a, id, "relay_cpu_s_per_1k_requests", run->v[M_CPU_KREQ]);
