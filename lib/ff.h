@@ -445,6 +445,11 @@ struct ff_spawn_opts {
 /* Start argv[0] (PATH search). Returns 0, or -1 with a message already warned. */
 int ff_spawn(struct ff_child *c, const char *role, char *const argv[],
 	     const struct ff_spawn_opts *o);
+/*
+ * fork, with the child registered as ff_spawn's are (stopped with the
+ * others); 0 in the child, which has no children and default signals.
+ */
+pid_t ff_fork(struct ff_child *c, const char *role);
 /* Non-blocking: 1 if the child has exited (then reaped, status set). */
 int ff_child_check(struct ff_child *c);
 /* Block until it exits, or `timeout` seconds (< 0: forever). 1 if exited. */

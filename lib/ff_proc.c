@@ -267,6 +267,49 @@ ff_spawn(struct ff_child *c, const char *role, char *const argv[],
 	return 0;
 }
 
+/*
+ * A fork of ourselves that does one job (collecting the environment while
+ * the relays start): registered as a child, so that a stop or a failure
+ * stops it and waits for it as it does for what ff_spawn started. 0 in the
+ * child, which starts with no children and the default signals; the pid in
+ * the parent; -1 with a warning when fork fails.
+ */
+pid_t
+ff_fork(struct ff_child *c, const char *role)
+{
+	pid_t parent = getpid();
+
+	memset(c, 0, sizeof(*c));
+	c->pidfd = -1;
+	snprintf(c->role, sizeof(c->role), "%s", role);
+	if (nchildren == MAX_CHILDREN) {
+		ff_warn("cannot start %s: too many children", role);
+		return -1;
+	}
+	fflush(NULL);
+	c->pid = fork();
+	if (c->pid < 0) {
+		ff_warn("cannot start %s: %s", role, strerror(errno));
+		return -1;
+	}
+	if (c->pid == 0) {
+		nchildren = 0;
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		return 0;
+	}
+	setpgid(c->pid, c->pid);
+	c->pidfd = pidfd_open_(c->pid);
+	c->live = 1;
+	children[nchildren++] = c;
+	return c->pid;
+}
+
 static void
 unregister(struct ff_child *c)
 {

@@ -24,7 +24,7 @@
  * over a 2 s window, bench/owncpu.sh). Waiting here instead cost every run
  * over relay none 20 to 70 ms of turnaround.
  */
-static pid_t env_pid = -1;
+static struct ff_child env_child;
 static int env_fd = -1;
 
 /*
@@ -60,21 +60,16 @@ env_start(void)
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return;		/* then collected in line */
-	env_pid = fork();
-	if (env_pid < 0) {
+	if (ff_fork(&env_child, "environment collector") < 0) {
 		close(fds[0]);
 		close(fds[1]);
 		return;
 	}
-	if (env_pid > 0) {
+	if (env_child.pid > 0) {
 		close(fds[1]);
 		env_fd = fds[0];
 		return;
 	}
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	null = open("/dev/null", O_RDWR);
 	dup2(null, 0);
 	dup2(null, 1);	/* not the stream */
@@ -94,7 +89,7 @@ env_finish(void)
 		env = json_loadfd(env_fd, 0, &err);
 		close(env_fd);
 		env_fd = -1;
-		waitpid(env_pid, NULL, 0);
+		ff_child_wait(&env_child, -1);
 	}
 	if (ff_signalled())
 		ff_exit_signalled();
