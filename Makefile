@@ -5,6 +5,7 @@ PREFIX     ?= $(HOME)/.local
 BINDIR     ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec/flimflam
 DATADIR    ?= $(PREFIX)/share/flimflam
+MANDIR     ?= $(PREFIX)/share/man
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g -fno-omit-frame-pointer
@@ -134,13 +135,19 @@ install: all
 	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)
 	install -m 755 $(BUILTIN) $(DESTDIR)$(LIBEXECDIR)
 	cp -R relay-conf share $(DESTDIR)$(DATADIR)/
+	for s in 1 5 7; do \
+		install -d $(DESTDIR)$(MANDIR)/man$$s && \
+		install -m 644 man/man$$s/*.$$s $(DESTDIR)$(MANDIR)/man$$s || exit 1; \
+	done
 
 # Then the directories install made, those left empty (another program in
 # BINDIR keeps it); nothing above PREFIX.
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)))
 	rm -rf $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)
-	@for d in '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(PREFIX)/libexec' '$(DESTDIR)$(PREFIX)/share' \
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/%,$(wildcard man/man[157]/*.[157]))
+	@for d in '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(MANDIR)/man5' \
+		'$(DESTDIR)$(MANDIR)/man7' '$(DESTDIR)$(MANDIR)' '$(DESTDIR)$(PREFIX)/libexec' '$(DESTDIR)$(PREFIX)/share' \
 		'$(DESTDIR)$(PREFIX)'; do [ ! -d "$$d" ] || rmdir "$$d" 2>/dev/null || true; done
 
 clean:

@@ -325,3 +325,28 @@ bad_certs() {
 	done
 	echo "$d"
 }
+
+# man_text PAGE: the man page man/PAGE (man1/flimflam-run.1) as plain text
+# lines of its source: font and break escapes dropped, \- and \e as - and
+# \, so that a test can grep what the page says.
+man_text() {
+	sed -E 's/\\f[BIRP]//g; s/\\&//g; s/\\://g; s/\\\(lq|\\\(rq/"/g; s/\\-/-/g; s/\\e/\\/g' "$TOP/man/$1"
+}
+
+# man_synopses PAGE: each line of the SYNOPSIS of man/PAGE as
+# "COMMAND<tab>LINE": COMMAND is the words before the first option of the
+# first line of its block (.nf to .fi), which every line of the block takes.
+man_synopses() {
+	man_text "$1" | awk '
+		/^\.SH / { on = ($0 == ".SH SYNOPSIS"); next }
+		!on { next }
+		/^\.nf/ { first = 1; next }
+		/^\.fi/ { cmd = ""; next }
+		/^\./ { next }
+		first {
+			n = split($0, w, " "); cmd = ""
+			for (i = 1; i <= n && w[i] ~ /^[a-z][a-z0-9-]*$/; i++) cmd = cmd (cmd ? " " : "") w[i]
+			first = 0
+		}
+		cmd != "" { print cmd "\t" $0 }'
+}

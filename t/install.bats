@@ -25,6 +25,20 @@ setup_file() {
 	[ -f "$dest/opt/ff/share/flimflam/relay-conf/nginx-tcp.conf" ]
 	[ -f "$dest/opt/ff/share/flimflam/share/flamegraph/flamegraph.js" ]
 	[ -f "$dest/opt/ff/share/flimflam/share/history/history.js" ]
+	# Every man page, under PREFIX/share/man.
+	local page n=0
+	for page in "$SRC"/man/man[157]/*.[157]; do
+		cmp "$page" "$dest/opt/ff/share/man/${page#"$SRC/man/"}"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 30 ]
+	[ -f "$dest/opt/ff/share/man/man1/flimflam-run.1" ]
+	[ -f "$dest/opt/ff/share/man/man5/flimflam-events.5" ]
+	[ -f "$dest/opt/ff/share/man/man7/flimflam-matrix.7" ]
+	if command -v man >/dev/null; then
+		MANPATH="$dest/opt/ff/share/man" run -0 man -w flimflam-run
+		[ "$output" = "$dest/opt/ff/share/man/man1/flimflam-run.1" ]
+	fi
 	# Installed, away from the checkout: bin/ is not on PATH here.
 	PATH="$dest/opt/ff/bin:/usr/bin:/bin:/usr/sbin:/sbin" run_steady \
 		"$dest/opt/ff/bin/flimflam" run --json -r nginx --warmup 0 --duration 1
@@ -50,6 +64,17 @@ setup_file() {
 		"$tmp/elsewhere/flimflam" run --json -r nginx --warmup 0 --duration 1
 	echo "$output" >"$tmp/ev"
 	event_ok "$tmp/ev" result '.bits_per_s > 0'
+}
+
+@test "install: MANDIR puts the man pages elsewhere, and uninstall removes them there" {
+	local dest="$BATS_TEST_TMPDIR/dest"
+	run -0 make -s -C "$SRC" install DESTDIR="$dest" PREFIX=/opt/ff MANDIR=/opt/man
+	[ -f "$dest/opt/man/man1/flimflam.1" ]
+	[ -f "$dest/opt/man/man1/ff-topology.1" ]
+	[ ! -e "$dest/opt/ff/share/man" ]
+	run -0 make -s -C "$SRC" uninstall DESTDIR="$dest" PREFIX=/opt/ff MANDIR=/opt/man
+	[ -z "$(find "$dest" -type f)" ]
+	[ ! -e "$dest/opt/man/man1" ]
 }
 
 @test "uninstall: removes the directories install made when empty, not a BINDIR with other files" {

@@ -2,7 +2,7 @@
 # Unit tests of pure functions, as C programs `make` builds in t/unit/:
 # ff-bench's statistics (t/unit/stats-test.c, against values computed
 # independently by t/unit/mw-reference.py and by hand), and the matrix of
-# lib/ff_matrix.c held against README's tables (t/unit/matrix.c), what
+# lib/ff_matrix.c held against the tables of man/man7/flimflam-matrix.7 (t/unit/matrix.c), what
 # a probe of lib takes of a program's output (t/unit/probe.c), and the CPU
 # time lib reads of a process (t/unit/cputime.c).
 
@@ -47,33 +47,35 @@ load helper
 	assert_line "bh [0.02, 0.04, 0.04, 0.02] [0.5, 0.03, 0.03]"
 }
 
-# readme_table HEADER: the rows of README's table whose header line starts
-# with HEADER, one per line, cells separated by '|' and trimmed.
-readme_table() {
-	awk -v h="$1" '
-		index($0, h) == 1 { on = 1; next }
-		on && /^\| ---/ { next }
-		on && /^\|/ {
-			n = split($0, c, "|"); line = ""
-			for (i = 2; i < n; i++) { gsub(/^ +| +$/, "", c[i]); line = line (i > 2 ? "|" : "") c[i] }
-			print line; next
-		}
-		on { exit }' "$TOP/README.md"
+# man_table PAGE HEADER: the rows of the table of man/PAGE whose header
+# (the comment above it) starts with HEADER, one per line: the tag, then
+# each cell after it, separated by '|'.
+man_table() {
+	man_text "$1" | awk -v h="$2" '
+		function out() { if (row != "") print row; row = "" }
+		index($0, ".\\\" table: " h) == 1 { on = 1; next }
+		!on { next }
+		/^\.TP/ { out(); tag = 1; next }
+		/^\.br/ { next }
+		/^\./ { out(); exit }
+		tag { row = $0; tag = 0; next }
+		{ sub(/^[a-z0-9]+: /, ""); row = row "|" $0 }
+		END { out() }'
 }
 
-@test "matrix table: the workloads and relays are README's, with its protocols and programs, in the options' order" {
+@test "matrix table: the workloads and relays are the matrix page's, with its protocols and programs, in the options' order" {
 	run -0 "$TOP/t/unit/matrix"
 	local table=$output
-	run -0 readme_table '| workload '
+	run -0 man_table man7/flimflam-matrix.7 'workload |'
 	[ "${#lines[@]}" -ge 4 ]
 	local want=() w server client protos row
 	for row in "${lines[@]}"; do
 		IFS='|' read -r w server client protos <<<"$row"
 		want+=("$w")
 		got=$(awk -v w="$w" '$1 == "workload" && $2 == w' <<<"$table")
-		[ -n "$got" ] || { echo "README's workload $w is not in the table"; return 1; }
+		[ -n "$got" ] || { echo "the page's workload $w is not in the table"; return 1; }
 		read -r _ _ gprotos gserver gclient <<<"$got"
-		[ "$gprotos" = "${protos//, /,}" ] || { echo "$w: table $gprotos, README $protos"; return 1; }
+		[ "$gprotos" = "${protos//, /,}" ] || { echo "$w: table $gprotos, page $protos"; return 1; }
 		if [ "$gserver" = own ]; then
 			[[ "$server" == "flimflam's own"* && "$client" == "flimflam's own"* ]]
 		else
@@ -83,31 +85,31 @@ readme_table() {
 		fi
 	done
 	[ "$(awk '$1 == "workload" { print $2 }' <<<"$table" | paste -sd' ')" = "${want[*]}" ]
-	run -0 readme_table '| relay '
+	run -0 man_table man7/flimflam-matrix.7 'relay | tcp'
 	want=()
 	for row in "${lines[@]}"; do
 		want+=("${row%%|*}")
 	done
-	# The same relays (README's table has its own order; the table's is the options').
+	# The same relays (the page's table has its own order; the table's is the options').
 	[ "$(awk '$1 == "relay" && $3 == "tcp" { print $2 }' <<<"$table" | sort | paste -sd' ')" = \
 	  "$(printf '%s\n' "${want[@]}" | sort | paste -sd' ')" ]
-	# README's option tables name them in the table's order.
+	# bench's page names them as its defaults, in the table's order.
 	workloads=$(awk '$1 == "workload" { print $2 }' <<<"$table" | paste -sd,)
 	relays=$(awk '$1 == "relay" && $3 == "tcp" { print $2 }' <<<"$table" | paste -sd,)
-	grep -qF "| \`-w\`, \`--workloads\` | \`$workloads\` |" "$TOP/README.md"
-	grep -qF "| \`-r\`, \`--relays\` | \`$relays\` |" "$TOP/README.md"
+	man_text man1/flimflam-bench.1 | grep -A4 -xF -- '-w, --workloads' | grep -qxF "default: $workloads"
+	man_text man1/flimflam-bench.1 | grep -A4 -xF -- '-r, --relays' | grep -qxF "default: $relays"
 }
 
-@test "matrix table: every workload/relay/protocol combination is README's, and says why not" {
+@test "matrix table: every workload/relay/protocol combination is the matrix page's, and says why not" {
 	run -0 "$TOP/t/unit/matrix"
 	local table=$output row w server client protos r cells p yes n=0 ncarried=0
 	local -A wprotos carries
-	run -0 readme_table '| workload '
+	run -0 man_table man7/flimflam-matrix.7 'workload |'
 	for row in "${lines[@]}"; do
 		IFS='|' read -r w server client protos <<<"$row"
 		wprotos[$w]=",${protos//, /,},"
 	done
-	run -0 readme_table '| relay '
+	run -0 man_table man7/flimflam-matrix.7 'relay | tcp'
 	for row in "${lines[@]}"; do
 		IFS='|' read -r r cells <<<"$row"
 		IFS='|' read -r tcp http1 http2 <<<"$cells"
@@ -130,9 +132,9 @@ readme_table() {
 		done
 	done
 	[ "$n" -eq "$(grep -c '^carries ' <<<"$table")" ]
-	# README: "flimflam bench  # the whole matrix, 19 cases": relay cmd only with --relay-cmd.
+	# bench's page: "flimflam bench  # the whole matrix, 19 cases": relay cmd only with --relay-cmd.
 	ncmd=$(grep -c '^carries [^ ]* cmd [^ ]* yes' <<<"$table")
-	grep -qE "^flimflam bench +# the whole matrix, $((ncarried - ncmd)) cases$" "$TOP/README.md"
+	man_text man1/flimflam-bench.1 | grep -qE "^flimflam bench +# the whole matrix, $((ncarried - ncmd)) cases$"
 	# Without a workload: does the relay carry the protocol at all.
 	for key in "${!carries[@]}"; do
 		r=${key%%:*} p=${key#*:}

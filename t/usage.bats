@@ -190,33 +190,65 @@ LIST
 	[ "$(jq -r .event <<<"$output" | tr '\n' ' ')" = "start error " ]
 }
 
-# readme_usages: each line of README's usage synopses as "COMMAND<tab>LINE",
-# COMMAND the words after "usage:" (the program and its command) before the
-# first option; continuation lines take their usage line's.
-readme_usages() {
-	awk '
-	/^```/ { inblk = !inblk; cmd = ""; next }
-	inblk && /^ *usage: / {
-		line = $0; sub(/^ *usage: /, "", line); n = split(line, w, " "); cmd = ""
-		for (i = 1; i <= n && w[i] ~ /^[a-z][a-z0-9-]*$/; i++) cmd = cmd (cmd ? " " : "") w[i]
-		print cmd "\t" $0; next
-	}
-	inblk && cmd != "" && /^ +[^ ]/ { print cmd "\t" $0; next }
-	{ cmd = "" }
-	' "$TOP/README.md"
+# usage_lines CMD: the usage lines of `CMD -h` (from "usage:" to the first
+# blank line), each trimmed, "usage: " taken off the first.
+usage_lines() {
+	env PATH="$TOP/builtin:$PATH" $1 -h | awk '/^usage: / { on = 1; sub(/^usage: /, "") } on && /^$/ { exit }
+		on { sub(/^ +/, ""); sub(/ +$/, ""); print }'
 }
 
-@test "every command: each line of README's usage synopsis is a line of its -h" {
-	local cmd line n=0
-	while IFS=$'\t' read -r cmd line; do
-		run -0 --separate-stderr env PATH="$TOP/builtin:$PATH" $cmd -h
-		grep -qxF -- "$line" <<<"$output" || { echo "'$cmd -h' lacks README's '$line'"; false; }
-		n=$((n + 1))
-	done < <(readme_usages)
-	[ "$n" -ge 40 ]
+# As git's t0450-txt-doc-vs-help.sh: a page's synopsis is its program's usage.
+@test "every man page: its SYNOPSIS is the usage of its command's -h, line for line" {
+	local page cmd line n=0 npages=0
+	for page in $(cd "$TOP/man" && ls man1/*.1); do
+		run -0 man_synopses "$page"
+		[ "${#lines[@]}" -ge 1 ] || { echo "$page has no SYNOPSIS"; false; }
+		local -A seen=()
+		while IFS=$'\t' read -r cmd line; do
+			line=$(sed -E 's/^ +//; s/ +$//' <<<"$line")
+			usage_lines "$cmd" | grep -qxF -- "$line" ||
+				{ echo "$page: '$line' is not a usage line of '$cmd -h'"; false; }
+			seen[$cmd]=1
+			n=$((n + 1))
+		done < <(man_synopses "$page")
+		# And the other way: every usage line of -h is in the page.
+		for cmd in "${!seen[@]}"; do
+			while read -r line; do
+				man_synopses "$page" | cut -f2- | sed -E 's/^ +//; s/ +$//' | grep -qxF -- "$line" ||
+					{ echo "$page lacks '$cmd -h''s '$line'"; false; }
+			done < <(usage_lines "$cmd")
+		done
+		unset seen
+		npages=$((npages + 1))
+	done
+	[ "$npages" -ge 30 ] && [ "$n" -ge 100 ]
+	# Every command of flimflam's -h has its page, and every program of bin/.
+	for cmd in $(flimflam -h | awk '/^commands:/ { on = 1; next } on && /^    [a-z]/ { print $1 }'); do
+		[ -f "$TOP/man/man1/flimflam-$cmd.1" ] || { echo "no man page for flimflam $cmd"; false; }
+	done
+	for cmd in "$TOP"/bin/flimflam "$TOP"/bin/ff-*[!.][!od] "$TOP"/builtin/ff-builtin-*; do
+		[ -x "$cmd" ] && [ ! -d "$cmd" ] || continue
+		[[ "$cmd" != *.* ]] || continue
+		[ -f "$TOP/man/man1/${cmd##*/}.1" ] || { echo "no man page for ${cmd##*/}"; false; }
+	done
 	# check --hosts is flimflam's, yet `check -h` shows it (it once showed only [-h] [--json]).
 	run -0 flimflam check -h
 	[[ "$output" == *"--hosts"* && "$output" == *"--hops N"* ]]
+}
+
+@test "every man page: groff reads it without a warning, and man -l shows it" {
+	command -v groff >/dev/null || skip "groff is not installed"
+	local page n=0
+	cd "$TOP/man"
+	for page in man[157]/*.[157]; do
+		run -0 --separate-stderr groff -man -Tutf8 -ww -z "$page"
+		[ -z "$stderr" ] || { echo "$page: $stderr"; false; }
+		n=$((n + 1))
+	done
+	[ "$n" -ge 30 ]
+	command -v man >/dev/null || return 0
+	run -0 --separate-stderr env MANWIDTH=80 man -l "$TOP/man/man1/flimflam-run.1"
+	[[ "$output" == *"flimflam run [-h] [-w WORKLOAD]"* ]]
 }
 
 # The commands whose -h shows a source file's getopt tables, "|" between them.
@@ -264,6 +296,45 @@ long_options() {
 			grep -qE -- "--$name([^a-z0-9-]|\$)" <<<"$help" ||
 				{ [ "$short" != - ] && grep -qE -- "(^|[^a-z0-9-])-$short([^a-z0-9-]|\$)" <<<"$help"; } ||
 				{ echo "$f: --$name is in no -h of: ${TABLE_OF[$f]}"; false; }
+			n=$((n + 1))
+		done < <(long_options "$f")
+	done
+	[ "$n" -ge 80 ]
+}
+
+# man_page_of CMD: the man pages (under man/) that document CMD.
+man_page_of() {
+	local w
+	read -ra w <<<"$1"
+	case "${w[0]}" in
+	flimflam) [ "${#w[@]}" -gt 1 ] && echo "man1/flimflam-${w[1]}.1" || echo man1/flimflam.1 ;;
+	*) echo "man1/${w[0]}.1" ;;
+	esac
+	case "$1" in
+	"flimflam stat" | "flimflam record" | "flimflam c2c" | "flimflam mem" | "flimflam flamegraph" | "flimflam skstat")
+		echo man1/flimflam-capture.1 ;;
+	ff-builtin-*) echo man1/ff-builtin.1 ;;
+	esac
+}
+
+@test "every command: each option of the getopt tables is in the man page of a command it serves" {
+	local f cmd page name short text n=0
+	local -A internal=([pipeline-stage]=1)
+	for f in $(cd "$TOP" && grep -lE '_argument, *NULL' bin/*.c bin/*.d/*.c builtin/*.c); do
+		[ -n "${TABLE_OF[$f]:-}" ] || { echo "$f has getopt tables: add its commands to TABLE_OF"; false; }
+		text=
+		IFS='|' read -ra cmds <<<"${TABLE_OF[$f]}"
+		for cmd in "${cmds[@]}"; do
+			for page in $(man_page_of "$cmd"); do
+				[ -f "$TOP/man/$page" ] || { echo "$cmd: no man page $page"; false; }
+				text+=$(man_text "$page")$'\n'
+			done
+		done
+		while read -r name short; do
+			[ "$name" = help ] || [ -n "${internal[$name]:-}" ] && continue
+			grep -qE -- "--$name([^a-z0-9-]|\$)" <<<"$text" ||
+				{ [ "$short" != - ] && grep -qE -- "(^|[^a-z0-9-])-$short([^a-z0-9-]|\$)" <<<"$text"; } ||
+				{ echo "$f: --$name is in no man page of: ${TABLE_OF[$f]}"; false; }
 			n=$((n + 1))
 		done < <(long_options "$f")
 	done
