@@ -37,6 +37,7 @@ struct ff_runspec {
 	const char *build[2];
 	struct ff_build builds[2];
 	int nbuild;
+	int cur;		/* the build this run runs (flamegraph runs two in turn) */
 };
 
 /* Each row's default (hops -1: the relay's own). */
