@@ -296,14 +296,14 @@ parse_run(const struct cmd *c, int argc, char *argv[])
  * skrouterd's routers on one host share its address.
  */
 static void
-validate_hosts(const struct ff_runspec *rs, const char *usage)
+validate_hosts(const struct ff_runspec *rs, const char *use)
 {
 	if (!hosts_any())
 		return;
 	if (!strcmp(rs->cmd, "flamegraph") && rs->nbuild == 2 && !hosts_relays_together((int)rs->hops))
-		ff_usage_error(usage, "--hosts: a differential flamegraph compares one recording of each build, and relays on different hosts make one each: put them on one host for two builds");
+		ff_usage_error(use, "--hosts: a differential flamegraph compares one recording of each build, and relays on different hosts make one each: put them on one host for two builds");
 	if (rs->tls && !ff_relay_has(rs->relay, FF_RELAY_TLS_REMOTE) && !hosts_relays_together((int)rs->hops))
-		ff_usage_error(usage, "--hosts: --tls over %s proves each link from the relay it comes to, so its relays go on one host (these take --tls across hosts: %s)",
+		ff_usage_error(use, "--hosts: --tls over %s proves each link from the relay it comes to, so its relays go on one host (these take --tls across hosts: %s)",
 			       rs->relay, ff_relays_with(FF_RELAY_TLS_REMOTE));
 	if (!ff_relay_has(rs->relay, FF_RELAY_ONE_ADDRESS) || !hosts_relays_together((int)rs->hops))
 		return;
@@ -314,7 +314,7 @@ validate_hosts(const struct ff_runspec *rs, const char *usage)
 		snprintf(rk, sizeof(rk), "r%d", k);
 		b = hosts_address(rk);
 		if (a != b && (!a || !b || strcmp(a, b)))
-			ff_usage_error(usage, "--hosts: r1 ... r%ld name one host for %s, with one address",
+			ff_usage_error(use, "--hosts: r1 ... r%ld name one host for %s, with one address",
 				       rs->hops, rs->relay);
 	}
 }
