@@ -43,7 +43,7 @@ PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-fl
 # Unit tests of pure functions, run by t/unit.bats (t/unit/machine by
 # t/machine.bats; t/hist.bats builds its own; power-sim, the simulation of
 # paired.c, is run by t/power.bats and bench/power.sh); never installed.
-UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/machine t/unit/power-sim t/unit/edivisive-test
+UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/machine t/unit/power-sim t/unit/edivisive-test t/unit/runspec
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
 
@@ -61,6 +61,7 @@ t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
 t/unit/power-sim: t/unit/power-sim.o bin/ff-bench.d/paired.o bin/ff-bench.d/stats.o
 t/unit/matrix:   t/unit/matrix.o
 t/unit/probe:    t/unit/probe.o
+t/unit/runspec:  t/unit/runspec.o
 t/unit/cputime:  t/unit/cputime.o
 t/unit/machine:  t/unit/machine.o
 t/unit/edivisive-test: t/unit/edivisive-test.o bin/ff-history.d/detect.o bin/ff-bench.d/stats.o
@@ -69,7 +70,7 @@ lib/libff.a: $(LIBOBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_matrix.h
+$(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_matrix.h lib/ff_runspec.h
 $(FF_BENCH_OBJ) t/unit/stats-test.o t/unit/power-sim.o: bin/ff-bench.d/ff-bench.h
 bin/ff-bench.d/report.o bin/ff-bench.d/report_stats.o: bin/ff-bench.d/report.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h

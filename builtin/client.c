@@ -473,23 +473,22 @@ run(int jobs, long warmup, long duration, double interval)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
+	/* Its own; the run's are the rows of FF_RS_STREAM (lib/ff_runspec.c). */
+	static const struct option own[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
 		FF_LONGOPT_PIPELINE_STAGE,
 		{ "port", required_argument, NULL, 'p' },
 		{ "host", required_argument, NULL, 'H' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "interval", required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
-	long jobs = 2, warmup = 5, duration = 5, p = -1;
-	double interval = 1;
+	const struct option *longopts = ff_runspec_options(own, FF_RS_STREAM);
+	struct ff_runspec rs;
+	long p = -1;
 	int c;
 
 	ff_setprog(argv[0]);
+	ff_runspec_init(&rs);
 	host.s_addr = htonl(INADDR_LOOPBACK);
 	opterr = 0;
 	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
@@ -503,28 +502,19 @@ main(int argc, char *argv[])
 			ff_inet_addr(ff_parse_ipv4(usage, "--host", optarg), &host);
 			snprintf(host_str, sizeof(host_str), "%s", optarg);
 			break;
-		case 'j':
-			jobs = ff_parse_run_opt(usage, "--jobs", optarg);
-			break;
-		case 'w':
-			warmup = ff_parse_run_opt(usage, "--warmup", optarg);
-			break;
-		case 'd':
-			duration = ff_parse_run_opt(usage, "--duration", optarg);
-			break;
-		case 'i':
-			interval = ff_parse_interval(usage, optarg);
-			break;
+		default:
+			ff_runspec_take(&rs, usage, c, optarg);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (p < 0)
 		ff_usage_error(usage, "missing --port");
 	port = p;
-	ff_check_interval(usage, interval, duration);
+	if (!ff_pipeline_stage())	/* a stage's argv was checked by flimflam */
+		ff_check_interval(usage, rs.run.interval, rs.run.duration);
 
 	ff_signals_init();
-	ff_raise_nofile(jobs + 64);
-	run(jobs, warmup, duration, interval);
+	ff_raise_nofile(rs.run.jobs + 64);
+	run(rs.run.jobs, rs.run.warmup, rs.run.duration, rs.run.interval);
 	return ff_finish();
 }

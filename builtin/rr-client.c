@@ -609,7 +609,8 @@ run(long warmup, long duration, const char *hist_dir)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
+	/* Its own; the run's are the rows of FF_RS_RR (lib/ff_runspec.c). */
+	static const struct option own[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
 		FF_LONGOPT_PIPELINE_STAGE,
@@ -618,21 +619,17 @@ main(int argc, char *argv[])
 		{ "crr", no_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "histogram-dir", required_argument, NULL, 'H' },
-		{ "jobs", required_argument, NULL, FF_OPT_JOBS },
-		{ "warmup", required_argument, NULL, FF_OPT_WARMUP },
-		{ "duration", required_argument, NULL, FF_OPT_DURATION },
-		{ "request-size", required_argument, NULL, FF_OPT_REQUEST_SIZE },
-		{ "response-size", required_argument, NULL, FF_OPT_RESPONSE_SIZE },
-		{ "rate", required_argument, NULL, FF_OPT_RATE },
-		{ "interval", required_argument, NULL, FF_OPT_INTERVAL },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ff_run_opts o = FF_RUN_OPTS_DEFAULTS;
+	const struct option *longopts = ff_runspec_options(own, FF_RS_RR);
+	struct ff_runspec rs;
+	const struct ff_run_opts *o = &rs.run;
 	const char *hist_dir = NULL;
 	long p = -1;
 	int c;
 
 	ff_setprog(argv[0]);
+	ff_runspec_init(&rs);
 	host.s_addr = htonl(INADDR_LOOPBACK);
 	opterr = 0;
 	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
@@ -656,21 +653,22 @@ main(int argc, char *argv[])
 			hist_dir = optarg;
 			break;
 		default:
-			ff_take_run_opt(usage, c, optarg, &o);
+			ff_runspec_take(&rs, usage, c, optarg);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (p < 0)
 		ff_usage_error(usage, "missing --port");
 	port = p;
-	if (o.jobs > 4096)	/* a thread per job (lib/ff_matrix.c says so for flimflam) */
-		ff_usage_error(usage, "--jobs: %ld is out of range (1 to 4096: a thread per job)", o.jobs);
-	njobs = o.jobs;
-	req_size = o.request_size;
-	resp_size = o.response_size;
-	rate = o.rate;
-	ff_check_interval(usage, o.interval, o.duration);
-	iv_s = o.interval;
+	if (o->jobs > 4096)	/* a thread per job (lib/ff_matrix.c says so for flimflam) */
+		ff_usage_error(usage, "--jobs: %ld is out of range (1 to 4096: a thread per job)", o->jobs);
+	njobs = o->jobs;
+	req_size = o->request_size;
+	resp_size = o->response_size;
+	rate = o->rate;
+	if (!ff_pipeline_stage())	/* a stage's argv was checked by flimflam */
+		ff_check_interval(usage, o->interval, o->duration);
+	iv_s = o->interval;
 	if (hist_dir) {
 		char why[256];
 
@@ -680,6 +678,6 @@ main(int argc, char *argv[])
 
 	ff_signals_init();
 	ff_raise_nofile(njobs + 64);
-	run(o.warmup, o.duration, hist_dir);
+	run(o->warmup, o->duration, hist_dir);
 	return ff_finish();
 }

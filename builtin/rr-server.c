@@ -280,20 +280,22 @@ serve(int lfd)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
+	/* Its own; the run's are the rows of FF_RS_RR_SERVE (lib/ff_runspec.c). */
+	static const struct option own[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
 		{ "port", required_argument, NULL, 'p' },
 		{ "address", required_argument, NULL, 'a' },
-		{ "request-size", required_argument, NULL, 'q' },
-		{ "response-size", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const struct option *longopts = ff_runspec_options(own, FF_RS_RR_SERVE);
+	struct ff_runspec rs;
 	const char *address = NULL;
 	long port = -1;
 	int c;
 
 	ff_setprog(argv[0]);
+	ff_runspec_init(&rs);
 	opterr = 0;
 	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
 		switch (c) {
@@ -305,17 +307,15 @@ main(int argc, char *argv[])
 		case 'a':
 			address = ff_parse_ipv4(usage, "--address", optarg);
 			break;
-		case 'q':
-			request_size = ff_parse_run_opt(usage, "--request-size", optarg);
-			break;
-		case 'r':
-			response_size = ff_parse_run_opt(usage, "--response-size", optarg);
-			break;
+		default:
+			ff_runspec_take(&rs, usage, c, optarg);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (port < 0)
 		ff_usage_error(usage, "missing --port");
+	request_size = rs.run.request_size;
+	response_size = rs.run.response_size;
 	response = malloc(response_size < CHUNK ? response_size : CHUNK);
 	if (!response)
 		ff_die("out of memory");

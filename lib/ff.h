@@ -25,6 +25,8 @@
  *   ff_series.c the window as a time series: steadiness, sparklines
  *   ff_tls.c    --tls: the run's CA, the relays' certificates and keys
  *   ff_machine.c what a window shared the machine with: others' CPU, steal, load
+ *   ff_runspec.c, ff_runcheck.c  a run described once: its option rows, its
+ *               check (lib/ff_runspec.h)
  *
  * lib/ff_int.h declares what only the library's files share.
  *
@@ -1188,5 +1190,7 @@ json_t *ff_machine_json(const struct ff_machine *m);
 #define FF_SHARED_OTHER_PCT 10
 #define FF_SHARED_STEAL_PCT 5
 const char *ff_machine_shared(const json_t *resources, char *buf, size_t n);
+
+#include "ff_runspec.h"	/* a run, described once */
 
 #endif

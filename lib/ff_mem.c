@@ -159,35 +159,6 @@ ff_argv_addf(struct ff_argv *a, const char *fmt, ...)
 }
 
 void
-ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_limit)
-{
-	ff_argv_add(a, "--jobs");
-	ff_argv_addf(a, "%ld", o->jobs);
-	ff_argv_add(a, "--warmup");
-	ff_argv_addf(a, "%ld", o->warmup);
-	ff_argv_add(a, "--duration");
-	ff_argv_addf(a, "%ld", o->duration);
-	if (with_cpu_limit) {
-		ff_argv_add(a, "--cpu-limit");
-		ff_argv_addf(a, "%ld", o->cpu_limit);
-	}
-	if (o->request_size > 1) {
-		ff_argv_add(a, "--request-size");
-		ff_argv_addf(a, "%ld", o->request_size);
-	}
-	if (o->response_size > 1) {
-		ff_argv_add(a, "--response-size");
-		ff_argv_addf(a, "%ld", o->response_size);
-	}
-	if (o->rate > 0) {
-		ff_argv_add(a, "--rate");
-		ff_argv_addf(a, "%ld", o->rate);
-	}
-	ff_argv_add(a, "--interval");
-	ff_argv_addf(a, "%.9g", o->interval);
-}
-
-void
 ff_argv_free(struct ff_argv *a)
 {
 	size_t i;

@@ -4,7 +4,8 @@
 # independently by t/unit/mw-reference.py and by hand), and the matrix of
 # lib/ff_matrix.c held against the tables of man/man7/flimflam-matrix.7 (t/unit/matrix.c), what
 # a probe of lib takes of a program's output (t/unit/probe.c), and the CPU
-# time lib reads of a process (t/unit/cputime.c).
+# time lib reads of a process (t/unit/cputime.c), and a run's stage argv
+# read back by the rows that wrote it (t/unit/runspec.c).
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -177,4 +178,12 @@ man_table() {
 	# The kernel's clock of the process against lib's read of /proc: within
 	# 1 ms (ticks would read 0 or 10 ms for the 4 ms burnt).
 	awk '$1 == "lib" && $3 == "clock" && $4 >= 0.004 && ($2 - $4 < 0.001 && $4 - $2 < 0.001) { ok = 1 } END { exit !ok }' <<<"$output"
+}
+
+@test "a run's options: a stage's argv, read back by the same rows, is the same run; ranges are the rows'" {
+	[ -x "$TOP/t/unit/runspec" ] || fail "t/unit/runspec is not built (make builds it)"
+	run -0 "$TOP/t/unit/runspec"
+	assert_line "0 failures"
+	refute_line --partial "not ok"
+	[ "$(grep -c '^ok: ' <<<"$output")" -eq 7 ]
 }

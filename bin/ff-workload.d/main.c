@@ -36,16 +36,14 @@ static const char usage[] =
 	"--version prints the version. --pipeline-stage (flimflam gives it to its\n"
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
-enum { OPT_RUN_DIR = FF_OPT_OWN, OPT_HOPS, OPT_LISTEN };
+enum { OPT_RUN_DIR = FF_OPT_OWN, OPT_LISTEN };
 
-static const struct option longopts[] = {
+/* Its own; the run's are the rows of FF_RS_WORKLOAD (lib/ff_runspec.c). */
+static const struct option own_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	FF_LONGOPT_VERSION,
 	FF_LONGOPT_PIPELINE_STAGE,
-	{ "workload", required_argument, NULL, 'w' },
-	FF_RUN_LONGOPTS,
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
-	{ "hops", required_argument, NULL, OPT_HOPS },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ NULL, 0, NULL, 0 }
 };
@@ -83,17 +81,19 @@ run_path(const char *name)
 	return ff_asprintf("%s/%s", ff_rundir(NULL), name);
 }
 
-int
-main(int argc, char *argv[])
+/*
+ * The options: the run's by their rows, checked together when run by hand;
+ * a stage of flimflam's (--pipeline-stage) has its argv checked already.
+ */
+static const char *
+parse(int argc, char *argv[])
 {
+	const struct option *longopts = ff_runspec_options(own_longopts, FF_RS_WORKLOAD);
+	struct ff_runspec rs;
 	const char *mode;
-	cpu_set_t avail;
-	char why[256];
 	int c;
 
-	ff_setprog(argv[0]);
-	/* First: a SIGTERM while the options are checked is caught, not fatal. */
-	ff_signals_init();
+	ff_runspec_init(&rs);
 	opterr = 0;
 	if (argc < 2)
 		ff_usage_error(usage, "expected a mode: serve or drive");
@@ -112,29 +112,36 @@ main(int argc, char *argv[])
 		switch (c) {
 		case 'h':
 			ff_usage(usage, 0);
-		case 'w':
-			opt.workload = ff_workloads[ff_parse_name(usage, "workload", optarg, ff_workloads)];
-			break;
 		case OPT_RUN_DIR:
 			opt.run_dir = optarg;
-			break;
-		case OPT_HOPS:
-			opt.hops = ff_parse_run_opt(usage, "--hops", optarg);
 			break;
 		case OPT_LISTEN:
 			opt.listen = ff_parse_ipv4(usage, "--listen", optarg);
 			break;
 		default:
-			ff_take_run_opt(usage, c, optarg, &opt.run);
+			ff_runspec_take(&rs, usage, c, optarg);
 		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
-	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
-		ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
-			       opt.workload);
-	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
-		ff_usage_error(usage, "%s", why);
-	ff_check_interval(usage, opt.run.interval, opt.run.duration);
+	if (!ff_pipeline_stage())
+		ff_runspec_check_opts(&rs, usage);
+	opt.workload = rs.workload;
+	opt.run = rs.run;
+	if (rs.hops >= 0)
+		opt.hops = rs.hops;
+	return mode;
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char *mode;
+	cpu_set_t avail;
+
+	ff_setprog(argv[0]);
+	/* First: a SIGTERM while the options are checked is caught, not fatal. */
+	ff_signals_init();
+	mode = parse(argc, argv);
 	wl = ff_workload_find(opt.workload);
 
 	/* A connection per job: what we start inherits the limit, raised. */

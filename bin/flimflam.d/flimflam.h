@@ -20,24 +20,12 @@ struct cmd {
 	const char *help;
 };
 
-/* The run options, as parsed; the perf options of the sampling commands. */
-struct run_opt {
-	const char *workload, *relay, *protocol;
-	struct ff_run_opts run;
-	int json, tls;
-	const char *hosts;	/* --hosts, as given */
-	const char *relay_cmd;	/* --relay-cmd, for relay cmd */
-	long hops;		/* -1 until validate_run: the relay's own */
-	/* --build LABEL=PATH: one, or two for flamegraph; `cur` the one running */
-	const char *build[2];
-	struct ff_build builds[2];
-	int nbuild, cur;
-};
+/* The run (lib/ff_runspec.h), as parsed and checked; the perf options of the sampling commands. */
 struct perf_opt {
 	const char *call_graph;
 	long freq;
 };
-extern struct run_opt opt;
+extern struct ff_runspec opt;
 extern struct perf_opt perf_opt;
 
 /* flamegraph.html in the current directory, and its writer. */

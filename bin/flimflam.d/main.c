@@ -85,39 +85,7 @@ static const char run_usage_fmt[] =
 	"options:\n"
 	"  -h, --help            Show this help message and exit\n"
 	"  --version             Show the version and exit\n"
-	"  -w WORKLOAD, --workload WORKLOAD\n"
-	"                        The selected workload (default 'builtin')\n"
-	"  -r RELAY, --relay RELAY\n"
-	"                        The intermediary standing between the workload client and\n"
-	"                        server (default 'skrouterd')\n"
-	"  -p PROTOCOL, --protocol PROTOCOL\n"
-	"                        The selected protocol (default 'tcp')\n"
-	"  --jobs JOBS           The number of concurrent workload jobs (default 2)\n"
-	"  --warmup SECONDS      The warmup time in seconds (default 5)\n"
-	"  --duration SECONDS    The execution time (excluding warmup) in seconds (default 5)\n"
-	"  --cpu-limit COUNT     The max per-process relay CPU usage (0 means no limit)\n"
-	"                        (default 1)\n"
-	"  --hops N              The relays in a chain, client -> R1 -> ... -> RN -> server\n"
-	"                        (1 to 8; default 2; relay none has none)\n"
-	"  --json                Print the event stream (JSON lines) instead of the summary\n"
-	"  --request-size BYTES  builtin-rr, builtin-crr: the request's size (default 1)\n"
-	"  --response-size BYTES builtin-rr, builtin-crr: the response's size (default 1)\n"
-	"  --rate N              builtin-rr, builtin-crr: N transactions a second in all,\n"
-	"                        latency from when each was due (default: closed loop)\n"
-	"  --interval SECONDS    The window as a time series: figures every SECONDS\n"
-	"                        (0.1 to the duration; default 1)\n"
-	"  --tls                 The links between relays use mutual TLS, with certificates\n"
-	"                        made for the run (the client and server stay plain)\n"
-	"  --build LABEL=PATH    Run the relay from PATH (its binary, or an install prefix\n"
-	"                        whose sbin/ or bin/ holds it) in that build's own\n"
-	"                        environment%s\n"
-	"  --hosts ROLE=[USER@]HOST[/ADDRESS],...\n"
-	"                        Run roles (client, r1 ... rN of --hops, server) on other\n"
-	"                        hosts over ssh; ADDRESS is the host's address for the\n"
-	"                        workload's traffic (default: HOST's). Unnamed roles run here\n"
-	"  --relay-cmd COMMAND   Relay cmd: the program each relay runs, as words (no shell),\n"
-	"                        with {listen_port} and {upstream} (or {listen}, {upstream_port},\n"
-	"                        {listen_host}, {upstream_host}, {dir}, {role}) filled in\n"
+	"%s"	/* the rows' help (ff_runspec_help) */
 	"%s"
 	"\n"
 	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
@@ -125,30 +93,18 @@ static const char run_usage_fmt[] =
 
 static char run_usage[4096];
 
-enum { OPT_JSON = FF_OPT_OWN, OPT_CALL_GRAPH, OPT_FREQ, OPT_HOPS, OPT_TLS, OPT_HOSTS, OPT_RELAY_CMD };
+enum { OPT_CALL_GRAPH = FF_OPT_OWN, OPT_FREQ };
 
-static const struct option run_longopts[] = {
+/* Its own; the run's are the rows of FF_RS_RUN (lib/ff_runspec.c). */
+static const struct option run_own[] = {
 	{ "help", no_argument, NULL, 'h' },
 	FF_LONGOPT_VERSION,
-	{ "workload", required_argument, NULL, 'w' },
-	{ "relay", required_argument, NULL, 'r' },
-	{ "protocol", required_argument, NULL, 'p' },
-	FF_RUN_LONGOPTS,
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "tls", no_argument, NULL, OPT_TLS },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "freq", required_argument, NULL, OPT_FREQ },
-	{ "hops", required_argument, NULL, OPT_HOPS },
-	{ "hosts", required_argument, NULL, OPT_HOSTS },
-	{ "relay-cmd", required_argument, NULL, OPT_RELAY_CMD },
-	FF_LONGOPT_BUILD,
 	{ NULL, 0, NULL, 0 }
 };
 
-struct run_opt opt = {
-	.workload = "builtin", .relay = "skrouterd", .protocol = "tcp",
-	.run = FF_RUN_OPTS_DEFAULTS, .hops = -1,
-};
+struct ff_runspec opt;
 
 /* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
 static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
@@ -224,36 +180,20 @@ static const char check_hosts_usage[] =
 noreturn static void
 check_hosts(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
+	static const struct option own[] = {
 		{ "help", no_argument, NULL, 'h' },
-		{ "hosts", required_argument, NULL, OPT_HOSTS },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "relay", required_argument, NULL, 'r' },
-		{ "hops", required_argument, NULL, OPT_HOPS },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *spec = NULL;
+	const struct option *longopts = ff_runspec_options(own, FF_RS_PLACE);
 	char why[512];
 	int ch;
 
 	optind = 1;
 	while ((ch = ff_getopt(argc, argv, ":hw:r:", longopts, check_hosts_usage)) != -1)
-		switch (ch) {
-		case 'h':
+		if (ch == 'h')
 			ff_usage(check_hosts_usage, 0);
-		case 'w':
-			opt.workload = ff_workloads[ff_parse_name(check_hosts_usage, "workload", optarg, ff_workloads)];
-			break;
-		case 'r':
-			opt.relay = ff_relays[ff_parse_name(check_hosts_usage, "relay", optarg, ff_relays)];
-			break;
-		case OPT_HOSTS:
-			spec = optarg;
-			break;
-		case OPT_HOPS:
-			opt.hops = ff_parse_run_opt(check_hosts_usage, "--hops", optarg);
-			break;
-		}
+		else
+			ff_runspec_take(&opt, check_hosts_usage, ch, optarg);
 	if (optind < argc)
 		ff_usage_error(check_hosts_usage, "unexpected argument '%s'", argv[optind]);
 	/* The roles r1 ... rN are the chain's, as for run. */
@@ -261,7 +201,7 @@ check_hosts(int argc, char *argv[])
 		opt.hops = ff_relay_hops(opt.relay);
 	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
 		ff_usage_error(check_hosts_usage, "%s", why);
-	if (hosts_parse(spec, (int)opt.hops, 0, why, sizeof(why)) < 0)
+	if (hosts_parse(opt.hosts, (int)opt.hops, 0, why, sizeof(why)) < 0)
 		ff_usage_error(check_hosts_usage, "%s", why);
 	if (!hosts_any_remote())
 		ff_usage_error(check_hosts_usage, "--hosts names no other host (all are localhost); 'flimflam check' checks this one");
@@ -307,48 +247,28 @@ exec_cmd(const struct cmd *c, int argc, char *argv[])
 static void
 parse_run(const struct cmd *c, int argc, char *argv[])
 {
+	const struct option *longopts = ff_runspec_options(run_own, FF_RS_RUN);
+	struct ff_buf help = FF_BUF_INIT;
 	int ch;
 
+	ff_runspec_help(&help, FF_RS_RUN, "build", !strcmp(c->name, "flamegraph") ?
+			"; twice (A=PATH --build B=PATH):\neach build's flamegraph and the differential one" : NULL);
 	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, c->name,
-		 samples(c) ? perf_synopsis : "", c->help,
-		 !strcmp(c->name, "flamegraph") ? "; twice (A=PATH --build B=PATH):\n"
-		 "                        each build's flamegraph and the differential one" : "",
-		 samples(c) ? perf_options : "");
+		 samples(c) ? perf_synopsis : "", c->help, help.s, samples(c) ? perf_options : "");
+	ff_buf_free(&help);
+	opt.cmd = c->name;
+	opt.mode = c->mode;
 	optind = 1;
-	while ((ch = ff_getopt(argc, argv, ":hw:r:p:", run_longopts, run_usage)) != -1)
+	while ((ch = ff_getopt(argc, argv, ":hw:r:p:", longopts, run_usage)) != -1)
 		switch (ch) {
 		case 'h':
 			ff_usage(run_usage, 0);
-		case 'w':
-			opt.workload = ff_workloads[ff_parse_name(run_usage, "workload", optarg, ff_workloads)];
-			break;
-		case 'r':
-			opt.relay = ff_relays[ff_parse_name(run_usage, "relay", optarg, ff_relays)];
-			break;
-		case 'p':
-			opt.protocol = ff_protocols[ff_parse_name(run_usage, "protocol", optarg, ff_protocols)];
-			break;
-		case OPT_JSON:
-			opt.json = 1;
-			break;
-		case OPT_TLS:
-			opt.tls = 1;
-			break;
-		case OPT_HOSTS:
-			opt.hosts = optarg;
-			break;
-		case OPT_RELAY_CMD:
-			opt.relay_cmd = optarg;
-			break;
-		case OPT_HOPS:
-			opt.hops = ff_parse_run_opt(run_usage, "--hops", optarg);
-			break;
 		case FF_OPT_BUILD:
 			if (opt.nbuild == (strcmp(c->name, "flamegraph") ? 1 : 2))
 				ff_fail(2, "--build is given %s: '%s' runs %s", opt.nbuild == 1 ?
 					"twice" : "three times", c->name, opt.nbuild == 1 ?
 					"one build (flamegraph compares two)" : "two builds at most");
-			opt.build[opt.nbuild++] = optarg;
+			ff_runspec_take(&opt, run_usage, ch, optarg);
 			break;
 		case OPT_CALL_GRAPH:
 		case OPT_FREQ:
@@ -364,7 +284,7 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 										optarg, call_graphs)];
 			break;
 		default:
-			ff_take_run_opt(run_usage, ch, optarg, &opt.run);
+			ff_runspec_take(&opt, run_usage, ch, optarg);
 		}
 	if (optind < argc)
 		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
@@ -376,58 +296,34 @@ parse_run(const struct cmd *c, int argc, char *argv[])
  * skrouterd's routers on one host share its address.
  */
 static void
-validate_hosts(const struct cmd *c)
+validate_hosts(const struct ff_runspec *rs, const char *use)
 {
 	if (!hosts_any())
 		return;
-	if (!strcmp(c->name, "flamegraph") && opt.nbuild == 2 && !hosts_relays_together((int)opt.hops))
-		ff_usage_error(run_usage, "--hosts: a differential flamegraph compares one recording of each build, and relays on different hosts make one each: put them on one host for two builds");
-	if (opt.tls && !ff_relay_has(opt.relay, FF_RELAY_TLS_REMOTE) && !hosts_relays_together((int)opt.hops))
-		ff_usage_error(run_usage, "--hosts: --tls over %s proves each link from the relay it comes to, so its relays go on one host (these take --tls across hosts: %s)",
-			       opt.relay, ff_relays_with(FF_RELAY_TLS_REMOTE));
-	if (!ff_relay_has(opt.relay, FF_RELAY_ONE_ADDRESS) || !hosts_relays_together((int)opt.hops))
+	if (!strcmp(rs->cmd, "flamegraph") && rs->nbuild == 2 && !hosts_relays_together((int)rs->hops))
+		ff_usage_error(use, "--hosts: a differential flamegraph compares one recording of each build, and relays on different hosts make one each: put them on one host for two builds");
+	if (rs->tls && !ff_relay_has(rs->relay, FF_RELAY_TLS_REMOTE) && !hosts_relays_together((int)rs->hops))
+		ff_usage_error(use, "--hosts: --tls over %s proves each link from the relay it comes to, so its relays go on one host (these take --tls across hosts: %s)",
+			       rs->relay, ff_relays_with(FF_RELAY_TLS_REMOTE));
+	if (!ff_relay_has(rs->relay, FF_RELAY_ONE_ADDRESS) || !hosts_relays_together((int)rs->hops))
 		return;
-	for (int k = 2; k <= opt.hops; k++) {
+	for (int k = 2; k <= rs->hops; k++) {
 		char rk[16];
 		const char *a = hosts_address("r1"), *b;
 
 		snprintf(rk, sizeof(rk), "r%d", k);
 		b = hosts_address(rk);
 		if (a != b && (!a || !b || strcmp(a, b)))
-			ff_usage_error(run_usage, "--hosts: r1 ... r%ld name one host for %s, with one address",
-				       opt.hops, opt.relay);
+			ff_usage_error(use, "--hosts: r1 ... r%ld name one host for %s, with one address",
+				       rs->hops, rs->relay);
 	}
 }
 
-/*
- * What the relay's row says it cannot do: --tls without a proof of its
- * links; relay cmd without its --relay-cmd (whose words and program are
- * checked here, one line before anything starts), or across hosts.
- */
-static void
-validate_relay_caps(void)
+/* --hosts for a run: every role named has its address. */
+static int
+run_hosts_parse(const char *spec, int nrelays, char *why, size_t n)
 {
-	char why[512], *p;
-
-	if (opt.tls && !ff_relay_has(opt.relay, FF_RELAY_TLS) && ff_relay_hops(opt.relay))
-		ff_usage_error(run_usage, "--tls: relay '%s' cannot prove its links (these can: %s)", opt.relay,
-			       ff_relays_with(FF_RELAY_TLS));
-	if (opt.relay_cmd && !ff_relay_has(opt.relay, FF_RELAY_COMMAND))
-		ff_usage_error(run_usage, "--relay-cmd is for relay %s, not '%s'",
-			       ff_relays_with(FF_RELAY_COMMAND), opt.relay);
-	if (!ff_relay_has(opt.relay, FF_RELAY_COMMAND))
-		return;
-	if (!opt.relay_cmd)
-		ff_usage_error(run_usage, "relay '%s' runs the command of --relay-cmd, and none is given", opt.relay);
-	if (hosts_relays_remote((int)opt.hops))
-		ff_usage_error(run_usage, "--hosts: relay '%s' runs its command on this host: leave r1 ... rN out of --hosts", opt.relay);
-	switch (ff_relay_cmd_program(opt.relay_cmd, &p, why, sizeof(why))) {
-	case 2:
-		ff_usage_error(run_usage, "%s", why);
-	case 1:
-		ff_die("%s", why);
-	}
-	free(p);
+	return hosts_parse(spec, nrelays, 1, why, n);
 }
 
 /* Is the role's program checked here, or on its host (by its stage)? */
@@ -437,133 +333,10 @@ checked_here(const char *role)
 	return !hosts_dest(role);
 }
 
-/*
- * The builds: each resolves to the relay asked for (a usage error, one
- * line, when not), their labels differ, and their relay runs a program.
- */
-static void
-validate_builds(void)
-{
-	char why[1024];
-	int i;
-
-	for (i = 0; i < opt.nbuild; i++) {
-		if (!ff_relay_find(opt.relay)->program)
-			ff_fail(2, "--build is for a relay that runs a program, and relay '%s' runs none",
-				opt.relay);
-		if (ff_build_parse(opt.build[i], opt.relay, &opt.builds[i], why, sizeof(why)) < 0)
-			ff_fail(2, "%s", why);
-		if (i && !strcmp(opt.builds[0].label, opt.builds[i].label))
-			ff_fail(2, "--build: the label '%s' is given twice: each build needs its own",
-				opt.builds[i].label);
-	}
-}
-
-/* Everything that can be known before starting anything. */
-static void
-validate_run(const struct cmd *c)
-{
-	const struct ff_relay *rl = ff_relay_find(opt.relay);
-	const char *need[3], *role[3];
-	cpu_set_t avail;
-	char why[512];
-	int n = 0, i, ncpus, relay_at = -1;
-
-	if (!ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
-		ff_usage_error(run_usage, "%s; these work for %s: %s", why, opt.workload,
-			       ff_combos_for(opt.workload, NULL));
-	if (strcmp(c->mode, "none") && !rl->processes)
-		ff_usage_error(run_usage, "'%s' captures in the relays, and relay '%s' has none",
-			       c->name, opt.relay);
-	if (opt.hops < 0)
-		opt.hops = ff_relay_hops(opt.relay);
-	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
-		ff_usage_error(run_usage, "%s", why);
-	/* The roles r1 ... rN are the chain's: known once --hops is. */
-	if (opt.hosts && hosts_parse(opt.hosts, (int)opt.hops, 1, why, sizeof(why)) < 0)
-		ff_usage_error(run_usage, "%s", why);
-	if (ff_workload_limits(opt.workload, &opt.run, why, sizeof(why)) < 0)
-		ff_usage_error(run_usage, "%s", why);
-	ff_check_interval(run_usage, opt.run.interval, opt.run.duration);
-	if (opt.tls && opt.hops < 2)
-		ff_usage_error(run_usage, "--tls is for the links between relays, and %s",
-			       opt.hops ? "--hops 1 has one relay and no link" :
-			       "relay 'none' has none");
-	if (ff_rr_opts_set(&opt.run) && !ff_workload_is_rr(opt.workload))
-		ff_usage_error(run_usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
-			       opt.workload);
-	/* The stages and what they start inherit our limit, raised to the hard one. */
-	if (ff_jobs_fit(opt.relay, opt.protocol, opt.run.jobs, why, sizeof(why)) < 0)
-		ff_die("%s", why);
-	ff_raise_nofile(LONG_MAX);
-	ncpus = ff_cpus_available(&avail);
-	if (opt.run.cpu_limit > ncpus)
-		ff_usage_error(run_usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
-			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
-	if (rl->program && !opt.nbuild) {
-		relay_at = n;
-		role[n] = "r1";
-		need[n++] = rl->program;
-	}
-	for (i = 0; i < opt.nbuild; i++) {
-		struct ff_build *b = &opt.builds[i];
-		void *saved;
-		int can;
-
-		saved = ff_build_env_enter(b);
-		can = ff_carries(opt.workload, opt.relay, opt.protocol, b->path, NULL, why, sizeof(why));
-		ff_build_env_leave(b, saved);
-		if (can < 0)
-			ff_die("%s", why);
-		if (!can)
-			ff_fail(2, "--build %s: %s", b->label, why);
-	}
-	if (ff_workload_server_program(opt.workload)) {
-		role[n] = "server";
-		need[n++] = ff_workload_server_program(opt.workload);
-	}
-	if (ff_workload_client_program(opt.workload)) {
-		role[n] = "client";
-		need[n++] = ff_workload_client_program(opt.workload);
-	}
-	validate_hosts(c);
-	validate_relay_caps();
-	if (opt.tls) {
-		char *p = ff_which("openssl");
-
-		if (!p)
-			ff_die("--tls makes the run's certificates with openssl, which is not on PATH: install openssl");
-		free(p);
-	}
-	for (i = 0; i < n; i++) {
-		char *p;
-
-		if (!checked_here(role[i]))
-			continue;	/* its stage checks it there */
-		p = ff_which(need[i]);
-
-		if (p) {
-			int can;
-
-			/* A router that does not answer, or not as a router, before anything starts. */
-			if (i == relay_at && rl->check && rl->check(p, why, sizeof(why)) < 0)
-				ff_die("%s", why);
-			can = i == relay_at ?
-				ff_carries(opt.workload, opt.relay, opt.protocol, p, NULL, why, sizeof(why)) : 1;
-			free(p);
-			if (can < 0)
-				ff_die("%s", why);
-			if (!can)
-				ff_usage_error(run_usage, "%s", why);
-			continue;
-		}
-		if (i == relay_at)
-			ff_die("relay '%s' needs %s, which is not on PATH (the other relays: %s)",
-			       opt.relay, need[i], ff_other_relays(opt.relay));
-		ff_die("workload '%s' needs %s, which is not on PATH; 'flimflam check' says how to install it",
-		       opt.workload, need[i]);
-	}
-}
+/* Where the roles of a run go, for ff_runspec_check. */
+static const struct ff_runspec_place place = {
+	run_hosts_parse, validate_hosts, checked_here, hosts_relays_remote,
+};
 
 /* Running the pipeline */
 
@@ -663,6 +436,7 @@ main(int argc, char *argv[])
 	int ch;
 
 	ff_setprog(argv[0]);
+	ff_runspec_init(&opt);
 	opterr = 0;
 	while ((ch = ff_getopt(argc, argv, "+:h", longopts, usage)) != -1)
 		switch (ch) {
@@ -716,8 +490,7 @@ main(int argc, char *argv[])
 
 	parse_run(c, argc, argv);
 	capture_usage(c);
-	validate_builds();
-	validate_run(c);
+	ff_runspec_check(&opt, run_usage, &place);
 	capture_check(c);
 	outputs_check(c);
 	ff_check_stdout();	/* not a whole run for a summary that cannot be printed */
