@@ -81,13 +81,13 @@ $(FF_BISECT_OBJ): bin/ff-bisect.d/ff-bisect.h bin/ff-bench.d/ff-bench.h
 $(LIBOBJ): lib/ff_int.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,
-# in lib/ff_data.o): a stamp holding PREFIX, rewritten only when PREFIX
+# in lib/ff_file.o): a stamp holding PREFIX, rewritten only when PREFIX
 # changes, rebuilds that object, so `make install PREFIX=...` after a plain
 # `make` installs programs that know where they are.
 lib/prefix.stamp: FORCE
 	@if [ "$$(cat $@ 2>/dev/null)" != '$(PREFIX)' ]; then echo '$(PREFIX)' >$@; fi
 
-lib/ff_data.o: lib/prefix.stamp
+lib/ff_file.o: lib/prefix.stamp
 
 $(PROGS) $(UNIT): lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) lib/libff.a $(LDLIBS)
