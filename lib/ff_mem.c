@@ -2,7 +2,7 @@
  * ff_mem.c - memory that dies when it runs out: allocation, arrays that
  * grow, byte buffers, argument vectors.
  */
-#include "ff.h"
+#include "ff_base.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -156,35 +156,6 @@ ff_argv_addf(struct ff_argv *a, const char *fmt, ...)
 	FF_GROW(a->v, a->n + 2, a->cap);
 	a->v[a->n++] = s;
 	a->v[a->n] = NULL;
-}
-
-void
-ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_limit)
-{
-	ff_argv_add(a, "--jobs");
-	ff_argv_addf(a, "%ld", o->jobs);
-	ff_argv_add(a, "--warmup");
-	ff_argv_addf(a, "%ld", o->warmup);
-	ff_argv_add(a, "--duration");
-	ff_argv_addf(a, "%ld", o->duration);
-	if (with_cpu_limit) {
-		ff_argv_add(a, "--cpu-limit");
-		ff_argv_addf(a, "%ld", o->cpu_limit);
-	}
-	if (o->request_size > 1) {
-		ff_argv_add(a, "--request-size");
-		ff_argv_addf(a, "%ld", o->request_size);
-	}
-	if (o->response_size > 1) {
-		ff_argv_add(a, "--response-size");
-		ff_argv_addf(a, "%ld", o->response_size);
-	}
-	if (o->rate > 0) {
-		ff_argv_add(a, "--rate");
-		ff_argv_addf(a, "%ld", o->rate);
-	}
-	ff_argv_add(a, "--interval");
-	ff_argv_addf(a, "%.9g", o->interval);
 }
 
 void

@@ -4,7 +4,7 @@
  * at the path. A regular file (or none) is replaced atomically; a device or
  * a FIFO is written into; a symlink is followed; anything else is refused.
  */
-#include "ff.h"
+#include "ff_base.h"
 
 #include <errno.h>
 #include <fcntl.h>
