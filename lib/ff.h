@@ -590,6 +590,22 @@ json_t *ff_machine_json(const struct ff_machine *m);
 const char *ff_machine_shared(const json_t *resources, char *buf, size_t n);
 
 
+/* ff_page.c */
+
+/*
+ * A self-contained HTML page into `b`: the template files[0] (a data file,
+ * "share/report/report.html") with marks[0] replaced by the text of
+ * files[1] (its style), marks[1] by `data` as compact JSON (each '<' as
+ * \u003c, so nothing in it can end its <script> element), marks[2] by the
+ * text of files[2] (its script). A template without a mark is fatal.
+ */
+void ff_page_html(struct ff_buf *b, const char *const files[3], const char *const marks[3],
+		  const json_t *data);
+/* The page written to `out` (- is stdout) through ff_out: 0, or -1 with a warning. */
+int ff_page_write(const char *out, const struct ff_buf *b);
+/* "Report: PATH", a blank line, "Open it in a browser: file://..." on stdout. */
+void ff_page_say(const char *path);
+
 /* For the library's own files (and t/fixtures' probes): */
 
 /* ff_env.c */
