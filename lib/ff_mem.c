@@ -26,18 +26,29 @@ ff_strdup(const char *s)
 	return d;
 }
 
+/* vasprintf(3) that dies rather than fail; the length in *len. */
+static char *
+vformat(const char *fmt, va_list ap, size_t *len)
+{
+	char *s;
+	int r = vasprintf(&s, fmt, ap);
+
+	if (r < 0)
+		ff_die("out of memory");
+	*len = (size_t)r;
+	return s;
+}
+
 char *
 ff_asprintf(const char *fmt, ...)
 {
 	va_list ap;
+	size_t len;
 	char *s;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	s = vformat(fmt, ap, &len);
 	va_end(ap);
-	if (r < 0)
-		ff_die("out of memory");
 	return s;
 }
 
@@ -95,15 +106,13 @@ void
 ff_buf_printf(struct ff_buf *b, const char *fmt, ...)
 {
 	va_list ap;
+	size_t len;
 	char *s;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	s = vformat(fmt, ap, &len);
 	va_end(ap);
-	if (r < 0)
-		ff_die("out of memory");
-	ff_buf_add(b, s, (size_t)r);
+	ff_buf_add(b, s, len);
 	free(s);
 }
 
