@@ -165,6 +165,14 @@ void ff_buf_shell_word(struct ff_buf *b, const char *s);
 /* The text (malloc'd; "" when empty); the buffer is empty again. */
 char *ff_buf_take(struct ff_buf *b);
 void ff_buf_free(struct ff_buf *b);
+/*
+ * Error text, the one way: a function that can fail says why into a
+ * `struct ff_buf *why` its caller gives (FF_BUF_INIT), with ff_why, whose
+ * text replaces what the buffer held; no length to pass, nothing cut
+ * short. The caller reads why.s once the function failed (it is then
+ * set), and frees it with ff_buf_free.
+ */
+void ff_why(struct ff_buf *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An argument vector, NULL-terminated, of copies it owns. */
 struct ff_argv {
 	char **v;
@@ -261,7 +269,7 @@ int ff_mkdirs(const char *path, mode_t mode);
  * creating (and removing) a file, since root passes access(2) everywhere.
  * 0, or -1 with the reason in `why`.
  */
-int ff_dir_writable(const char *dir, unsigned long long need, char *why, size_t n);
+int ff_dir_writable(const char *dir, unsigned long long need, struct ff_buf *why);
 
 /* ff_file.c */
 
@@ -612,7 +620,7 @@ int ff_out_claim_new(const char *stem, const char *const ext[], int next, char *
  * Returns the fd, or -1 with the reason in `why` ("another flimflam is
  * writing perf.data in 'DIR' now; ...").
  */
-int ff_lock_dir(const char *dir, const char *what, char *why, size_t n);
+int ff_lock_dir(const char *dir, const char *what, struct ff_buf *why);
 
 /* ff_probe.c */
 

@@ -49,7 +49,7 @@ ff_absolute(const char *path, char *buf, size_t n)
 }
 
 int
-ff_dir_writable(const char *dir, unsigned long long need, char *why, size_t n)
+ff_dir_writable(const char *dir, unsigned long long need, struct ff_buf *why)
 {
 	char path[PATH_MAX];
 	struct statvfs vfs;
@@ -58,14 +58,14 @@ ff_dir_writable(const char *dir, unsigned long long need, char *why, size_t n)
 	snprintf(path, sizeof(path), "%s/.flimflam-probe-%d", dir, (int)getpid());
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		snprintf(why, n, "cannot write in '%s': %s", dir, strerror(errno));
+		ff_why(why, "cannot write in '%s': %s", dir, strerror(errno));
 		return -1;
 	}
 	close(fd);
 	unlink(path);
 	if (need && statvfs(dir, &vfs) == 0 &&
 	    (unsigned long long)vfs.f_bavail * vfs.f_frsize < need) {
-		snprintf(why, n, "'%s' has %llu KiB free, less than the %llu KiB needed",
+		ff_why(why, "'%s' has %llu KiB free, less than the %llu KiB needed",
 			 dir, (unsigned long long)vfs.f_bavail * vfs.f_frsize / 1024, need / 1024);
 		return -1;
 	}

@@ -116,6 +116,21 @@ ff_buf_printf(struct ff_buf *b, const char *fmt, ...)
 	free(s);
 }
 
+void
+ff_why(struct ff_buf *why, const char *fmt, ...)
+{
+	va_list ap;
+	size_t len;
+	char *s;
+
+	va_start(ap, fmt);
+	s = vformat(fmt, ap, &len);
+	va_end(ap);
+	why->len = 0;
+	ff_buf_add(why, s, len);
+	free(s);
+}
+
 char *
 ff_buf_take(struct ff_buf *b)
 {
