@@ -102,33 +102,35 @@ ff_buf_shell_word(struct ff_buf *b, const char *s)
 	ff_buf_addstr(b, "'");
 }
 
+static void
+vbuf_printf(struct ff_buf *b, const char *fmt, va_list ap)
+{
+	size_t len;
+	char *s = vformat(fmt, ap, &len);
+
+	ff_buf_add(b, s, len);
+	free(s);
+}
+
 void
 ff_buf_printf(struct ff_buf *b, const char *fmt, ...)
 {
 	va_list ap;
-	size_t len;
-	char *s;
 
 	va_start(ap, fmt);
-	s = vformat(fmt, ap, &len);
+	vbuf_printf(b, fmt, ap);
 	va_end(ap);
-	ff_buf_add(b, s, len);
-	free(s);
 }
 
 void
 ff_why(struct ff_buf *why, const char *fmt, ...)
 {
 	va_list ap;
-	size_t len;
-	char *s;
 
-	va_start(ap, fmt);
-	s = vformat(fmt, ap, &len);
-	va_end(ap);
 	why->len = 0;
-	ff_buf_add(why, s, len);
-	free(s);
+	va_start(ap, fmt);
+	vbuf_printf(why, fmt, ap);
+	va_end(ap);
 }
 
 char *
