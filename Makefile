@@ -70,7 +70,7 @@ lib/libff.a: $(LIBOBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_matrix.h lib/ff_runspec.h
+$(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_base.h lib/ff_matrix.h lib/ff_runspec.h
 $(FF_BENCH_OBJ) t/unit/stats-test.o t/unit/power-sim.o: bin/ff-bench.d/ff-bench.h
 bin/ff-bench.d/report.o bin/ff-bench.d/report_stats.o: bin/ff-bench.d/report.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
@@ -83,13 +83,13 @@ $(FF_BISECT_OBJ): bin/ff-bisect.d/ff-bisect.h bin/ff-bench.d/ff-bench.h
 $(LIBOBJ): lib/ff_int.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,
-# in lib/ff_data.o): a stamp holding PREFIX, rewritten only when PREFIX
+# in lib/ff_file.o): a stamp holding PREFIX, rewritten only when PREFIX
 # changes, rebuilds that object, so `make install PREFIX=...` after a plain
 # `make` installs programs that know where they are.
 lib/prefix.stamp: FORCE
 	@if [ "$$(cat $@ 2>/dev/null)" != '$(PREFIX)' ]; then echo '$(PREFIX)' >$@; fi
 
-lib/ff_data.o: lib/prefix.stamp
+lib/ff_file.o: lib/prefix.stamp
 
 $(PROGS) $(UNIT): lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) lib/libff.a $(LDLIBS)

@@ -670,10 +670,10 @@ main(int argc, char *argv[])
 		ff_check_interval(usage, o->interval, o->duration);
 	iv_s = o->interval;
 	if (hist_dir) {
-		char why[256];
+		struct ff_buf why = FF_BUF_INIT;
 
-		if (ff_dir_writable(hist_dir, 1 << 20, why, sizeof(why)) < 0)
-			ff_usage_error(usage, "--histogram-dir: %s", why);
+		if (ff_dir_writable(hist_dir, 1 << 20, &why) < 0)
+			ff_usage_error(usage, "--histogram-dir: %s", why.s);
 	}
 
 	ff_signals_init();

@@ -1,8 +1,8 @@
 /*
- * ff_cpu.c - CPU sets: what this process may use, slots for the relays,
- * and their names ("0-1,3").
+ * ff_cpu.c - CPU sets: what this process may use, slots of n CPUs each
+ * and what is left after them, and their names ("0-1,3").
  */
-#include "ff.h"
+#include "ff_base.h"
 
 #include <errno.h>
 #include <string.h>
@@ -54,4 +54,22 @@ ff_cpus_str(const cpu_set_t *set)
 		i = j;
 	}
 	return buf;
+}
+
+int
+ff_cpus_workload(const cpu_set_t *avail, int limit, int nrelays, cpu_set_t *out)
+{
+	int cpus[CPU_SETSIZE], ncpus = 0, i, used = limit * nrelays;
+
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, avail))
+			cpus[ncpus++] = i;
+	CPU_ZERO(out);
+	if (limit <= 0 || used >= ncpus) {
+		*out = *avail;
+		return 0;
+	}
+	for (i = used; i < ncpus; i++)
+		CPU_SET(cpus[i], out);
+	return 1;
 }

@@ -2,7 +2,7 @@
  * ff_elf.c - was a program built with frame pointers? Read from the
  * DW_AT_producer strings GCC leaves in its debug sections.
  */
-#include "ff.h"
+#include "ff_base.h"
 
 #include <elf.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * ff_env.c - the environment a result was measured in: program paths and
  * versions, the distribution, the CPU, the host, the nginx stream module,
  * with the router's facts (ff_skrouterd.c), its frame pointers (ff_elf.c)
- * and what perf can open (ff_perf.c); integer environment variables.
+ * and what perf can open (ff_perf.c).
  */
 #include "ff.h"
 #include "ff_int.h"
@@ -319,20 +319,4 @@ ff_env_print_machine(const json_t *env)
 	       ff_json_num(env, "cpus_available", 0),
 	       ff_json_str(env, "cpu_list") ? ff_json_str(env, "cpu_list") : "?");
 	ff_print("  %-10s %s\n", "host", (s = ff_json_str(env, "hostname")) ? s : "unknown");
-}
-
-long
-ff_env_long(const char *name, long dflt, long min, long max)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	if (!v || !*v)
-		return dflt;
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno || *end || end == v || n < min || n > max || (min >= 0 && *v == '-'))
-		ff_fail(2, "%s: '%s' is not a whole number from %ld to %ld", name, v, min, max);
-	return n;
 }

@@ -4,7 +4,7 @@
  * Each message is built whole and written with one write(2), so the
  * stages of a pipeline sharing a terminal do not interleave mid-line.
  */
-#include "ff.h"
+#include "ff_base.h"
 #include "ff_int.h"
 
 #include <errno.h>
@@ -18,6 +18,7 @@ int ff_verbosity;
 static const char *prog = "flimflam";
 static const char *usage_self;	/* the program's name in its usage texts */
 static void (*cleanup)(void);
+static void (*before_fail)(void);	/* ff_set_before_fail's hook */
 
 void
 ff_setprog(const char *argv0)
@@ -46,6 +47,46 @@ const char *
 ff_prog(void)
 {
 	return prog;
+}
+long
+ff_env_long(const char *name, long dflt, long min, long max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || end == v || n < min || n > max || (min >= 0 && *v == '-'))
+		ff_fail(2, "%s: '%s' is not a whole number from %ld to %ld", name, v, min, max);
+	return n;
+}
+
+size_t
+ff_utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0], min, n, i, cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 1, min = 0x80, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 2, min = 0x800, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 3, min = 0x10000, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i <= n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n + 1;
 }
 
 size_t
@@ -84,7 +125,9 @@ ff_printable(const char *s)
 
 	if (!s)
 		return NULL;
-	out = ff_realloc(NULL, 4 * strlen(s) + 1);
+	out = malloc(4 * strlen(s) + 1);
+	if (!out)
+		ff_die("out of memory");
 	ff_printable_n(out, s, strlen(s));
 	return out;
 }
@@ -242,6 +285,12 @@ ff_set_cleanup(void (*fn)(void))
 }
 
 void
+ff_set_before_fail(void (*fn)(void))
+{
+	before_fail = fn;
+}
+
+void
 ff_quit(int status)
 {
 	if (cleanup) {
@@ -259,13 +308,8 @@ ff_quit(int status)
 noreturn static void
 vfail(int status, const char *fmt, va_list ap)
 {
-	/*
-	 * A stage that a signal is stopping fails in what it was doing (a
-	 * probe cut short, a child gone): that is not news. It stops as
-	 * signalled, and the dispatcher says why the run ended, once.
-	 */
-	if (ff_pipeline_stage() && ff_signalled())
-		ff_exit_signalled();
+	if (before_fail)
+		before_fail();
 	vreport("", fmt, ap);
 	ff_quit(status);
 }

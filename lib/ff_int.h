@@ -1,12 +1,13 @@
 /*
  * ff_int.h - what the library's files share among themselves and no
  * program uses (t/fixtures' unit probes may). Sections follow the
- * implementing files, as in ff.h.
+ * implementing files, as in ff_base.h (the upper floor's own are at the
+ * end of ff.h).
  */
 #ifndef FF_INT_H
 #define FF_INT_H
 
-#include "ff.h"
+#include "ff_base.h"
 
 /* ff_err.c */
 
@@ -59,34 +60,6 @@ char *ff_first_line(const char *s);
 char *ff_probe_version(const struct ff_probe *p);
 /* "did not finish within 5 s", "exited with status 1: LINE" (static). */
 const char *ff_probe_failure(const struct ff_probe *p);
-
-/* ff_env.c */
-
-/* FNV-1a 64 of a file's bytes as 16 hex digits, or NULL. */
-char *ff_env_fnv1a64(const char *path);
-
-/* ff_skrouterd.c */
-
-/* What the installed schema offers. */
-struct ff_skr_features {
-	int has_http;			/* httpListener exists (2.x, 3.0) */
-	int tcp_encapsulation;		/* tcpListener has `encapsulation` (2.5 .. 3.0) */
-	char encapsulation_default[32];	/* its default in the schema, or "" */
-	int worker_threads;		/* router has workerThreads */
-};
-/* The libqpid-proton*.so ldd resolves for the binary (core preferred), or NULL. */
-char *ff_env_proton_ldd(const char *skrouterd_path);
-/*
- * The router's management schema: $FLIMFLAM_SKROUTERD_SCHEMA if set, else
- * PYDIR/skupper_router/management/skrouter.json where PYDIR is the -I
- * default `skrouterd --help` prints (the file may not exist); NULL if
- * neither (skrouterd NULL, or no -I line).
- */
-char *ff_skrouterd_schema_path(const char *skrouterd);
-/* Read entityTypes (attributes follow "extends"). 0, or -1 with a warning. */
-int ff_skrouterd_features(const char *schema_json_path, struct ff_skr_features *out);
-/* {"http":b,"tcp_encapsulation":b,"encapsulation_default":s|null,"worker_threads":b} */
-json_t *ff_skr_features_json(const struct ff_skr_features *f);
 
 /* ff_elf.c */
 

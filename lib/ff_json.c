@@ -4,7 +4,7 @@
  * One compact object per line, "event" first (jansson keeps insertion
  * order), flushed per line because stdio buffers pipes fully.
  */
-#include "ff.h"
+#include "ff_base.h"
 #include "ff_int.h"
 
 #include <ctype.h>
@@ -103,57 +103,6 @@ ff_die_event(const char *fmt, ...)
 	va_end(ap);
 	emit_error(msg);
 	ff_die("%s", msg);
-}
-
-void
-ff_emit_start(void)
-{
-	json_t *ev = ff_event("start");
-
-	json_object_set_new(ev, "schema", json_integer(FF_SCHEMA));
-	json_object_set_new(ev, "tool", json_string(ff_prog()));
-	json_object_set_new(ev, "version", json_string(FF_VERSION));
-	json_object_set_new(ev, "time", json_string(ff_iso_time()));
-	json_object_set_new(ev, "pid", json_integer(getpid()));
-	/* Data, not a sentence: where a stage given one keeps the run's files. */
-	if (ff_rundir_known())
-		json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir_known()));
-	ff_emit(ev);
-}
-
-void
-ff_emit_end(int status)
-{
-	json_t *ev = ff_event("end");
-
-	json_object_set_new(ev, "program", json_string(ff_prog()));
-	json_object_set_new(ev, "status", json_integer(status));
-	ff_emit(ev);
-}
-
-size_t
-ff_utf8_len(const unsigned char *s)
-{
-	unsigned c = s[0], min, n, i, cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 1, min = 0x80, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 2, min = 0x800, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 3, min = 0x10000, cp = c & 0x07;
-	else
-		return 0;
-	for (i = 1; i <= n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n + 1;
 }
 
 static int

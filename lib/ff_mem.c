@@ -2,7 +2,7 @@
  * ff_mem.c - memory that dies when it runs out: allocation, arrays that
  * grow, byte buffers, argument vectors.
  */
-#include "ff.h"
+#include "ff_base.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -26,18 +26,29 @@ ff_strdup(const char *s)
 	return d;
 }
 
+/* vasprintf(3) that dies rather than fail; the length in *len. */
+static char *
+vformat(const char *fmt, va_list ap, size_t *len)
+{
+	char *s;
+	int r = vasprintf(&s, fmt, ap);
+
+	if (r < 0)
+		ff_die("out of memory");
+	*len = (size_t)r;
+	return s;
+}
+
 char *
 ff_asprintf(const char *fmt, ...)
 {
 	va_list ap;
+	size_t len;
 	char *s;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	s = vformat(fmt, ap, &len);
 	va_end(ap);
-	if (r < 0)
-		ff_die("out of memory");
 	return s;
 }
 
@@ -91,20 +102,35 @@ ff_buf_shell_word(struct ff_buf *b, const char *s)
 	ff_buf_addstr(b, "'");
 }
 
+static void
+vbuf_printf(struct ff_buf *b, const char *fmt, va_list ap)
+{
+	size_t len;
+	char *s = vformat(fmt, ap, &len);
+
+	ff_buf_add(b, s, len);
+	free(s);
+}
+
 void
 ff_buf_printf(struct ff_buf *b, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	vbuf_printf(b, fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		ff_die("out of memory");
-	ff_buf_add(b, s, (size_t)r);
-	free(s);
+}
+
+void
+ff_why(struct ff_buf *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	why->len = 0;
+	va_start(ap, fmt);
+	vbuf_printf(why, fmt, ap);
+	va_end(ap);
 }
 
 char *

@@ -4,7 +4,7 @@
  * at the path. A regular file (or none) is replaced atomically; a device or
  * a FIFO is written into; a symlink is followed; anything else is refused.
  */
-#include "ff.h"
+#include "ff_base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,6 +95,7 @@ static int
 plan(struct ff_out *o, const char *path, int flags, const char *old, char *why, size_t n)
 {
 	char dir[PATH_MAX];
+	struct ff_buf dw = FF_BUF_INIT;
 	struct stat st;
 
 	memset(o, 0, sizeof(*o));
@@ -130,8 +131,11 @@ plan(struct ff_out *o, const char *path, int flags, const char *old, char *why, 
 		return -1;
 	}
 	dir_of(o->path, dir, sizeof(dir));
-	if (ff_dir_writable(dir, 0, why, n) < 0)
+	if (ff_dir_writable(dir, 0, &dw) < 0) {
+		snprintf(why, n, "%s", dw.s);
+		ff_buf_free(&dw);
 		return -1;
+	}
 	if (old && o->exists) {
 		old_name(o->path, old, o->old, sizeof(o->old));
 		if (lstat(o->old, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
@@ -308,16 +312,16 @@ ff_write_file(const char *path, const char *text, mode_t mode)
 }
 
 int
-ff_lock_dir(const char *dir, const char *what, char *why, size_t n)
+ff_lock_dir(const char *dir, const char *what, struct ff_buf *why)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)
-			snprintf(why, n, "another flimflam is writing %s in '%s' now; wait for it "
-				 "to finish, or work in another directory", what, dir);
+			ff_why(why, "another flimflam is writing %s in '%s' now; wait for it "
+			       "to finish, or work in another directory", what, dir);
 		else
-			snprintf(why, n, "cannot lock '%s': %s", dir, strerror(errno));
+			ff_why(why, "cannot lock '%s': %s", dir, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;

@@ -5,7 +5,7 @@
  * waitpid(-1), which would take the status of a relay that ff-topology
  * holds while it collects the environment.
  */
-#include "ff.h"
+#include "ff_base.h"
 #include "ff_int.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
  * ff_proc.c - children in known roles: spawn without a shell, watch with
  * pidfds, stop in reverse order of start; and the signals that end a run.
  */
-#include "ff.h"
+#include "ff_base.h"
 #include "ff_int.h"
 
 #include <dirent.h>
@@ -40,6 +40,19 @@ on_signal(int sig)
 	errno = saved;
 }
 
+/*
+ * A stage that a signal is stopping fails in what it was doing (a probe
+ * cut short, a child gone): that is not news. It stops as signalled, and
+ * the dispatcher says why the run ended, once. (ff_die's hook: a signal is
+ * caught only once ff_signals_init set it.)
+ */
+static void
+stop_stage_signalled(void)
+{
+	if (ff_pipeline_stage() && ff_signalled())
+		ff_exit_signalled();
+}
+
 void
 ff_signals_init(void)
 {
@@ -54,6 +67,7 @@ ff_signals_init(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	ff_set_before_fail(stop_stage_signalled);
 }
 
 int

@@ -1,7 +1,7 @@
 /*
  * ff_skrouterd.c - the router: whether flimflam can use it (its --version
- * and --help), the features its installed management schema offers, and
- * the Proton library it loads.
+ * and --help), the features its installed management schema offers and
+ * what it can carry by them, and the Proton library it loads.
  */
 #include "ff.h"
 #include "ff_int.h"
@@ -271,4 +271,63 @@ ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, char *why, size_t n)
 	json_decref(root);
 	free(schema);
 	return r;
+}
+
+static const char no_http[] = "no HTTP adaptor";
+
+int
+ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulation,
+		 const char **lacks, char *why, size_t n)
+{
+	struct ff_skr_features f;
+	char *schema;
+	int r;
+
+	*lacks = NULL;
+	if (!strcmp(protocol, "tcp") && !encapsulation)
+		return 1;	/* every router has the tcp adaptor */
+	schema = ff_skrouterd_schema_path(path);
+	if (!schema) {
+		snprintf(why, n, "cannot find the management schema of '%s' (from 'skrouterd --help')", path);
+		return -1;
+	}
+	r = ff_skrouterd_features(schema, &f);
+	if (r < 0) {
+		snprintf(why, n, "cannot read the management schema '%s'", schema);
+		free(schema);
+		return -1;
+	}
+	free(schema);
+	if (strcmp(protocol, "tcp") && !f.has_http)
+		*lacks = no_http;
+	else if (encapsulation && !f.tcp_encapsulation)
+		*lacks = "no tcp encapsulation setting";
+	return *lacks == NULL;
+}
+
+int
+ff_skrouterd_carries(const char *path, const char *protocol, const char *encapsulation,
+		     char *why, size_t n)
+{
+	const char *lacks;
+	int r;
+
+	r = ff_skrouterd_can(path, protocol, encapsulation, &lacks, why, n);
+	if (r < 0)
+		return -1;
+	if (!r && lacks == no_http) {
+		snprintf(why, n, "the skrouterd at '%s' has %s (routers from 3.1 on have none): protocol '%s' needs a 2.x or 3.0 router; tcp works",
+			 path, lacks, protocol);
+		return 0;
+	}
+	if (!r) {
+		snprintf(why, n, "the skrouterd at '%s' has %s (only 2.5 to 3.0 routers have one)",
+			 path, lacks);
+		return 0;
+	}
+	if (encapsulation && strcmp(protocol, "tcp")) {
+		snprintf(why, n, "encapsulation applies to protocol tcp only");
+		return 0;
+	}
+	return 1;
 }

@@ -1,6 +1,7 @@
 /*
- * ff_stage.c - what the pipeline stages share: holding their children
- * until the reader is done, and the relay/protocol/workload matrix.
+ * ff_stage.c - the pipeline stages: their loop over the upstream's
+ * events, their start and end events, and holding their children until
+ * the reader is done.
  */
 #include "ff.h"
 #include "ff_int.h"
@@ -146,79 +147,28 @@ ff_stage_hold(struct ff_stage *s, struct ff_child *const kids[], int n)
 	}
 }
 
-int
-ff_cpus_workload(const cpu_set_t *avail, int limit, int nrelays, cpu_set_t *out)
+void
+ff_emit_start(void)
 {
-	int cpus[CPU_SETSIZE], ncpus = 0, i, used = limit * nrelays;
+	json_t *ev = ff_event("start");
 
-	for (i = 0; i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, avail))
-			cpus[ncpus++] = i;
-	CPU_ZERO(out);
-	if (limit <= 0 || used >= ncpus) {
-		*out = *avail;
-		return 0;
-	}
-	for (i = used; i < ncpus; i++)
-		CPU_SET(cpus[i], out);
-	return 1;
+	json_object_set_new(ev, "schema", json_integer(FF_SCHEMA));
+	json_object_set_new(ev, "tool", json_string(ff_prog()));
+	json_object_set_new(ev, "version", json_string(FF_VERSION));
+	json_object_set_new(ev, "time", json_string(ff_iso_time()));
+	json_object_set_new(ev, "pid", json_integer(getpid()));
+	/* Data, not a sentence: where a stage given one keeps the run's files. */
+	if (ff_rundir_known())
+		json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir_known()));
+	ff_emit(ev);
 }
 
-static const char no_http[] = "no HTTP adaptor";
-
-int
-ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulation,
-		 const char **lacks, char *why, size_t n)
+void
+ff_emit_end(int status)
 {
-	struct ff_skr_features f;
-	char *schema;
-	int r;
+	json_t *ev = ff_event("end");
 
-	*lacks = NULL;
-	if (!strcmp(protocol, "tcp") && !encapsulation)
-		return 1;	/* every router has the tcp adaptor */
-	schema = ff_skrouterd_schema_path(path);
-	if (!schema) {
-		snprintf(why, n, "cannot find the management schema of '%s' (from 'skrouterd --help')", path);
-		return -1;
-	}
-	r = ff_skrouterd_features(schema, &f);
-	if (r < 0) {
-		snprintf(why, n, "cannot read the management schema '%s'", schema);
-		free(schema);
-		return -1;
-	}
-	free(schema);
-	if (strcmp(protocol, "tcp") && !f.has_http)
-		*lacks = no_http;
-	else if (encapsulation && !f.tcp_encapsulation)
-		*lacks = "no tcp encapsulation setting";
-	return *lacks == NULL;
-}
-
-int
-ff_skrouterd_carries(const char *path, const char *protocol, const char *encapsulation,
-		     char *why, size_t n)
-{
-	const char *lacks;
-	int r;
-
-	r = ff_skrouterd_can(path, protocol, encapsulation, &lacks, why, n);
-	if (r < 0)
-		return -1;
-	if (!r && lacks == no_http) {
-		snprintf(why, n, "the skrouterd at '%s' has %s (routers from 3.1 on have none): protocol '%s' needs a 2.x or 3.0 router; tcp works",
-			 path, lacks, protocol);
-		return 0;
-	}
-	if (!r) {
-		snprintf(why, n, "the skrouterd at '%s' has %s (only 2.5 to 3.0 routers have one)",
-			 path, lacks);
-		return 0;
-	}
-	if (encapsulation && strcmp(protocol, "tcp")) {
-		snprintf(why, n, "encapsulation applies to protocol tcp only");
-		return 0;
-	}
-	return 1;
+	json_object_set_new(ev, "program", json_string(ff_prog()));
+	json_object_set_new(ev, "status", json_integer(status));
+	ff_emit(ev);
 }

@@ -1,7 +1,7 @@
 /*
  * ff_time.c - clocks and timestamps.
  */
-#include "ff.h"
+#include "ff_base.h"
 
 #include <time.h>
 

@@ -187,7 +187,8 @@ output_prepare(void)
 {
 	static const char *const ext[] = { ".jsonl", ".html" };
 	static char name[PATH_MAX];
-	char dir[PATH_MAX], why[PATH_MAX + 128], stem[PATH_MAX], *slash, *text;
+	char dir[PATH_MAX], stem[PATH_MAX], *slash, *text;
+	struct ff_buf why = FF_BUF_INIT;
 	int claimed = 0, keep = opt.force || opt.append;
 	struct ff_out o;
 	size_t len;
@@ -221,8 +222,8 @@ output_prepare(void)
 	else
 		strcpy(dir, ".");
 	/* Tried, not access(2): root passes that even on /proc. */
-	if (ff_dir_writable(dir, 1 << 20, why, sizeof(why)) < 0)
-		ff_die("cannot keep the results in '%s': %s", opt.output, why);
+	if (ff_dir_writable(dir, 1 << 20, &why) < 0)
+		ff_die("cannot keep the results in '%s': %s", opt.output, why.s);
 	if (!keep && !claimed) {
 		claim(stream.path, opt.output, " (--force replaces it, --append adds the new runs to it)");
 		claim(o.path, page, " (the report of the results goes there; --force replaces it)");

@@ -360,62 +360,15 @@ page_data(struct page *pg)
 
 /* The page */
 
-/*
- * JSON text inside <script>: a '<' only occurs within strings, where
- * "\u003c" means the same, so no value can end the element.
- */
-static void
-add_script_json(struct ff_buf *b, const char *json)
-{
-	const char *lt;
-
-	while ((lt = strchr(json, '<'))) {
-		ff_buf_add(b, json, lt - json);
-		ff_buf_addstr(b, "\\u003c");
-		json = lt + 1;
-	}
-	ff_buf_addstr(b, json);
-}
-
-static char *
-asset(const char *name)
-{
-	char rel[256];
-
-	snprintf(rel, sizeof(rel), "share/report/%s", name);
-	return ff_data_text(rel);
-}
-
 /* The template with @REPORT_CSS@, @REPORT_DATA@ and @REPORT_JS@ filled in. */
 static void
 page_html(struct ff_buf *b, json_t *data)
 {
+	static const char *const files[] = { "share/report/report.html", "share/report/report.css",
+					     "share/report/report.js" };
 	static const char *const marks[] = { "@REPORT_CSS@", "@REPORT_DATA@", "@REPORT_JS@" };
-	char *html = asset("report.html"), *css = asset("report.css"), *js = asset("report.js"),
-		*text, *p = html, *q;
-	size_t i;
 
-	text = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (!text)
-		ff_die("out of memory");
-	for (i = 0; i < FF_ARRAY_SIZE(marks); i++) {
-		q = strstr(p, marks[i]);
-		if (!q)
-			ff_die("share/report/report.html: no %s in the template", marks[i]);
-		ff_buf_add(b, p, q - p);
-		if (i == 0)
-			ff_buf_addstr(b, css);
-		else if (i == 1)
-			add_script_json(b, text);
-		else
-			ff_buf_addstr(b, js);
-		p = q + strlen(marks[i]);
-	}
-	ff_buf_addstr(b, p);
-	free(text);
-	free(html);
-	free(css);
-	free(js);
+	ff_page_html(b, files, marks, data);
 }
 
 /* A label per file: its name, or its path when two names are the same. */
@@ -472,7 +425,6 @@ report_write(const char *const paths[], int n, const char *out)
 {
 	struct page pg;
 	struct ff_buf b = FF_BUF_INIT;
-	struct ff_out o;
 	json_t *data;
 	int f, rc = 0;
 
@@ -493,15 +445,8 @@ report_write(const char *const paths[], int n, const char *out)
 	page_html(&b, data);
 	json_decref(data);
 	page_free(&pg);
-	if (!strcmp(out, "-")) {
-		if (fwrite(b.s, 1, b.len, stdout) != b.len || fflush(stdout) == EOF)
-			ff_write_failed();
-	} else if (ff_out_open(&o, out, 0, NULL, 0644) < 0 || ff_out_write(&o, b.s, b.len) < 0 ||
-		   ff_out_commit(&o) < 0) {
-		ff_out_abort(&o);
-		ff_warn("%s", o.err);
+	if (ff_page_write(out, &b) < 0)
 		rc = -1;
-	}
 	ff_buf_free(&b);
 	return rc;
 }
@@ -509,15 +454,7 @@ report_write(const char *const paths[], int n, const char *out)
 void
 report_say(const char *path)
 {
-	char full[PATH_MAX], *url;
-
-	if (path[0] == '/' || !getcwd(full, sizeof(full)) || strlen(full) + strlen(path) + 2 > sizeof(full))
-		snprintf(full, sizeof(full), "%s", path);
-	else
-		snprintf(full + strlen(full), sizeof(full) - strlen(full), "/%s", path);
-	url = ff_file_url(full);
-	ff_print("Report: %s\n\nOpen it in a browser: %s\n", path, url);
-	free(url);
+	ff_page_say(path);
 }
 
 char *

@@ -139,13 +139,13 @@ check_skstat(void)
 static void
 check_data(const char *cwd)
 {
-	char why[PATH_MAX + 128];
+	struct ff_buf why = FF_BUF_INIT;
 
 	snprintf(data, sizeof(data), "%s/perf.data", cwd);
 	if (ff_out_check(&data_out, data, 0, "*.old") < 0)
 		cannot("", NULL, "%s", data_out.err);
-	if (!opt.pipeline_stage && ff_lock_dir(cwd, "perf.data", why, sizeof(why)) < 0)
-		cannot("", NULL, "%s", why);
+	if (!opt.pipeline_stage && ff_lock_dir(cwd, "perf.data", &why) < 0)
+		cannot("", NULL, "%s", why.s);
 }
 
 /* perf can attach to the relays. Returns what ff_perf_probe says perf can do. */
@@ -222,6 +222,7 @@ static void
 check_perf(void)
 {
 	char why[1024], cwd[PATH_MAX];
+	struct ff_buf dir_why = FF_BUF_INIT;
 	int bits = check_attach(why, sizeof(why));
 	long max_rate;
 
@@ -244,9 +245,9 @@ check_perf(void)
 		       opt.freq, max_rate);
 	/* perf.data of a few seconds takes megabytes; far less is a full disk. */
 	if (sampling() && ff_dir_writable(getcwd(cwd, sizeof(cwd)) ? cwd : ".", 16 << 20,
-					  why, sizeof(why)) < 0)
+					  &dir_why) < 0)
 		cannot("", NULL, "'%s' writes perf.data in the current directory: %s",
-		       modes[opt.mode], why);
+		       modes[opt.mode], dir_why.s);
 	if (sampling())
 		check_data(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
 	if (opt.mode == OFFCPU || opt.mode == LOCK)

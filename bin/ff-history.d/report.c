@@ -30,63 +30,14 @@ static const char report_usage[] =
 	"  --db, -w, -r, -p, --label, --host, --metric\n"
 	"                        As for ff-history: which series\n";
 
-/* JSON in a <script> element: no "<" in it, so nothing in it can end the element. */
-static void
-add_script_json(struct ff_buf *b, const char *json)
-{
-	const char *lt;
-
-	while ((lt = strchr(json, '<'))) {
-		ff_buf_add(b, json, lt - json);
-		ff_buf_addstr(b, "\\u003c");
-		json = lt + 1;
-	}
-	ff_buf_addstr(b, json);
-}
-
 static void
 page_html(struct ff_buf *b, json_t *data)
 {
+	static const char *const files[] = { "share/history/history.html", "share/report/report.css",
+					     "share/history/history.js" };
 	static const char *const marks[] = { "@REPORT_CSS@", "@HISTORY_DATA@", "@HISTORY_JS@" };
-	char *html = ff_data_text("share/history/history.html"), *css = ff_data_text("share/report/report.css"),
-		*js = ff_data_text("share/history/history.js"), *text, *p = html, *q;
-	size_t i;
 
-	text = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (!text)
-		ff_die("out of memory");
-	for (i = 0; i < FF_ARRAY_SIZE(marks); i++) {
-		q = strstr(p, marks[i]);
-		if (!q)
-			ff_die("share/history/history.html: no %s in the template", marks[i]);
-		ff_buf_add(b, p, q - p);
-		if (i == 0)
-			ff_buf_addstr(b, css);
-		else if (i == 1)
-			add_script_json(b, text);
-		else
-			ff_buf_addstr(b, js);
-		p = q + strlen(marks[i]);
-	}
-	ff_buf_addstr(b, p);
-	free(text);
-	free(html);
-	free(css);
-	free(js);
-}
-
-static void
-say_page(const char *path)
-{
-	char full[PATH_MAX], *url;
-
-	if (path[0] == '/' || !getcwd(full, sizeof(full)) || strlen(full) + strlen(path) + 2 > sizeof(full))
-		snprintf(full, sizeof(full), "%s", path);
-	else
-		snprintf(full + strlen(full), sizeof(full) - strlen(full), "/%s", path);
-	url = ff_file_url(full);
-	ff_print("Report: %s\n\nOpen it in a browser: %s\n", path, url);
-	free(url);
+	ff_page_html(b, files, marks, data);
 }
 
 int
@@ -146,16 +97,10 @@ report_main_h(int argc, char *argv[])
 	page_html(&b, data);
 	json_decref(data);
 	history_free(&h);
-	if (!strcmp(out, "-")) {
-		if (fwrite(b.s, 1, b.len, stdout) != b.len || fflush(stdout) == EOF)
-			ff_write_failed();
-	} else if (ff_out_open(&o, out, 0, NULL, 0644) < 0 || ff_out_write(&o, b.s, b.len) < 0 ||
-		   ff_out_commit(&o) < 0) {
-		ff_out_abort(&o);
-		ff_die("%s", o.err);
-	} else {
-		say_page(out);
-	}
+	if (ff_page_write(out, &b) < 0)
+		ff_quit(1);
+	if (strcmp(out, "-"))
+		ff_page_say(out);
 	ff_buf_free(&b);
 	free(path);
 	return ff_finish();

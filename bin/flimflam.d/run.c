@@ -487,7 +487,8 @@ struct ff_out flame_out;
 void
 outputs_check(const struct cmd *c)
 {
-	char cwd[PATH_MAX - 32], why[PATH_MAX + 128];
+	char cwd[PATH_MAX - 32];
+	struct ff_buf why = FF_BUF_INIT;
 
 	if (!samples(c))
 		return;
@@ -496,8 +497,8 @@ outputs_check(const struct cmd *c)
 	snprintf(flame_html, sizeof(flame_html), "%s/flamegraph.html", cwd);
 	if (!strcmp(c->name, "flamegraph") && ff_out_check(&flame_out, flame_html, 0, "old.*") < 0)
 		ff_die("%s", flame_out.err);
-	if (ff_lock_dir(cwd, "perf.data", why, sizeof(why)) < 0)
-		ff_die("%s", why);
+	if (ff_lock_dir(cwd, "perf.data", &why) < 0)
+		ff_die("%s", why.s);
 }
 
 /*
