@@ -17,12 +17,13 @@ LIBSRC   = $(wildcard lib/*.c)
 LIBOBJ   = $(LIBSRC:.c=.o)
 BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
 	   builtin/ff-builtin-rr-client builtin/ff-builtin-rr-server
-# Each program and its objects. flimflam, ff-bench, ff-capture, ff-flame and
+# Each program and its objects. flimflam (the dispatcher) and ff-check are
+# one file each; ff-run (the engine), ff-bench, ff-capture, ff-flame,
 # ff-workload and ff-topology are built from several files each, with a
 # private header, in bin/NAME.d/ (ff-topology's relay drivers: relay_NAME.o).
-PROGS    = bin/ff-run bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
+PROGS    = bin/flimflam bin/ff-run bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload bin/ff-history bin/ff-bisect
-FF_RUN_OBJ = $(addprefix bin/ff-run.d/,main.o run.o summary.o hosts.o hosts_check.o stages.o offcpu.o)
+FF_RUN_OBJ = $(addprefix bin/ff-run.d/,main.o validate.o run.o summary.o hosts.o hosts_check.o stages.o offcpu.o)
 FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o output.o run.o results.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o sweep.o capacity.o explain.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o machine.o sched.o lock.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
@@ -46,6 +47,7 @@ UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/ma
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
 
+bin/flimflam:    bin/flimflam.o
 bin/ff-run:      $(FF_RUN_OBJ)
 bin/ff-bench:    $(FF_BENCH_OBJ)
 bin/ff-capture:  $(FF_CAPTURE_OBJ)
@@ -76,7 +78,7 @@ $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
 $(FF_WORKLOAD_OBJ): bin/ff-workload.d/ff-workload.h
 $(FF_TOPOLOGY_OBJ): bin/ff-topology.d/ff-topology.h
 $(FF_HISTORY_OBJ) t/unit/edivisive-test.o: bin/ff-history.d/ff-history.h bin/ff-bench.d/ff-bench.h
-$(FF_RUN_OBJ): bin/ff-run.d/flimflam.h
+$(FF_RUN_OBJ): bin/ff-run.d/ff-run.h
 $(FF_BISECT_OBJ): bin/ff-bisect.d/ff-bisect.h bin/ff-bench.d/ff-bench.h
 $(LIBOBJ): lib/ff_int.h
 

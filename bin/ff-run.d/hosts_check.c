@@ -2,7 +2,7 @@
  * hosts_check.c - check --hosts: each host of --hosts asked over ssh for
  * what its role needs (hosts.c runs the commands there).
  */
-#include "flimflam.h"
+#include "ff-run.h"
 
 #include <math.h>
 #include <stdarg.h>

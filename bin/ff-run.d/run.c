@@ -3,7 +3,7 @@
  * events read (the phase on a terminal), their ends worded; and
  * flamegraph's page rendered from the recording.
  */
-#include "flimflam.h"
+#include "ff-run.h"
 
 #include <errno.h>
 #include <getopt.h>

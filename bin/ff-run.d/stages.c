@@ -4,7 +4,7 @@
  * bounded: a stage that has not ended STAGE_GRACE_S after it was asked to
  * is killed with what it started, and we say so; their ends worded.
  */
-#include "flimflam.h"
+#include "ff-run.h"
 
 #include <errno.h>
 #include <fcntl.h>

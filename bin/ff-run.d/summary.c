@@ -2,7 +2,7 @@
  * summary.c - flimflam's human summaries of a run and of its capture,
  * from the run's events.
  */
-#include "flimflam.h"
+#include "ff-run.h"
 
 #include <math.h>
 #include <string.h>
