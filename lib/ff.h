@@ -117,6 +117,8 @@ noreturn void ff_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 noreturn void ff_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The hook ff_die and ff_fail run before exiting (one; last one wins). */
 void ff_set_cleanup(void (*fn)(void));
+/* Called once with the message of a failure (ff_die, ff_fail) before it is said and we exit. */
+void ff_set_fail_hook(void (*fn)(const char *msg));
 /* Run the cleanup hook and exit(status), saying nothing. */
 noreturn void ff_quit(int status);
 
@@ -326,6 +328,12 @@ noreturn void ff_write_failed(void);
 void ff_check_stdout(void);
 /* Fail the run: an `error` event with the message, then ff_die with it. */
 noreturn void ff_die_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * An `error` event with the message, unless one was emitted already; a
+ * stdout that cannot take it is let be (the message goes to stderr too).
+ * The fail hook of a pipeline stage and of ff-run --json.
+ */
+void ff_error_event(const char *msg);
 /* The standard events. */
 void ff_emit_start(void);
 void ff_emit_end(int status);

@@ -18,6 +18,7 @@ int ff_verbosity;
 static const char *prog = "flimflam";
 static const char *usage_self;	/* the program's name in its usage texts */
 static void (*cleanup)(void);
+static void (*fail_hook)(const char *msg);
 
 void
 ff_setprog(const char *argv0)
@@ -242,6 +243,12 @@ ff_set_cleanup(void (*fn)(void))
 }
 
 void
+ff_set_fail_hook(void (*fn)(const char *msg))
+{
+	fail_hook = fn;
+}
+
+void
 ff_quit(int status)
 {
 	if (cleanup) {
@@ -266,6 +273,17 @@ vfail(int status, const char *fmt, va_list ap)
 	 */
 	if (ff_pipeline_stage() && ff_signalled())
 		ff_exit_signalled();
+	if (fail_hook) {
+		void (*fn)(const char *) = fail_hook;
+		char msg[2048];
+		va_list aq;
+
+		fail_hook = NULL;	/* a failure inside it must not loop */
+		va_copy(aq, ap);
+		vsnprintf(msg, sizeof(msg), fmt, aq);
+		va_end(aq);
+		fn(msg);
+	}
 	vreport("", fmt, ap);
 	ff_quit(status);
 }

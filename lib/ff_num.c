@@ -200,6 +200,7 @@ ff_getopt(int argc, char *const argv[], const char *optstring,
 	}
 	if (c == FF_OPT_PIPELINE_STAGE) {
 		pipeline_stage = 1;
+		ff_set_fail_hook(ff_error_event);	/* a stage that fails says why in the stream */
 		return ff_getopt(argc, argv, optstring, longopts, usage);
 	}
 	if (c == -1)

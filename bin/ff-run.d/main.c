@@ -355,6 +355,8 @@ main(int argc, char *argv[])
 	ff_setprog(argv[0]);
 	c = command(argc, argv);
 	parse_run(c, argc - 1, argv + 1);
+	if (opt.json)
+		ff_set_fail_hook(ff_error_event);	/* why we failed, in the stream too */
 	capture_usage(c);
 	validate_builds();
 	validate_run(c);
