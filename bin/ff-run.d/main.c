@@ -302,16 +302,19 @@ parse_run(const struct cmd *c, int argc, char *argv[])
 static const struct cmd *
 command(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+		{ NULL, 0, NULL, 0 }
+	};
 	size_t i;
 
+	/* Before the command: -h, --version (ff_getopt's), or a usage error naming the option. */
+	optind = 1;
+	while (argc > 1 && argv[1][0] == '-' && ff_getopt(argc, argv, "+:h", longopts, usage) != -1)
+		ff_usage(usage, 0);
 	if (argc < 2)
 		ff_usage_error(usage, "expected a command");
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
-		ff_usage(usage, 0);
-	if (!strcmp(argv[1], "--version")) {
-		printf("%s %s\n", ff_prog(), FF_VERSION);
-		exit(ff_finish());
-	}
 	for (i = 0; i < FF_ARRAY_SIZE(cmds); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return &cmds[i];
