@@ -18,15 +18,16 @@ LIBSRC   = $(wildcard lib/*.c)
 LIBOBJ   = $(LIBSRC:.c=.o)
 BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
 	   builtin/ff-builtin-rr-client builtin/ff-builtin-rr-server
-# Each program and its objects. flimflam, ff-bench, ff-capture, ff-flame and
+# Each program and its objects. flimflam (the dispatcher) and ff-check are
+# one file each; ff-run (the engine), ff-bench, ff-capture, ff-flame,
 # ff-workload and ff-topology are built from several files each, with a
 # private header, in bin/NAME.d/ (ff-topology's relay drivers: relay_NAME.o).
-PROGS    = bin/flimflam bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
+PROGS    = bin/flimflam bin/ff-run bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload bin/ff-history bin/ff-bisect
-FLIMFLAM_OBJ = $(addprefix bin/flimflam.d/,main.o run.o summary.o hosts.o hosts_check.o stages.o offcpu.o)
+FF_RUN_OBJ = $(addprefix bin/ff-run.d/,main.o validate.o run.o builds.o summary.o hosts.o hosts_check.o stages.o offcpu.o)
 FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o output.o run.o results.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o sweep.o capacity.o explain.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o machine.o sched.o lock.o)
-FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
+FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o changes.o)
 FF_WORKLOAD_OBJ = $(addprefix bin/ff-workload.d/,main.o serve.o drive.o iperf3.o h2load.o)
 FF_TOPOLOGY_OBJ = $(addprefix bin/ff-topology.d/,main.o chain.o conf.o tls.o env.o \
 	relay_skrouterd.o relay_nghttpx.o relay_nginx.o relay_haproxy.o \
@@ -37,8 +38,8 @@ FF_HISTORY_LINK = $(FF_HISTORY_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/stat
 # ff-bisect reads its benches' results with results.o and tests their rounds with paired.o.
 FF_BISECT_OBJ = $(addprefix bin/ff-bisect.d/,main.o git.o build.o step.o state.o)
 FF_BISECT_LINK = $(FF_BISECT_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/stats.o bin/ff-bench.d/paired.o
-PROGOBJ  = $(filter-out bin/flimflam.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-workload.o bin/ff-history.o bin/ff-bisect.o bin/ff-topology.o,$(PROGS:=.o)) \
-	   $(FLIMFLAM_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_WORKLOAD_OBJ) $(FF_HISTORY_OBJ) $(FF_BISECT_OBJ) \
+PROGOBJ  = $(filter-out bin/ff-run.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-workload.o bin/ff-history.o bin/ff-bisect.o bin/ff-topology.o,$(PROGS:=.o)) \
+	   $(FF_RUN_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_WORKLOAD_OBJ) $(FF_HISTORY_OBJ) $(FF_BISECT_OBJ) \
 	   $(FF_TOPOLOGY_OBJ)
 # Unit tests of pure functions, run by t/unit.bats (t/unit/machine by
 # t/machine.bats; t/hist.bats builds its own; power-sim, the simulation of
@@ -47,7 +48,8 @@ UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/ma
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
 
-bin/flimflam:    $(FLIMFLAM_OBJ)
+bin/flimflam:    bin/flimflam.o
+bin/ff-run:      $(FF_RUN_OBJ)
 bin/ff-bench:    $(FF_BENCH_OBJ)
 bin/ff-capture:  $(FF_CAPTURE_OBJ)
 bin/ff-check:    bin/ff-check.o
@@ -78,7 +80,7 @@ $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h
 $(FF_WORKLOAD_OBJ): bin/ff-workload.d/ff-workload.h
 $(FF_TOPOLOGY_OBJ): bin/ff-topology.d/ff-topology.h
 $(FF_HISTORY_OBJ) t/unit/edivisive-test.o: bin/ff-history.d/ff-history.h bin/ff-bench.d/ff-bench.h
-$(FLIMFLAM_OBJ): bin/flimflam.d/flimflam.h
+$(FF_RUN_OBJ): bin/ff-run.d/ff-run.h
 $(FF_BISECT_OBJ): bin/ff-bisect.d/ff-bisect.h bin/ff-bench.d/ff-bench.h
 $(LIBOBJ): lib/ff_int.h
 

@@ -127,6 +127,8 @@ int ff_finish(void);
  * signalled when a stage is being stopped).
  */
 void ff_set_before_fail(void (*fn)(void));
+/* Called once with the message of a failure (ff_die, ff_fail) before it is said and we exit. */
+void ff_set_fail_hook(void (*fn)(const char *msg));
 /*
  * An integer environment variable in [min, max]; `dflt` when unset or
  * empty. Anything else is "prog: NAME: 'abc' is not a whole number from
@@ -230,7 +232,9 @@ struct option;
 #define FF_LONGOPT_BUILD { "build", required_argument, NULL, FF_OPT_BUILD }
 #define FF_OPT_PIPELINE_STAGE 0x7ffd
 #define FF_LONGOPT_PIPELINE_STAGE { "pipeline-stage", no_argument, NULL, FF_OPT_PIPELINE_STAGE }
+/* ff_err.c keeps it (ff_getopt sets it): what every floor may ask. */
 int ff_pipeline_stage(void);
+void ff_set_pipeline_stage(void);
 int ff_getopt(int argc, char *const argv[], const char *optstring,
 	      const struct option *longopts, const char *usage);
 /* The usage error for getopt_long's ':' or '?' (ff_getopt calls it). */
@@ -444,6 +448,12 @@ noreturn void ff_write_failed(void);
 void ff_check_stdout(void);
 /* Fail the run: an `error` event with the message, then ff_die with it. */
 noreturn void ff_die_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * An `error` event with the message, unless one was emitted already; a
+ * stdout that cannot take it is let be (the message goes to stderr too).
+ * The fail hook of a pipeline stage and of ff-run --json.
+ */
+void ff_error_event(const char *msg);
 /*
  * Strings that come from elsewhere: jansson refuses text that is not
  * UTF-8, so these always make a string (NULL makes null).

@@ -19,6 +19,8 @@ static const char *prog = "flimflam";
 static const char *usage_self;	/* the program's name in its usage texts */
 static void (*cleanup)(void);
 static void (*before_fail)(void);	/* ff_set_before_fail's hook */
+static int pipeline_stage;	/* --pipeline-stage was given */
+static void (*fail_hook)(const char *msg);
 
 void
 ff_setprog(const char *argv0)
@@ -285,9 +287,27 @@ ff_set_cleanup(void (*fn)(void))
 }
 
 void
+ff_set_pipeline_stage(void)
+{
+	pipeline_stage = 1;
+}
+
+int
+ff_pipeline_stage(void)
+{
+	return pipeline_stage;
+}
+
+void
 ff_set_before_fail(void (*fn)(void))
 {
 	before_fail = fn;
+}
+
+void
+ff_set_fail_hook(void (*fn)(const char *msg))
+{
+	fail_hook = fn;
 }
 
 void
@@ -310,6 +330,17 @@ vfail(int status, const char *fmt, va_list ap)
 {
 	if (before_fail)
 		before_fail();
+	if (fail_hook) {
+		void (*fn)(const char *) = fail_hook;
+		char msg[2048];
+		va_list aq;
+
+		fail_hook = NULL;	/* a failure inside it must not loop */
+		va_copy(aq, ap);
+		vsnprintf(msg, sizeof(msg), fmt, aq);
+		va_end(aq);
+		fn(msg);
+	}
 	vreport("", fmt, ap);
 	ff_quit(status);
 }

@@ -79,14 +79,6 @@ ff_bad_option(const char *usage, const struct option *longopts, int c, char *con
 	ff_usage_error(usage, "unknown option '%s'", opt_name(NULL, optopt));
 }
 
-static int pipeline_stage;	/* --pipeline-stage was given */
-
-int
-ff_pipeline_stage(void)
-{
-	return pipeline_stage;
-}
-
 int
 ff_getopt(int argc, char *const argv[], const char *optstring,
 	  const struct option *longopts, const char *usage)
@@ -118,7 +110,8 @@ ff_getopt(int argc, char *const argv[], const char *optstring,
 		exit(ff_finish());
 	}
 	if (c == FF_OPT_PIPELINE_STAGE) {
-		pipeline_stage = 1;
+		ff_set_pipeline_stage();
+		ff_set_fail_hook(ff_error_event);	/* a stage that fails says why in the stream */
 		return ff_getopt(argc, argv, optstring, longopts, usage);
 	}
 	if (c == -1)

@@ -81,6 +81,8 @@ ff_check_stdout(void)
 	}
 }
 
+static int error_said;	/* an error event is out */
+
 /* An `error` event with the message. */
 static void
 emit_error(const char *msg)
@@ -89,7 +91,32 @@ emit_error(const char *msg)
 
 	json_object_set_new(ev, "program", json_string(ff_prog()));
 	json_object_set_new(ev, "message", ff_json_text(msg));
+	error_said = 1;
 	ff_emit(ev);
+}
+
+void
+ff_error_event(const char *msg)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	json_t *ev;
+	char *s;
+
+	if (error_said || ff_stdout_gone())
+		return;
+	error_said = 1;
+	ev = ff_event("error");
+	json_object_set_new(ev, "program", json_string(ff_prog()));
+	json_object_set_new(ev, "message", ff_json_text(msg));
+	s = json_dumps(ev, JSON_COMPACT | JSON_REAL_PRECISION(10));
+	json_decref(ev);
+	/* Written as it can be: a reader gone is no SIGPIPE here, and no new failure. */
+	sigaction(SIGPIPE, &ign, &old);
+	if (s && fflush(stdout) != EOF && write(1, s, strlen(s)) >= 0 && write(1, "\n", 1) < 0) {
+		/* nowhere to say it: stderr has the message */
+	}
+	sigaction(SIGPIPE, &old, NULL);
+	free(s);
 }
 
 void

@@ -1,7 +1,7 @@
 /*
  * flimflam - the matrix of workloads, relays and protocols: one row per
  * workload and per relay, and the one function that says whether a relay
- * carries a workload over a protocol (README: "Relays, workloads,
+ * carries a workload over a protocol (man/man7/flimflam-matrix.7: "Relays, workloads,
  * protocols"). The names, the options' lists, bench's plan and order, the
  * combinations and their errors all come from these rows.
  *
@@ -14,7 +14,7 @@
  * in relays[] (what it carries and can do: caps) plus its driver,
  * bin/ff-topology.d/relay_NAME.c (configuration from relay-conf/, command
  * line, readiness, the proof of its TLS links), listed in ff-topology's
- * drivers[]. Either needs its row in README's tables (t/unit.bats holds
+ * drivers[]. Either needs its row in the tables of man/man7/flimflam-matrix.7 (t/unit.bats holds
  * the two together).
  */
 #include "ff.h"

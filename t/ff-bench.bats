@@ -322,6 +322,22 @@ fake_router() {
 	done
 }
 
+@test "ff-bench: a stage that dies by a signal, saying nothing: ff-run's error event names it in the record" {
+	# A test-only drive that is killed at once: no stage says why, ff-run words it from its status.
+	mkdir -p "$BATS_TEST_TMPDIR/kill"
+	cat >"$BATS_TEST_TMPDIR/kill/ff-workload" <<-EOF2
+		#!/bin/sh
+		[ "\$1" = drive ] || exec "$TOP/bin/ff-workload" "\$@"
+		kill -KILL \$\$
+	EOF2
+	chmod +x "$BATS_TEST_TMPDIR/kill/ff-workload"
+	local f="$BATS_TEST_TMPDIR/r.jsonl"
+	FLIMFLAM_EXEC_PATH="$BATS_TEST_TMPDIR/kill" run -1 --separate-stderr ff-bench -w builtin -r none \
+		--warmup 0 --duration 1 --output "$f"
+	jq -e -s 'length == 1 and .[0].status == "failed" and (.[0].reason | length > 0) and
+		any(.[0].errors[]; . == "ff-workload drive: was killed by signal 9 (Killed)")' "$f"
+}
+
 @test "ff-bench: SIGTERM stops the running case, keeps the results so far, exits 143" {
 	local f="$BATS_TEST_TMPDIR/r.jsonl" err="$BATS_TEST_TMPDIR/err" i st=0
 	ff-bench -w builtin -r none --repeat 2 --warmup 0 --duration 5 --output "$f" \

@@ -294,6 +294,15 @@ record_dd() {
 
 # Differential graphs
 
+@test "ff-flame: --changes ranks the functions whose share of the self samples grew and shrank" {
+	run -0 --separate-stderr ff-flame --changes --diff "$FIX/base.folded" "$FIX/new.folded"
+	jq -e '.event == "changes" and .base_samples == 200 and .new_samples == 400 and .too_few_samples and
+		.grew == [{"function": "slow", "base_share": 0.25, "new_share": 0.5, "change_points": 25}] and
+		.shrank == [{"function": "idle", "base_share": 0.5, "new_share": 0.25, "change_points": -25}]' <<<"$output"
+	run -2 --separate-stderr ff-flame --changes "$FIX/new.folded"
+	[[ "$stderr" == "ff-flame: --changes ranks the functions of --diff BASE NEW"* ]]
+}
+
 @test "ff-flame: --diff --folded prints base and new counts per stack" {
 	run -0 ff-flame --folded --diff "$FIX/base.folded" "$FIX/new.folded"
 	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/out"

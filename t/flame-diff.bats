@@ -47,9 +47,16 @@ setup() {
 		{name: $d.names[$d.nodes[.]], new: $d.nodes[. + 2], base: $d.base[. / 3]}] as $t |
 		($t | map(.name)) == ["R1 nginx", "R2 nginx"] and all($t[]; .new > 0 and .base > 0) and
 		.too_few_samples == ($d.base_total < 1000 or $d.total < 1000) and .min_samples == 1000' d.json
-	# So is the folded diff the summary is made of: stacks of both.
+	# The ranking is ff-flame's (--changes, kept in the run's directory), relayed as it said it.
 	rundir=$(jq -r 'select(.event == "start") | .run_dir // empty' ev.jsonl | head -n 1)
-	folded=$(ls "$rundir/diff.folded" "$(dirname "$rundir")/diff.folded" 2>/dev/null | head -n 1)
+	changes=$(ls "$rundir/changes.json" "$(dirname "$rundir")/changes.json" 2>/dev/null | head -n 1)
+	jq -e --argjson d "$diff" '.event == "changes" and .base_samples == $d.base_samples and
+		.new_samples == $d.new_samples and ([.grew[].function] == [$d.grew[].function]) and
+		([.shrank[].function] == [$d.shrank[].function])' "$changes"
+	# So are the folded stacks it ranks (ff-flame --folded of the same): stacks of both.
+	folded="$BATS_TEST_TMPDIR/diff.folded"
+	ff-flame --folded -o "$folded" --events "$(dirname "$changes")/b/events.jsonl" \
+		--base-events "$(dirname "$changes")/a/events.jsonl" --diff perf-a.data perf-b.data
 	[ -s "$folded" ]
 	[ "$(cut -d';' -f1 "$folded" | sort -u)" = $'R1 nginx\nR2 nginx' ]
 	awk '{ t += $NF; if ($(NF - 1) > 0) m += $NF } END { print m / t; exit !(m / t >= 0.3) }' "$folded"

@@ -17,7 +17,7 @@ setup_file() {
 	skip_unless_program nginx
 	local dest="$BATS_TEST_TMPDIR/dest"
 	run -0 make -s -C "$SRC" install DESTDIR="$dest" PREFIX=/opt/ff
-	for p in flimflam ff-workload ff-topology ff-capture ff-flame ff-check ff-bench ff-history ff-bisect; do
+	for p in flimflam ff-run ff-workload ff-topology ff-capture ff-flame ff-check ff-bench ff-history ff-bisect; do
 		[ -x "$dest/opt/ff/bin/$p" ]
 	done
 	[ -x "$dest/opt/ff/libexec/flimflam/ff-builtin-client" ]

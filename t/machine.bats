@@ -144,7 +144,7 @@ run_fields() {
 	jq -e -s 'map(select(.event == "resources"))[0].machine.other_cpu_fraction >= 0.2' "$f"
 	run_steady flimflam run -r none --warmup 1 --duration 3
 	echo "$output"
-	grep -qE '^  Warning:     the machine was shared: other processes used [0-9]+% of the CPUs over the window; its figures are not comparable with a quieter run.s \(compare builds in one interleaved bench: README "A shared machine"\)$' <<<"$output"
+	grep -qE '^  Warning:     the machine was shared: other processes used [0-9]+% of the CPUs over the window; its figures are not comparable with a quieter run.s \(compare builds in one interleaved bench: flimflam-measurement\(7\), "A shared machine"\)$' <<<"$output"
 }
 
 @test "bench beside a busy loop of ours: each run's line says the machine was shared, the table marks the case" {

@@ -263,7 +263,8 @@ declare -gA TABLE_OF=(
 	[bin/ff-history.d/export.c]="flimflam history export" [bin/ff-history.d/report.c]="flimflam history report"
 	[bin/ff-bisect.d/main.c]="flimflam bisect"
 	[bin/ff-workload.d/main.c]="ff-workload serve|ff-workload drive"
-	[bin/flimflam.d/main.c]="flimflam|flimflam run|flimflam record|flimflam flamegraph|flimflam check --hosts x"
+	[bin/flimflam.c]="flimflam"
+	[bin/ff-run.d/main.c]="flimflam run|flimflam record|flimflam flamegraph|flimflam check --hosts x"
 	[builtin/client.c]="ff-builtin-client" [builtin/rr-client.c]="ff-builtin-rr-client"
 	[builtin/rr-server.c]="ff-builtin-rr-server" [builtin/server.c]="ff-builtin-server"
 )

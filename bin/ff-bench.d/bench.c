@@ -100,7 +100,7 @@ struct bench_opts opt = {
 	.run = FF_RUN_OPTS_DEFAULTS, .repeat = 1,
 };
 
-char *flimflam;
+char *engine;
 json_t *bench_env;
 int progress_tty;
 int output_gone;
@@ -528,17 +528,17 @@ plan_cases(struct plan *pl)
 	free(skrouterd);
 }
 
-/* The dispatcher beside us, else on PATH. */
+/* The engine, ff-run, beside us, else on PATH. */
 static char *
-find_flimflam(void)
+find_engine(void)
 {
-	char *path = ff_helper_path("flimflam"), *p;
+	char *path = ff_helper_path("ff-run"), *p;
 
 	if (!strchr(path, '/')) {
 		p = ff_which(path);
 		free(path);
 		if (!p)
-			ff_die("cannot find flimflam beside ff-bench nor on PATH");
+			ff_die("cannot find ff-run beside ff-bench nor on PATH");
 		path = p;
 	}
 	return path;
@@ -652,7 +652,7 @@ pool_program(const char *name)
 
 	if (rdir && *rdir)
 		return ff_asprintf("%s/%s", rdir, name);
-	return !strcmp(name, "flimflam") ? ff_strdup(flimflam) : ff_helper_path(name);
+	return !strcmp(name, "ff-run") ? ff_strdup(engine) : ff_helper_path(name);
 }
 
 /* ssh's argv for `line` on pool host `dest`, as parallel's --ssh runs it, into a. */
@@ -858,7 +858,7 @@ run_pool(const struct plan *pl, const char *parallel, int *done)
 			}
 		}
 	}
-	remote = pool_program("flimflam");
+	remote = pool_program("ff-run");
 	ff_argv_addl(&a, parallel, "--will-cite", "-j1", "--sshlogin", opt.pool, NULL);
 	if (cfg && *cfg)
 		ff_argv_addf(&a, "--ssh=ssh -F '%s' -o BatchMode=yes", cfg);
@@ -867,7 +867,7 @@ run_pool(const struct plan *pl, const char *parallel, int *done)
 	ff_argv_addf(&a, "--results=%s/{#}", dir);
 	ff_argv_addf(&a, "--joblog=%s/joblog", dir);
 	/*
-	 * Each job: flimflam with its case's arguments, one word a column,
+	 * Each job: ff-run with its case's arguments, one word a column,
 	 * each quoted; the columns are apart by US (0x1f), which no argument
 	 * holds (a build's path may hold spaces).
 	 */
@@ -1006,7 +1006,7 @@ bench_main(int argc, char *argv[])
 		nothing_to_run(plan.cases, plan.ncases, plan.notrun, plan.nnot);
 	output_prepare();
 
-	flimflam = find_flimflam();
+	engine = find_engine();
 	ff_check_stdout();	/* not a whole bench for a table that cannot be printed */
 	ff_signals_init();
 	ff_set_cleanup(ff_children_stop_all);

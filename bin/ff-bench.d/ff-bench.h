@@ -425,7 +425,7 @@ struct bench_opts {
 	int shuffle;
 };
 extern struct bench_opts opt;
-extern char *flimflam;		/* the dispatcher beside us */
+extern char *engine;		/* ff-run, the engine, beside us */
 extern json_t *bench_env;	/* the environment of the bench */
 extern int progress_tty;	/* progress on a terminal */
 extern int output_gone;		/* stdout's reader is gone: the bench stops (exit 141) */
@@ -463,7 +463,7 @@ json_t *replay_case(const struct bcase *c, int repeat, const char *host, const c
 		    const char *err, int exit_status, double elapsed);
 /* The last line of `text` that is not empty, without ssh's "\r" (static), or NULL. */
 const char *last_line(const char *text);
-/* The arguments of `flimflam run --json` for case c after the program, into a. */
+/* The arguments of `ff-run run --json` for case c after the program, into a. */
 void case_args(struct ff_argv *a, const struct bcase *c);
 
 /* Sweeps (sweep.c) */

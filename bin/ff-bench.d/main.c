@@ -2,7 +2,7 @@
  * ff-bench - run the relay matrix, keep every result, and tell noise from
  * effect when two sets of results are compared.
  *
- *   ff-bench [options]          runs `flimflam run --json` for each supported
+ *   ff-bench [options]          runs `ff-run run --json` for each supported
  *                               workload x relay x protocol (x repeat), keeps
  *                               each run as a JSON line, prints the table
  *   ff-bench summarize [FILE]   prints the table again from a results file

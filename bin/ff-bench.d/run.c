@@ -1,6 +1,8 @@
 /*
- * One run of a bench case: `flimflam run --json` as a child, its events read
- * as they come, its progress shown, and its record made.
+ * One run of a bench case: the engine, `ff-run run --json`, as a child, its
+ * events read as they come, its progress shown, and its record made. Why a
+ * run failed is its first `error` event (each stage that fails says why in
+ * one; ff-run words a stage that ended without one), else its exit status.
  */
 #include "ff-bench.h"
 
@@ -151,29 +153,6 @@ run_estimate(void)
 	return opt.run.warmup + opt.run.duration + overhead_s;
 }
 
-/*
- * Why a run failed, from its stderr: the last word of a stage, else of
- * flimflam. (Its run directory comes from its events: every stage's start
- * names it.)
- */
-static char *
-reason_from_log(const char *err)
-{
-	char *text = strdup(err), *line, *save = NULL, *stage = NULL, *top = NULL, *p;
-
-	if (!text)
-		ff_die("out of memory");
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "ff-", 3) && !strstr(line, "retrying"))
-			stage = line;
-		else if (!strncmp(line, "flimflam: ", 10) && !strstr(line, "the run failed"))
-			top = line;
-	}
-	p = stage ? strdup(stage) : top ? strdup(top) : NULL;
-	free(text);
-	return p;
-}
-
 /* A run's stderr: whole up to 1 MiB, else its first half MiB and its newest. */
 #define ERR_MAX (1 << 20)
 
@@ -277,7 +256,7 @@ case_args(struct ff_argv *a, const struct bcase *c)
 }
 
 /*
- * Start `flimflam run --json`: 0, or -1 when it cannot start (its pipes
+ * Start `ff-run run --json`: 0, or -1 when it cannot start (its pipes
  * closed).
  */
 static int
@@ -299,10 +278,10 @@ crun_start(struct crun *cr)
 	snprintf(errpath, sizeof(errpath), "/proc/self/fd/%d", cr->efds[1]);
 	o.out_fd = cr->fds[1];
 	o.log = errpath;
-	ff_argv_add(&argv, flimflam);
+	ff_argv_add(&argv, engine);
 	case_args(&argv, c);
 	cr->t0 = cr->t_phase = ff_now();
-	st = ff_spawn(&cr->child, "flimflam run", argv.v, &o);
+	st = ff_spawn(&cr->child, "ff-run", argv.v, &o);
 	ff_argv_free(&argv);
 	if (st < 0) {
 		close(cr->fds[0]);
@@ -313,7 +292,7 @@ crun_start(struct crun *cr)
 	}
 	close(cr->fds[1]);
 	close(cr->efds[1]);
-	cr->rd = (struct ff_reader)FF_READER_INIT(cr->fds[0], "flimflam run");
+	cr->rd = (struct ff_reader)FF_READER_INIT(cr->fds[0], "ff-run");
 	/* A run that hangs is stopped: its window plus two minutes is plenty. */
 	cr->deadline = cr->t0 + opt.run.warmup + opt.run.duration + 120;
 	return 0;
@@ -356,7 +335,7 @@ crun_event(struct crun *cr, json_t *ev, double now)
 		keep_event(&cr->environment, ev);
 	} else if (!strcmp(name, "error")) {
 		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "%s: %s",
-			 ff_json_str(ev, "program") ? ff_json_str(ev, "program") : "flimflam",
+			 ff_json_str(ev, "program") ? ff_json_str(ev, "program") : "ff-run",
 			 ff_json_str(ev, "message") ? ff_json_str(ev, "message") : "error");
 		json_array_append_new(cr->errors, ff_json_text(cr->reasonbuf));
 	}
@@ -420,7 +399,7 @@ crun_watch(struct crun *cr, int k, int n)
 			cr->deadline = now + 15;
 		}
 		if (ff_signalled() && !cr->sig) {
-			/* flimflam stops its pipeline in order and exits 128+n. */
+			/* ff-run stops its pipeline in order and exits 128+n. */
 			cr->sig = ff_signalled();
 			kill(cr->child.pid, cr->sig);
 			cr->deadline = now + 15;
@@ -474,20 +453,16 @@ static char *
 crun_reason(struct crun *cr)
 {
 	const struct ff_child *child = &cr->child;
-	char *why = reason_from_log(cr->err.text ? cr->err.text : "");
 
 	if (cr->timed_out)
 		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "no end after %.0f s; stopped", cr->elapsed);
 	else if (json_array_size(cr->errors))
 		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "%s",
 			 json_string_value(json_array_get(cr->errors, 0)));
-	else if (why)
-		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "%s", why);
 	else if (WIFEXITED(child->status) && WEXITSTATUS(child->status) == 0)
 		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "the run gave no result");
 	else
-		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "flimflam run %s", ff_child_how(child));
-	free(why);
+		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "ff-run %s", ff_child_how(child));
 	return cr->reasonbuf;
 }
 
@@ -628,7 +603,7 @@ crun_finish(struct crun *cr, int repeat)
 }
 
 /*
- * One run of a case: `flimflam run --json` as a child, its events read as
+ * One run of a case: `ff-run run --json` as a child, its events read as
  * they come. Returns the record, or NULL when a signal stopped it.
  */
 json_t *
@@ -658,7 +633,7 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 			 " (run %d of %ld)", repeat, opt.repeat);
 	snprintf(cr.started, sizeof(cr.started), "%s", ff_iso_time());
 	if (crun_start(&cr) < 0) {
-		rec = new_record(c, "failed", "cannot start flimflam", repeat, cr.started);
+		rec = new_record(c, "failed", "cannot start ff-run", repeat, cr.started);
 		json_object_set_new(rec, "run_dir", json_null());
 		crun_free(&cr);
 		return rec;
@@ -705,7 +680,7 @@ replay_case(const struct bcase *c, int repeat, const char *host, const char *out
 	snprintf(cr.started, sizeof(cr.started), "%s", ff_iso_time());
 	cr.fds[0] = open(out, O_RDONLY | O_CLOEXEC);
 	if (cr.fds[0] >= 0) {
-		cr.rd = (struct ff_reader)FF_READER_INIT(cr.fds[0], "flimflam run");
+		cr.rd = (struct ff_reader)FF_READER_INIT(cr.fds[0], "ff-run");
 		do {
 			r = ff_reader_fill(&cr.rd);
 			while ((ev = ff_reader_next(&cr.rd))) {
@@ -721,15 +696,10 @@ replay_case(const struct bcase *c, int repeat, const char *host, const char *out
 	}
 	cr.err.text = ff_read_file(err, &len);
 	cr.err.len = cr.err.text ? len : 0;
-	/* 255 is ssh's (flimflam has no such status): where no stage said why, ssh's last line does. */
-	if (exit_status == 255 && cr.err.text) {
-		char *why = reason_from_log(cr.err.text);
-
-		if (!why && last_line(cr.err.text))
-			json_array_append_new(cr.errors, json_sprintf("cannot reach %s over ssh: %s", host,
-									last_line(cr.err.text)));
-		free(why);
-	}
+	/* 255 is ssh's (ff-run has no such status): where no error event said why, ssh's last line does. */
+	if (exit_status == 255 && !json_array_size(cr.errors) && cr.err.text && last_line(cr.err.text))
+		json_array_append_new(cr.errors, json_sprintf("cannot reach %s over ssh: %s", host,
+							      last_line(cr.err.text)));
 	cr.child.status = exit_status >= 0 ? (exit_status & 0xff) << 8 : 1 << 8;
 	cr.child.exited = 1;
 	cr.elapsed = elapsed;

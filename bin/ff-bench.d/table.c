@@ -590,7 +590,7 @@ print_results(struct results *res)
 	if (nshared)
 		printf("\n! machine shared: in a run of the case, other processes used more than %d%% of\n"
 		       "  the CPUs, or steal took more than %d%% (each run's resources.machine says\n"
-		       "  how much); README \"A shared machine\" says what to do.\n",
+		       "  how much); flimflam-measurement(7), \"A shared machine\", says what to do.\n",
 		       FF_SHARED_OTHER_PCT, FF_SHARED_STEAL_PCT);
 	if (!uniform) {
 		printf("\nThe cases were run with different settings:\n");

@@ -171,4 +171,7 @@ void html_out(struct buf *b, json_t *meta, int diff, uint64_t total,
 	      uint64_t base_total);
 int too_few_to_rank(uint64_t total, uint64_t base_total);
 
+/* changes.c: --changes, one line of JSON (malloc'd, with its newline) */
+char *changes_json(void);
+
 #endif

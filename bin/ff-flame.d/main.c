@@ -46,6 +46,10 @@ const char usage[] =
 	"  --diff BASE NEW    a differential graph of NEW against BASE\n"
 	"  --base-events FILE BASE's run's events (--events is NEW's): each\n"
 	"                     recording's processes go in its own run's relays\n"
+	"  --changes          with --diff: instead of HTML, one JSON line (a\n"
+	"                     'changes' event): each side's samples, too_few_samples,\n"
+	"                     and the 5 functions whose share of the self samples\n"
+	"                     grew (grew) and shrank (shrank) the most\n"
 	"  --parts [ROLES=]FILE...\n"
 	"                     several recordings of one run in one page (one per\n"
 	"                     relay host): ROLES (r1 or r1,r2), relays of --meta or\n"
@@ -55,7 +59,7 @@ const char usage[] =
 
 struct opts {
 	const char *out, *title, *meta, *events, *base_events;
-	int folded, diff, parts;
+	int folded, diff, parts, changes;
 	int nin;		/* input files named: 0 (./perf.data), 1, 2 with --diff, 1+ with --parts */
 	char **in;		/* them: BASE NEW with --diff */
 	char **roles;		/* --parts: each input's ROLES, or NULL */
@@ -120,6 +124,7 @@ parse_options(struct opts *o, int argc, char *argv[])
 		{ "base-events", required_argument, NULL, 'B' },
 		{ "diff", no_argument, NULL, 'D' },
 		{ "parts", no_argument, NULL, 'P' },
+		{ "changes", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
@@ -138,11 +143,14 @@ parse_options(struct opts *o, int argc, char *argv[])
 		case 'B': o->base_events = optarg; break;
 		case 'D': o->diff = 1; break;
 		case 'P': o->parts = 1; break;
+		case 'C': o->changes = 1; break;
 		}
 	o->nin = argc - optind;
 	o->in = argv + optind;
 	if (o->diff && o->parts)
 		ff_usage_error(usage, "--diff and --parts: give one of them");
+	if (o->changes && (!o->diff || o->folded))
+		ff_usage_error(usage, "--changes ranks the functions of --diff BASE NEW: give --diff, and not --folded");
 	if (o->base_events && !o->diff)
 		ff_usage_error(usage, "--base-events is the events of --diff's BASE: give --diff too");
 	if (o->parts) {
@@ -245,7 +253,7 @@ read_inputs(const struct opts *o, struct input in[])
 			ff_warn("no samples in '%s'", in[k].name);
 	for (k = 0; k < (o->diff ? 1 : n); k++)
 		total += in[k].samples;
-	if (o->diff && !o->folded && too_few_to_rank(in[0].samples, in[1].samples))
+	if (o->diff && !o->folded && !o->changes && too_few_to_rank(in[0].samples, in[1].samples))
 		ff_warn("too few samples to rank the changes: BASE '%s' has %llu, NEW '%s' %llu (%d or more on each side are needed)",
 			in[1].name, (unsigned long long)in[1].samples, in[0].name,
 			(unsigned long long)in[0].samples, RANK_MIN_SAMPLES);
@@ -309,7 +317,10 @@ main(int argc, char *argv[])
 	name_towers(o.diff);
 	rank_frames();
 	order = sorted_stacks();
-	if (o.folded) {
+	if (o.changes) {
+		b.s = changes_json();
+		b.len = strlen(b.s);
+	} else if (o.folded) {
 		folded_out(&b, order, o.diff);
 	} else {
 		page_meta(meta, &o);

@@ -2,7 +2,7 @@
  * hosts_check.c - check --hosts: each host of --hosts asked over ssh for
  * what its role needs (hosts.c runs the commands there).
  */
-#include "flimflam.h"
+#include "ff-run.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -33,6 +33,29 @@ wall_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Its clock against ours, said: 1 when it is off (or cannot be read), else 0. */
+static int
+check_clock(const char *role, const char *dest)
+{
+	double t0, t1, there;
+	int status, problems = 0;
+	char *out;
+
+	t0 = wall_now();
+	out = hosts_remote_run(dest, "date +%s.%N", &status);
+	t1 = wall_now();
+	there = out ? strtod(out, NULL) : 0;
+	if (!out || status != 0 || there <= 0)
+		problems += say_check(role, dest, 0, "cannot read its clock");
+	else if (fabs(there - (t0 + t1) / 2) > 0.5 + (t1 - t0) / 2)
+		problems += say_check(role, dest, 0, "its clock is %+.3f s from this one's (synchronize the clocks: NTP or PTP)",
+				      there - (t0 + t1) / 2);
+	else
+		say_check(role, dest, 1, "clock within %.3f s of this one's", fabs(there - (t0 + t1) / 2) + (t1 - t0) / 2);
+	free(out);
+	return problems;
+}
+
 /*
  * check --hosts: on each named host, through ssh, the same flimflam
  * version as here, the programs its role needs (the workload's server or
@@ -51,7 +74,6 @@ hosts_check(const char *workload, const char *relay)
 	for (i = 0; i < hosts_count(); i++) {
 		const char *role = hosts_role_at(i), *dest = hosts_dest(role);
 		const char *need = NULL;
-		double t0, t1, there;
 
 		if (!dest)
 			continue;
@@ -104,18 +126,7 @@ hosts_check(const char *workload, const char *relay)
 			free(out);
 			free(cap);
 		}
-		t0 = wall_now();
-		out = hosts_remote_run(dest, "date +%s.%N", &status);
-		t1 = wall_now();
-		there = out ? strtod(out, NULL) : 0;
-		if (!out || status != 0 || there <= 0)
-			problems += say_check(role, dest, 0, "cannot read its clock");
-		else if (fabs(there - (t0 + t1) / 2) > 0.5 + (t1 - t0) / 2)
-			problems += say_check(role, dest, 0, "its clock is %+.3f s from this one's (synchronize the clocks: NTP or PTP)",
-					      there - (t0 + t1) / 2);
-		else
-			say_check(role, dest, 1, "clock within %.3f s of this one's", fabs(there - (t0 + t1) / 2) + (t1 - t0) / 2);
-		free(out);
+		problems += check_clock(role, dest);
 	}
 	free(flimflam);
 	free(here);

@@ -2,7 +2,7 @@
  * summary.c - flimflam's human summaries of a run and of its capture,
  * from the run's events.
  */
-#include "flimflam.h"
+#include "ff-run.h"
 
 #include <math.h>
 #include <string.h>
@@ -215,7 +215,7 @@ machine_warning(const json_t *rsc)
 	char why[160];
 
 	if (ff_machine_shared(rsc, why, sizeof(why)))
-		ff_print("  Warning:     the machine was shared: %s over the window; its figures are not comparable with a quieter run's (compare builds in one interleaved bench: README \"A shared machine\")\n",
+		ff_print("  Warning:     the machine was shared: %s over the window; its figures are not comparable with a quieter run's (compare builds in one interleaved bench: flimflam-measurement(7), \"A shared machine\")\n",
 			 why);
 }
 
@@ -247,6 +247,60 @@ switches_line(const char *role, const json_t *r, const json_t *res, double windo
 	ff_print("\n");
 }
 
+/* The links' TLS, each as the relay that proved it says. */
+static void
+config_tls(const json_t *topo)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(topo, "tls_links"), i, r) {
+		const char *from = ff_json_str(r, "from"), *to = ff_json_str(r, "to");
+		const char *by = ff_json_str(r, "said_by") ? ff_json_str(r, "said_by") : to;
+
+		/* Said by the relay the link comes to, or (a router on another host) the one it leaves. */
+		if (by && from && !strcmp(by, from))
+			ff_print("  TLS:         %s, %s (link %s -> %s, as %s says; %s's certificate verified, router %s)\n",
+				 ff_json_str(r, "protocol"), ff_json_str(r, "cipher"), role_name(from),
+				 role_name(to), role_name(from), role_name(to), ff_json_str(r, "peer"));
+		else
+			ff_print("  TLS:         %s, %s (link %s -> %s, as %s says; %s's certificate %s verified)\n",
+				 ff_json_str(r, "protocol"), ff_json_str(r, "cipher"), role_name(from),
+				 role_name(to), role_name(to), role_name(from), ff_json_str(r, "peer"));
+	}
+}
+
+/* The relays' CPUs: the limit, where each ran, and what they shared. */
+static void
+config_cpus(json_t *events, const json_t *topo)
+{
+	const json_t *r;
+	size_t i;
+
+	if (!ff_relay_find(opt.relay)->processes)
+		return;
+	ff_print("  CPU limit:   %ld", opt.run.cpu_limit);
+	if (opt.run.cpu_limit > 0) {
+		json_array_foreach(json_object_get(topo, "relays"), i, r)
+			ff_print("%s%s on CPU %s", i ? ", " : " (", role_name(ff_json_str(r, "role")),
+			       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "any");
+		ff_print(")");
+	}
+	ff_print("\n");
+	json_array_foreach(json_object_get(topo, "cpus_other_runs"), i, r)
+		printf("  Note:        another flimflam run (pid %lld) has its relays on CPU %s too: the two runs disturb each other's figures\n",
+		       (long long)json_integer_value(json_object_get(r, "pid")),
+		       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "?");
+	if (json_is_true(json_object_get(topo, "cpus_shared")))
+		ff_print("  Note:        too few CPUs for each relay to have its own (%ld relay%s of %ld CPU%s, %.0f CPU%s here): the relays share CPUs\n",
+			 opt.hops, opt.hops == 1 ? "" : "s", opt.run.cpu_limit, opt.run.cpu_limit == 1 ? "" : "s",
+			 ff_json_num(ff_event_find(events, "environment"), "cpus_available", 0),
+			 ff_json_num(ff_event_find(events, "environment"), "cpus_available", 0) == 1 ? "" : "s");
+	/* with too few for the relays, none are left for the workload either */
+	if (opt.run.cpu_limit > 0 && !ff_json_str(ff_event_find(events, "server"), "cpus"))
+		ff_print("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
+}
+
 void
 summarize(json_t *events, const char *rundir)
 {
@@ -273,44 +327,10 @@ summarize(json_t *events, const char *rundir)
 	ff_print("  Jobs:        %ld\n", opt.run.jobs);
 	ff_print("  Warmup:      %ld s\n", opt.run.warmup);
 	ff_print("  Duration:    %ld s\n", opt.run.duration);
-	json_array_foreach(json_object_get(topo, "tls_links"), i, r) {
-		const char *from = ff_json_str(r, "from"), *to = ff_json_str(r, "to");
-		const char *by = ff_json_str(r, "said_by") ? ff_json_str(r, "said_by") : to;
-
-		/* Said by the relay the link comes to, or (a router on another host) the one it leaves. */
-		if (by && from && !strcmp(by, from))
-			ff_print("  TLS:         %s, %s (link %s -> %s, as %s says; %s's certificate verified, router %s)\n",
-				 ff_json_str(r, "protocol"), ff_json_str(r, "cipher"), role_name(from),
-				 role_name(to), role_name(from), role_name(to), ff_json_str(r, "peer"));
-		else
-			ff_print("  TLS:         %s, %s (link %s -> %s, as %s says; %s's certificate %s verified)\n",
-				 ff_json_str(r, "protocol"), ff_json_str(r, "cipher"), role_name(from),
-				 role_name(to), role_name(to), role_name(from), ff_json_str(r, "peer"));
-	}
+	config_tls(topo);
 	if (opt.hosts)
 		ff_print("  Hosts:       %s (the roles not named ran here)\n", opt.hosts);
-	if (ff_relay_find(opt.relay)->processes) {
-		ff_print("  CPU limit:   %ld", opt.run.cpu_limit);
-		if (opt.run.cpu_limit > 0) {
-			json_array_foreach(json_object_get(topo, "relays"), i, r)
-				ff_print("%s%s on CPU %s", i ? ", " : " (", role_name(ff_json_str(r, "role")),
-				       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "any");
-			ff_print(")");
-		}
-		ff_print("\n");
-		json_array_foreach(json_object_get(topo, "cpus_other_runs"), i, r)
-			printf("  Note:        another flimflam run (pid %lld) has its relays on CPU %s too: the two runs disturb each other's figures\n",
-			       (long long)json_integer_value(json_object_get(r, "pid")),
-			       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "?");
-		if (json_is_true(json_object_get(topo, "cpus_shared")))
-			ff_print("  Note:        too few CPUs for each relay to have its own (%ld relay%s of %ld CPU%s, %.0f CPU%s here): the relays share CPUs\n",
-				 opt.hops, opt.hops == 1 ? "" : "s", opt.run.cpu_limit, opt.run.cpu_limit == 1 ? "" : "s",
-				 ff_json_num(ff_event_find(events, "environment"), "cpus_available", 0),
-				 ff_json_num(ff_event_find(events, "environment"), "cpus_available", 0) == 1 ? "" : "s");
-		/* with too few for the relays, none are left for the workload either */
-		if (opt.run.cpu_limit > 0 && !ff_json_str(ff_event_find(events, "server"), "cpus"))
-			ff_print("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
-	}
+	config_cpus(events, topo);
 	ff_print("\nResults\n");
 	ff_print("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
 	if (json_is_number(json_object_get(res, "ops_per_s")) && !ff_workload_is_rr(opt.workload))

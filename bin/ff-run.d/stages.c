@@ -4,12 +4,13 @@
  * bounded: a stage that has not ended STAGE_GRACE_S after it was asked to
  * is killed with what it started, and we say so; their ends worded.
  */
-#include "flimflam.h"
+#include "ff-run.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -84,6 +85,30 @@ stage_argv(const char *role, const char *label, const char *name, struct ff_argv
 	ff_argv_free(a);
 	free(path);
 	return cmd;
+}
+
+/*
+ * A stage's end that it did not say itself (a signal, a lost connection,
+ * killed at the grace's end), said on stderr by the caller: with --json,
+ * an `error` event naming the stage says it in the stream too, so that
+ * whoever reads the stream (ff-bench) knows why without reading stderr.
+ */
+static void
+stage_error(int i, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	json_t *ev;
+
+	if (!opt.json)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ev = ff_event("error");
+	json_object_set_new(ev, "program", json_string(i < nstages ? stages[i].name : "a stage"));
+	json_object_set_new(ev, "message", ff_json_text(msg));
+	ff_emit(ev);
 }
 
 /* Has stage i exited? Asked without reaping it: pipeline_wait_all does. */
@@ -228,6 +253,8 @@ stages_enforce(void)
 		if (!stage_gone(i) && !stages[i].killed) {
 			ff_warn("%s did not stop within %d s of %s; killed it and what it started",
 				stages[i].name, STAGE_GRACE_S, ff_sig_name(stop_sig));
+			stage_error(i, "did not stop within %d s of %s; killed it and what it started",
+				    STAGE_GRACE_S, ff_sig_name(stop_sig));
 			kill_stage(i);
 		}
 }
@@ -360,6 +387,7 @@ stages_reap(int *sig)
 		if (!*sig && lost) {
 			failed = 1;
 			ff_warn("%s: lost the ssh connection to '%s'", stages[i].name, lost);
+			stage_error(i, "lost the ssh connection to '%s'", lost);
 			continue;
 		}
 		/* A session we closed ends as ssh ends on SIGTERM. */
@@ -375,8 +403,10 @@ stages_reap(int *sig)
 		 * whose reader went away (141) stopped for the stage after it.
 		 */
 		if (!*sig && (WIFSIGNALED(st) || (WEXITSTATUS(st) >= 126 &&
-						      WEXITSTATUS(st) != 128 + SIGPIPE)))
+						      WEXITSTATUS(st) != 128 + SIGPIPE))) {
 			ff_warn("%s %s", i < nstages ? stages[i].name : "a stage", ff_status_how(st));
+			stage_error(i, "%s", ff_status_how(st));
+		}
 	}
 	free(statuses);
 	for (i = 0; i < nstages; i++)

@@ -7,7 +7,7 @@
  * back as a local stage's do. A remote stage ends when its input closes
  * or its reader goes, as it does locally, and stops what it started.
  */
-#include "flimflam.h"
+#include "ff-run.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

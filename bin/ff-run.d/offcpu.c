@@ -9,7 +9,7 @@
  * offcpu.folded in the run directory; ff-flame draws offcpu.html in the
  * current directory, where a frame's width is blocked time, not samples.
  */
-#include "flimflam.h"
+#include "ff-run.h"
 
 #include <pipeline.h>
 #include <stdlib.h>

@@ -1,23 +1,19 @@
 /*
- * flimflam.h - what the dispatcher's files share: main.c (the commands,
- * their options and checks), run.c (the pipeline of a run, flamegraph's
- * page), stages.c (the pipeline's stages: groups, stops, ends), hosts.c
+ * ff-run.h - what the engine's files share: main.c (the commands and
+ * their options), validate.c (their checks), run.c (the pipeline of a
+ * run, flamegraph's page), stages.c (the pipeline's stages: groups, stops, ends), hosts.c
  * and hosts_check.c (--hosts) and summary.c (the human summaries).
  */
-#ifndef FLIMFLAM_H
-#define FLIMFLAM_H
+#ifndef FF_RUN_H
+#define FF_RUN_H
 
 #include "ff.h"
 
 #include <limits.h>
 
-enum kind { EXEC, PIPELINE };
-
-/* A command: its program (EXEC) or its capture mode (PIPELINE). */
+/* A command: its name and ff-capture's mode ("none": run). */
 struct cmd {
-	const char *name, *prog, *mode;
-	enum kind kind;
-	const char *help;
+	const char *name, *mode, *help;
 };
 
 /* The run (lib/ff_runspec.h), as parsed and checked; the perf options of the sampling commands. */
@@ -32,10 +28,16 @@ extern struct perf_opt perf_opt;
 extern char flame_html[PATH_MAX];
 extern struct ff_out flame_out;
 
-/* main.c */
+/* main.c; run_usage is the command's usage, for its errors */
+extern char run_usage[4096];
 const char *freq_arg(void);
 int samples(const struct cmd *c);
 char *program(const char *name);
+
+/* validate.c: what can be known before anything starts */
+void validate_run(void);
+void capture_usage(const struct cmd *c);
+void capture_check(const struct cmd *c);
 
 /* run.c */
 noreturn void stopped_by(int sig, const char *rundir);

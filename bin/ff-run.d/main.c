@@ -1,0 +1,295 @@
+/*
+ * ff-run - flimflam's engine: run and the capture commands (stat, skstat,
+ * record, c2c, mem, flamegraph, offcpu, lock) build the pipeline
+ *
+ *   ff-workload serve | ff-topology | ff-workload drive | ff-capture MODE
+ *
+ * with libpipeline, read its events, and print a human summary (or, with
+ * --json, the events themselves). The dispatcher, flimflam, execs it as
+ * "flimflam COMMAND ...", so that its messages say "flimflam: ..."; check
+ * --hosts is here too, as it shares --hosts with the runs.
+ */
+#include "ff-run.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <pipeline.h>
+
+/* The commands: each a capture mode of ff-capture (none: run, captures nothing). */
+static const struct cmd cmds[] = {
+	{ "run", "none", "Run a workload without capturing any data" },
+	{ "stat", "stat", "Capture 'perf stat' output" },
+	{ "skstat", "skstat", "Capture 'skstat' output" },
+	{ "record", "record", "Capture perf events using 'perf record'" },
+	{ "c2c", "c2c", "Capture perf events using 'perf c2c'" },
+	{ "mem", "mem", "Capture perf events using 'perf mem'" },
+	{ "flamegraph", "record", "Generate a flamegraph" },
+	{ "offcpu", "offcpu", "Generate a flamegraph of where the relays wait (off-CPU time)" },
+	{ "lock", "lock", "Capture the relays' contended kernel locks using 'perf lock'" },
+};
+
+static const char usage[] =
+	"usage: ff-run COMMAND [OPTION]...\n"
+	"       ff-run check --hosts ROLE=[USER@]HOST[/ADDRESS],... [-w WORKLOAD] [-r RELAY]\n"
+	"                    [--hops N]\n"
+	"\n"
+	"flimflam's engine: runs the pipeline\n"
+	"\n"
+	"  ff-workload serve | ff-topology | ff-workload drive | ff-capture MODE\n"
+	"\n"
+	"reads its events, and prints a summary (or, with --json, the events). COMMAND\n"
+	"is run, stat, skstat, record, c2c, mem, flamegraph, offcpu or lock, with the\n"
+	"options of 'flimflam COMMAND' ('ff-run COMMAND -h'); check --hosts checks the\n"
+	"hosts of --hosts over ssh. Its messages are named as it was run: flimflam runs\n"
+	"it as 'flimflam'.\n";
+
+static const char run_usage_fmt[] =
+	"usage: %s %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
+	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
+	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
+	"       [--interval SECONDS] [--tls] [--build LABEL=PATH]\n"
+	"       [--hosts ROLE=[USER@]HOST[/ADDRESS],...] [--relay-cmd COMMAND]%s\n"
+	"\n"
+	"%s\n"
+	"\n"
+	"options:\n"
+	"  -h, --help            Show this help message and exit\n"
+	"  --version             Show the version and exit\n"
+	"%s"	/* the rows' help (ff_runspec_help) */
+	"%s"
+	"\n"
+	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
+	"Relays: skrouterd, nghttpx, nginx, haproxy, cmd, none. Protocols: tcp, http1, http2.\n";
+
+char run_usage[4096];
+
+enum { OPT_CALL_GRAPH = FF_OPT_OWN, OPT_FREQ };
+
+/* Its own; the run's are the rows of FF_RS_RUN (lib/ff_runspec.c). */
+static const struct option run_own[] = {
+	{ "help", no_argument, NULL, 'h' },
+	FF_LONGOPT_VERSION,
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "freq", required_argument, NULL, OPT_FREQ },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct ff_runspec opt;
+
+/* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
+static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
+static const char perf_options[] =
+	"  --call-graph METHOD   How perf records call stacks: fp, dwarf or lbr (default 'fp')\n"
+	"  --freq HZ             perf's sampling frequency per second (default 997)\n";
+static const char *const call_graphs[] = { "fp", "dwarf", "lbr", NULL };
+
+struct perf_opt perf_opt = { "fp", 997 };
+
+/* --freq as an argument (static). */
+const char *
+freq_arg(void)
+{
+	static char buf[24];
+
+	snprintf(buf, sizeof(buf), "%ld", perf_opt.freq);
+	return buf;
+}
+
+int
+samples(const struct cmd *c)
+{
+	return c->mode && (!strcmp(c->mode, "record") || !strcmp(c->mode, "c2c") ||
+			   !strcmp(c->mode, "mem") || !strcmp(c->mode, "offcpu"));
+}
+/* Find a program beside us, in $FLIMFLAM_EXEC_PATH, or on PATH. */
+char *
+program(const char *name)
+{
+	char *p = ff_helper_path(name), *w;
+
+	if (strchr(p, '/'))
+		return p;
+	w = ff_which(p);
+	free(p);
+	return w;
+}
+
+static const char check_hosts_fmt[] =
+	"usage: %s --hosts ROLE=[USER@]HOST[/ADDRESS],... [-w WORKLOAD] [-r RELAY]\n"
+	"%*s[--hops N]\n"
+	"\n"
+	"Check each host of --hosts over ssh: the same flimflam version as here, the\n"
+	"programs its role needs (the workload's client or server, the relay), perf's\n"
+	"permission to attach where a relay runs, and its clock against this one's.\n"
+	"-w, -r and --hops name the run's workload, relay and chain (default builtin,\n"
+	"skrouterd, and the relay's own hops as for run: 2): the roles are client,\n"
+	"r1 ... rN, server.\n";
+
+/* check --hosts: flimflam's own (ff-check checks this machine). */
+noreturn static void
+check_hosts(int argc, char *argv[])
+{
+	static const struct option own[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct option *longopts = ff_runspec_options(own, FF_RS_PLACE);
+	char why[512], *check_hosts_usage;
+	int ch;
+
+	/* Its continuation under the first option, as the name is long. */
+	check_hosts_usage = ff_asprintf(check_hosts_fmt, ff_prog(), (int)strlen(ff_prog()) + 8, "");
+	optind = 1;
+	while ((ch = ff_getopt(argc, argv, ":hw:r:", longopts, check_hosts_usage)) != -1)
+		if (ch == 'h')
+			ff_usage(check_hosts_usage, 0);
+		else
+			ff_runspec_take(&opt, check_hosts_usage, ch, optarg);
+	if (optind < argc)
+		ff_usage_error(check_hosts_usage, "unexpected argument '%s'", argv[optind]);
+	/* The roles r1 ... rN are the chain's, as for run. */
+	if (opt.hops < 0)
+		opt.hops = ff_relay_hops(opt.relay);
+	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
+		ff_usage_error(check_hosts_usage, "%s", why);
+	if (hosts_parse(opt.hosts, (int)opt.hops, 0, why, sizeof(why)) < 0)
+		ff_usage_error(check_hosts_usage, "%s", why);
+	if (!hosts_any_remote())
+		ff_usage_error(check_hosts_usage, "--hosts names no other host (all are localhost); 'flimflam check' checks this one");
+	ch = hosts_check(opt.workload, opt.relay);
+	exit(ff_finish() ? 1 : ch);
+}
+
+/* The run options */
+
+static void
+parse_run(const struct cmd *c, int argc, char *argv[])
+{
+	const struct option *longopts = ff_runspec_options(run_own, FF_RS_RUN);
+	struct ff_buf help = FF_BUF_INIT;
+	int ch;
+
+	ff_runspec_help(&help, FF_RS_RUN, "build", !strcmp(c->name, "flamegraph") ?
+			"; twice (A=PATH --build B=PATH):\neach build's flamegraph and the differential one" : NULL);
+	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, ff_prog(), c->name,
+		 samples(c) ? perf_synopsis : "", c->help, help.s, samples(c) ? perf_options : "");
+	ff_buf_free(&help);
+	opt.cmd = c->name;
+	opt.mode = c->mode;
+	optind = 1;
+	while ((ch = ff_getopt(argc, argv, ":hw:r:p:", longopts, run_usage)) != -1)
+		switch (ch) {
+		case 'h':
+			ff_usage(run_usage, 0);
+		case FF_OPT_BUILD:
+			if (opt.nbuild == (strcmp(c->name, "flamegraph") ? 1 : 2))
+				ff_fail(2, "--build is given %s: '%s' runs %s", opt.nbuild == 1 ?
+					"twice" : "three times", c->name, opt.nbuild == 1 ?
+					"one build (flamegraph compares two)" : "two builds at most");
+			ff_runspec_take(&opt, run_usage, ch, optarg);
+			break;
+		case OPT_CALL_GRAPH:
+		case OPT_FREQ:
+			if (ch == OPT_FREQ && !strcmp(c->name, "offcpu"))
+				ff_usage_error(run_usage, "--freq is not for offcpu, which records every switch of the relays' threads");
+			if (!samples(c))
+				ff_usage_error(run_usage, "%s is for record, c2c, mem and flamegraph, not '%s'",
+					       ch == OPT_FREQ ? "--freq" : "--call-graph", c->name);
+			if (ch == OPT_FREQ)
+				perf_opt.freq = ff_parse_run_opt(run_usage, "--freq", optarg);
+			else
+				perf_opt.call_graph = call_graphs[ff_parse_name(run_usage, "call graph method",
+										optarg, call_graphs)];
+			break;
+		default:
+			ff_runspec_take(&opt, run_usage, ch, optarg);
+		}
+	if (optind < argc)
+		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
+}
+
+
+/* The command named argv[1], or a usage error. */
+static const struct cmd *
+command(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		FF_LONGOPT_VERSION,
+		{ NULL, 0, NULL, 0 }
+	};
+	size_t i;
+
+	/* Before the command: -h, --version (ff_getopt's), or a usage error naming the option. */
+	optind = 1;
+	while (argc > 1 && argv[1][0] == '-' && ff_getopt(argc, argv, "+:h", longopts, usage) != -1)
+		ff_usage(usage, 0);
+	if (argc < 2)
+		ff_usage_error(usage, "expected a command");
+	for (i = 0; i < FF_ARRAY_SIZE(cmds); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return &cmds[i];
+	if (!strcmp(argv[1], "check")) {
+		/* check --hosts: flimflam's own (ff-check checks this machine). */
+		ff_setprog(ff_asprintf("%s check", ff_prog()));
+		check_hosts(argc - 1, argv + 1);
+	}
+	ff_usage_error(usage, "'%s' is not a command of ff-run", argv[1]);
+}
+
+/* One run (one build's): its pipeline, its page, its summary. */
+static void
+run_one(const struct cmd *c)
+{
+	const char *rundir = ff_rundir(NULL);
+	json_t *events = run_pipeline(c, rundir);
+
+	if (!strcmp(c->name, "flamegraph"))
+		render_flamegraph(events, rundir);
+	if (!strcmp(c->name, "offcpu"))
+		render_offcpu(events, rundir);
+	if (!opt.json) {
+		summarize(events, rundir);
+		summarize_capture(c, events);
+		if (!strcmp(c->name, "offcpu"))
+			summarize_offcpu(events);
+	}
+	json_decref(events);
+}
+
+/*
+ * ff-run COMMAND [OPTION]...: argv[0] names us in messages ("flimflam"
+ * when the dispatcher runs us, as users of 'flimflam run' see it).
+ */
+int
+main(int argc, char *argv[])
+{
+	const struct cmd *c;
+
+	ff_setprog(argv[0]);
+	ff_runspec_init(&opt);
+	c = command(argc, argv);
+	parse_run(c, argc - 1, argv + 1);
+	if (opt.json)
+		ff_set_fail_hook(ff_error_event);	/* why we failed, in the stream too */
+	capture_usage(c);
+	validate_run();
+	capture_check(c);
+	outputs_check(c);
+	ff_check_stdout();	/* not a whole run for a summary that cannot be printed */
+	ff_signals_init();
+	if (opt.nbuild == 2)
+		flamegraph_builds(c);	/* each build's run, pages and summary */
+	else
+		run_one(c);
+	return ff_finish();
+}
