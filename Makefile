@@ -26,7 +26,9 @@ FLIMFLAM_OBJ = $(addprefix bin/flimflam.d/,main.o run.o summary.o hosts.o hosts_
 FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o output.o run.o results.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o sweep.o capacity.o explain.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o machine.o sched.o lock.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o)
-FF_WORKLOAD_OBJ = $(addprefix bin/ff-workload.d/,main.o serve.o drive.o workload_iperf3.o workload_h2load.o)
+FF_WORKLOAD_OBJ = $(addprefix bin/ff-workload.d/,main.o serve.o drive.o \
+	workload_builtin.o workload_builtin_rr.o workload_iperf3.o workload_h2load.o \
+	workload_h2load_h1.o)
 FF_TOPOLOGY_OBJ = $(addprefix bin/ff-topology.d/,main.o chain.o conf.o tls.o env.o \
 	relay_skrouterd.o relay_nghttpx.o relay_nginx.o relay_haproxy.o \
 	relay_cmd.o relay_none.o)

@@ -42,6 +42,8 @@ struct ff_workload {
 	 */
 	int request_response;
 	struct ff_limit limits[2];
+	/* The argument its server and client programs print their versions with (not own); NULL: none. */
+	const char *version_arg;
 };
 
 /*
