@@ -167,7 +167,8 @@ struct group {
 	int nenv;
 };
 
-/* A field of the environment (or a setting) and one of its values. */
+/* A field of the environment (or a setting) and one of its values ("none": null or absent). */
+#define ENV_NONE "none"
 struct env_kv {
 	char *name, *value;
 };

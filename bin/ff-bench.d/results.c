@@ -282,7 +282,7 @@ env_add(struct group *g, const char *name, const json_t *v)
 		snprintf(num, sizeof(num), "%.15g", json_number_value(v));
 		text = ff_strdup(num);
 	} else if (!v || json_is_null(v))
-		text = ff_strdup("none");
+		text = ff_strdup(ENV_NONE);
 	else
 		text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
 	for (i = 0; i < g->nenv; i++)
@@ -322,9 +322,10 @@ env_take(struct group *g, const json_t *rec, const json_t *env)
 		env_add(g, "pool_host", json_object_get(rec, "host"));
 	if (!json_is_object(env))
 		return;
-	/* skrouterd's (and its Proton's) are what is compared, shown apart. */
+	/* The Proton relay's (skrouterd's, and its Proton's) are what is compared, shown apart. */
 	json_object_foreach((json_t *)env, key, v)
-		if (json_is_object(v) && json_object_get(v, "version") && strcmp(key, "skrouterd")) {
+		if (json_is_object(v) && json_object_get(v, "version") &&
+		    !ff_relay_has(key, FF_RELAY_PROTON)) {
 			snprintf(name, sizeof(name), "%s.version", key);
 			env_add(g, name, json_object_get(v, "version"));
 		}

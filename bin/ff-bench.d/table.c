@@ -257,7 +257,7 @@ print_env(const json_t *env, const char *const progs[])
 		       "unreadable");
 	}
 	for (i = 0; progs[i]; i++)
-		if (strcmp(progs[i], "skrouterd"))
+		if (!ff_relay_has(progs[i], FF_RELAY_PROTON))	/* shown above */
 			ff_print("  %-10s %s\n", progs[i], prog_str(env, progs[i], buf, sizeof(buf)));
 }
 

@@ -395,8 +395,8 @@ start(struct state *s, const char *good, const char *bad, const char *cache, con
 	if (split_words(s->o.build_cmd, &w, why, sizeof(why)) < 0)
 		ff_usage_error(usage, "--build-cmd: '%s': %s", s->o.build_cmd, why);
 	ff_argv_free(&w);
-	if (!strcmp(s->o.relay, "none"))
-		ff_usage_error(usage, "-r none: there is no relay to build");
+	if (!ff_relay_hops(s->o.relay))
+		ff_usage_error(usage, "-r %s: there is no relay to build", s->o.relay);
 	s->o.good = commit_of(s->repo, "--good", good);
 	s->o.bad = commit_of(s->repo, "--bad", bad);
 	if (!strcmp(s->o.good, s->o.bad))

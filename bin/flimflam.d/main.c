@@ -43,10 +43,13 @@ static const char usage[] =
 	"commands:\n"
 	"  {command}\n";
 
+/* ff-capture's mode that captures nothing: run's (a command of the table has it or not). */
+static const char no_capture[] = "none";
+
 static const struct cmd cmds[] = {
 	{ "check", "ff-check", NULL, EXEC,
 	  "Check for required programs and system configuration" },
-	{ "run", NULL, "none", PIPELINE,
+	{ "run", NULL, no_capture, PIPELINE,
 	  "Run a workload without capturing any data" },
 	{ "stat", NULL, "stat", PIPELINE, "Capture 'perf stat' output" },
 	{ "skstat", NULL, "skstat", PIPELINE, "Capture 'skstat' output" },
@@ -472,7 +475,7 @@ validate_run(const struct cmd *c)
 	if (!ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
 		ff_usage_error(run_usage, "%s; these work for %s: %s", why, opt.workload,
 			       ff_combos_for(opt.workload, NULL));
-	if (strcmp(c->mode, "none") && !rl->processes)
+	if (c->mode != no_capture && !rl->processes)
 		ff_usage_error(run_usage, "'%s' captures in the relays, and relay '%s' has none",
 			       c->name, opt.relay);
 	if (opt.hops < 0)
@@ -606,7 +609,7 @@ capture_check(const struct cmd *c)
 	size_t i;
 	int status;
 
-	if (!strcmp(c->mode, "none") || hosts_relays_remote((int)opt.hops))
+	if (c->mode == no_capture || hosts_relays_remote((int)opt.hops))
 		return;		/* relays elsewhere: ff-capture checks there, as their stage */
 	if (!path)
 		ff_die("cannot find ff-capture beside flimflam nor on PATH");
