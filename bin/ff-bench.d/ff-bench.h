@@ -433,6 +433,31 @@ extern int output_gone;		/* stdout's reader is gone: the bench stops (exit 141) 
 
 int bench_main(int argc, char *argv[]);
 
+/*
+ * A case that is not run: unsupported by the matrix (lacks NULL), or by the
+ * skrouterd on PATH (lacks says what it lacks: "no HTTP adaptor").
+ */
+struct notrun {
+	const char *workload, *relay, *protocol, *lacks;
+};
+
+/* The cases of the matrix: those to run or skip, and those not run. */
+struct plan {
+	struct bcase cases[8 * 8 * 8 * FF_HOPS_MAX];
+	struct notrun notrun[8 * 8 * 8];
+	int ncases, nnot, nlacks, nrun;
+};
+
+/* The order of one round of the plan (shuffled from *state when opt.shuffle), into order. */
+void round_order(const struct plan *pl, int *order, uint64_t *state);
+
+/* bench --pool (pool.c) */
+
+/* Every host of the pool has each build, before anything runs (usage error, or failure, when not). */
+void pool_check_builds(const struct plan *pl);
+/* Every run of the plan over the pool with GNU parallel; the records into `records`; returns the failed runs. */
+int run_pool(const struct plan *pl, const char *parallel, json_t *records, int *done);
+
 /* ff-bench: where the results go (output.c) */
 
 extern int output_lost;		/* the results file took no more: the bench stops (exit 1) */
