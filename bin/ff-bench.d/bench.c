@@ -1,7 +1,6 @@
 /*
  * ff-bench: the relay matrix planned, run case by case (run.c, or over a
- * pool of hosts: pool.c) with every
- * result kept, and the table printed.
+ * pool of hosts: pool.c) with every result kept, and the table printed.
  */
 #include "ff-bench.h"
 
