@@ -196,6 +196,8 @@ int same_label(const char *a, const char *b);
 int case_eq(const struct key *a, const struct key *b);
 void results_free(struct results *r);
 void results_of(json_t *records, int with_warmup, struct results *r);
+/* Take what the statistics need of a (checked) case record into r; its group (NULL: a duplicate). */
+struct group *results_add(struct results *r, const json_t *rec);
 const char *status_name(char status);
 int group_values(const struct group *g, int m, double **out);
 void group_stats(const struct group *g, int m, struct stats *s);
