@@ -281,6 +281,18 @@ struct option;
  */
 #define FF_OPT_BUILD 0x7ffc
 #define FF_LONGOPT_BUILD { "build", required_argument, NULL, FF_OPT_BUILD }
+/*
+ * FF_CHAIN_LONGOPTS: the options of the relay chain that ff-bench and
+ * ff-topology both take: --hops N, --tls, --relay-cmd COMMAND and --build.
+ */
+#define FF_OPT_HOPS 0x7ff9
+#define FF_OPT_TLS 0x7ffa
+#define FF_OPT_RELAY_CMD 0x7ffb
+#define FF_CHAIN_LONGOPTS \
+	{ "hops", required_argument, NULL, FF_OPT_HOPS }, \
+	{ "tls", no_argument, NULL, FF_OPT_TLS }, \
+	{ "relay-cmd", required_argument, NULL, FF_OPT_RELAY_CMD }, \
+	FF_LONGOPT_BUILD
 #define FF_OPT_PIPELINE_STAGE 0x7ffd
 #define FF_LONGOPT_PIPELINE_STAGE { "pipeline-stage", no_argument, NULL, FF_OPT_PIPELINE_STAGE }
 int ff_pipeline_stage(void);

@@ -307,8 +307,8 @@ bench_builds(void)
 	}
 }
 
-enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_HOPS, OPT_SEED,
-       OPT_TLS, OPT_POOL, OPT_SLO, OPT_RELAY_CMD };
+enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_SEED, OPT_POOL,
+       OPT_SLO };
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	FF_LONGOPT_VERSION,
@@ -320,12 +320,9 @@ static const struct option longopts[] = {
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "append", no_argument, NULL, OPT_APPEND },
-	{ "tls", no_argument, NULL, OPT_TLS },
-	{ "hops", required_argument, NULL, OPT_HOPS },
-	FF_LONGOPT_BUILD,
+	FF_CHAIN_LONGOPTS,
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "pool", required_argument, NULL, OPT_POOL },
-	{ "relay-cmd", required_argument, NULL, OPT_RELAY_CMD },
 	{ "slo", required_argument, NULL, OPT_SLO },
 	{ NULL, 0, NULL, 0 }
 };
@@ -360,10 +357,10 @@ take_option(int c, char *arg)
 	case OPT_APPEND:
 		opt.append = 1;
 		break;
-	case OPT_TLS:
+	case FF_OPT_TLS:
 		opt.tls = 1;
 		break;
-	case OPT_HOPS:
+	case FF_OPT_HOPS:
 		opt.nh = parse_hops(arg, opt.hops);
 		break;
 	case FF_OPT_BUILD:
@@ -380,7 +377,7 @@ take_option(int c, char *arg)
 			ff_usage_error(usage, "--pool: expected HOST,HOST,..., not '%s'", arg);
 		opt.pool = arg;
 		break;
-	case OPT_RELAY_CMD:
+	case FF_OPT_RELAY_CMD:
 		opt.relay_cmd = arg;
 		break;
 	case OPT_SLO:
