@@ -25,19 +25,21 @@ BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
 PROGS    = bin/flimflam bin/ff-run bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload bin/ff-history bin/ff-bisect
 FF_RUN_OBJ = $(addprefix bin/ff-run.d/,main.o validate.o run.o builds.o summary.o hosts.o hosts_check.o stages.o offcpu.o)
-FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o output.o run.o results.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o sweep.o capacity.o explain.o)
+FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o pool.o output.o run.o results.o load.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o sweep.o capacity.o explain.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o machine.o sched.o lock.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o changes.o)
-FF_WORKLOAD_OBJ = $(addprefix bin/ff-workload.d/,main.o serve.o drive.o iperf3.o h2load.o)
+FF_WORKLOAD_OBJ = $(addprefix bin/ff-workload.d/,main.o serve.o drive.o \
+	workload_builtin.o workload_builtin_rr.o workload_iperf3.o workload_h2load.o \
+	workload_h2load_h1.o)
 FF_TOPOLOGY_OBJ = $(addprefix bin/ff-topology.d/,main.o chain.o conf.o tls.o env.o \
 	relay_skrouterd.o relay_nghttpx.o relay_nginx.o relay_haproxy.o \
 	relay_cmd.o relay_none.o)
 # ff-history reads results files with ff-bench's results.o and takes its medians and shifts from stats.o.
 FF_HISTORY_OBJ = $(addprefix bin/ff-history.d/,main.o db.o import.o detect.o series.o export.o report.o)
-FF_HISTORY_LINK = $(FF_HISTORY_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/stats.o
+FF_HISTORY_LINK = $(FF_HISTORY_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/load.o bin/ff-bench.d/stats.o
 # ff-bisect reads its benches' results with results.o and tests their rounds with paired.o.
 FF_BISECT_OBJ = $(addprefix bin/ff-bisect.d/,main.o git.o build.o step.o state.o)
-FF_BISECT_LINK = $(FF_BISECT_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/stats.o bin/ff-bench.d/paired.o
+FF_BISECT_LINK = $(FF_BISECT_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/load.o bin/ff-bench.d/stats.o bin/ff-bench.d/paired.o
 PROGOBJ  = $(filter-out bin/ff-run.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-workload.o bin/ff-history.o bin/ff-bisect.o bin/ff-topology.o,$(PROGS:=.o)) \
 	   $(FF_RUN_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_WORKLOAD_OBJ) $(FF_HISTORY_OBJ) $(FF_BISECT_OBJ) \
 	   $(FF_TOPOLOGY_OBJ)

@@ -56,62 +56,20 @@ cost(long bytes)
 	if (!next_##name) \
 		next_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
-ssize_t
-write(int fd, const void *buf, size_t len)
-{
-	NEXT(write);
-	ssize_t r = next_write(fd, buf, len);
+/* `name` (ssize_t, with `params`): libc's, given `args`, then the cost of what it passed on. */
+#define WRAP(name, params, args) \
+	ssize_t name params \
+	{ \
+		NEXT(name); \
+		ssize_t r = next_##name args; \
+		cost(r); \
+		return r; \
+	}
 
-	cost(r);
-	return r;
-}
-
-ssize_t
-writev(int fd, const struct iovec *iov, int n)
-{
-	NEXT(writev);
-	ssize_t r = next_writev(fd, iov, n);
-
-	cost(r);
-	return r;
-}
-
-ssize_t
-send(int fd, const void *buf, size_t len, int flags)
-{
-	NEXT(send);
-	ssize_t r = next_send(fd, buf, len, flags);
-
-	cost(r);
-	return r;
-}
-
-ssize_t
-sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tl)
-{
-	NEXT(sendto);
-	ssize_t r = next_sendto(fd, buf, len, flags, to, tl);
-
-	cost(r);
-	return r;
-}
-
-ssize_t
-sendmsg(int fd, const struct msghdr *msg, int flags)
-{
-	NEXT(sendmsg);
-	ssize_t r = next_sendmsg(fd, msg, flags);
-
-	cost(r);
-	return r;
-}
-
-ssize_t
-sendfile(int out, int in, off_t *off, size_t count)
-{
-	NEXT(sendfile);
-	ssize_t r = next_sendfile(out, in, off, count);
-
-	cost(r);
-	return r;
-}
+WRAP(write, (int fd, const void *buf, size_t len), (fd, buf, len))
+WRAP(writev, (int fd, const struct iovec *iov, int n), (fd, iov, n))
+WRAP(send, (int fd, const void *buf, size_t len, int flags), (fd, buf, len, flags))
+WRAP(sendto, (int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tl),
+     (fd, buf, len, flags, to, tl))
+WRAP(sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags))
+WRAP(sendfile, (int out, int in, off_t *off, size_t count), (out, in, off, count))

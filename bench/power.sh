@@ -43,23 +43,7 @@ out=${keep:-$tmp}
 mkdir -p "$out"
 
 # The shim, and what one turn of its loop costs in CPU time here.
-cc -O2 -shared -fPIC -o "$tmp/power-shim.so" "$top/bench/power-shim.c" -ldl
-cat >"$tmp/cal.c" <<'EOF'
-#include <stdio.h>
-#include <time.h>
-unsigned long power_shim_spin(unsigned long n);
-int main(void) {
-	struct timespec a, b;
-	unsigned long n = 200000000UL;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-	power_shim_spin(n);
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-	printf("%.6f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
-	return 0;
-}
-EOF
-cc -O2 -o "$tmp/cal" "$tmp/cal.c" "$tmp/power-shim.so" -Wl,-rpath,"$tmp"
-ns_per_loop=$("$tmp/cal")
+ns_per_loop=$("$top/bench/power-shim.sh" "$tmp")
 
 # The two builds: wrappers alike but for the cost.
 wrapper() {

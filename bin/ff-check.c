@@ -157,14 +157,73 @@ check_program(const char *name, const char *deb, const char *rpm)
 	}
 }
 
+/* The Proton the router at `skr` loads (ldd). */
+static void
+check_proton(const char *skr)
+{
+	const char *proton = ff_json_str(env, "proton_ldd");
+	char *argv[] = { "ldd", (char *)skr, NULL }, *out;
+	struct req *r;
+
+	r = req_add("proton", 1);
+	if (proton)
+		snprintf(r->detail, sizeof(r->detail), "%s (ldd)", proton);
+	else if ((out = ff_env_run(argv, NULL)) && strstr(out, "libqpid-proton") &&
+		 strstr(out, "not found")) {
+		r->ok = 0;
+		snprintf(r->detail, sizeof(r->detail),
+			 "ldd finds no libqpid-proton library for skrouterd");
+		snprintf(r->fix, sizeof(r->fix),
+			 "export LD_LIBRARY_PATH=PROTON_PREFIX/lib64 (the Proton the router was built with)");
+		free(out);
+	} else {
+		snprintf(r->detail, sizeof(r->detail),
+			 "linked in: ldd shows no libqpid-proton library");
+		free(out);
+	}
+}
+
+/* The router's management schema (`runs`: the router runs), and what it says the router has. */
+static void
+check_schema(const char *schema, int runs)
+{
+	json_t *feat = json_object_get(env, "skrouterd_features");
+	struct req *r;
+
+	r = req_add("skrouterd_schema", json_is_object(feat));
+	if (!schema && !runs) {
+		snprintf(r->detail, sizeof(r->detail), "unknown: skrouterd does not run");
+		snprintf(r->fix, sizeof(r->fix), "make skrouterd run (above)");
+	} else if (!schema) {
+		snprintf(r->detail, sizeof(r->detail),
+			 "'skrouterd --help' names no python directory (-I)");
+		snprintf(r->fix, sizeof(r->fix),
+			 "install the router with its python directory (make install)");
+	} else if (!r->ok) {
+		snprintf(r->detail, sizeof(r->detail), "cannot read %s", schema);
+		snprintf(r->fix, sizeof(r->fix),
+			 "install the router with its python directory (make install)");
+	} else {
+		json_t *dflt = json_object_get(feat, "encapsulation_default");
+
+		snprintf(r->detail, sizeof(r->detail),
+			 "%s: http adaptor %s, tcp encapsulation %s%s%s%s, workerThreads %s",
+			 schema,
+			 json_is_true(json_object_get(feat, "http")) ? "yes" : "no",
+			 json_is_true(json_object_get(feat, "tcp_encapsulation")) ? "yes" : "no",
+			 json_is_string(dflt) ? " (default " : "",
+			 json_is_string(dflt) ? json_string_value(dflt) : "",
+			 json_is_string(dflt) ? ")" : "",
+			 json_is_true(json_object_get(feat, "worker_threads")) ? "yes" : "no");
+	}
+}
+
 static void
 check_skrouterd(void)
 {
 	const char *skr = path_of("skrouterd"), *schema = ff_json_str(env, "skrouterd_schema");
-	const char *proton = ff_json_str(env, "proton_ldd");
-	json_t *feat = json_object_get(env, "skrouterd_features");
 	struct req *r = req_add("skrouterd", skr && version_of("skrouterd"));
-	char *argv[] = { "ldd", (char *)skr, NULL }, *out, *line;
+	char *out, *line;
 	char *vargv[] = { (char *)skr, "--version", NULL };
 	int runs = r->ok;
 
@@ -192,52 +251,10 @@ check_skrouterd(void)
 	} else
 		snprintf(r->detail, sizeof(r->detail), "%s", skr);
 
-	if (skr) {
-		r = req_add("proton", 1);
-		if (proton)
-			snprintf(r->detail, sizeof(r->detail), "%s (ldd)", proton);
-		else if ((out = ff_env_run(argv, NULL)) && strstr(out, "libqpid-proton") &&
-			 strstr(out, "not found")) {
-			r->ok = 0;
-			snprintf(r->detail, sizeof(r->detail),
-				 "ldd finds no libqpid-proton library for skrouterd");
-			snprintf(r->fix, sizeof(r->fix),
-				 "export LD_LIBRARY_PATH=PROTON_PREFIX/lib64 (the Proton the router was built with)");
-			free(out);
-		} else {
-			snprintf(r->detail, sizeof(r->detail),
-				 "linked in: ldd shows no libqpid-proton library");
-			free(out);
-		}
-	}
-	if (skr || schema) {
-		r = req_add("skrouterd_schema", json_is_object(feat));
-		if (!schema && !runs) {
-			snprintf(r->detail, sizeof(r->detail), "unknown: skrouterd does not run");
-			snprintf(r->fix, sizeof(r->fix), "make skrouterd run (above)");
-		} else if (!schema) {
-			snprintf(r->detail, sizeof(r->detail),
-				 "'skrouterd --help' names no python directory (-I)");
-			snprintf(r->fix, sizeof(r->fix),
-				 "install the router with its python directory (make install)");
-		} else if (!r->ok) {
-			snprintf(r->detail, sizeof(r->detail), "cannot read %s", schema);
-			snprintf(r->fix, sizeof(r->fix),
-				 "install the router with its python directory (make install)");
-		} else {
-			json_t *dflt = json_object_get(feat, "encapsulation_default");
-
-			snprintf(r->detail, sizeof(r->detail),
-				 "%s: http adaptor %s, tcp encapsulation %s%s%s%s, workerThreads %s",
-				 schema,
-				 json_is_true(json_object_get(feat, "http")) ? "yes" : "no",
-				 json_is_true(json_object_get(feat, "tcp_encapsulation")) ? "yes" : "no",
-				 json_is_string(dflt) ? " (default " : "",
-				 json_is_string(dflt) ? json_string_value(dflt) : "",
-				 json_is_string(dflt) ? ")" : "",
-				 json_is_true(json_object_get(feat, "worker_threads")) ? "yes" : "no");
-		}
-	}
+	if (skr)
+		check_proton(skr);
+	if (skr || schema)
+		check_schema(schema, runs);
 	if (skr) {
 		char *skstat = ff_which("skstat");
 

@@ -104,6 +104,18 @@ int ff_rr_opts_set(const struct ff_run_opts *o);
  * ("--request-size" N, "--response-size" N, "--rate" N), and "--interval" S.
  */
 void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_limit);
+/*
+ * FF_CHAIN_LONGOPTS: the options of the relay chain that ff-bench and
+ * ff-topology both take: --hops N, --tls, --relay-cmd COMMAND and --build.
+ */
+#define FF_OPT_HOPS 0x7ff9
+#define FF_OPT_TLS 0x7ffa
+#define FF_OPT_RELAY_CMD 0x7ffb
+#define FF_CHAIN_LONGOPTS \
+	{ "hops", required_argument, NULL, FF_OPT_HOPS }, \
+	{ "tls", no_argument, NULL, FF_OPT_TLS }, \
+	{ "relay-cmd", required_argument, NULL, FF_OPT_RELAY_CMD }, \
+	FF_LONGOPT_BUILD
 
 /* ff_limits.c: what binds a run of many connections, checked before the load */
 

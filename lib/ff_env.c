@@ -18,18 +18,31 @@
 
 /*
  * Program name, and the argument that prints its version: the relays'
- * programs from their rows of the matrix (version_arg), then these.
+ * and the workloads' programs from their rows of the matrix (version_arg),
+ * then these.
  */
 struct prog {
 	const char *name, *version_arg;
 };
 static const struct prog others[] = {
-	{ "h2load", "--version" },
-	{ "nghttpd", "--version" },
-	{ "iperf3", "--version" },
 	{ "perf", "--version" },
 	{ "gcc", "--version" },
 };
+
+/* A workload's client and server programs, into progs[*np] unless there already. */
+static void
+workload_progs(const struct ff_workload *w, struct prog *progs, size_t *np)
+{
+	const char *names[2] = { w->client, w->server };
+	size_t i, j;
+
+	for (i = 0; w->version_arg && i < 2; i++) {
+		for (j = 0; j < *np && strcmp(progs[j].name, names[i]); j++)
+			;
+		if (j == *np)
+			progs[(*np)++] = (struct prog){ names[i], w->version_arg };
+	}
+}
 
 /*
  * {"path", "version"} (or null, when not on PATH) of every program in
@@ -51,6 +64,8 @@ progs_info(json_t *env)
 		if (r->program && r->version_arg)
 			progs[np++] = (struct prog){ r->program, r->version_arg };
 	}
+	for (i = 0; ff_workloads[i] && np < 16; i++)
+		workload_progs(ff_workload_find(ff_workloads[i]), progs, &np);
 	for (i = 0; i < FF_ARRAY_SIZE(others); i++)
 		progs[np++] = others[i];
 	for (i = 0; i < np; i++) {

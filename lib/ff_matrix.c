@@ -8,9 +8,10 @@
  * A new workload is a row in workloads[] plus its own code: with own = 1
  * (programs in builtin/, added to BUILTIN in the Makefile) ff-workload
  * starts them as it starts builtin's (--port; --jobs, --warmup, --duration)
- * and takes the client's events, `result` among them, from a pipe; a tool
- * on PATH needs its command lines in ff-workload's start_server and
- * start_client, and its result read in drive's finish. A new relay is a row
+ * and takes the client's events, `result` among them, from a pipe. Either
+ * way its code is its driver, bin/ff-workload.d/workload_NAME.c (its
+ * server's and client's command lines, its output read into the result),
+ * listed in ff-workload's drivers[]. A new relay is a row
  * in relays[] (what it carries and can do: caps) plus its driver,
  * bin/ff-topology.d/relay_NAME.c (configuration from relay-conf/, command
  * line, readiness, the proof of its TLS links), listed in ff-topology's
@@ -35,12 +36,13 @@ static const struct ff_workload workloads[] = {
 	  .server = "ff-builtin-server", .client = "ff-builtin-client",
 	  .measures = FF_BYTES },
 	{ .name = "iperf3", .protocols = FF_TCP,
-	  .server = "iperf3", .client = "iperf3",
+	  .server = "iperf3", .client = "iperf3", .version_arg = "--version",
 	  .measures = FF_BYTES,
 	  .limits = { { "--jobs", 128, "iperf3's limit on --parallel streams" },
 		      { "--warmup", 60, "iperf3's limit on --omit seconds" } } },
 	{ .name = "h2load", .protocols = FF_TCP | FF_HTTP2,
 	  .server = "nghttpd", .client = "h2load", .url_path = "/flimflam.txt",
+	  .version_arg = "--version",
 	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY,
 	  .limits = { { "--jobs", 4096, "a thread per h2load client" } } },
 	{ .name = "h2load-h1", .protocols = FF_TCP | FF_HTTP1,

@@ -12,6 +12,8 @@ struct ff_run_opts;
 
 /* The protocols, a bit each, in the order of ff_protocols[]. */
 enum { FF_TCP = 1 << 0, FF_HTTP1 = 1 << 1, FF_HTTP2 = 1 << 2 };
+/* The protocols over HTTP: a relay carries them with an HTTP adaptor or proxy. */
+#define FF_HTTP (FF_HTTP1 | FF_HTTP2)
 /* What a workload's result measures. */
 enum { FF_BYTES = 1 << 0, FF_OPERATIONS = 1 << 1, FF_LATENCY = 1 << 2 };
 
@@ -42,6 +44,8 @@ struct ff_workload {
 	 */
 	int request_response;
 	struct ff_limit limits[2];
+	/* The argument its server and client programs print their versions with (not own); NULL: none. */
+	const char *version_arg;
 };
 
 /*

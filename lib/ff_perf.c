@@ -79,40 +79,12 @@ perf_test_bits(char *why, size_t n)
 	return bits;
 }
 
-int
-ff_perf_probe(char *why, size_t n)
+/* What perf may count on the process `child`: FF_PERF_EVENTS, _KERNEL and _HARDWARE; why not in `why`. */
+static int
+probe_events(pid_t child, int paranoid, char *why, size_t n)
 {
 	struct perf_event_attr a;
-	int pipefd[2], fd, bits = 0, err, paranoid = ff_perf_paranoid();
-	pid_t child;
-	char c;
-
-	if (n)
-		why[0] = 0;
-	if ((bits = perf_test_bits(why, n)) >= 0)
-		return bits;
-	bits = 0;
-	/* A child that waits for the pipe to close, as a relay would run. */
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		append(why, n, "cannot create a pipe: %s", strerror(errno));
-		return 0;
-	}
-	fflush(NULL);
-	child = fork();
-	if (child < 0) {
-		append(why, n, "cannot fork: %s", strerror(errno));
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return 0;
-	}
-	if (child == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(pipefd[1]);
-		while (read(pipefd[0], &c, 1) < 0 && errno == EINTR)
-			;
-		_exit(0);
-	}
-	close(pipefd[0]);
+	int fd, bits = 0, err;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
@@ -151,6 +123,44 @@ ff_perf_probe(char *why, size_t n)
 		       err == ENOENT || err == EOPNOTSUPP || err == ENODEV ?
 		       " (no hardware PMU: a virtual machine without PMU passthrough?)" : "");
 	}
+	return bits;
+}
+
+int
+ff_perf_probe(char *why, size_t n)
+{
+	int pipefd[2], bits = 0, paranoid = ff_perf_paranoid();
+	pid_t child;
+	char c;
+
+	if (n)
+		why[0] = 0;
+	if ((bits = perf_test_bits(why, n)) >= 0)
+		return bits;
+	bits = 0;
+	/* A child that waits for the pipe to close, as a relay would run. */
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		append(why, n, "cannot create a pipe: %s", strerror(errno));
+		return 0;
+	}
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		append(why, n, "cannot fork: %s", strerror(errno));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return 0;
+	}
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pipefd[1]);
+		while (read(pipefd[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(pipefd[0]);
+
+	bits = probe_events(child, paranoid, why, n);
 	close(pipefd[1]);
 	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
 		;

@@ -50,7 +50,7 @@ check_chain(struct ff_runspec *rs, const char *usage, const struct ff_runspec_pl
 	if (!ff_carries(rs->workload, rs->relay, rs->protocol, NULL, NULL, why, sizeof(why)))
 		ff_usage_error(usage, "%s; these work for %s: %s", why, rs->workload,
 			       ff_combos_for(rs->workload, NULL));
-	if (strcmp(rs->mode, "none") && !ff_relay_find(rs->relay)->processes)
+	if (strcmp(rs->mode, FF_CAPTURE_NONE) && !ff_relay_find(rs->relay)->processes)
 		ff_usage_error(usage, "'%s' captures in the relays, and relay '%s' has none",
 			       rs->cmd, rs->relay);
 	if (rs->hops < 0)

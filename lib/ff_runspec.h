@@ -25,6 +25,9 @@ enum {
 	FF_RS_OPTS = 1 << 6,	/* a member of struct ff_run_opts */
 };
 
+/* ff-capture's mode that captures nothing (run's): a mode, not relay none. */
+#define FF_CAPTURE_NONE "none"
+
 struct ff_runspec {
 	const char *cmd, *mode;	/* the command as called, and its capture mode ("none": run) */
 	const char *workload, *relay, *protocol;

@@ -284,7 +284,7 @@ ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulati
 	int r;
 
 	*lacks = NULL;
-	if (!strcmp(protocol, "tcp") && !encapsulation)
+	if (!(ff_protocol_bit(protocol) & FF_HTTP) && !encapsulation)
 		return 1;	/* every router has the tcp adaptor */
 	schema = ff_skrouterd_schema_path(path);
 	if (!schema) {
@@ -298,7 +298,7 @@ ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulati
 		return -1;
 	}
 	free(schema);
-	if (strcmp(protocol, "tcp") && !f.has_http)
+	if ((ff_protocol_bit(protocol) & FF_HTTP) && !f.has_http)
 		*lacks = no_http;
 	else if (encapsulation && !f.tcp_encapsulation)
 		*lacks = "no tcp encapsulation setting";
@@ -325,7 +325,7 @@ ff_skrouterd_carries(const char *path, const char *protocol, const char *encapsu
 			 path, lacks);
 		return 0;
 	}
-	if (encapsulation && strcmp(protocol, "tcp")) {
+	if (encapsulation && ff_protocol_bit(protocol) != FF_TCP) {
 		snprintf(why, n, "encapsulation applies to protocol tcp only");
 		return 0;
 	}

@@ -14,22 +14,8 @@ setup_file() {
 	local d="$BATS_FILE_TMPDIR/shim" nginx
 	nginx=$(command -v nginx)
 	mkdir -p "$d"
-	cc -O2 -shared -fPIC -o "$d/power-shim.so" "$TOP/bench/power-shim.c" -ldl
-	cat >"$d/cal.c" <<'C'
-#include <stdio.h>
-#include <time.h>
-unsigned long power_shim_spin(unsigned long n);
-int main(void) {
-	struct timespec a, b;
-	unsigned long n = 50000000UL;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-	power_shim_spin(n);
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-	printf("%.6f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
-	return 0;
-}
-C
-	cc -O2 -o "$d/cal" "$d/cal.c" "$d/power-shim.so" -Wl,-rpath,"$d"
+	# The shim, and what one turn of its loop costs here.
+	"$TOP/bench/power-shim.sh" "$d" 50000000 >"$d/ns_per_loop"
 	# The base's relay CPU per GB here, now (as bench/power.sh measures it).
 	printf '#!/bin/sh\nexec %s "$@"\n' "$nginx" >"$d/nginx-base"
 	chmod +x "$d/nginx-base"
@@ -37,7 +23,6 @@ C
 		--repeat 3 --output cal.jsonl --force >/dev/null 2>&1) || true
 	jq -s '[.[] | select(.status == "ok") | ([.resources.relays[].cpu_fraction] | add) /
 		(.result.bits_per_s / 8e9)] | sort | .[length / 2 | floor] // 4' "$d/cal.jsonl" >"$d/pergb"
-	"$d/cal" >"$d/ns_per_loop"
 }
 
 # fixture_repo DIR N K PCT [BROKEN [NORELAY]]: N commits c1..cN; from cK on

@@ -66,3 +66,20 @@ run_case() {
 		[[ "${stderr_lines[0]}" == "flimflam: workload '$w' over relay '$r' with protocol '$p' is not supported; these work for $w: "* ]]
 	done
 }
+
+# The names of the matrix (its rows' names and programs, the protocols):
+# code outside lib/ff_matrix.c and the drivers (ff-topology's relay_*.c,
+# ff-workload's workload_*.c) asks the matrix (ff_relay_has, the rows'
+# facts) or the driver, and compares none of them.
+@test "matrix: no strcmp names a relay, workload or protocol outside the matrix and the drivers" {
+	cd "$BATS_TEST_DIRNAME/.."
+	names=$( { grep -oE '\.(name|program|server|client) = "[^"]+"' lib/ff_matrix.c | cut -d'"' -f2
+		   sed -nE 's/.*ff_protocols\[\] = \{(.*)\};/\1/p' lib/ff_matrix.c | grep -oE '"[^"]+"' | tr -d '"'
+		 } | grep -v '^ff-' | sort -u | paste -sd'|')
+	[[ "$names" == *skrouterd* && "$names" == *iperf3* && "$names" == *none* && "$names" == *http2* ]]
+	run grep -nE "str(n|case|ncase)?cmp\\((\\([^()]*\\)|[^()])*\"($names)\"" \
+		--include='*.c' --include='*.h' -r lib bin builtin
+	hits=$(grep -vE '^(lib/ff_matrix\.c|bin/ff-topology\.d/relay_[a-z0-9_]+\.c|bin/ff-workload\.d/workload_[a-z0-9_]+\.c):' <<<"$output" || true)
+	echo "$hits"
+	[ -z "$hits" ]
+}

@@ -1,14 +1,11 @@
 /*
- * ff-bench: the relay matrix planned, run case by case (run.c) with every
- * result kept, and the table printed.
+ * ff-bench: the relay matrix planned, run case by case (run.c, or over a
+ * pool of hosts: pool.c) with every result kept, and the table printed.
  */
 #include "ff-bench.h"
 
-#include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,14 +83,6 @@ static const char usage[] =
 	"status is then 1, as it is when no case can run.\n";
 
 /* ff-bench: running the matrix */
-
-/*
- * A case that is not run: unsupported by the matrix (lacks NULL), or by the
- * skrouterd on PATH (lacks says what it lacks: "no HTTP adaptor").
- */
-struct notrun {
-	const char *workload, *relay, *protocol, *lacks;
-};
 
 /* Shared with run.c, through ff-bench.h. */
 struct bench_opts opt = {
@@ -318,94 +307,99 @@ bench_builds(void)
 	}
 }
 
+enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_SEED, OPT_POOL,
+       OPT_SLO };
+static const struct option longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	FF_LONGOPT_VERSION,
+	{ "workloads", required_argument, NULL, 'w' },
+	{ "relays", required_argument, NULL, 'r' },
+	{ "protocols", required_argument, NULL, 'p' },
+	FF_RUN_LONGOPTS,
+	{ "repeat", required_argument, NULL, OPT_REPEAT },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "append", no_argument, NULL, OPT_APPEND },
+	FF_CHAIN_LONGOPTS,
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "pool", required_argument, NULL, OPT_POOL },
+	{ "slo", required_argument, NULL, OPT_SLO },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Option c of a bench (getopt's), with its argument, into opt. */
+static void
+take_option(int c, char *arg)
+{
+	switch (c) {
+	case 'h':
+		ff_usage(usage, 0);
+	case 'w':
+		opt.nw = parse_list("workload", arg, ff_workloads, opt.workloads);
+		break;
+	case 'r':
+		opt.nr = parse_list("relay", arg, ff_relays, opt.relays);
+		break;
+	case 'p':
+		opt.np = parse_list("protocol", arg, ff_protocols, opt.protocols);
+		break;
+	case OPT_REPEAT:
+		opt.repeat = repeat_auto(arg) ? 10000 : ff_parse_long(usage, "--repeat", arg, 1, 10000);
+		break;
+	case OPT_OUTPUT:
+		if (!*arg)
+			ff_usage_error(usage, "--output: expected a file name");
+		opt.output = arg;
+		break;
+	case OPT_FORCE:
+		opt.force = 1;
+		break;
+	case OPT_APPEND:
+		opt.append = 1;
+		break;
+	case FF_OPT_TLS:
+		opt.tls = 1;
+		break;
+	case FF_OPT_HOPS:
+		opt.nh = parse_hops(arg, opt.hops);
+		break;
+	case FF_OPT_BUILD:
+		if (opt.nbuild == (int)FF_ARRAY_SIZE(opt.build_args))
+			ff_fail(2, "--build: %d builds at most", opt.nbuild);
+		opt.build_args[opt.nbuild++] = arg;
+		break;
+	case OPT_SEED:
+		opt.seed = ff_parse_long(usage, "--seed", arg, 0, 2147483647L);
+		opt.shuffle = 2;	/* given */
+		break;
+	case OPT_POOL:
+		if (!arg[strspn(arg, ", ")] || strpbrk(arg, " \t\n'\"\\"))
+			ff_usage_error(usage, "--pool: expected HOST,HOST,..., not '%s'", arg);
+		opt.pool = arg;
+		break;
+	case FF_OPT_RELAY_CMD:
+		opt.relay_cmd = arg;
+		break;
+	case OPT_SLO:
+		slo_parse(usage, arg);
+		break;
+	default:
+		if (!sweep_take_opt(usage, c, arg))
+			ff_take_run_opt(usage, c, arg, &opt.run);
+	}
+}
+
+static void bench_limits(void);
+
 /* The options of a bench, into opt. */
 static void
 bench_options(int argc, char *argv[])
 {
-	enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_HOPS, OPT_SEED,
-	       OPT_TLS, OPT_POOL, OPT_SLO, OPT_RELAY_CMD };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		FF_LONGOPT_VERSION,
-		{ "workloads", required_argument, NULL, 'w' },
-		{ "relays", required_argument, NULL, 'r' },
-		{ "protocols", required_argument, NULL, 'p' },
-		FF_RUN_LONGOPTS,
-		{ "repeat", required_argument, NULL, OPT_REPEAT },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "append", no_argument, NULL, OPT_APPEND },
-		{ "tls", no_argument, NULL, OPT_TLS },
-		{ "hops", required_argument, NULL, OPT_HOPS },
-		FF_LONGOPT_BUILD,
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "pool", required_argument, NULL, OPT_POOL },
-		{ "relay-cmd", required_argument, NULL, OPT_RELAY_CMD },
-		{ "slo", required_argument, NULL, OPT_SLO },
-		{ NULL, 0, NULL, 0 }
-	};
-	cpu_set_t avail;
-	char limit[256];
-	int c, ncpus, w;
+	int c, w;
 
 	optind = 1;
 	while ((c = ff_getopt(argc, argv, ":hw:r:p:", longopts, usage)) != -1)
-		switch (c) {
-		case 'h':
-			ff_usage(usage, 0);
-		case 'w':
-			opt.nw = parse_list("workload", optarg, ff_workloads, opt.workloads);
-			break;
-		case 'r':
-			opt.nr = parse_list("relay", optarg, ff_relays, opt.relays);
-			break;
-		case 'p':
-			opt.np = parse_list("protocol", optarg, ff_protocols, opt.protocols);
-			break;
-		case OPT_REPEAT:
-			opt.repeat = repeat_auto(optarg) ? 10000 : ff_parse_long(usage, "--repeat", optarg, 1, 10000);
-			break;
-		case OPT_OUTPUT:
-			if (!*optarg)
-				ff_usage_error(usage, "--output: expected a file name");
-			opt.output = optarg;
-			break;
-		case OPT_FORCE:
-			opt.force = 1;
-			break;
-		case OPT_APPEND:
-			opt.append = 1;
-			break;
-		case OPT_TLS:
-			opt.tls = 1;
-			break;
-		case OPT_HOPS:
-			opt.nh = parse_hops(optarg, opt.hops);
-			break;
-		case FF_OPT_BUILD:
-			if (opt.nbuild == (int)FF_ARRAY_SIZE(opt.build_args))
-				ff_fail(2, "--build: %d builds at most", opt.nbuild);
-			opt.build_args[opt.nbuild++] = optarg;
-			break;
-		case OPT_SEED:
-			opt.seed = ff_parse_long(usage, "--seed", optarg, 0, 2147483647L);
-			opt.shuffle = 2;	/* given */
-			break;
-		case OPT_POOL:
-			if (!optarg[strspn(optarg, ", ")] || strpbrk(optarg, " \t\n'\"\\"))
-				ff_usage_error(usage, "--pool: expected HOST,HOST,..., not '%s'", optarg);
-			opt.pool = optarg;
-			break;
-		case OPT_RELAY_CMD:
-			opt.relay_cmd = optarg;
-			break;
-		case OPT_SLO:
-			slo_parse(usage, optarg);
-			break;
-		default:
-			if (!sweep_take_opt(usage, c, optarg))
-				ff_take_run_opt(usage, c, optarg, &opt.run);
-		}
+		take_option(c, optarg);
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (opt.force && opt.append)
@@ -435,6 +429,17 @@ bench_options(int argc, char *argv[])
 				       ff_relays_running());
 	}
 	bench_builds();
+	bench_limits();
+}
+
+/* The options' limits, the machine's among them, once all are known (usage errors, or failures). */
+static void
+bench_limits(void)
+{
+	cpu_set_t avail;
+	char limit[256];
+	int ncpus, w;
+
 	auto_check();
 	slo_check(usage);
 	ncpus = ff_cpus_available(&avail);
@@ -450,13 +455,6 @@ bench_options(int argc, char *argv[])
 	    ff_ports_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
 		ff_die("%s", limit);
 }
-
-/* The cases of the matrix: those to run or skip, and those not run. */
-struct plan {
-	struct bcase cases[8 * 8 * 8 * FF_HOPS_MAX];
-	struct notrun notrun[8 * 8 * 8];
-	int ncases, nnot, nlacks, nrun;
-};
 
 /*
  * Sort the selected workloads x relays x protocols x hops into the plan.
@@ -598,7 +596,7 @@ next_random(uint64_t *state)
  * The order of one round: every case (with every build) once, shuffled
  * (Fisher-Yates) from the seed's sequence when opt.shuffle, else the plan's.
  */
-static void
+void
 round_order(const struct plan *pl, int *order, uint64_t *state)
 {
 	int i, j, t;
@@ -641,298 +639,6 @@ run_all(const struct plan *pl, int *done)
 			output_save(records);
 		}
 	}
-	return failed;
-}
-
-/* A program of ours on a pool host: in $FLIMFLAM_REMOTE_DIR there, else where it is here (malloc'd). */
-static char *
-pool_program(const char *name)
-{
-	const char *rdir = getenv("FLIMFLAM_REMOTE_DIR");
-
-	if (rdir && *rdir)
-		return ff_asprintf("%s/%s", rdir, name);
-	return !strcmp(name, "ff-run") ? ff_strdup(engine) : ff_helper_path(name);
-}
-
-/* ssh's argv for `line` on pool host `dest`, as parallel's --ssh runs it, into a. */
-static void
-pool_ssh(struct ff_argv *a, const char *dest, const char *line)
-{
-	const char *cfg = getenv("FLIMFLAM_SSH_CONFIG");
-
-	ff_argv_add(a, "ssh");
-	if (cfg && *cfg)
-		ff_argv_addl(a, "-F", cfg, NULL);
-	ff_argv_addl(a, "-o", "BatchMode=yes", "-T", dest, "--", line, NULL);
-}
-
-/*
- * The shell line that checks every build on a pool host as a run there
- * takes it: ff-topology --config-only --build (exists, is the relay's
- * program or a prefix holding it, answers as the relay, carries the
- * protocol of one of its cases), which starts nothing; the configuration
- * it writes goes into a directory of its own there, removed after.
- * Its exit status is the first failure's (2: a build it refused). NULL
- * when no build has a case to run.
- */
-static char *
-pool_check_line(const struct plan *pl)
-{
-	struct ff_buf b = FF_BUF_INIT;
-	char *topo = pool_program("ff-topology");
-	int i, w;
-
-	ff_buf_addstr(&b, "d=$(mktemp -d \"${TMPDIR:-/tmp}/flimflam-build-check-XXXXXX\") || exit 1; s=0; ");
-	for (i = 0; i < opt.nbuild; i++) {
-		for (w = 0; w < pl->ncases && (pl->cases[w].build != i || pl->cases[w].skip[0]); w++)
-			;
-		if (w == pl->ncases)
-			continue;	/* none of its cases runs */
-		if (b.s[b.len - 2] != ';')
-			ff_buf_addstr(&b, " && ");
-		ff_buf_shell_word(&b, topo);
-		ff_buf_addstr(&b, " -r ");
-		ff_buf_shell_word(&b, opt.relays[0]);
-		ff_buf_addstr(&b, " -p ");
-		ff_buf_shell_word(&b, pl->cases[w].protocol);
-		ff_buf_addstr(&b, " --cpu-limit 0 --server-port 1 --config-only --build ");
-		ff_buf_shell_word(&b, opt.build_args[i]);
-		ff_buf_printf(&b, " --run-dir \"$d/%d\" >/dev/null", i);
-	}
-	free(topo);
-	if (b.s[b.len - 2] == ';') {
-		ff_buf_free(&b);
-		return NULL;
-	}
-	ff_buf_addstr(&b, " || s=$?; rm -rf -- \"$d\"; exit $s");
-	return ff_buf_take(&b);
-}
-
-/* The last line of `text` that is not empty (static), or NULL. */
-const char *
-last_line(const char *text)
-{
-	static char line[1024];
-	const char *p, *e, *found = NULL;
-	size_t n, len = 0;
-
-	for (p = text; p && *p; p = *e ? e + 1 : e) {
-		e = p + strcspn(p, "\n");
-		/* ssh's messages end in "\r\n". */
-		for (n = (size_t)(e - p); n && (p[n - 1] == '\r' || p[n - 1] == ' '); n--)
-			;
-		if (n)
-			found = p, len = n;
-	}
-	if (!found)
-		return NULL;
-	snprintf(line, sizeof(line), "%.*s", (int)len, found);
-	return line;
-}
-
-/*
- * bench --pool --build: a run on a pool host takes the build's PATH
- * there, so before any case runs, every host of the pool is asked (over
- * ssh, all at once) whether each build is there and is the relay. A build
- * refused on a host is one line naming the host (exit 2, as --build
- * refused here is); a host that cannot be asked, one line too (exit 1).
- * The builds' paths are made absolute here first: a run there resolves
- * a relative one in its own directory, not ours.
- */
-static void
-pool_check_builds(const struct plan *pl)
-{
-	struct ff_child kids[64];
-	const char *hosts[64], *why, *prog = "ff-topology: ";
-	char dir[PATH_MAX], *spec = ff_strdup(opt.pool), *save = NULL, *h, *line, *log, *text[64];
-	int n = 0, i, j, sig;
-
-	for (i = 0; i < opt.nbuild; i++) {
-		const struct ff_build *b = &opt.builds[i];
-		struct stat st;
-
-		/* The prefix given, or the binary: each absolute (ff_build_parse). */
-		opt.build_args[i] = ff_asprintf("%s=%s", b->label,
-						stat(strchr(opt.build_args[i], '=') + 1, &st) == 0 &&
-						S_ISDIR(st.st_mode) ? b->prefix : b->path);
-	}
-	if (!(line = pool_check_line(pl)))
-		return;
-	snprintf(dir, sizeof(dir), "%s/flimflam-pool-XXXXXX", getenv("TMPDIR") && *getenv("TMPDIR") ?
-		 getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir))
-		ff_die("cannot create a directory for the pool's check: %s", strerror(errno));
-	for (h = strtok_r(spec, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
-		struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
-		struct ff_argv a = FF_ARGV_INIT;
-
-		/* parallel's sshlogin: [NCPUS/]HOST, and ':' this machine (checked already). */
-		if (strchr(h, '/') && strspn(h, "0123456789") == (size_t)(strchr(h, '/') - h))
-			h = strchr(h, '/') + 1;
-		for (j = 0; j < n && strcmp(hosts[j], h); j++)
-			;
-		if (!*h || !strcmp(h, ":") || j < n || n == (int)FF_ARRAY_SIZE(kids))
-			continue;
-		log = ff_asprintf("%s/%d", dir, n);
-		o.log = log;
-		pool_ssh(&a, h, line);
-		memset(&kids[n], 0, sizeof(kids[n]));
-		if (ff_spawn(&kids[n], "ssh", a.v, &o) < 0)
-			ff_die("cannot run ssh");
-		hosts[n++] = h;
-		ff_argv_free(&a);
-		free(log);
-	}
-	free(line);
-	for (i = 0; i < n; i++) {
-		while (!ff_child_check(&kids[i]) && !ff_signalled()) {
-			struct pollfd pfd[2] = { { ff_signal_fd(), POLLIN, 0 }, { kids[i].pidfd, POLLIN, 0 } };
-
-			poll(pfd, 2, 1000);
-		}
-		if (ff_signalled())
-			ff_children_stop_all();
-	}
-	/* What each said, and the directory gone, before anything is judged. */
-	for (i = 0; i < n; i++) {
-		log = ff_asprintf("%s/%d", dir, i);
-		text[i] = ff_read_file(log, NULL);
-		unlink(log);
-		free(log);
-	}
-	rmdir(dir);
-	if ((sig = ff_signalled())) {
-		ff_warn("stopped by %s while the pool's hosts were checked; no run started",
-			ff_sig_name(sig));
-		exit(128 + sig);
-	}
-	for (i = 0; i < n; i++) {
-		why = last_line(text[i]);
-		if (why && !strncmp(why, prog, strlen(prog)))
-			why += strlen(prog);
-		if (WIFEXITED(kids[i].status) && WEXITSTATUS(kids[i].status) == 2)
-			ff_fail(2, "--pool: on %s, %s", hosts[i], why ? why : "a build is refused");
-		if (kids[i].status != 0)
-			ff_fail(1, "--pool: cannot check the builds on %s: ssh %s%s%s", hosts[i],
-				ff_child_how(&kids[i]), why ? ": " : "", why ? why : "");
-		free(text[i]);
-	}
-	free(spec);
-}
-
-/*
- * bench --pool: every run of the plan as one job of GNU parallel, one job
- * per host at a time (--sshlogin HOST,... -j1), each `flimflam run --json`
- * a whole topology on its host; each job's stdout and stderr in a file
- * (--results), its host and exit status in the job log. Then each is made
- * into its record, with its host, in the plan's order. Returns how many
- * failed; NULL-free: a signal stops parallel, which stops its jobs.
- */
-static int
-run_pool(const struct plan *pl, const char *parallel, int *done)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 64], *remote, *line = NULL;
-	const char *cfg = getenv("FLIMFLAM_SSH_CONFIG");
-	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
-	struct ff_argv a = FF_ARGV_INIT, cmd = FF_ARGV_INIT;
-	const struct bcase *jobs[4096];
-	int rep[4096], njobs = 0, r, w, k, failed = 0, order[FF_ARRAY_SIZE(pl->cases)];
-	uint64_t state = (uint64_t)opt.seed;
-	static struct ff_child par;
-	size_t cap = 0;
-	FILE *f;
-
-	snprintf(dir, sizeof(dir), "%s/flimflam-pool-XXXXXX", getenv("TMPDIR") && *getenv("TMPDIR") ?
-		 getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir))
-		ff_die("cannot create a directory for the pool's output: %s", strerror(errno));
-	/* The rounds in run_all's order (shuffled with --build or --seed). */
-	for (r = 1; r <= opt.repeat; r++) {
-		round_order(pl, order, &state);
-		for (k = 0; k < pl->ncases; k++) {
-			w = order[k];
-			if (!pl->cases[w].skip[0] && njobs < (int)FF_ARRAY_SIZE(jobs)) {
-				jobs[njobs] = &pl->cases[w];
-				rep[njobs++] = r;
-			}
-		}
-	}
-	remote = pool_program("ff-run");
-	ff_argv_addl(&a, parallel, "--will-cite", "-j1", "--sshlogin", opt.pool, NULL);
-	if (cfg && *cfg)
-		ff_argv_addf(&a, "--ssh=ssh -F '%s' -o BatchMode=yes", cfg);
-	else
-		ff_argv_add(&a, "--ssh=ssh -o BatchMode=yes");
-	ff_argv_addf(&a, "--results=%s/{#}", dir);
-	ff_argv_addf(&a, "--joblog=%s/joblog", dir);
-	/*
-	 * Each job: ff-run with its case's arguments, one word a column,
-	 * each quoted; the columns are apart by US (0x1f), which no argument
-	 * holds (a build's path may hold spaces).
-	 */
-	ff_argv_addl(&a, "--colsep", "\x1f", remote, ":::", NULL);
-	for (w = 0; w < njobs; w++) {
-		struct ff_buf b = FF_BUF_INIT;
-
-		case_args(&cmd, jobs[w]);
-		for (size_t i = 0; i < cmd.n; i++)
-			ff_buf_printf(&b, "%s%s", i ? "\x1f" : "", cmd.v[i]);
-		ff_argv_add(&a, b.s);
-		ff_buf_free(&b);
-		ff_argv_free(&cmd);
-	}
-	o.log = "/dev/null";	/* every job's output is in its file */
-	ff_say("%s: %d run%s over the pool %s (GNU parallel, one at a time per host)\n", ff_prog(),
-	       njobs, njobs == 1 ? "" : "s", opt.pool);
-	if (ff_spawn(&par, "parallel", a.v, &o) < 0)
-		ff_die("cannot run GNU parallel");
-	ff_argv_free(&a);
-	while (!ff_child_check(&par)) {
-		struct pollfd pfd[2] = { { ff_signal_fd(), POLLIN, 0 }, { par.pidfd, POLLIN, 0 } };
-
-		if (ff_signalled()) {
-			/* parallel passes it to its jobs, and their ssh ends the remote runs. */
-			ff_child_stop(&par, 10);
-			break;
-		}
-		poll(pfd, 2, -1);
-	}
-	snprintf(path, sizeof(path), "%s/joblog", dir);
-	f = fopen(path, "r");
-	/* Seq Host Starttime JobRuntime Send Receive Exitval Signal Command */
-	while (f && getline(&line, &cap, f) > 0) {
-		char host[256], out[PATH_MAX + 16], err[PATH_MAX + 16];
-		double start, runtime;
-		int seq, exitval, sig;
-		json_t *rec;
-
-		if (sscanf(line, "%d %255s %lf %lf %*s %*s %d %d", &seq, host, &start, &runtime,
-			   &exitval, &sig) != 6 || seq < 1 || seq > njobs)
-			continue;
-		snprintf(out, sizeof(out), "%s/%d", dir, seq);
-		snprintf(err, sizeof(err), "%s/%d.err", dir, seq);
-		rec = replay_case(jobs[seq - 1], rep[seq - 1], host, out, err, sig ? 128 + sig : exitval,
-				  runtime);
-		failed += is_status(rec, "failed");
-		++*done;
-		if (output_lost) {
-			json_decref(rec);	/* the file keeps no more */
-		} else {
-			json_array_append_new(records, rec);
-			output_save(records);
-		}
-		unlink(out);
-		unlink(err);
-		snprintf(out, sizeof(out), "%s/%d.seq", dir, seq);
-		unlink(out);
-	}
-	if (f)
-		fclose(f);
-	free(line);
-	unlink(path);
-	rmdir(dir);
-	free(remote);
 	return failed;
 }
 
@@ -988,6 +694,27 @@ report(const struct plan *pl)
 	return 0;
 }
 
+/* Each build, in a line; two labels of one binary, warned of. */
+static void
+say_builds(void)
+{
+	for (int b = 0; b < opt.nbuild; b++) {
+		struct bcase bc = { .relay = opt.relays[0], .build = b };
+		json_t *build = build_of(&bc);
+		char line[PATH_MAX * 2 + 256];
+
+		ff_say("%s: %s\n", ff_prog(), ff_build_line(build, line, sizeof(line)));
+		/* Two labels of one binary: their comparison can only show noise. */
+		for (int a = 0; a < b; a++)
+			if (ff_json_str(build, "sha256") && ff_json_str(opt.build_json[a], "sha256") &&
+			    !strcmp(ff_json_str(build, "sha256"), ff_json_str(opt.build_json[a], "sha256")))
+				ff_warn("builds %s and %s are one binary (sha256 %.12s): "
+					"their changes can only be noise", opt.builds[a].label,
+					opt.builds[b].label, ff_json_str(build, "sha256"));
+		json_decref(build);
+	}
+}
+
 int
 bench_main(int argc, char *argv[])
 {
@@ -1020,21 +747,7 @@ bench_main(int argc, char *argv[])
 	show_env(&plan);
 	record_skips(&plan);
 	nruns = plan.nrun * opt.repeat;
-	for (int b = 0; b < opt.nbuild; b++) {
-		struct bcase bc = { .relay = opt.relays[0], .build = b };
-		json_t *build = build_of(&bc);
-		char line[PATH_MAX * 2 + 256];
-
-		ff_say("%s: %s\n", ff_prog(), ff_build_line(build, line, sizeof(line)));
-		/* Two labels of one binary: their comparison can only show noise. */
-		for (int a = 0; a < b; a++)
-			if (ff_json_str(build, "sha256") && ff_json_str(opt.build_json[a], "sha256") &&
-			    !strcmp(ff_json_str(build, "sha256"), ff_json_str(opt.build_json[a], "sha256")))
-				ff_warn("builds %s and %s are one binary (sha256 %.12s): "
-					"their changes can only be noise", opt.builds[a].label,
-					opt.builds[b].label, ff_json_str(build, "sha256"));
-		json_decref(build);
-	}
+	say_builds();
 	if (opt.slo_pct)
 		ff_say("%s: searching the rate of %d case%s for %s <= %g ms, %d runs each at most; results go to '%s'\n",
 		       ff_prog(), plan.nrun, plan.nrun == 1 ? "" : "s", opt.slo_pct, opt.slo_ms, 12, opt.output);
@@ -1052,7 +765,7 @@ bench_main(int argc, char *argv[])
 	if (opt.slo_pct)
 		failed = run_capacity(plan.cases, plan.ncases, records, &done);
 	else if (parallel)
-		failed = run_pool(&plan, parallel, &done);
+		failed = run_pool(&plan, parallel, records, &done);
 	else {
 		if (opt.pool)
 			ff_warn("--pool needs GNU parallel, which is not on PATH: the cases run here, one after another");

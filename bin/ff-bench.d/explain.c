@@ -246,6 +246,57 @@ split_files(char *list, char **out)
 	return n;
 }
 
+/* A function tested, as a `function` event (ch: changed beyond noise). */
+static void
+emit_fn(const struct fn *f, int ch)
+{
+	json_t *ev = ff_event("function");
+
+	json_object_set_new(ev, "function", json_string(f->key));
+	json_object_set_new(ev, "unit", json_string(per == 1 ? "share" : per == 2 ?
+						    "samples_per_mb" : "samples_per_1k_ops"));
+	json_object_set_new(ev, "base", json_real(f->med[0]));
+	json_object_set_new(ev, "new", json_real(f->med[1]));
+	json_object_set_new(ev, "change", json_real(f->sh.est));
+	json_object_set_new(ev, "ci_low", isnan(f->sh.lo) ? json_null() : json_real(f->sh.lo));
+	json_object_set_new(ev, "ci_high", isnan(f->sh.hi) ? json_null() : json_real(f->sh.hi));
+	json_object_set_new(ev, "p", json_real(f->t.p));
+	json_object_set_new(ev, "q", json_real(f->q));
+	json_object_set_new(ev, "changed", json_boolean(ch));
+	ff_emit(ev);
+}
+
+/* The table's head: what was tested, and how. */
+static void
+print_head(int tested)
+{
+	printf("%d and %d recordings; the %d functions of the largest %s tested (of %zu):\n"
+	       "%s, median of the runs; change%s, Hodges-Lehmann,\n"
+	       "95%% interval; Mann-Whitney p; Benjamini-Hochberg q across the %d.\n\n"
+	       "%-48s %8s %8s %22s %7s %7s\n", nruns[0], nruns[1], tested,
+	       per == 1 ? "share" : "cost", nfns,
+	       per == 1 ? "share of the samples (self)" : per == 2 ? "self samples per MB carried" :
+	       "self samples per 1,000 operations", per == 1 ? " in points" : "",
+	       tested, "Function (module)", "Base", "New", "Change [95% interval]", "p", "q");
+}
+
+/* A function tested, as a line of the table. */
+static void
+print_fn(const struct fn *f, int ch)
+{
+	double k = per == 1 ? 100 : 1;
+	char chg[64];
+
+	if (isnan(f->sh.lo))
+		snprintf(chg, sizeof(chg), "%+.3g [no interval]", k * f->sh.est);
+	else
+		snprintf(chg, sizeof(chg), "%+.3g [%+.3g, %+.3g]", k * f->sh.est,
+			 k * f->sh.lo, k * f->sh.hi);
+	printf("%-48.48s %7.3g%s %7.3g%s %22s %7.2g %7.2g%s\n", f->key, k * f->med[0],
+	       per == 1 ? "%" : " ", k * f->med[1], per == 1 ? "%" : " ", chg, f->t.p, f->q,
+	       ch ? "  changed" : "");
+}
+
 int
 explain_main(int argc, char *argv[])
 {
@@ -302,50 +353,17 @@ explain_main(int argc, char *argv[])
 	}
 	bh_adjust(p, tested, q);
 	if (!json)
-		printf("%d and %d recordings; the %d functions of the largest %s tested (of %zu):\n"
-		       "%s, median of the runs; change%s, Hodges-Lehmann,\n"
-		       "95%% interval; Mann-Whitney p; Benjamini-Hochberg q across the %d.\n\n"
-		       "%-48s %8s %8s %22s %7s %7s\n", nruns[0], nruns[1], tested,
-		       per == 1 ? "share" : "cost", nfns,
-		       per == 1 ? "share of the samples (self)" : per == 2 ? "self samples per MB carried" :
-		       "self samples per 1,000 operations", per == 1 ? " in points" : "",
-		       tested, "Function (module)", "Base", "New", "Change [95% interval]", "p", "q");
+		print_head(tested);
 	for (r = 0; r < tested; r++) {
 		struct fn *f = &fns[r];
 		int ch = q[r] < alpha;
 
 		changed += ch;
 		f->q = q[r];
-		if (json) {
-			json_t *ev = ff_event("function");
-
-			json_object_set_new(ev, "function", json_string(f->key));
-			json_object_set_new(ev, "unit", json_string(per == 1 ? "share" : per == 2 ?
-								    "samples_per_mb" : "samples_per_1k_ops"));
-			json_object_set_new(ev, "base", json_real(f->med[0]));
-			json_object_set_new(ev, "new", json_real(f->med[1]));
-			json_object_set_new(ev, "change", json_real(f->sh.est));
-			json_object_set_new(ev, "ci_low", isnan(f->sh.lo) ? json_null() : json_real(f->sh.lo));
-			json_object_set_new(ev, "ci_high", isnan(f->sh.hi) ? json_null() : json_real(f->sh.hi));
-			json_object_set_new(ev, "p", json_real(f->t.p));
-			json_object_set_new(ev, "q", json_real(q[r]));
-			json_object_set_new(ev, "changed", json_boolean(ch));
-			ff_emit(ev);
-			continue;
-		}
-		{
-			double k = per == 1 ? 100 : 1;
-			char chg[64];
-
-			if (isnan(f->sh.lo))
-				snprintf(chg, sizeof(chg), "%+.3g [no interval]", k * f->sh.est);
-			else
-				snprintf(chg, sizeof(chg), "%+.3g [%+.3g, %+.3g]", k * f->sh.est,
-					 k * f->sh.lo, k * f->sh.hi);
-			printf("%-48.48s %7.3g%s %7.3g%s %22s %7.2g %7.2g%s\n", f->key, k * f->med[0],
-			       per == 1 ? "%" : " ", k * f->med[1], per == 1 ? "%" : " ", chg, f->t.p, q[r],
-			       ch ? "  changed" : "");
-		}
+		if (json)
+			emit_fn(f, ch);
+		else
+			print_fn(f, ch);
 	}
 	if (!json)
 		printf("\n%d function%s changed beyond noise (q < %g).\n", changed, changed == 1 ? "" : "s", alpha);

@@ -167,7 +167,8 @@ struct group {
 	int nenv;
 };
 
-/* A field of the environment (or a setting) and one of its values. */
+/* A field of the environment (or a setting) and one of its values ("none": null or absent). */
+#define ENV_NONE "none"
 struct env_kv {
 	char *name, *value;
 };
@@ -195,6 +196,8 @@ int same_label(const char *a, const char *b);
 int case_eq(const struct key *a, const struct key *b);
 void results_free(struct results *r);
 void results_of(json_t *records, int with_warmup, struct results *r);
+/* Take what the statistics need of a (checked) case record into r; its group (NULL: a duplicate). */
+struct group *results_add(struct results *r, const json_t *rec);
 const char *status_name(char status);
 int group_values(const struct group *g, int m, double **out);
 void group_stats(const struct group *g, int m, struct stats *s);
@@ -431,6 +434,31 @@ extern int progress_tty;	/* progress on a terminal */
 extern int output_gone;		/* stdout's reader is gone: the bench stops (exit 141) */
 
 int bench_main(int argc, char *argv[]);
+
+/*
+ * A case that is not run: unsupported by the matrix (lacks NULL), or by the
+ * skrouterd on PATH (lacks says what it lacks: "no HTTP adaptor").
+ */
+struct notrun {
+	const char *workload, *relay, *protocol, *lacks;
+};
+
+/* The cases of the matrix: those to run or skip, and those not run. */
+struct plan {
+	struct bcase cases[8 * 8 * 8 * FF_HOPS_MAX];
+	struct notrun notrun[8 * 8 * 8];
+	int ncases, nnot, nlacks, nrun;
+};
+
+/* The order of one round of the plan (shuffled from *state when opt.shuffle), into order. */
+void round_order(const struct plan *pl, int *order, uint64_t *state);
+
+/* bench --pool (pool.c) */
+
+/* Every host of the pool has each build, before anything runs (usage error, or failure, when not). */
+void pool_check_builds(const struct plan *pl);
+/* Every run of the plan over the pool with GNU parallel; the records into `records`; returns the failed runs. */
+int run_pool(const struct plan *pl, const char *parallel, json_t *records, int *done);
 
 /* ff-bench: where the results go (output.c) */
 

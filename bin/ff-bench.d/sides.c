@@ -408,7 +408,7 @@ case_doubts(const struct group *b, const struct group *n, int two_files)
 	}
 	cb = env_one(b, "cpu_list");
 	cn = env_one(n, "cpu_list");
-	if (cb && cn && strcmp(cb, "none") && strcmp(cn, "none") && strcmp(cb, cn))
+	if (cb && cn && strcmp(cb, ENV_NONE) && strcmp(cn, ENV_NONE) && strcmp(cb, cn))
 		doubt_add(f, &any, "different conditions: CPUs %s in base, %s in new", cb, cn);
 	mb = machine_median(b, 0);
 	mn = machine_median(n, 0);

@@ -257,7 +257,7 @@ print_env(const json_t *env, const char *const progs[])
 		       "unreadable");
 	}
 	for (i = 0; progs[i]; i++)
-		if (strcmp(progs[i], "skrouterd"))
+		if (!ff_relay_has(progs[i], FF_RELAY_PROTON))	/* shown above */
 			ff_print("  %-10s %s\n", progs[i], prog_str(env, progs[i], buf, sizeof(buf)));
 }
 
@@ -526,6 +526,21 @@ print_latency(const struct group *g, int ng, int hops, int lab, unsigned pts)
 	table_free(&t);
 }
 
+/* Each case's settings, when they differ (pts: the sweep's dimensions). */
+static void
+print_settings(const struct group *g, int ng, unsigned pts)
+{
+	int i;
+
+	printf("\nThe cases were run with different settings:\n");
+	for (i = 0; i < ng; i++)
+		printf("  %s%s %s %s%s%s%s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
+		       g[i].k.workload, point_label(&g[i].k, pts), g[i].k.relay, g[i].k.protocol,
+		       hops_label(g[i].k.relay, g[i].k.hops), g[i].k.build ? " " : "",
+		       g[i].k.build ? g[i].k.build : "", g[i].k.jobs,
+		       g[i].k.warmup, g[i].k.duration, g[i].k.cpu_limit);
+}
+
 /*
  * The bench table: its figures, the relay CPU per unit of work, the
  * latency; then the verdict of builds. Without chains other than the
@@ -592,15 +607,8 @@ print_results(struct results *res)
 		       "  the CPUs, or steal took more than %d%% (each run's resources.machine says\n"
 		       "  how much); flimflam-measurement(7), \"A shared machine\", says what to do.\n",
 		       FF_SHARED_OTHER_PCT, FF_SHARED_STEAL_PCT);
-	if (!uniform) {
-		printf("\nThe cases were run with different settings:\n");
-		for (i = 0; i < ng; i++)
-			printf("  %s%s %s %s%s%s%s: jobs %ld, warmup %g s, duration %g s, CPU limit %ld\n",
-			       g[i].k.workload, point_label(&g[i].k, pts), g[i].k.relay, g[i].k.protocol,
-			       hops_label(g[i].k.relay, g[i].k.hops), g[i].k.build ? " " : "",
-			       g[i].k.build ? g[i].k.build : "", g[i].k.jobs,
-			       g[i].k.warmup, g[i].k.duration, g[i].k.cpu_limit);
-	}
+	if (!uniform)
+		print_settings(g, ng, pts);
 	if (nfoot)
 		print_failed_runs(g, ng);
 	if (e.nrows > 1) {

@@ -395,8 +395,8 @@ start(struct state *s, const char *good, const char *bad, const char *cache, con
 	if (split_words(s->o.build_cmd, &w, why, sizeof(why)) < 0)
 		ff_usage_error(usage, "--build-cmd: '%s': %s", s->o.build_cmd, why);
 	ff_argv_free(&w);
-	if (!strcmp(s->o.relay, "none"))
-		ff_usage_error(usage, "-r none: there is no relay to build");
+	if (!ff_relay_hops(s->o.relay))
+		ff_usage_error(usage, "-r %s: there is no relay to build", s->o.relay);
 	s->o.good = commit_of(s->repo, "--good", good);
 	s->o.bad = commit_of(s->repo, "--bad", bad);
 	if (!strcmp(s->o.good, s->o.bad))
@@ -417,111 +417,125 @@ start(struct state *s, const char *good, const char *bad, const char *cache, con
 	state_save(s);
 }
 
+static const struct option longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	FF_LONGOPT_VERSION,
+	{ "good", required_argument, NULL, OPT_GOOD },
+	{ "bad", required_argument, NULL, OPT_BAD },
+	{ "build-cmd", required_argument, NULL, OPT_BUILD_CMD },
+	{ "workload", required_argument, NULL, 'w' },
+	{ "relay", required_argument, NULL, 'r' },
+	{ "protocol", required_argument, NULL, 'p' },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
+	{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
+	{ "rounds", required_argument, NULL, OPT_ROUNDS },
+	{ "max-rounds", required_argument, NULL, OPT_MAX_ROUNDS },
+	{ "cache", required_argument, NULL, OPT_CACHE },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "no-flamegraph", no_argument, NULL, OPT_NO_FLAME },
+	{ "resume", no_argument, NULL, OPT_RESUME },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* The options of the command line as given (main's), before they are checked. */
+struct args {
+	const char *good, *bad, *cache, *output, *dir;
+	int resume;
+};
+
+/* Option c (getopt's), with its argument, into the bisect's options or a. */
+static void
+take_option(struct state *s, struct args *a, int c, char *arg, char *argv[])
+{
+	switch (c) {
+	case 'h':
+		ff_usage(usage, 0);
+	case 'C':
+		a->dir = arg;
+		break;
+	case OPT_GOOD:
+		a->good = arg;
+		break;
+	case OPT_BAD:
+		a->bad = arg;
+		break;
+	case OPT_BUILD_CMD:
+		s->o.build_cmd = arg;
+		break;
+	case 'w':
+		s->o.workload = ff_workloads[ff_parse_name(usage, "workload", arg,
+							  (const char *const *)ff_workloads)];
+		break;
+	case 'r':
+		s->o.relay = ff_relays[ff_parse_name(usage, "relay", arg, (const char *const *)ff_relays)];
+		break;
+	case 'p':
+		s->o.protocol = ff_protocols[ff_parse_name(usage, "protocol", arg, ff_protocols)];
+		break;
+	case OPT_WARMUP:
+		s->o.warmup = ff_parse_run_opt(usage, "--warmup", arg);
+		break;
+	case OPT_DURATION:
+		s->o.duration = ff_parse_run_opt(usage, "--duration", arg);
+		break;
+	case OPT_JOBS:
+		s->o.jobs = ff_parse_run_opt(usage, "--jobs", arg);
+		break;
+	case OPT_CPU_LIMIT:
+		s->o.cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", arg);
+		break;
+	case OPT_ROUNDS:
+		s->o.rounds = ff_parse_long(usage, "--rounds", arg, 1, 1000);
+		break;
+	case OPT_MAX_ROUNDS:
+		s->o.max_rounds = ff_parse_long(usage, "--max-rounds", arg, 1, 1000);
+		break;
+	case OPT_CACHE:
+		a->cache = arg;
+		break;
+	case OPT_OUTPUT:
+		a->output = arg;
+		break;
+	case OPT_NO_FLAME:
+		s->o.flamegraph = 0;
+		break;
+	case OPT_RESUME:
+		a->resume = 1;
+		break;
+	default:
+		ff_bad_option(usage, longopts, c, argv);
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		FF_LONGOPT_VERSION,
-		{ "good", required_argument, NULL, OPT_GOOD },
-		{ "bad", required_argument, NULL, OPT_BAD },
-		{ "build-cmd", required_argument, NULL, OPT_BUILD_CMD },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "relay", required_argument, NULL, 'r' },
-		{ "protocol", required_argument, NULL, 'p' },
-		{ "warmup", required_argument, NULL, OPT_WARMUP },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "jobs", required_argument, NULL, OPT_JOBS },
-		{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
-		{ "rounds", required_argument, NULL, OPT_ROUNDS },
-		{ "max-rounds", required_argument, NULL, OPT_MAX_ROUNDS },
-		{ "cache", required_argument, NULL, OPT_CACHE },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ "no-flamegraph", no_argument, NULL, OPT_NO_FLAME },
-		{ "resume", no_argument, NULL, OPT_RESUME },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct state s = { .o = { .workload = "builtin", .relay = "skrouterd", .protocol = "tcp", .warmup = 5,
 				  .duration = 5, .jobs = 2, .cpu_limit = 1, .rounds = 8, .max_rounds = 24,
 				  .flamegraph = 1 } };
-	const char *good = NULL, *bad = NULL, *cache = NULL, *output = NULL, *dir = ".";
-	int c, resume = 0, others = 0;
+	struct args a = { .dir = "." };
+	int c, others = 0;
 
 	ff_setprog(argv[0]);
 	ff_usage_self("ff-bisect");
 	while ((c = ff_getopt(argc, argv, ":hC:w:r:p:", longopts, usage)) != -1) {
 		others += c != 'C' && c != OPT_RESUME;
-		switch (c) {
-		case 'h':
-			ff_usage(usage, 0);
-		case 'C':
-			dir = optarg;
-			break;
-		case OPT_GOOD:
-			good = optarg;
-			break;
-		case OPT_BAD:
-			bad = optarg;
-			break;
-		case OPT_BUILD_CMD:
-			s.o.build_cmd = optarg;
-			break;
-		case 'w':
-			s.o.workload = ff_workloads[ff_parse_name(usage, "workload", optarg,
-								  (const char *const *)ff_workloads)];
-			break;
-		case 'r':
-			s.o.relay = ff_relays[ff_parse_name(usage, "relay", optarg, (const char *const *)ff_relays)];
-			break;
-		case 'p':
-			s.o.protocol = ff_protocols[ff_parse_name(usage, "protocol", optarg, ff_protocols)];
-			break;
-		case OPT_WARMUP:
-			s.o.warmup = ff_parse_run_opt(usage, "--warmup", optarg);
-			break;
-		case OPT_DURATION:
-			s.o.duration = ff_parse_run_opt(usage, "--duration", optarg);
-			break;
-		case OPT_JOBS:
-			s.o.jobs = ff_parse_run_opt(usage, "--jobs", optarg);
-			break;
-		case OPT_CPU_LIMIT:
-			s.o.cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", optarg);
-			break;
-		case OPT_ROUNDS:
-			s.o.rounds = ff_parse_long(usage, "--rounds", optarg, 1, 1000);
-			break;
-		case OPT_MAX_ROUNDS:
-			s.o.max_rounds = ff_parse_long(usage, "--max-rounds", optarg, 1, 1000);
-			break;
-		case OPT_CACHE:
-			cache = optarg;
-			break;
-		case OPT_OUTPUT:
-			output = optarg;
-			break;
-		case OPT_NO_FLAME:
-			s.o.flamegraph = 0;
-			break;
-		case OPT_RESUME:
-			resume = 1;
-			break;
-		default:
-			ff_bad_option(usage, longopts, c, argv);
-		}
+		take_option(&s, &a, c, optarg, argv);
 	}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
-	if (resume && others)
+	if (a.resume && others)
 		ff_usage_error(usage, "--resume takes the bisect's own options: only -C goes with it");
 	if (s.o.max_rounds < s.o.rounds)
 		ff_usage_error(usage, "--max-rounds %ld is below --rounds %ld", s.o.max_rounds, s.o.rounds);
-	find_repo(&s, dir);
-	if (resume) {
+	find_repo(&s, a.dir);
+	if (a.resume) {
 		if (!state_load(&s) || !bisecting(s.repo))
 			ff_fail(1, "--resume: no flimflam bisect is under way in %s", s.repo);
 	} else {
-		start(&s, good, bad, cache, output);
+		start(&s, a.good, a.bad, a.cache, a.output);
 	}
 	ff_signals_init();
 	c = bisect_loop(&s);

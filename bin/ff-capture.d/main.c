@@ -73,7 +73,7 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-const char *const modes[] = { "none", "stat", "record", "c2c", "mem", "skstat", "offcpu", "lock", NULL };
+const char *const modes[] = { FF_CAPTURE_NONE, "stat", "record", "c2c", "mem", "skstat", "offcpu", "lock", NULL };
 static const char *const call_graphs[] = { "fp", "dwarf", "lbr", NULL };
 
 struct capture_opt opt = { .mode = NONE, .call_graph = "fp", .freq = 997, .interval = 1 };

@@ -26,7 +26,7 @@
 
 /* The commands: each a capture mode of ff-capture (none: run, captures nothing). */
 static const struct cmd cmds[] = {
-	{ "run", "none", "Run a workload without capturing any data" },
+	{ "run", FF_CAPTURE_NONE, "Run a workload without capturing any data" },
 	{ "stat", "stat", "Capture 'perf stat' output" },
 	{ "skstat", "skstat", "Capture 'skstat' output" },
 	{ "record", "record", "Capture perf events using 'perf record'" },

@@ -107,7 +107,7 @@ capture_check(const struct cmd *c)
 	size_t i;
 	int status;
 
-	if (!strcmp(c->mode, "none") || hosts_relays_remote((int)opt.hops))
+	if (!strcmp(c->mode, FF_CAPTURE_NONE) || hosts_relays_remote((int)opt.hops))
 		return;		/* relays elsewhere: ff-capture checks there, as their stage */
 	if (!path)
 		ff_die("cannot find ff-capture beside flimflam nor on PATH");

@@ -60,8 +60,7 @@ const char usage[] =
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
 enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY,
-       OPT_HOPS, OPT_TLS, OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT, OPT_TLS_CERTS,
-       OPT_RELAY_CMD };
+       OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT, OPT_TLS_CERTS };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -74,14 +73,11 @@ static const struct option longopts[] = {
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "encapsulation", required_argument, NULL, OPT_ENCAPSULATION },
 	{ "config-only", no_argument, NULL, OPT_CONFIG_ONLY },
-	{ "hops", required_argument, NULL, OPT_HOPS },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "relay-role", required_argument, NULL, OPT_RELAY_ROLE },
 	{ "target-event", required_argument, NULL, OPT_TARGET_EVENT },
-	FF_LONGOPT_BUILD,
-	{ "tls", no_argument, NULL, OPT_TLS },
+	FF_CHAIN_LONGOPTS,
 	{ "tls-certs", required_argument, NULL, OPT_TLS_CERTS },
-	{ "relay-cmd", required_argument, NULL, OPT_RELAY_CMD },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -241,10 +237,10 @@ parse_args(int argc, char *argv[])
 		case OPT_CONFIG_ONLY:
 			opt.config_only = 1;
 			break;
-		case OPT_HOPS:
+		case FF_OPT_HOPS:
 			opt.hops = ff_parse_run_opt(usage, "--hops", optarg);
 			break;
-		case OPT_TLS:
+		case FF_OPT_TLS:
 			opt.tls = 1;
 			break;
 		case FF_OPT_BUILD:
@@ -277,7 +273,7 @@ parse_args(int argc, char *argv[])
 				ff_usage_error(usage, "--tls-certs: expected a directory, not ''");
 			opt.tls_certs = optarg;
 			break;
-		case OPT_RELAY_CMD:
+		case FF_OPT_RELAY_CMD:
 			opt.relay_cmd = optarg;
 			break;
 		}

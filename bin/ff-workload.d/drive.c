@@ -167,8 +167,9 @@ client_overran(struct drive *d)
 /*
  * The line in which the tool said why it failed: iperf3's "iperf3: error -
  * ..." or "iperf3: parameter error - ..." (followed by its help text),
- * h2load's "-c, -t: ..." or "no URI ...", skipping their warnings; iperf3
- * with --json says it in its JSON's "error". Malloc'd, or NULL.
+ * h2load's "-c, -t: ..." or "no URI ...", skipping their warnings; else
+ * what the driver reads in the tool's output (iperf3's JSON "error").
+ * Malloc'd, or NULL.
  */
 static char *
 client_said(const struct drive *d)
@@ -176,7 +177,6 @@ client_said(const struct drive *d)
 	size_t len = 0;
 	char *text = ff_read_file(d->client_log, &len), *line, *r = NULL;
 	struct ff_lines lines;
-	json_t *doc;
 
 	ff_lines_init(&lines, text, len);
 	while (!r && (line = ff_lines_next(&lines))) {
@@ -186,12 +186,8 @@ client_said(const struct drive *d)
 			r = ff_strdup(line);
 	}
 	free(text);
-	if (!r && d->out_file && !strcmp(wl->client, "iperf3") &&
-	    (doc = json_load_file(d->out_file, 0, NULL))) {
-		if (ff_json_str(doc, "error"))
-			r = ff_asprintf("iperf3: error - %s", ff_json_str(doc, "error"));
-		json_decref(doc);
-	}
+	if (!r && wdrv->said)
+		r = wdrv->said(d);
 	return r;
 }
 
@@ -216,8 +212,6 @@ client_failed(struct drive *d)
 	ff_child_report(&d->client);
 	ff_die_event("the %s client %s", opt.workload, ff_child_how(&d->client));
 }
-
-static int start_client(struct drive *d, int out_fd);
 
 /*
  * Until the client is done and its pipe (builtin) empty: the window
@@ -298,8 +292,7 @@ drive(void)
 	}
 	d.client_log = run_path("client.log");
 	d.started = ff_now();
-	if (start_client(&d, pipefd[1]) < 0)
-		ff_die("cannot run the %s client", opt.workload);
+	wdrv->start(&d, pipefd[1]);
 	if (pipefd[1] >= 0)
 		close(pipefd[1]);
 	d.window_at = d.started + opt.run.warmup;
@@ -311,12 +304,7 @@ drive(void)
 	ff_stop_if_signalled();	/* a stop first: then the client's end is ours */
 	if (!WIFEXITED(d.client.status) || WEXITSTATUS(d.client.status) != 0)
 		client_failed(&d);
-	if (wl->own)
-		r = d.have_result ? 0 : -1;	/* its result came on the pipe */
-	else if (!strcmp(wl->client, "iperf3"))
-		r = finish_iperf3(&d);
-	else
-		r = finish_h2load(&d);
+	r = wdrv->finish(&d);
 	if (r < 0)
 		ff_die_event("the %s client reported no result; see '%s'", opt.workload,
 			     d.client_log);
@@ -338,41 +326,6 @@ arg_num(struct ff_argv *a, const char *name, long v)
 {
 	ff_argv_add(a, name);
 	ff_argv_addf(a, "%ld", v);
-}
-
-static int
-start_client(struct drive *d, int out_fd)
-{
-	struct ff_argv a = FF_ARGV_INIT;
-	char *helper;
-
-	/* The client program's own command line. */
-	if (wl->own) {
-		helper = ff_helper_path(wl->client);
-		ff_argv_add(&a, helper);
-		arg_num(&a, "--port", d->port);
-		if (d->host && strcmp(d->host, "127.0.0.1"))
-			ff_argv_addl(&a, "--host", d->host, NULL);
-		ff_argv_run_opts(&a, &opt.run, 0);
-		if (wl->client_option)
-			ff_argv_add(&a, wl->client_option);
-		if (wl->request_response)
-			ff_argv_addl(&a, "--histogram-dir", ff_rundir(NULL), NULL);
-		if (ff_pipeline_stage())
-			ff_argv_add(&a, "--pipeline-stage");
-		spawn_or_die(&d->client, "client", a.v, d->client_log, out_fd);
-		ff_argv_free(&a);
-		free(helper);
-		return 0;
-	}
-	if (!strcmp(wl->client, "iperf3"))
-		start_iperf3(d);
-	else if (!strcmp(wl->client, "h2load"))
-		start_h2load(d);
-	else
-		ff_die("workload '%s' has no code in ff-workload to run its client %s",
-		       opt.workload, wl->client);
-	return 0;
 }
 
 void

@@ -51,9 +51,27 @@ static const struct option own_longopts[] = {
 struct workload_opt opt = { "builtin", FF_RUN_OPTS_DEFAULTS, NULL, 2, "127.0.0.1" };
 
 const struct ff_workload *wl;
+const struct workload_driver *wdrv;
 cpu_set_t workload_cpus;
 int have_workload_cpus;
 struct ff_stage stage;
+
+/* The workloads' drivers, one file each (workload_NAME.c). */
+static const struct workload_driver *const drivers[] = {
+	&workload_builtin, &workload_iperf3, &workload_h2load, &workload_h2load_h1,
+	&workload_builtin_rr, &workload_builtin_crr,
+};
+
+static const struct workload_driver *
+driver_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < FF_ARRAY_SIZE(drivers); i++)
+		if (!strcmp(drivers[i]->name, name))
+			return drivers[i];
+	ff_die("workload '%s' has no driver in ff-workload", name);
+}
 
 static void
 cleanup(void)
@@ -143,6 +161,7 @@ main(int argc, char *argv[])
 	ff_signals_init();
 	mode = parse(argc, argv);
 	wl = ff_workload_find(opt.workload);
+	wdrv = driver_find(opt.workload);
 
 	/* A connection per job: what we start inherits the limit, raised. */
 	ff_raise_nofile(LONG_MAX);

@@ -127,11 +127,71 @@ check_stats(const char *what, double *v, int n, double median, double spread)
 	near(buf, s.spread_pct, spread);
 }
 
+/* 3 below 3, and 31 below 31 (no ties): Mann-Whitney's and Hodges-Lehmann's. */
+static const double sep3x[] = { 1, 2, 3 }, sep3y[] = { 4, 5, 6 };
+static double bigx[31], bigy[31];
+
+/* Hodges-Lehmann shifts and Moses intervals (hl-reference.py). */
+static void
+test_hl(void)
+{
+	static const double m10x[] = { 98, 101, 97, 103, 100, 99, 102, 96, 104, 100.5 };
+	static const double m10y[] = { 105, 108, 103, 110, 107, 104, 109, 106, 111, 102 };
+	static const double isx[] = { 1, 1, 1, 1, 1, 1, 1, 0.5, 0.5, 0.5 };
+	static const double isy[] = { 1, 1, 1, 1, 1, 1, 1, 1.5, 1.5, 1.5 };
+	static const double s5x[] = { 1, 2, 3, 4, 5 }, s5y[] = { 6, 7, 8, 9, 10 };
+	static const double p4[] = { 0.01, 0.04, 0.03, 0.005 }, p3[] = { 0.5, 0.02, 0.02 };
+	double q[4];
+	int ex;
+
+	check_hl("5 below 5", s5x, 5, s5y, 5, 5, 3, 2, 8);
+	check_hl("3 below 3: no interval", sep3x, 3, sep3y, 3, 3, 0, NAN, NAN);
+	check_hl("the issue's ties", isx, 10, isy, 10, 0.5, 24, 0, 0.5);
+	check_hl("10 and 10 mixed", m10x, 10, m10y, 10, 6.25, 24, 3.5, 9);
+	check_hl("31 and 31, normal", bigx, 31, bigy, 31, 10.5, 341, 5.5, 15.5);
+	near("300 random samples against every difference sorted: mismatches",
+	     brute_force_mismatches(), 0);
+	/* The published critical values of U at two-sided 0.05 are k - 1. */
+	near("moses_k(4, 4)", moses_k(4, 4, 0.05, &ex), 1);
+	near("moses_k(5, 8)", moses_k(5, 8, 0.05, &ex), 7);
+	near("moses_k(10, 10)", moses_k(10, 10, 0.05, &ex), 24);
+	near("moses_k(10, 10) exact", ex, 1);
+	near("moses_k(31, 31)", moses_k(31, 31, 0.05, &ex), 341);
+	near("moses_k(31, 31) exact", ex, 0);
+	bh_adjust(p4, 4, q);
+	near("bh 4: q1", q[0], 0.02);
+	near("bh 4: q2", q[1], 0.04);
+	near("bh 4: q3", q[2], 0.04);
+	near("bh 4: q4", q[3], 0.02);
+	bh_adjust(p3, 3, q);
+	near("bh 3: q1", q[0], 0.5);
+	near("bh 3: q2", q[1], 0.03);
+	near("bh 3: q3", q[2], 0.03);
+}
+
+/* Median and half the range over it, in percent (by hand). */
+static void
+test_stats(void)
+{
+	double odd[] = { 3, 1, 2 }, even[] = { 4, 1, 3, 2 }, zero[] = { -1, 0, 1 };
+	double narrow[] = { 100, 101, 99 }, none[1] = { 0 };
+	double huge[] = { 1.5e308, 1.5e308, 1.5e308, 1.5e308 };
+	struct stats hs;
+
+	check_stats("odd", odd, 3, 2, 50);		/* (3 - 1) / 2 / 2 */
+	check_stats("even", even, 4, 2.5, 60);		/* (4 - 1) / 2 / 2.5 */
+	check_stats("median 0", zero, 3, 0, 0);		/* no percentage of 0 */
+	check_stats("narrow", narrow, 3, 100, 1);	/* (101 - 99) / 2 / 100 */
+	check_stats("empty", none, 0, 0, 0);
+	/* An even count of huge values: halves before adding, never inf. */
+	stats_of(huge, 4, &hs);
+	near("huge: median", hs.median, 1.5e308);
+}
+
 int
 main(void)
 {
 	/* Exact p, no ties (mw-reference.py: sep3, sep4, sep5x4, inter4, mid5). */
-	static const double sep3x[] = { 1, 2, 3 }, sep3y[] = { 4, 5, 6 };
 	static const double sep4x[] = { 1, 2, 3, 4 }, sep4y[] = { 5, 6, 7, 8 };
 	static const double s54x[] = { 10, 11, 12, 13, 14 }, s54y[] = { 1, 2, 3, 4 };
 	static const double i4x[] = { 1, 3, 5, 7 }, i4y[] = { 2, 4, 6, 8 };
@@ -141,9 +201,6 @@ main(void)
 	static const double t6x[] = { 5, 5, 6, 7, 7, 8 }, t6y[] = { 7, 8, 8, 9, 9, 9 };
 	static const double same[] = { 3, 3, 3 };
 	static const double five100[] = { 1, 1, 1, 1, 1 }, five097[] = { 0.97, 0.97, 0.97, 0.97, 0.97 };
-	double bigx[31], bigy[31];
-	double odd[] = { 3, 1, 2 }, even[] = { 4, 1, 3, 2 }, zero[] = { -1, 0, 1 };
-	double narrow[] = { 100, 101, 99 }, none[1] = { 0 };
 	int i;
 
 	check_mw("3 below 3", sep3x, 3, sep3y, 3, 0, 0.1, 1);		/* 2 of C(6,3) = 20 */
@@ -171,56 +228,8 @@ main(void)
 	/* The exact distribution's tail directly: U <= 1 of 4 and 4 is 2 of 70, doubled. */
 	near("exact_p(4, 4, 1)", exact_p(4, 4, 1), 4.0 / 70);
 
-	/* Hodges-Lehmann shifts and Moses intervals (hl-reference.py). */
-	{
-		static const double m10x[] = { 98, 101, 97, 103, 100, 99, 102, 96, 104, 100.5 };
-		static const double m10y[] = { 105, 108, 103, 110, 107, 104, 109, 106, 111, 102 };
-		static const double isx[] = { 1, 1, 1, 1, 1, 1, 1, 0.5, 0.5, 0.5 };
-		static const double isy[] = { 1, 1, 1, 1, 1, 1, 1, 1.5, 1.5, 1.5 };
-		static const double s5x[] = { 1, 2, 3, 4, 5 }, s5y[] = { 6, 7, 8, 9, 10 };
-		static const double p4[] = { 0.01, 0.04, 0.03, 0.005 }, p3[] = { 0.5, 0.02, 0.02 };
-		double q[4];
-		int ex;
-
-		check_hl("5 below 5", s5x, 5, s5y, 5, 5, 3, 2, 8);
-		check_hl("3 below 3: no interval", sep3x, 3, sep3y, 3, 3, 0, NAN, NAN);
-		check_hl("the issue's ties", isx, 10, isy, 10, 0.5, 24, 0, 0.5);
-		check_hl("10 and 10 mixed", m10x, 10, m10y, 10, 6.25, 24, 3.5, 9);
-		check_hl("31 and 31, normal", bigx, 31, bigy, 31, 10.5, 341, 5.5, 15.5);
-		near("300 random samples against every difference sorted: mismatches",
-		     brute_force_mismatches(), 0);
-		/* The published critical values of U at two-sided 0.05 are k - 1. */
-		near("moses_k(4, 4)", moses_k(4, 4, 0.05, &ex), 1);
-		near("moses_k(5, 8)", moses_k(5, 8, 0.05, &ex), 7);
-		near("moses_k(10, 10)", moses_k(10, 10, 0.05, &ex), 24);
-		near("moses_k(10, 10) exact", ex, 1);
-		near("moses_k(31, 31)", moses_k(31, 31, 0.05, &ex), 341);
-		near("moses_k(31, 31) exact", ex, 0);
-		bh_adjust(p4, 4, q);
-		near("bh 4: q1", q[0], 0.02);
-		near("bh 4: q2", q[1], 0.04);
-		near("bh 4: q3", q[2], 0.04);
-		near("bh 4: q4", q[3], 0.02);
-		bh_adjust(p3, 3, q);
-		near("bh 3: q1", q[0], 0.5);
-		near("bh 3: q2", q[1], 0.03);
-		near("bh 3: q3", q[2], 0.03);
-	}
-
-	/* Median and half the range over it, in percent (by hand). */
-	check_stats("odd", odd, 3, 2, 50);		/* (3 - 1) / 2 / 2 */
-	check_stats("even", even, 4, 2.5, 60);		/* (4 - 1) / 2 / 2.5 */
-	check_stats("median 0", zero, 3, 0, 0);		/* no percentage of 0 */
-	check_stats("narrow", narrow, 3, 100, 1);	/* (101 - 99) / 2 / 100 */
-	check_stats("empty", none, 0, 0, 0);
-	{
-		/* An even count of huge values: halves before adding, never inf. */
-		double huge[] = { 1.5e308, 1.5e308, 1.5e308, 1.5e308 };
-		struct stats hs;
-
-		stats_of(huge, 4, &hs);
-		near("huge: median", hs.median, 1.5e308);
-	}
+	test_hl();
+	test_stats();
 
 	printf("%d failure%s\n", failures, failures == 1 ? "" : "s");
 	return failures ? 1 : 0;

@@ -1,6 +1,7 @@
 /*
- * ff-workload drive, h2load (and h2load-h1): its client's command line,
- * its summary and its per-request log read into intervals and the result.
+ * ff-workload's driver for workload h2load: nghttpd's command line, and
+ * h2load's client (h2load-h1's too): its command line, its summary and its
+ * per-request log read into intervals and the result.
  */
 #include "ff-workload.h"
 
@@ -10,13 +11,26 @@
 #include <string.h>
 #include <unistd.h>
 
+/* nghttpd, plain HTTP/2, serving a docroot of its own. */
+static void
+server_nghttpd(int port, struct ff_argv *a)
+{
+	char *docroot = run_path("docroot");
+
+	write_docroot(docroot);
+	ff_argv_addl(a, wl->server, "--no-tls", "--address", opt.listen, "--htdocs", docroot, NULL);
+	ff_argv_addf(a, "%d", port);
+	free(docroot);
+}
+
 /* h2load's client, its summary to h2load.out, its request log beside it. */
 void
-start_h2load(struct drive *d)
+start_h2load(struct drive *d, int out_fd)
 {
 	struct ff_argv a = FF_ARGV_INIT;
 	int fd;
 
+	(void)out_fd;
 	d->out_file = run_path("h2load.out");
 	d->log_file = run_path("h2load-requests.log");
 	ff_argv_add(&a, "h2load");
@@ -302,3 +316,9 @@ finish_h2load(struct drive *d)
 	return 0;
 }
 
+const struct workload_driver workload_h2load = {
+	.name = "h2load",
+	.server_args = server_nghttpd,
+	.start = start_h2load,
+	.finish = finish_h2load,
+};

@@ -1,6 +1,6 @@
 /*
- * ff-workload drive, iperf3: its client's command line, and its JSON read
- * into samples, intervals and the result.
+ * ff-workload's driver for workload iperf3: its server's and client's
+ * command lines, and its JSON read into samples, intervals and the result.
  */
 #include "ff-workload.h"
 
@@ -24,12 +24,20 @@ iperf3_interval(void)
 	return opt.run.interval / iperf3_group();
 }
 
+static void
+server_iperf3(int port, struct ff_argv *a)
+{
+	ff_argv_addl(a, "iperf3", "--server", "--bind", opt.listen, NULL);
+	arg_num(a, "--port", port);
+}
+
 /* iperf3's client, its JSON written to iperf3-client.json. */
-void
-start_iperf3(struct drive *d)
+static void
+start_iperf3(struct drive *d, int out_fd)
 {
 	struct ff_argv a = FF_ARGV_INIT;
 
+	(void)out_fd;
 	/* --time excludes --omit: the measured period is exactly --duration. */
 	d->out_file = run_path("iperf3-client.json");
 	ff_argv_addl(&a, "iperf3", "--client", d->host, NULL);
@@ -83,7 +91,7 @@ iperf3_intervals(const json_t *doc)
 }
 
 /* iperf3: the receiver's figures from its JSON. */
-int
+static int
 finish_iperf3(struct drive *d)
 {
 	json_error_t err;
@@ -149,3 +157,26 @@ finish_iperf3(struct drive *d)
 	d->have_result = 1;
 	return 0;
 }
+
+/* iperf3 with --json says why it failed in its JSON's "error". */
+static char *
+said_iperf3(const struct drive *d)
+{
+	json_t *doc;
+	char *r = NULL;
+
+	if (d->out_file && (doc = json_load_file(d->out_file, 0, NULL))) {
+		if (ff_json_str(doc, "error"))
+			r = ff_asprintf("iperf3: error - %s", ff_json_str(doc, "error"));
+		json_decref(doc);
+	}
+	return r;
+}
+
+const struct workload_driver workload_iperf3 = {
+	.name = "iperf3",
+	.server_args = server_iperf3,
+	.start = start_iperf3,
+	.finish = finish_iperf3,
+	.said = said_iperf3,
+};
