@@ -96,8 +96,8 @@ void emit_stats(void);
 
 /* skstat.c */
 void collect_skstat(void);
-/* skstat -m of each router before the load (the topology's), for collect_skstat's pool deltas. */
-void skstat_before(void);
+/* skstat -m of each router as the window opens, for collect_skstat's pool deltas over the window. */
+void skstat_before(double window_at);
 
 /* lock.c: perf lock contention of the recording, the `lock` event */
 void collect_locks(void);

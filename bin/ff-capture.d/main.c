@@ -160,8 +160,6 @@ topology(const json_t *ev)
 		if (opt.mode == SKSTAT && !opt.t[opt.n - 1].mgmt_port)
 			ff_die_event("relay %s has no management port for skstat", opt.t[opt.n - 1].role);
 	}
-	if (opt.mode == SKSTAT)
-		skstat_before();
 }
 
 static void
@@ -188,6 +186,9 @@ window_begin(double duration)
 	perf_cpu_note(0);
 	/* The window, for perf and for the relays' CPU, starts as perf counts. */
 	resources_begin(duration);
+	/* The routers' pools as the window opens: their deltas are the window's. */
+	if (opt.mode == SKSTAT)
+		skstat_before(ff_now());
 }
 
 /* Stop at the deadline: perf first, then the resources, then collect. */

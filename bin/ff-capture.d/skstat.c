@@ -1,11 +1,11 @@
 /*
  * ff-capture skstat: skstat -g and -m of each router at the window's end,
- * and skstat -m once more when the routers are known (the topology, as the
- * workload starts): the memory pools' counts before and after, and their
- * deltas.
+ * and skstat -m once more as the window opens: the memory pools' counts
+ * then and at its end, and their deltas over the window.
  */
 #include "ff-capture.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -59,11 +59,20 @@ run_skstat(const struct target *t, const char *flag, const char *file)
 	return text;
 }
 
-/* skstat -m of each router when the topology names them (before the load), by target. */
+/*
+ * skstat -m of each router as the window opens (window_at), by target,
+ * and when each was taken (seconds into the window: skstat is a Python
+ * program, a few tenths of a second each). Not before the load: the
+ * client starts as the topology is known, and its connections race a
+ * snapshot taken then (with --jobs 200 a router's 256 connection objects
+ * were already in "before"), so the deltas are the window's: what the
+ * steady load grew or shrank.
+ */
 static char *pools_before[MAX_TARGETS];
+static double pools_before_s[MAX_TARGETS];
 
 void
-skstat_before(void)
+skstat_before(double window_at)
 {
 	int i;
 
@@ -72,6 +81,7 @@ skstat_before(void)
 
 		free(pools_before[i]);
 		pools_before[i] = run_skstat(&opt.t[i], "-m", m);
+		pools_before_s[i] = ff_now() - window_at;
 		free(m);
 	}
 }
@@ -139,6 +149,18 @@ pools_of(const char *text)
 	return pools;
 }
 
+/*
+ * skstat -m lists the pools that took objects from the heap: one missing
+ * on a side had none then, so its counts are 0 there, and its delta is the
+ * other side's counts. The columns that describe a pool rather than count
+ * (an object's size, its batch, a thread's most) have no delta then.
+ */
+static int
+pool_count_col(const char *col)
+{
+	return strcmp(col, "size") && strcmp(col, "batch") && strcmp(col, "thread-max");
+}
+
 /* A pool's row: its counts before and after (null where it had none), and their differences. */
 static json_t *
 pool_row(const char *type, json_t *before, json_t *after)
@@ -146,9 +168,14 @@ pool_row(const char *type, json_t *before, json_t *after)
 	json_t *row = json_object(), *d = json_object(), *v, *w;
 	const char *col;
 
-	json_object_foreach(after, col, v)
-		if (json_is_number(w = json_object_get(before, col)))
-			json_object_set_new(d, col, count_json(json_number_value(v) - json_number_value(w)));
+	json_object_foreach(after ? after : before, col, v) {
+		double a = after ? json_number_value(json_object_get(after, col)) : 0;
+
+		if (before && after && json_is_number(w = json_object_get(before, col)))
+			json_object_set_new(d, col, count_json(a - json_number_value(w)));
+		else if ((!before || !after) && pool_count_col(col))
+			json_object_set_new(d, col, count_json(after ? a : -json_number_value(v)));
+	}
 	json_object_set_new(row, "type", json_string(type));
 	json_object_set(row, "before", before ? before : json_null());
 	json_object_set(row, "after", after ? after : json_null());
@@ -197,8 +224,10 @@ collect_skstat(void)
 		json_object_set_new(ev, "files", f);
 		json_object_set_new(ev, "general", ff_json_text(gt));
 		json_object_set_new(ev, "memory", ff_json_text(mt));
-		/* The pools before the load (skstat_before) and at the window's end. */
+		/* The pools as the window opened (skstat_before) and at its end. */
 		json_object_set_new(ev, "pools", pools_before[i] ? pool_deltas(pools_before[i], mt) : json_null());
+		json_object_set_new(ev, "pools_before_s", pools_before[i] ?
+				    json_real(round(pools_before_s[i] * 1000) / 1000) : json_null());
 		ff_emit(ev);
 		free(g);
 		free(m);
