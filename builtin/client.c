@@ -30,10 +30,8 @@
  */
 #include "ff.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -59,14 +57,6 @@ static const char usage[] =
 	"event every --interval seconds of it (default 1).\n"
 	"--version prints the version. --pipeline-stage (ff-workload gives it as\n"
 	"flimflam's stage): a signal stops it without a \"stopped by\" line.\n";
-
-/* Bytes per write and recv: bench/README.md (-DIO_BYTES=n to try). */
-#ifndef IO_BYTES
-#define IO_BYTES (1024 * 1024)
-#endif
-/* Bytes one connection may move per turn before the others get theirs. */
-#define TURN_BYTES (4 * IO_BYTES)
-#define MAX_THREADS 8
 
 struct conn {
 	int fd;
@@ -94,18 +84,10 @@ static uint64_t *edge;
 static int nedges;
 
 static int port;
-static struct in_addr host;		/* --host; 127.0.0.1 unless given */
-static char host_str[INET_ADDRSTRLEN] = "127.0.0.1";
+static struct sockaddr_in sa;	/* where to connect: --host, --port */
+static const char *host_str;	/* as given */
 static struct conn *conns;	/* jobs of them */
 static const char *wbuf;	/* what we send: constant, shared */
-static atomic_int stopping;
-
-static void
-fail(const struct conn *c, const char *why)
-{
-	if (!atomic_load(&stopping))
-		ff_load_fail(c->id, why);
-}
 
 /*
  * Count n bytes just received in the part of the window of this moment.
@@ -143,27 +125,27 @@ pump(struct worker *w, struct conn *c)
 
 	do {
 		progress = 0;
-		n = write(c->fd, wbuf, IO_BYTES);
+		n = write(c->fd, wbuf, FF_LOAD_IO);
 		if (n > 0) {
 			moved += n;
 			progress = 1;
 		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			fail(c, strerror(errno));
+			ff_load_fail(c->id, strerror(errno));
 			return -1;
 		}
-		n = recv(c->fd, NULL, IO_BYTES, MSG_TRUNC);
+		n = recv(c->fd, NULL, FF_LOAD_IO, MSG_TRUNC);
 		if (n > 0) {
 			take(w, n);
 			moved += n;
 			progress = 1;
 		} else if (n == 0) {
-			fail(c, "closed by the other end");
+			ff_load_fail(c->id, "closed by the other end");
 			return -1;
 		} else if (errno != EAGAIN && errno != EINTR) {
-			fail(c, strerror(errno));
+			ff_load_fail(c->id, strerror(errno));
 			return -1;
 		}
-	} while (progress && moved < TURN_BYTES);
+	} while (progress && moved < FF_LOAD_TURN);
 	return progress;
 }
 
@@ -174,11 +156,8 @@ worker_main(void *arg)
 	struct epoll_event evs[64];
 	int n, k, i, nbatch;
 
-	while (!atomic_load_explicit(&stopping, memory_order_relaxed)) {
-		n = epoll_wait(w->epfd, evs, FF_ARRAY_SIZE(evs),
-			       w->nready ? 0 : -1);
-		if (n < 0 && errno != EINTR)
-			ff_die("epoll_wait: %s", strerror(errno));
+	while (!ff_load_stopping()) {
+		n = ff_load_events(w->epfd, evs, FF_ARRAY_SIZE(evs), w->nready ? 0 : -1);
 		for (k = 0; k < n; k++) {
 			struct conn *c = evs[k].data.ptr;
 
@@ -216,14 +195,8 @@ worker_main(void *arg)
 static int
 connect_one(void)
 {
-	struct sockaddr_in sa;
-	int fd;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(port);
-	sa.sin_addr = host;
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		ff_die("cannot create a socket: %s", strerror(errno));
 	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
@@ -302,15 +275,15 @@ start(int jobs, int *nw)
 {
 	struct worker *ws;
 	struct epoll_event ev;
-	int n = ff_load_threads(MAX_THREADS, jobs), i;
+	int n = ff_load_threads(FF_LOAD_MOST, jobs), i;
 	char *b;
 
-	b = aligned_alloc(4096, IO_BYTES);
+	b = aligned_alloc(4096, FF_LOAD_IO);
 	ws = aligned_alloc(64, n * sizeof(*ws));
 	conns = calloc(jobs, sizeof(*conns));
 	if (!b || !ws || !conns)
 		ff_die("out of memory");
-	memset(b, 'x', IO_BYTES);
+	memset(b, 'x', FF_LOAD_IO);
 	wbuf = b;
 	memset(ws, 0, n * sizeof(*ws));
 	for (i = 0; i < n; i++) {
@@ -365,7 +338,7 @@ stop(struct worker *ws, int n, int jobs)
 	uint64_t one = 1;
 	int i;
 
-	atomic_store(&stopping, 1);
+	ff_load_stop();
 	for (i = 0; i < n; i++)
 		if (write(ws[i].wakefd, &one, sizeof(one)) < 0) {
 			/* already woken */
@@ -473,43 +446,13 @@ run(int jobs, long warmup, long duration, double interval)
 int
 main(int argc, char *argv[])
 {
-	/* Its own; the run's are the rows of FF_RS_STREAM (lib/ff_runspec.c). */
-	static const struct option own[] = {
-		{ "help", no_argument, NULL, 'h' },
-		FF_LONGOPT_VERSION,
-		FF_LONGOPT_PIPELINE_STAGE,
-		{ "port", required_argument, NULL, 'p' },
-		{ "host", required_argument, NULL, 'H' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct option *longopts = ff_runspec_options(own, FF_RS_STREAM);
-	struct ff_runspec rs;
-	long p = -1;
-	int c;
+	struct ff_runspec rs;	/* the rows of FF_RS_STREAM (lib/ff_runspec.c) */
+	struct ff_load_opts lo = { .usage = usage, .rs = &rs, .mask = FF_RS_STREAM };
 
-	ff_setprog(argv[0]);
-	ff_runspec_init(&rs);
-	host.s_addr = htonl(INADDR_LOOPBACK);
-	opterr = 0;
-	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
-		switch (c) {
-		case 'h':
-			ff_usage(usage, 0);
-		case 'p':
-			p = ff_parse_long(usage, "--port", optarg, 1, 65535);
-			break;
-		case 'H':
-			ff_inet_addr(ff_parse_ipv4(usage, "--host", optarg), &host);
-			snprintf(host_str, sizeof(host_str), "%s", optarg);
-			break;
-		default:
-			ff_runspec_take(&rs, usage, c, optarg);
-		}
-	if (optind < argc)
-		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
-	if (p < 0)
-		ff_usage_error(usage, "missing --port");
-	port = p;
+	ff_load_options(&lo, argc, argv);
+	port = lo.port;
+	sa = lo.sa;
+	host_str = lo.host;
 	if (!ff_pipeline_stage())	/* a stage's argv was checked by flimflam */
 		ff_check_interval(usage, rs.run.interval, rs.run.duration);
 

@@ -31,7 +31,6 @@
  */
 #include "ff.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -83,8 +82,9 @@ struct job {
 } __attribute__((aligned(64)));
 
 static int port, crr, timeout_s = 10;
-static struct in_addr host;		/* --host; 127.0.0.1 unless given */
-static char host_str[INET_ADDRSTRLEN] = "127.0.0.1";
+static struct sockaddr_in sa;	/* where to connect: --host, --port */
+static const char *host_str;	/* as given */
+static const char *histogram_dir;	/* --histogram-dir */
 static long req_size = 1, resp_size = 1, rate;
 static uint64_t t0_ns, open_ns, close_ns, interval_ns;
 /* The window's intervals (--interval): niv of them, each's sums. */
@@ -98,14 +98,6 @@ static pthread_mutex_t iv_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *reqbuf;
 static struct job *jobs_v;
 static int njobs;
-static atomic_int stopping;
-
-static void
-fail(const struct job *j, const char *why)
-{
-	if (!atomic_load(&stopping))
-		ff_load_fail(j->id, why);
-}
 
 static void
 sock_opts(int fd)
@@ -128,13 +120,8 @@ sock_opts(int fd)
 static int
 connect_new(_Atomic int *slot, char *why, size_t n, int *timed_out)
 {
-	struct sockaddr_in sa;
 	int fd;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(port);
-	sa.sin_addr = host;
 	*timed_out = 0;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -144,7 +131,7 @@ connect_new(_Atomic int *slot, char *why, size_t n, int *timed_out)
 	sock_opts(fd);
 	if (slot) {
 		atomic_store(slot, fd);
-		if (atomic_load(&stopping)) {
+		if (ff_load_stopping()) {
 			atomic_store(slot, -1);
 			close(fd);
 			why[0] = 0;
@@ -311,7 +298,7 @@ job_main(void *arg)
 			if (start >= close_ns)
 				break;
 		}
-		if (atomic_load(&stopping))
+		if (ff_load_stopping())
 			break;
 		if (crr) {
 			j->attempts++;
@@ -324,7 +311,7 @@ job_main(void *arg)
 				atomic_store(&j->fd, -1);
 				close(fd);
 			}
-			if (atomic_load(&stopping))
+			if (ff_load_stopping())
 				break;
 			if (r < 0) {
 				if (!j->errors)
@@ -339,7 +326,7 @@ job_main(void *arg)
 			r = transact(fd, why, sizeof(why), &timed_out);
 			end = ff_now_ns();
 			if (r < 0) {
-				fail(j, why);
+				ff_load_fail(j->id, why);
 				break;
 			}
 		}
@@ -433,7 +420,7 @@ stop(void)
 {
 	int i, fd;
 
-	atomic_store(&stopping, 1);
+	ff_load_stop();
 	for (i = 0; i < njobs; i++)
 		if ((fd = atomic_load(&jobs_v[i].fd)) >= 0)
 			shutdown(fd, SHUT_RDWR);
@@ -606,60 +593,40 @@ run(long warmup, long duration, const char *hist_dir)
 	result(duration, hist_dir);
 }
 
+/* Its own options, but for those of every builtin program (ff_load_options). */
+static void
+take(int c, const char *arg)
+{
+	switch (c) {
+	case 'c':
+		crr = 1;
+		break;
+	case 't':
+		timeout_s = (int)ff_parse_long(usage, "--timeout", arg, 1, 3600);
+		break;
+	case 'H':
+		histogram_dir = arg;
+		break;
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
-	/* Its own; the run's are the rows of FF_RS_RR (lib/ff_runspec.c). */
-	static const struct option own[] = {
-		{ "help", no_argument, NULL, 'h' },
-		FF_LONGOPT_VERSION,
-		FF_LONGOPT_PIPELINE_STAGE,
-		{ "port", required_argument, NULL, 'p' },
-		{ "host", required_argument, NULL, 'A' },
+	static const struct option more[] = {
 		{ "crr", no_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "histogram-dir", required_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct option *longopts = ff_runspec_options(own, FF_RS_RR);
-	struct ff_runspec rs;
+	struct ff_runspec rs;	/* the rows of FF_RS_RR (lib/ff_runspec.c) */
+	struct ff_load_opts lo = { .usage = usage, .more = more, .take = take, .rs = &rs, .mask = FF_RS_RR };
 	const struct ff_run_opts *o = &rs.run;
-	const char *hist_dir = NULL;
-	long p = -1;
-	int c;
 
-	ff_setprog(argv[0]);
-	ff_runspec_init(&rs);
-	host.s_addr = htonl(INADDR_LOOPBACK);
-	opterr = 0;
-	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
-		switch (c) {
-		case 'h':
-			ff_usage(usage, 0);
-		case 'p':
-			p = ff_parse_long(usage, "--port", optarg, 1, 65535);
-			break;
-		case 'A':
-			ff_inet_addr(ff_parse_ipv4(usage, "--host", optarg), &host);
-			snprintf(host_str, sizeof(host_str), "%s", optarg);
-			break;
-		case 'c':
-			crr = 1;
-			break;
-		case 't':
-			timeout_s = (int)ff_parse_long(usage, "--timeout", optarg, 1, 3600);
-			break;
-		case 'H':
-			hist_dir = optarg;
-			break;
-		default:
-			ff_runspec_take(&rs, usage, c, optarg);
-		}
-	if (optind < argc)
-		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
-	if (p < 0)
-		ff_usage_error(usage, "missing --port");
-	port = p;
+	ff_load_options(&lo, argc, argv);
+	port = lo.port;
+	sa = lo.sa;
+	host_str = lo.host;
 	if (o->jobs > 4096)	/* a thread per job (lib/ff_matrix.c says so for flimflam) */
 		ff_usage_error(usage, "--jobs: %ld is out of range (1 to 4096: a thread per job)", o->jobs);
 	njobs = o->jobs;
@@ -669,15 +636,15 @@ main(int argc, char *argv[])
 	if (!ff_pipeline_stage())	/* a stage's argv was checked by flimflam */
 		ff_check_interval(usage, o->interval, o->duration);
 	iv_s = o->interval;
-	if (hist_dir) {
+	if (histogram_dir) {
 		struct ff_buf why = FF_BUF_INIT;
 
-		if (ff_dir_writable(hist_dir, 1 << 20, &why) < 0)
+		if (ff_dir_writable(histogram_dir, 1 << 20, &why) < 0)
 			ff_usage_error(usage, "--histogram-dir: %s", why.s);
 	}
 
 	ff_signals_init();
 	ff_raise_nofile(njobs + 64);
-	run(o->warmup, o->duration, hist_dir);
+	run(o->warmup, o->duration, histogram_dir);
 	return ff_finish();
 }

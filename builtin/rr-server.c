@@ -24,8 +24,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -46,7 +44,6 @@ static const char usage[] =
 	"bytes (default 1), until SIGTERM or SIGINT.\n"
 	"--version prints the version.\n";
 
-#define MAX_THREADS 8
 /* The largest write of a response; a larger one is written in pieces. */
 #define CHUNK (1024 * 1024)
 /* Requests answered through epoll before a connection asks for a thread of its own. */
@@ -73,8 +70,8 @@ struct own {
 	atomic_int busy;	/* taken for c, or serving it */
 };
 
-static struct worker workers[MAX_THREADS];
-static struct own owns[MAX_THREADS];
+static struct worker workers[FF_LOAD_MOST];
+static struct own owns[FF_LOAD_MOST];
 static int nworkers;
 static long request_size = 1, response_size = 1;
 static char *response;		/* min(response_size, CHUNK) bytes */
@@ -221,9 +218,7 @@ worker_main(void *arg)
 	int n, k;
 
 	for (;;) {
-		n = epoll_wait(w->epfd, evs, FF_ARRAY_SIZE(evs), -1);
-		if (n < 0 && errno != EINTR)
-			ff_die("epoll_wait: %s", strerror(errno));
+		n = ff_load_events(w->epfd, evs, FF_ARRAY_SIZE(evs), -1);
 		for (k = 0; k < n; k++) {
 			struct conn *c = evs[k].data.ptr;
 
@@ -237,13 +232,11 @@ worker_main(void *arg)
 	return NULL;
 }
 
-/* Hand a new connection to a worker, round robin. */
+/* Hand a new connection to worker k (ff_load_serve deals them out in turn). */
 static void
-adopt(int fd)
+adopt(int fd, int k)
 {
-	static int next;
-	struct worker *w = &workers[next++ % nworkers];
-	struct epoll_event ev;
+	struct worker *w = &workers[k];
 	struct conn *c = calloc(1, sizeof(*c));
 	int one = 1;
 
@@ -255,75 +248,35 @@ adopt(int fd)
 	c->fd = fd;
 	c->need = request_size;
 	c->ask_at = LONG;
-	ev.events = EPOLLIN | EPOLLRDHUP;
-	ev.data.ptr = c;
-	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-		ff_die("epoll_ctl: %s", strerror(errno));
+	ff_load_watch(w->epfd, fd, EPOLLIN | EPOLLRDHUP, c);
 }
 
 static void
-serve(int lfd)
+start(int n)
 {
 	int i;
 
-	nworkers = ff_load_threads(MAX_THREADS, 0);
-	for (i = 0; i < nworkers; i++) {
+	for (nworkers = n, i = 0; i < n; i++) {
 		workers[i].epfd = ff_load_epoll();
 		ff_load_thread(&workers[i].tid, NULL, worker_main, &workers[i]);
 		if (sem_init(&owns[i].go, 0, 0) < 0)
 			ff_die("sem_init: %s", strerror(errno));
 		ff_load_thread(&owns[i].tid, NULL, own_main, &owns[i]);
 	}
-	ff_accept_loop(lfd, adopt);
 }
 
 int
 main(int argc, char *argv[])
 {
-	/* Its own; the run's are the rows of FF_RS_RR_SERVE (lib/ff_runspec.c). */
-	static const struct option own[] = {
-		{ "help", no_argument, NULL, 'h' },
-		FF_LONGOPT_VERSION,
-		{ "port", required_argument, NULL, 'p' },
-		{ "address", required_argument, NULL, 'a' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct option *longopts = ff_runspec_options(own, FF_RS_RR_SERVE);
-	struct ff_runspec rs;
-	const char *address = NULL;
-	long port = -1;
-	int c;
+	struct ff_runspec rs;	/* the rows of FF_RS_RR_SERVE (lib/ff_runspec.c) */
+	struct ff_load_opts lo = { .usage = usage, .server = 1, .rs = &rs, .mask = FF_RS_RR_SERVE };
 
-	ff_setprog(argv[0]);
-	ff_runspec_init(&rs);
-	opterr = 0;
-	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
-		switch (c) {
-		case 'h':
-			ff_usage(usage, 0);
-		case 'p':
-			port = ff_parse_long(usage, "--port", optarg, 1, 65535);
-			break;
-		case 'a':
-			address = ff_parse_ipv4(usage, "--address", optarg);
-			break;
-		default:
-			ff_runspec_take(&rs, usage, c, optarg);
-		}
-	if (optind < argc)
-		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
-	if (port < 0)
-		ff_usage_error(usage, "missing --port");
+	ff_load_options(&lo, argc, argv);
 	request_size = rs.run.request_size;
 	response_size = rs.run.response_size;
 	response = malloc(response_size < CHUNK ? response_size : CHUNK);
 	if (!response)
 		ff_die("out of memory");
 	memset(response, 'r', response_size < CHUNK ? response_size : CHUNK);
-
-	ff_signals_init();
-	ff_raise_nofile(LONG_MAX);
-	serve(ff_listen_on(address, port));
-	/* Terminated: that is how a server's life ends. */
-	return ff_finish();
+	return ff_load_serve(&lo, start, adopt);
 }

@@ -11,8 +11,6 @@
 #include "ff.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <getopt.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <poll.h>
@@ -31,14 +29,6 @@ static const char usage[] =
 	"SIGTERM or SIGINT.\n"
 	"--version prints the version.\n";
 
-/* Bytes per read and write: bench/README.md (-DIO_BYTES=n to try). */
-#ifndef IO_BYTES
-#define IO_BYTES (1024 * 1024)
-#endif
-/* Bytes one connection may echo per turn before the others get theirs. */
-#define TURN_BYTES (4 * IO_BYTES)
-#define MAX_THREADS 8
-
 struct conn {
 	int fd;
 	int queued;		/* on its worker's ready list */
@@ -53,8 +43,7 @@ struct worker {
 	size_t nready, readycap;
 };
 
-static struct worker workers[MAX_THREADS];
-static int nworkers;
+static struct worker workers[FF_LOAD_MOST];
 
 static void
 conn_close(struct conn *c)
@@ -93,7 +82,7 @@ pump(struct worker *w, struct conn *c, uint32_t events)
 	if (c->blocked)
 		return 0;	/* more to read, but nowhere to write it yet */
 	for (;;) {
-		n = recv(c->fd, w->buf, IO_BYTES, MSG_PEEK);
+		n = recv(c->fd, w->buf, FF_LOAD_IO, MSG_PEEK);
 		if (n == 0)
 			return -1;
 		if (n < 0)
@@ -110,7 +99,7 @@ pump(struct worker *w, struct conn *c, uint32_t events)
 			return 0;
 		}
 		moved += m;
-		if (moved >= TURN_BYTES) {
+		if (moved >= FF_LOAD_TURN) {
 			queue(w, c);
 			return 0;
 		}
@@ -127,10 +116,7 @@ worker_main(void *arg)
 	int n, k;
 
 	for (;;) {
-		n = epoll_wait(w->epfd, evs, FF_ARRAY_SIZE(evs),
-			       w->nready ? 0 : -1);
-		if (n < 0 && errno != EINTR)
-			ff_die("epoll_wait: %s", strerror(errno));
+		n = ff_load_events(w->epfd, evs, FF_ARRAY_SIZE(evs), w->nready ? 0 : -1);
 		for (k = 0; k < n; k++) {
 			struct conn *c = evs[k].data.ptr;
 
@@ -155,74 +141,36 @@ worker_main(void *arg)
 	return NULL;
 }
 
-/* Hand a new connection to a worker, round robin. */
+/* Hand a new connection to worker k (ff_load_serve deals them out in turn). */
 static void
-adopt(int fd)
+adopt(int fd, int k)
 {
-	static int next;
-	struct worker *w = &workers[next++ % nworkers];
-	struct epoll_event ev;
-	struct conn *c;
+	struct worker *w = &workers[k];
+	struct conn *c = calloc(1, sizeof(*c));
 
-	c = calloc(1, sizeof(*c));
 	if (!c)
 		ff_die("out of memory");
 	c->fd = fd;
-	ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
-	ev.data.ptr = c;
-	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-		ff_die("epoll_ctl: %s", strerror(errno));
+	ff_load_watch(w->epfd, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, c);
 }
 
 static void
-serve(int lfd)
+start(int n)
 {
 	int i;
 
-	nworkers = ff_load_threads(MAX_THREADS, 0);
-	for (i = 0; i < nworkers; i++) {
+	for (i = 0; i < n; i++) {
 		workers[i].epfd = ff_load_epoll();
-		workers[i].buf = ff_realloc(NULL, IO_BYTES);
+		workers[i].buf = ff_realloc(NULL, FF_LOAD_IO);
 		ff_load_thread(&workers[i].tid, NULL, worker_main, &workers[i]);
 	}
-	ff_accept_loop(lfd, adopt);
 }
 
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		FF_LONGOPT_VERSION,
-		{ "port", required_argument, NULL, 'p' },
-		{ "address", required_argument, NULL, 'a' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *address = NULL;
-	long port = -1;
-	int c;
+	struct ff_load_opts lo = { .usage = usage, .server = 1 };
 
-	ff_setprog(argv[0]);
-	opterr = 0;
-	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
-		switch (c) {
-		case 'h':
-			ff_usage(usage, 0);
-		case 'p':
-			port = ff_parse_long(usage, "--port", optarg, 1, 65535);
-			break;
-		case 'a':
-			address = ff_parse_ipv4(usage, "--address", optarg);
-			break;
-		}
-	if (optind < argc)
-		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
-	if (port < 0)
-		ff_usage_error(usage, "missing --port");
-
-	ff_signals_init();
-	ff_raise_nofile(LONG_MAX);
-	serve(ff_listen_on(address, port));
-	/* Terminated: that is how a server's life ends. */
-	return ff_finish();
+	ff_load_options(&lo, argc, argv);
+	return ff_load_serve(&lo, start, adopt);
 }

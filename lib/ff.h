@@ -15,7 +15,8 @@
  *   ff_skrouterd.c the router: usable?, its schema's features, Proton
  *   ff_perf.c      what perf can open
  *   ff_hist.c      latency histograms: record, merge, percentiles, files
- *   ff_load.c      the builtin programs: window event, waits on the clock, threads, failures
+ *   ff_load.c      the builtin programs: options, window event, waits on the clock,
+ *                  threads, failures, a server's life
  *   ff_tls.c       --tls: the run's CA, the relays' certificates and keys
  *   ff_build.c     relay builds (--build LABEL=PATH): binary, environment, name
  *   ff_series.c    the window as a time series: steadiness, sparklines
@@ -410,6 +411,17 @@ int ff_tls_certs(const char *rundir, const char *const roles[], int nroles, char
 /* RUNDIR/tls/NAME ("ca.crt", "r1.key"; malloc'd). */
 char *ff_tls_file(const char *rundir, const char *name);
 
+/* The most threads of one kind a builtin program starts. */
+#define FF_LOAD_MOST 8
+/*
+ * The streaming pair (ff-builtin-client and -server): bytes per write and
+ * recv (bench/README.md; -DFF_LOAD_IO=n to try), and the bytes one
+ * connection may move per turn before the others get theirs.
+ */
+#ifndef FF_LOAD_IO
+#define FF_LOAD_IO (1024 * 1024)
+#endif
+#define FF_LOAD_TURN (4 * FF_LOAD_IO)
 /*
  * The threads of the builtin programs. ff_load_threads: how many to start:
  * the CPUs we may use, at most `most` (and at most `jobs` when jobs > 0),
@@ -420,6 +432,14 @@ int ff_load_threads(int most, long jobs);
 void ff_load_thread(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 /* A new epoll instance (close-on-exec); dies when it cannot. */
 int ff_load_epoll(void);
+/* Add fd to the epoll set epfd for `events`, with data.ptr `ptr`; dies when it cannot. */
+void ff_load_watch(int epfd, int fd, uint32_t events, void *ptr);
+/*
+ * epoll_wait on epfd for up to `max` events (timeout ms, -1: none): how
+ * many came, 0 when a signal came first; dies on any other failure.
+ */
+struct epoll_event;
+int ff_load_events(int epfd, struct epoll_event *evs, int max, int timeout);
 /*
  * A client's failure record: its threads report the first failure of a
  * connection (ff_load_fail: connection id 1.., why; later ones are dropped),
@@ -431,8 +451,46 @@ int ff_load_epoll(void);
  */
 void ff_load_fail_init(const char *host, int port);
 void ff_load_fail(int id, const char *why);
+/*
+ * The client is stopping its threads and closing its connections
+ * (ff_load_stop): from then on ff_load_stopping is 1, and failures are
+ * dropped.
+ */
+void ff_load_stop(void);
+int ff_load_stopping(void);
 void ff_load_check(const char *phase);
 void ff_load_wait(double when, const char *phase);
+/*
+ * A builtin program's options (ff_load_options): -h/--help, --version,
+ * --port PORT (required), and the address, 127.0.0.1 unless given: a
+ * client's --host ADDRESS (where it connects; a client also takes
+ * --pipeline-stage) or a server's --address ADDRESS (where it listens).
+ * Then its own others, `more` (up to a { NULL } row; NULL: none), each
+ * handed to take(val, optarg), and the run's rows of `mask` into *rs
+ * (initialised here; NULL: none). Sets the program's name first; a usage
+ * error for an argument left over or no --port.
+ */
+struct ff_load_opts {
+	const char *usage;
+	int server;
+	const struct option *more;
+	void (*take)(int val, const char *arg);
+	struct ff_runspec *rs;
+	unsigned mask;
+	/* What was given. */
+	int port;
+	const char *host;	/* the address as given */
+	struct sockaddr_in sa;	/* the address and port */
+};
+void ff_load_options(struct ff_load_opts *o, int argc, char *argv[]);
+/*
+ * A server's life, once its options are taken: start(n) starts its n
+ * workers (the CPUs we may use, at most FF_LOAD_MOST), then it accepts on
+ * the address and port of `o`, handing each connection to a worker in
+ * turn, adopt(fd, k) with k 0..n-1, until a signal ends it. Returns the
+ * exit status.
+ */
+int ff_load_serve(const struct ff_load_opts *o, void (*start)(int n), void (*adopt)(int fd, int k));
 /* ff_build.c */
 
 /*

@@ -5,7 +5,9 @@
  */
 #include "ff.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -94,9 +96,29 @@ ff_load_epoll(void)
 	return fd;
 }
 
+void
+ff_load_watch(int epfd, int fd, uint32_t events, void *ptr)
+{
+	struct epoll_event ev = { events, { .ptr = ptr } };
+
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		ff_die("epoll_ctl: %s", strerror(errno));
+}
+
+int
+ff_load_events(int epfd, struct epoll_event *evs, int max, int timeout)
+{
+	int n = epoll_wait(epfd, evs, max, timeout);
+
+	if (n < 0 && errno != EINTR)
+		ff_die("epoll_wait: %s", strerror(errno));
+	return n < 0 ? 0 : n;
+}
+
 /* The failure record: the first failure wins; the eventfd wakes the main thread. */
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int fail_id;	/* 0: none yet */
+static atomic_int stopping;
 static char fail_why[256];
 static int fail_fd = -1, fail_port;
 static const char *fail_host;
@@ -116,6 +138,8 @@ ff_load_fail(int id, const char *why)
 {
 	uint64_t one = 1;
 
+	if (ff_load_stopping())
+		return;
 	pthread_mutex_lock(&fail_lock);
 	if (!atomic_load(&fail_id)) {
 		snprintf(fail_why, sizeof(fail_why), "%s", why);
@@ -125,6 +149,18 @@ ff_load_fail(int id, const char *why)
 	if (write(fail_fd, &one, sizeof(one)) < 0) {
 		/* the counter is already non-zero */
 	}
+}
+
+void
+ff_load_stop(void)
+{
+	atomic_store(&stopping, 1);
+}
+
+int
+ff_load_stopping(void)
+{
+	return atomic_load(&stopping);
 }
 
 void
@@ -146,4 +182,83 @@ ff_load_wait(double when, const char *phase)
 	while (ff_wait_until(when, fail_fd) != 0)
 		ff_load_check(phase);
 	ff_load_check(phase);
+}
+
+void
+ff_load_options(struct ff_load_opts *o, int argc, char *argv[])
+{
+	const char *addr = o->server ? "--address" : "--host";
+	struct option own[16];
+	const struct option *m, *longopts;
+	size_t n = 0;
+	long port = -1;
+	int c;
+
+	ff_setprog(argv[0]);
+	own[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	own[n++] = (struct option)FF_LONGOPT_VERSION;
+	if (!o->server)
+		own[n++] = (struct option)FF_LONGOPT_PIPELINE_STAGE;
+	own[n++] = (struct option){ "port", required_argument, NULL, 'p' };
+	own[n++] = (struct option){ addr + 2, required_argument, NULL, 'a' };
+	for (m = o->more; m && m->name && n < FF_ARRAY_SIZE(own) - 1; m++)
+		own[n++] = *m;
+	own[n] = (struct option){ NULL, 0, NULL, 0 };
+	longopts = ff_runspec_options(own, o->mask);
+	if (o->rs)
+		ff_runspec_init(o->rs);
+	o->host = "127.0.0.1";
+	memset(&o->sa, 0, sizeof(o->sa));
+	o->sa.sin_family = AF_INET;
+	o->sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	opterr = 0;
+	while ((c = ff_getopt(argc, argv, ":h", longopts, o->usage)) != -1)
+		switch (c) {
+		case 'h':
+			ff_usage(o->usage, 0);
+		case 'p':
+			port = ff_parse_long(o->usage, "--port", optarg, 1, 65535);
+			break;
+		case 'a':
+			o->host = ff_parse_ipv4(o->usage, addr, optarg);
+			ff_inet_addr(o->host, &o->sa.sin_addr);
+			break;
+		default:
+			if ((!o->rs || !ff_runspec_take(o->rs, o->usage, c, optarg)) && o->take)
+				o->take(c, optarg);
+		}
+	if (optind < argc)
+		ff_usage_error(o->usage, "unexpected argument '%s'", argv[optind]);
+	if (port < 0)
+		ff_usage_error(o->usage, "missing --port");
+	o->port = (int)port;
+	o->sa.sin_port = htons(o->port);
+}
+
+/* The server's workers, and its adopt, for deal(). */
+static int serve_n;
+static void (*serve_adopt)(int fd, int k);
+
+static void
+deal(int fd)
+{
+	static int next;
+
+	serve_adopt(fd, next++ % serve_n);
+}
+
+int
+ff_load_serve(const struct ff_load_opts *o, void (*start)(int n), void (*adopt)(int fd, int k))
+{
+	int lfd;
+
+	ff_signals_init();
+	ff_raise_nofile(LONG_MAX);
+	lfd = ff_listen_on(o->host, o->port);
+	serve_n = ff_load_threads(FF_LOAD_MOST, 0);
+	serve_adopt = adopt;
+	start(serve_n);
+	ff_accept_loop(lfd, deal);
+	/* Terminated: that is how a server's life ends. */
+	return ff_finish();
 }
