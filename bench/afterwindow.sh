@@ -12,25 +12,23 @@
 # well under a second).
 
 set -eu
+# shellcheck source=bench/opts.sh
+. "$(dirname "$0")/opts.sh"
 
 usage="usage: bench/afterwindow.sh [-d SECONDS] [-w WORKLOADS] [-r RELAY] [-c CAP]
                               [-o FLIMFLAM_CHECKOUT] [-k DIR]"
 duration=60 workloads=builtin,iperf3,h2load,h2load-h1 relay=none cap=300 checkout='' keep=''
 while getopts ':hd:w:r:c:o:k:' opt; do
 	case $opt in
-	h) echo "$usage"; exit 0 ;;
 	d) duration=$OPTARG ;;
 	w) workloads=$OPTARG ;;
 	r) relay=$OPTARG ;;
 	c) cap=$OPTARG ;;
 	o) checkout=$OPTARG ;;
-	k) keep=$OPTARG ;;
-	:) echo "afterwindow.sh: option '-$OPTARG' needs a value" >&2; echo "$usage" >&2; exit 2 ;;
-	*) echo "afterwindow.sh: unknown option '-$OPTARG'" >&2; echo "$usage" >&2; exit 2 ;;
+	*) other_option "$opt" ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -eq 0 ] || { echo "afterwindow.sh: unexpected argument '$1'" >&2; echo "$usage" >&2; exit 2; }
+no_arguments "${@:OPTIND}"
 for v in "-d:$duration" "-c:$cap"; do
 	case ${v#*:} in '' | *[!0-9]* | 0) echo "afterwindow.sh: ${v%%:*}: '${v#*:}' is not a whole number above 0" >&2; exit 2 ;; esac
 done
@@ -42,10 +40,7 @@ if [ -n "$checkout" ]; then
 	[ -x "$ff" ] || { echo "afterwindow.sh: '$ff' is missing: build that checkout" >&2; exit 1; }
 fi
 
-tmp=${keep:-$(mktemp -d)}
-mkdir -p "$tmp"
-[ -n "$keep" ] || trap 'rm -rf "$tmp"' EXIT
-export FLIMFLAM_RUNS=$tmp/runs
+runs_dir
 
 # leftovers: the processes still running from a run ended at its cap (the
 # stages of a flimflam that did not end them): each names a run directory

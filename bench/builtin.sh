@@ -23,6 +23,8 @@
 # -o, builtin/original (kernel's count) under 1.5.
 
 set -eu
+# shellcheck source=bench/opts.sh
+. "$(dirname "$0")/opts.sh"
 
 usage="usage: bench/builtin.sh [-j JOBS] [-w WARMUP] [-d DURATION] [-r RUNS]
                           [-b BUILTIN_DIR] [-o FLIMFLAM_CHECKOUT] [-l LOOPS] [-v]"
@@ -30,7 +32,6 @@ jobs=2 warmup=2 duration=5 runs=3 original='' verbose='' loops=0
 bindir=
 while getopts ':hj:w:d:r:b:o:l:v' opt; do
 	case $opt in
-	h) echo "$usage"; exit 0 ;;
 	j) jobs=$OPTARG ;;
 	w) warmup=$OPTARG ;;
 	d) duration=$OPTARG ;;
@@ -39,17 +40,11 @@ while getopts ':hj:w:d:r:b:o:l:v' opt; do
 	o) original=$OPTARG ;;
 	l) loops=$OPTARG ;;
 	v) verbose=1 ;;
-	:) echo "builtin.sh: option '-$OPTARG' needs a value" >&2; echo "$usage" >&2; exit 2 ;;
-	*) echo "builtin.sh: unknown option '-$OPTARG'" >&2; echo "$usage" >&2; exit 2 ;;
+	*) other_option "$opt" ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -eq 0 ] || { echo "builtin.sh: unexpected argument '$1'" >&2; echo "$usage" >&2; exit 2; }
-for v in "$jobs" "$warmup" "$duration" "$runs" "$loops"; do
-	case $v in
-	'' | *[!0-9]*) echo "builtin.sh: '$v' is not a whole number" >&2; exit 2 ;;
-	esac
-done
+no_arguments "${@:OPTIND}"
+whole_numbers "$jobs" "$warmup" "$duration" "$runs" "$loops"
 if [ "$duration" -lt 2 ] || [ "$jobs" -lt 1 ] || [ "$runs" -lt 1 ]; then
 	echo "builtin.sh: need -d 2 or more, -j and -r 1 or more" >&2
 	exit 2

@@ -207,6 +207,26 @@ end_scratch() {
 	rm -rf "$tmp"
 }
 
+# runs_dir: $tmp, the directory of -k ($keep) or else a new one removed on
+# exit, and flimflam's run directories in it (FLIMFLAM_RUNS).
+runs_dir() {
+	tmp=${keep:-$(mktemp -d)}
+	mkdir -p "$tmp"
+	[ -n "${keep:-}" ] || trap 'rm -rf "$tmp"' EXIT
+	export FLIMFLAM_RUNS=$tmp/runs
+}
+
+# build_original DIR: the original flimflam (Python) built in its checkout
+# DIR by its own `plano build`, logged to $tmp/original-build.log; the
+# script fails when DIR is no such checkout or the build fails.
+build_original() {
+	[ -d "$1/builtin" ] || { echo "${0##*/}: '$1' is not a flimflam checkout" >&2; exit 1; }
+	(cd "$1" && ./plano build >"$tmp/original-build.log" 2>&1) || {
+		echo "${0##*/}: cannot build the original in '$1'; see $tmp/original-build.log" >&2
+		exit 1
+	}
+}
+
 # free_port: a TCP port of 127.0.0.1 that nothing listens on just now.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -16,29 +16,25 @@
 # (it emits no events): from 0.5 s after its warmup to 0.3 s before its end.
 
 set -eu
+# shellcheck source=bench/opts.sh
+. "$(dirname "$0")/opts.sh"
 
 usage="usage: bench/owncpu.sh [-n RUNS] [-w WORKLOADS] [-r RELAYS] [-W WARMUP] [-d DURATION]
                           [-o FLIMFLAM_CHECKOUT] [-k DIR]"
 runs=3 workloads=builtin,iperf3,h2load,h2load-h1 relays=none,nginx warmup=2 duration=10 original='' keep=''
 while getopts ':hn:w:r:W:d:o:k:' opt; do
 	case $opt in
-	h) echo "$usage"; exit 0 ;;
 	n) runs=$OPTARG ;;
 	w) workloads=$OPTARG ;;
 	r) relays=$OPTARG ;;
 	W) warmup=$OPTARG ;;
 	d) duration=$OPTARG ;;
 	o) original=$OPTARG ;;
-	k) keep=$OPTARG ;;
-	:) echo "owncpu.sh: option '-$OPTARG' needs a value" >&2; echo "$usage" >&2; exit 2 ;;
-	*) echo "owncpu.sh: unknown option '-$OPTARG'" >&2; echo "$usage" >&2; exit 2 ;;
+	*) other_option "$opt" ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -eq 0 ] || { echo "owncpu.sh: unexpected argument '$1'" >&2; echo "$usage" >&2; exit 2; }
-for v in "$runs" "$warmup" "$duration"; do
-	case $v in '' | *[!0-9]*) echo "owncpu.sh: '$v' is not a whole number" >&2; exit 2 ;; esac
-done
+no_arguments "${@:OPTIND}"
+whole_numbers "$runs" "$warmup" "$duration"
 if [ "$runs" -lt 1 ] || [ "$duration" -lt 2 ]; then
 	echo "owncpu.sh: need -n 1 or more and -d 2 or more" >&2
 	exit 2
@@ -47,17 +43,10 @@ fi
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
 
-tmp=${keep:-$(mktemp -d)}
-mkdir -p "$tmp"
-[ -n "$keep" ] || trap 'rm -rf "$tmp"' EXIT
-export FLIMFLAM_RUNS=$tmp/runs
+runs_dir
 
 if [ -n "$original" ]; then
-	[ -d "$original/builtin" ] || { echo "owncpu.sh: '$original' is not a flimflam checkout" >&2; exit 1; }
-	(cd "$original" && ./plano build >"$tmp/original-build.log" 2>&1) || {
-		echo "owncpu.sh: cannot build the original in '$original'; see $tmp/original-build.log" >&2
-		exit 1
-	}
+	build_original "$original"
 	# It expects Fedora: /etc/system-release (its print_environment reads
 	# it) and nginx's stream module in /usr/lib64. Where they are not, our
 	# launcher answers that read and that check, and its built copies of

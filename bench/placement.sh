@@ -14,31 +14,26 @@
 # the workload shares CPUs with the relays.
 
 set -eu
+# shellcheck source=bench/opts.sh
+. "$(dirname "$0")/opts.sh"
 
 usage="usage: bench/placement.sh [-r RELAYS] [-w WORKLOAD] [-k DIR]"
 relays=nginx workload=builtin keep=
 command -v skrouterd >/dev/null && relays=nginx,skrouterd
 while getopts ':hr:w:k:' opt; do
 	case $opt in
-	h) echo "$usage"; exit 0 ;;
 	r) relays=$OPTARG ;;
 	w) workload=$OPTARG ;;
-	k) keep=$OPTARG ;;
-	:) echo "placement.sh: option '-$OPTARG' needs a value" >&2; echo "$usage" >&2; exit 2 ;;
-	*) echo "placement.sh: unknown option '-$OPTARG'" >&2; echo "$usage" >&2; exit 2 ;;
+	*) other_option "$opt" ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -eq 0 ] || { echo "placement.sh: unexpected argument '$1'" >&2; echo "$usage" >&2; exit 2; }
+no_arguments "${@:OPTIND}"
 command -v taskset >/dev/null || { echo "placement.sh: taskset is not on PATH" >&2; exit 1; }
 
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
 
-tmp=${keep:-$(mktemp -d)}
-mkdir -p "$tmp"
-[ -n "$keep" ] || trap 'rm -rf "$tmp"' EXIT
-export FLIMFLAM_RUNS=$tmp/runs
+runs_dir
 warmup=1 duration=2
 avail=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status)
 

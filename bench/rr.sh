@@ -23,27 +23,22 @@
 # sockperf's or its p50 over 1.1 of sockperf's.
 
 set -eu
+# shellcheck source=bench/opts.sh
+. "$(dirname "$0")/opts.sh"
 
 usage="usage: bench/rr.sh [-j JOBS] [-s BYTES] [-d DURATION] [-r RUNS]"
 jobs=1 size=14 duration=5 runs=3
 while getopts ':hj:s:d:r:' opt; do
 	case $opt in
-	h) echo "$usage"; exit 0 ;;
 	j) jobs=$OPTARG ;;
 	s) size=$OPTARG ;;
 	d) duration=$OPTARG ;;
 	r) runs=$OPTARG ;;
-	:) echo "rr.sh: option '-$OPTARG' needs a value" >&2; echo "$usage" >&2; exit 2 ;;
-	*) echo "rr.sh: unknown option '-$OPTARG'" >&2; echo "$usage" >&2; exit 2 ;;
+	*) other_option "$opt" ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -eq 0 ] || { echo "rr.sh: unexpected argument '$1'" >&2; echo "$usage" >&2; exit 2; }
-for v in "$jobs" "$size" "$duration" "$runs"; do
-	case $v in
-	'' | *[!0-9]*) echo "rr.sh: '$v' is not a whole number" >&2; exit 2 ;;
-	esac
-done
+no_arguments "${@:OPTIND}"
+whole_numbers "$jobs" "$size" "$duration" "$runs"
 if [ "$duration" -lt 2 ] || [ "$jobs" -lt 1 ] || [ "$runs" -lt 1 ] || [ "$size" -lt 14 ]; then
 	echo "rr.sh: need -d 2 or more, -s 14 or more (sockperf's least), -j and -r 1 or more" >&2
 	exit 2

@@ -12,29 +12,26 @@
 # at the most jobs within 0.1 percentage point of the fewest.
 
 set -eu
+# shellcheck source=bench/opts.sh
+. "$(dirname "$0")/opts.sh"
 
 usage="usage: bench/scaling.sh [-j JOBS,...] [-r RELAY] [-w WORKLOAD] [-W WARMUP] [-d DURATION]
                           [-n RUNS] [-k DIR]"
 joblist=1,2,4,8,16,64,256 relay=nginx workload=builtin warmup=2 duration=5 runs=2 keep=
 while getopts ':hj:r:w:W:d:n:k:' opt; do
 	case $opt in
-	h) echo "$usage"; exit 0 ;;
 	j) joblist=$OPTARG ;;
 	r) relay=$OPTARG ;;
 	w) workload=$OPTARG ;;
 	W) warmup=$OPTARG ;;
 	d) duration=$OPTARG ;;
 	n) runs=$OPTARG ;;
-	k) keep=$OPTARG ;;
-	:) echo "scaling.sh: option '-$OPTARG' needs a value" >&2; echo "$usage" >&2; exit 2 ;;
-	*) echo "scaling.sh: unknown option '-$OPTARG'" >&2; echo "$usage" >&2; exit 2 ;;
+	*) other_option "$opt" ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -eq 0 ] || { echo "scaling.sh: unexpected argument '$1'" >&2; echo "$usage" >&2; exit 2; }
-for v in "$warmup" "$duration" "$runs" ${joblist//,/ }; do
-	case $v in '' | *[!0-9]*) echo "scaling.sh: '$v' is not a whole number" >&2; exit 2 ;; esac
-done
+no_arguments "${@:OPTIND}"
+# shellcheck disable=SC2086 # the list's numbers, a word each
+whole_numbers "$warmup" "$duration" "$runs" ${joblist//,/ }
 if [ "$runs" -lt 1 ] || [ "$duration" -lt 2 ]; then
 	echo "scaling.sh: need -n 1 or more and -d 2 or more" >&2
 	exit 2
@@ -43,10 +40,7 @@ fi
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
 
-tmp=${keep:-$(mktemp -d)}
-mkdir -p "$tmp"
-[ -n "$keep" ] || trap 'rm -rf "$tmp"' EXIT
-export FLIMFLAM_RUNS=$tmp/runs
+runs_dir
 
 IFS=, read -r -a jl <<<"$joblist"
 echo "scaling: $workload over $relay, --warmup $warmup --duration $duration, jobs ${joblist//,/ }; $runs rounds taking turns; $(load_seen) at the start"

@@ -10,27 +10,24 @@
 # when it is on PATH. The README's figure comes from this script.
 
 set -eu
+# shellcheck source=bench/opts.sh
+. "$(dirname "$0")/opts.sh"
 
 usage="usage: bench/tls.sh [-n RUNS] [-r RELAYS] [-w WORKLOAD] [-W WARMUP] [-d DURATION] [-j JOBS]"
 runs=3 relays=nginx,nghttpx,skrouterd workload='' warmup=2 duration=5 jobs=2
 while getopts ':hn:r:w:W:d:j:' opt; do
 	case $opt in
-	h) echo "$usage"; exit 0 ;;
 	n) runs=$OPTARG ;;
 	r) relays=$OPTARG ;;
 	w) workload=$OPTARG ;;
 	W) warmup=$OPTARG ;;
 	d) duration=$OPTARG ;;
 	j) jobs=$OPTARG ;;
-	:) echo "tls.sh: option '-$OPTARG' needs a value" >&2; echo "$usage" >&2; exit 2 ;;
-	*) echo "tls.sh: unknown option '-$OPTARG'" >&2; echo "$usage" >&2; exit 2 ;;
+	*) other_option "$opt" ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -eq 0 ] || { echo "tls.sh: unexpected argument '$1'" >&2; echo "$usage" >&2; exit 2; }
-for v in "$runs" "$warmup" "$duration" "$jobs"; do
-	case $v in '' | *[!0-9]*) echo "tls.sh: '$v' is not a whole number" >&2; exit 2 ;; esac
-done
+no_arguments "${@:OPTIND}"
+whole_numbers "$runs" "$warmup" "$duration" "$jobs"
 
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"

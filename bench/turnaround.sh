@@ -15,26 +15,24 @@
 #    Target: at most 5% more.
 
 set -eu
+# shellcheck source=bench/opts.sh
+. "$(dirname "$0")/opts.sh"
 
 usage="usage: bench/turnaround.sh [-n RUNS] [-w WORKLOADS] [-m WARMUP:DURATION] [-M] [-s]
                              [-o FLIMFLAM_CHECKOUT] [-k DIR]"
 runs=5 workloads=builtin,iperf3,h2load,h2load-h1 matrix=5:5 no_matrix='' with_skr='' original='' keep=''
 while getopts ':hn:w:m:Mso:k:' opt; do
 	case $opt in
-	h) echo "$usage"; exit 0 ;;
 	n) runs=$OPTARG ;;
 	w) workloads=$OPTARG ;;
 	m) matrix=$OPTARG ;;
 	M) no_matrix=1 ;;
 	s) with_skr=1 ;;
 	o) original=$OPTARG ;;
-	k) keep=$OPTARG ;;
-	:) echo "turnaround.sh: option '-$OPTARG' needs a value" >&2; echo "$usage" >&2; exit 2 ;;
-	*) echo "turnaround.sh: unknown option '-$OPTARG'" >&2; echo "$usage" >&2; exit 2 ;;
+	*) other_option "$opt" ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -eq 0 ] || { echo "turnaround.sh: unexpected argument '$1'" >&2; echo "$usage" >&2; exit 2; }
+no_arguments "${@:OPTIND}"
 case $runs in '' | *[!0-9]* | 0) echo "turnaround.sh: -n: '$runs' is not a whole number above 0" >&2; exit 2 ;; esac
 case $matrix in
 [0-9]*:[1-9]*) mw=${matrix%%:*} md=${matrix#*:} ;;
@@ -45,21 +43,15 @@ case $mw$md in *[!0-9]*) echo "turnaround.sh: -m: '$matrix' is not WARMUP:DURATI
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
 
-tmp=${keep:-$(mktemp -d)}
-mkdir -p "$tmp"
-[ -n "$keep" ] || trap 'rm -rf "$tmp"' EXIT
-export FLIMFLAM_RUNS=$tmp/runs FLIMFLAM_KEEP_RUNS=${FLIMFLAM_KEEP_RUNS:-20}
+runs_dir
+export FLIMFLAM_KEEP_RUNS=${FLIMFLAM_KEEP_RUNS:-20}
 
 # The original flimflam, run from its checkout: built with its own `plano
 # build`; its print_environment reads /etc/system-release, which Debian
 # lacks, so a launcher of ours answers that one read.
 orig=()
 if [ -n "$original" ]; then
-	[ -d "$original/builtin" ] || { echo "turnaround.sh: '$original' is not a flimflam checkout" >&2; exit 1; }
-	(cd "$original" && ./plano build >"$tmp/original-build.log" 2>&1) || {
-		echo "turnaround.sh: cannot build the original in '$original'; see $tmp/original-build.log" >&2
-		exit 1
-	}
+	build_original "$original"
 	cat >"$tmp/original.py" <<-'EOF'
 	import os, sys
 	sys.path.insert(0, os.path.join(os.environ["FLIMFLAM_HOME"], "python"))
