@@ -9,14 +9,8 @@ CLIENT="$TOP/builtin/ff-builtin-rr-client"
 SERVER="$TOP/builtin/ff-builtin-rr-server"
 PYSERVER="$TOP/t/fixtures/rr/server.py"
 
-setup() {
-	[ -x "$CLIENT" ] && [ -x "$SERVER" ] || skip "the builtin programs are not built (run make)"
-	pids=()
-}
-
-teardown() {
-	end_pids
-}
+setup() { builtin_setup; }
+teardown() { end_pids; }
 
 # result_sane FILE: the result adds up with the samples, the histogram and
 # its own fields; percentiles in order.
@@ -292,19 +286,7 @@ result_sane() {
 }
 
 @test "builtin-rr: the server killed in the window is an error, no result" {
-	local port out="$BATS_TEST_TMPDIR/client.out" err="$BATS_TEST_TMPDIR/client.err"
-	port=$(free_port)
-	listening "$port" "$SERVER" --port "$port"
-	"$CLIENT" --port "$port" --warmup 0 --duration 10 >"$out" 2>"$err" &
-	pids+=($!)
-	wait_for_grep '"sample"' "$out" 5
-	kill -9 "$server"
-	wait_exit "${pids[-1]}" 5
-	[ "$status" -eq 1 ]
-	run cat "$err"
-	[ "${#lines[@]}" -eq 1 ]
-	[[ "$output" =~ ^ff-builtin-rr-client:\ connection\ [12]\ to\ 127\.0\.0\.1:$port\ failed\ during\ the\ window:\ .+$ ]]
-	! grep -q '"result"' "$out"
+	server_killed_midway
 }
 
 @test "builtin-rr: a closed port is one clean error; SIGTERM stops it with 143, no result" {
@@ -324,16 +306,8 @@ result_sane() {
 }
 
 @test "builtin-rr: 300 jobs, every connection up and answered" {
-	local port out="$BATS_TEST_TMPDIR/client.out" n
-	port=$(free_port)
-	listening "$port" "$SERVER" --port "$port"
-	"$CLIENT" --port "$port" --jobs 300 --warmup 0 --duration 2 >"$out" &
-	pids+=($!)
-	wait_for_grep '"window"' "$out" 10
-	n=$(ss -tnH state established "( dport = :$port )" | wc -l)
-	wait_exit "${pids[-1]}" 15
-	[ "$status" -eq 0 ]
-	[ "$n" -eq 300 ]
+	local out="$BATS_TEST_TMPDIR/client.out"
+	all_connected "$SERVER" "$CLIENT" 300 "$out"
 	result_sane "$out"
 	# Closed loop on every connection: at least as many transactions as connections.
 	jq -e '.jobs == 300 and .transactions >= 300' <(tail -n 1 "$out")

@@ -7,14 +7,8 @@ load helper
 CLIENT="$TOP/builtin/ff-builtin-client"
 SERVER="$TOP/builtin/ff-builtin-server"
 
-setup() {
-	[ -x "$CLIENT" ] && [ -x "$SERVER" ] || skip "the builtin programs are not built (run make)"
-	pids=()
-}
-
-teardown() {
-	end_pids
-}
+setup() { builtin_setup; }
+teardown() { end_pids; }
 
 @test "ff-builtin-server -h prints the usage" {
 	run -0 --separate-stderr "$SERVER" -h
@@ -224,16 +218,8 @@ teardown() {
 }
 
 @test "ff-builtin-client: many jobs, no warmup: every connection established" {
-	local port out="$BATS_TEST_TMPDIR/client.out" n
-	port=$(free_port)
-	listening "$port" "$SERVER" --port "$port"
-	"$CLIENT" --port "$port" --jobs 200 --warmup 0 --duration 2 >"$out" &
-	pids+=($!)
-	wait_for_grep '"window"' "$out" 5
-	n=$(ss -tnH state established "( dport = :$port )" | wc -l)
-	wait_exit "${pids[-1]}" 10
-	[ "$status" -eq 0 ]
-	[ "$n" -eq 200 ]
+	local out="$BATS_TEST_TMPDIR/client.out"
+	all_connected "$SERVER" "$CLIENT" 200 "$out"
 	jq -e -s 'map(select(.event != "interval")) | length == 4 and .[3].jobs == 200 and .[3].bits > 0' "$out"
 	jq -e -s '[.[] | select(.event == "interval")] | length == 2' "$out"
 }
@@ -248,20 +234,7 @@ teardown() {
 }
 
 @test "ff-builtin-client: the server killed in the window is an error, no result" {
-	local port out="$BATS_TEST_TMPDIR/client.out" err="$BATS_TEST_TMPDIR/client.err"
-	port=$(free_port)
-	listening "$port" "$SERVER" --port "$port"
-	"$CLIENT" --port "$port" --warmup 0 --duration 10 >"$out" 2>"$err" &
-	pids+=($!)
-	wait_for_grep '"sample"' "$out" 5
-	kill -9 "$server"
-	wait "$server" 2>/dev/null || true
-	wait_exit "${pids[-1]}" 5
-	[ "$status" -eq 1 ]
-	run -0 cat "$err"
-	[ "${#lines[@]}" -eq 1 ]
-	[[ "$output" =~ ^ff-builtin-client:\ connection\ [12]\ to\ 127\.0\.0\.1:$port\ failed\ during\ the\ window:\ .+$ ]]
-	! grep -q '"result"' "$out"
+	server_killed_midway
 }
 
 @test "ff-builtin-client: the server gone in the warmup is an error that says so" {

@@ -224,6 +224,23 @@ run_dir_of() {
 	echo "$d"
 }
 
+# interrupt_run FILE ARGS...: start_run FILE ARGS, and SIGINT once the
+# topology is up and the run's processes are there. Fails unless the run
+# ended with status 130 and nothing of it is left running; its run
+# directory in $d.
+interrupt_run() {
+	local f="$1"
+	shift
+	start_run "$f" "$@"
+	wait_for_grep '"event":"topology"' "$f" 30
+	d=$(run_dir_of "$f")
+	[ -n "$(pids_of_run "$d")" ]
+	kill -INT "$RUN_PID"
+	wait_status "$RUN_PID"
+	[ "$status" -eq 130 ] || { echo "interrupt_run: exit $status, not 130" >&2; return 1; }
+	[ -z "$(pids_of_run "$d")" ] || { echo "interrupt_run: processes of the run are left" >&2; return 1; }
+}
+
 # nothing_started: no run directory was even made.
 nothing_started() {
 	[ ! -e "$FLIMFLAM_RUNS" ] || [ -z "$(ls -A "$FLIMFLAM_RUNS")" ]
@@ -290,6 +307,59 @@ listening() {
 	done
 	echo "the server does not listen on port $port" >&2
 	return 1
+}
+
+# builtin_setup: the setup of the tests of a builtin pair, $CLIENT and
+# $SERVER (t/builtin.bats, t/builtin-rr.bats): skipped unless both are
+# built; $pids for what they start (their teardown: end_pids).
+# shellcheck disable=SC2153 # $CLIENT and $SERVER are the test file's
+builtin_setup() {
+	if [ ! -x "$CLIENT" ] || [ ! -x "$SERVER" ]; then
+		skip "the builtin programs are not built (run make)"
+	fi
+	pids=()
+}
+
+# server_killed_midway: $SERVER on a free port, $CLIENT to it (no warmup,
+# a 10 s window), and the server killed (SIGKILL) once a sample came. Fails
+# unless the client then ends with status 1 and one line on stderr saying
+# which connection failed during the window, and gives no result.
+# shellcheck disable=SC2154 # $lines and $output are bats' run's
+server_killed_midway() {
+	local port out="$BATS_TEST_TMPDIR/client.out" err="$BATS_TEST_TMPDIR/client.err"
+	port=$(free_port)
+	listening "$port" "$SERVER" --port "$port"
+	"$CLIENT" --port "$port" --warmup 0 --duration 10 >"$out" 2>"$err" &
+	pids+=($!)
+	wait_for_grep '"sample"' "$out" 5
+	kill -9 "$server"
+	wait "$server" 2>/dev/null || true
+	wait_exit "${pids[-1]}" 5
+	[ "$status" -eq 1 ]
+	run -0 cat "$err"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" =~ ^"${CLIENT##*/}":\ connection\ [12]\ to\ 127\.0\.0\.1:$port\ failed\ during\ the\ window:\ .+$ ]]
+	if grep -q '"result"' "$out"; then
+		echo "server_killed_midway: a result after all" >&2
+		return 1
+	fi
+}
+
+# all_connected SERVER CLIENT JOBS OUT: SERVER listening on a free port,
+# then CLIENT --jobs JOBS to it, no warmup and a 2 s window, its events in
+# OUT. Fails unless all JOBS connections were established as the window
+# opened and the client ended with status 0.
+all_connected() {
+	local serve=$1 drive=$2 jobs=$3 out=$4 port n
+	port=$(free_port)
+	listening "$port" "$serve" --port "$port"
+	"$drive" --port "$port" --jobs "$jobs" --warmup 0 --duration 2 >"$out" &
+	pids+=($!)
+	wait_for_grep '"window"' "$out" 10
+	n=$(ss -tnH state established "( dport = :$port )" | wc -l)
+	wait_exit "${pids[-1]}" 15
+	[ "$status" -eq 0 ] || { echo "all_connected: the client exited $status" >&2; return 1; }
+	[ "$n" -eq "$jobs" ] || { echo "all_connected: $n of $jobs connections established" >&2; return 1; }
 }
 
 # end_pids: end every process in $pids (a stopped one is woken first) and

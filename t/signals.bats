@@ -50,14 +50,7 @@ wait_run_dir() {
 	return 1
 }
 @test "flimflam run: SIGINT during the warmup stops everything, exit 130" {
-	start_run "$BATS_TEST_TMPDIR/ev" -r nginx --warmup 30 --duration 5
-	wait_for_grep '"event":"topology"' "$BATS_TEST_TMPDIR/ev" 15
-	d=$(run_dir_of "$BATS_TEST_TMPDIR/ev")
-	[ -n "$(pids_of_run "$d")" ]
-	kill -INT "$RUN_PID"
-	wait_status "$RUN_PID"
-	[ "$status" -eq 130 ]
-	[ -z "$(pids_of_run "$d")" ]
+	interrupt_run "$BATS_TEST_TMPDIR/ev" -r nginx --warmup 30 --duration 5
 	[ "$(tail -n 1 "$BATS_TEST_TMPDIR/ev.err")" = "flimflam: stopped by SIGINT; nothing is left running; the run's files are in '$d'" ]
 }
 

@@ -309,13 +309,6 @@ link_connector_ok() {
 
 @test "tls: SIGINT while a TLS link carries the load stops everything, exit 130, the certificates kept" {
 	skip_unless_program nginx openssl
-	start_run "$BATS_TEST_TMPDIR/ev" -r nginx --tls --warmup 30 --duration 5
-	wait_for_grep '"event":"topology"' "$BATS_TEST_TMPDIR/ev" 30
-	d=$(run_dir_of "$BATS_TEST_TMPDIR/ev")
-	[ -n "$(pids_of_run "$d")" ]
-	kill -INT "$RUN_PID"
-	wait_status "$RUN_PID"
-	[ "$status" -eq 130 ]
-	[ -z "$(pids_of_run "$d")" ]
+	interrupt_run "$BATS_TEST_TMPDIR/ev" -r nginx --tls --warmup 30 --duration 5
 	tls_files_ok "$d"
 }
