@@ -673,6 +673,17 @@ const char *ff_machine_shared(const json_t *resources, char *buf, size_t n);
  */
 void ff_page_html(struct ff_buf *b, const char *const files[3], const char *const marks[3],
 		  const json_t *data);
+/*
+ * The options every page's program takes, for its getopt loop: -h (the
+ * usage, exit 0) and -o FILE (into *out; - is stdout; a usage error when
+ * empty). 1 when `c` was one of them, else 0.
+ */
+int ff_page_opt(const char *usage, int c, const char *arg, const char **out);
+/*
+ * Before anything is read: that the page `out` can be written, or for -
+ * that stdout can be; a fatal error that says why when not.
+ */
+void ff_page_check(const char *out);
 /* The page written to `out` (- is stdout) through ff_out: 0, or -1 with a warning. */
 int ff_page_write(const char *out, const struct ff_buf *b);
 /* "Report: PATH", a blank line, "Open it in a browser: file://..." on stdout. */

@@ -59,6 +59,32 @@ ff_page_html(struct ff_buf *b, const char *const files[3], const char *const mar
 }
 
 int
+ff_page_opt(const char *usage, int c, const char *arg, const char **out)
+{
+	switch (c) {
+	case 'h':
+		ff_usage(usage, 0);
+	case 'o':
+		if (!*arg)
+			ff_usage_error(usage, "-o: expected a file name");
+		*out = arg;
+		return 1;
+	}
+	return 0;
+}
+
+void
+ff_page_check(const char *out)
+{
+	struct ff_out o;
+
+	if (strcmp(out, "-") && ff_out_check(&o, out, 0, NULL) < 0)
+		ff_die("%s", o.err);
+	if (!strcmp(out, "-"))
+		ff_check_stdout();
+}
+
+int
 ff_page_write(const char *out, const struct ff_buf *b)
 {
 	struct ff_out o;

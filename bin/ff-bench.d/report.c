@@ -360,17 +360,6 @@ page_data(struct page *pg)
 
 /* The page */
 
-/* The template with @REPORT_CSS@, @REPORT_DATA@ and @REPORT_JS@ filled in. */
-static void
-page_html(struct ff_buf *b, json_t *data)
-{
-	static const char *const files[] = { "share/report/report.html", "share/report/report.css",
-					     "share/report/report.js" };
-	static const char *const marks[] = { "@REPORT_CSS@", "@REPORT_DATA@", "@REPORT_JS@" };
-
-	ff_page_html(b, files, marks, data);
-}
-
 /* A label per file: its name, or its path when two names are the same. */
 static void
 file_labels(struct page *pg, const char *const paths[])
@@ -423,6 +412,10 @@ page_free(struct page *pg)
 int
 report_write(const char *const paths[], int n, const char *out)
 {
+	/* The template with @REPORT_CSS@, @REPORT_DATA@ and @REPORT_JS@ filled in. */
+	static const char *const files[] = { "share/report/report.html", "share/report/report.css",
+					     "share/report/report.js" };
+	static const char *const marks[] = { "@REPORT_CSS@", "@REPORT_DATA@", "@REPORT_JS@" };
 	struct page pg;
 	struct ff_buf b = FF_BUF_INIT;
 	json_t *data;
@@ -442,7 +435,7 @@ report_write(const char *const paths[], int n, const char *out)
 		load_results_each(paths[f], 1, &pg.res[f], take_run, &pg);
 	}
 	data = page_data(&pg);
-	page_html(&b, data);
+	ff_page_html(&b, files, marks, data);
 	json_decref(data);
 	page_free(&pg);
 	if (ff_page_write(out, &b) < 0)
@@ -490,20 +483,11 @@ report_main(int argc, char *argv[])
 	static const char *const html[] = { ".html" };
 	static char name[PATH_MAX];
 	const char *out = NULL;
-	struct ff_out o;
 	int c, i, j, nstdin = 0;
 
 	optind = 1;
 	while ((c = ff_getopt(argc, argv, ":ho:", longopts, report_usage)) != -1)
-		switch (c) {
-		case 'h':
-			ff_usage(report_usage, 0);
-		case 'o':
-			if (!*optarg)
-				ff_usage_error(report_usage, "-o: expected a file name");
-			out = optarg;
-			break;
-		}
+		ff_page_opt(report_usage, c, optarg, &out);
 	if (optind >= argc)
 		ff_usage_error(report_usage, "expected one or more results files");
 	for (i = optind; i < argc; i++) {
@@ -525,10 +509,7 @@ report_main(int argc, char *argv[])
 		out = strcat(name, ".html");
 	}
 	/* Before reading anything: a page that cannot be written is said first. */
-	if (strcmp(out, "-") && ff_out_check(&o, out, 0, NULL) < 0)
-		ff_die("%s", o.err);
-	if (!strcmp(out, "-"))
-		ff_check_stdout();
+	ff_page_check(out);
 	if (report_write((const char *const *)argv + optind, argc - optind, out) < 0)
 		return 1;
 	if (strcmp(out, "-"))

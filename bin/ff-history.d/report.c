@@ -30,16 +30,6 @@ static const char report_usage[] =
 	"  --db, -w, -r, -p, --label, --host, --metric\n"
 	"                        As for ff-history: which series\n";
 
-static void
-page_html(struct ff_buf *b, json_t *data)
-{
-	static const char *const files[] = { "share/history/history.html", "share/report/report.css",
-					     "share/history/history.js" };
-	static const char *const marks[] = { "@REPORT_CSS@", "@HISTORY_DATA@", "@HISTORY_JS@" };
-
-	ff_page_html(b, files, marks, data);
-}
-
 int
 report_main_h(int argc, char *argv[])
 {
@@ -51,10 +41,12 @@ report_main_h(int argc, char *argv[])
 		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 		{ NULL, 0, NULL, 0 }
 	};
+	static const char *const files[] = { "share/history/history.html", "share/report/report.css",
+					     "share/history/history.js" };
+	static const char *const marks[] = { "@REPORT_CSS@", "@HISTORY_DATA@", "@HISTORY_JS@" };
 	struct filter f = { 0 };
 	struct history h;
 	struct ff_buf b = FF_BUF_INIT;
-	struct ff_out o;
 	const char *db_path = NULL, *out = "history.html";
 	char *path = NULL;
 	double threshold = THRESHOLD;
@@ -65,25 +57,16 @@ report_main_h(int argc, char *argv[])
 	optind = 1;
 	while ((c = ff_getopt(argc, argv, ":hw:r:p:o:", longopts, report_usage)) != -1)
 		switch (c) {
-		case 'h':
-			ff_usage(report_usage, 0);
-		case 'o':
-			if (!*optarg)
-				ff_usage_error(report_usage, "-o: expected a file name");
-			out = optarg;
-			break;
 		case OPT_THRESHOLD:
 			threshold = ff_parse_double(report_usage, "--threshold", optarg, 0, 1000);
 			break;
 		default:
-			filter_opt(c, optarg, &f, &db_path);
+			if (!ff_page_opt(report_usage, c, optarg, &out))
+				filter_opt(c, optarg, &f, &db_path);
 		}
 	if (optind < argc)
 		ff_usage_error(report_usage, "unexpected argument '%s'", argv[optind]);
-	if (strcmp(out, "-") && ff_out_check(&o, out, 0, NULL) < 0)
-		ff_die("%s", o.err);
-	if (!strcmp(out, "-"))
-		ff_check_stdout();
+	ff_page_check(out);
 	if (!db_path)
 		db_path = path = db_default_path();
 	db = db_open(db_path, 0);
@@ -94,7 +77,7 @@ report_main_h(int argc, char *argv[])
 		json_array_append_new(series, series_json(&h.s[i], threshold));
 	data = json_pack("{s:o, s:f, s:o}", "db", ff_json_path(db_path), "threshold_pct", threshold,
 			 "series", series);
-	page_html(&b, data);
+	ff_page_html(&b, files, marks, data);
 	json_decref(data);
 	history_free(&h);
 	if (ff_page_write(out, &b) < 0)
