@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -602,6 +603,30 @@ crun_finish(struct crun *cr, int repeat)
 	return rec;
 }
 
+/* Append to the case's id (what its lines begin with). */
+static void __attribute__((format(printf, 2, 3)))
+caseid_add(struct crun *cr, const char *fmt, ...)
+{
+	size_t len = strlen(cr->caseid);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cr->caseid + len, sizeof(cr->caseid) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* The case's id past its workload, relay and protocol: the jobs and rate swept, its build. */
+static void
+caseid_case(struct crun *cr, const struct bcase *c)
+{
+	if (opt.nsweep[SW_JOBS] > 1)
+		caseid_add(cr, " jobs=%ld", c->jobs);
+	if (ff_workload_is_rr(c->workload) && c->rate && (opt.slo_pct || opt.nsweep[SW_RATE] > 1))
+		caseid_add(cr, " rate=%ld", c->rate);
+	if (c->build >= 0)
+		caseid_add(cr, " build %s", opt.builds[c->build].label);
+}
+
 /*
  * One run of a case: `ff-run run --json` as a child, its events read as
  * they come. Returns the record, or NULL when a signal stopped it.
@@ -616,21 +641,11 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s%s%s", ff_prog(), k, n,
 		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops),
 		 opt.tls ? " tls" : "");
-	if (opt.nsweep[SW_JOBS] > 1)
-		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
-			 " jobs=%ld", c->jobs);
-	if (ff_workload_is_rr(c->workload) && c->rate && (opt.slo_pct || opt.nsweep[SW_RATE] > 1))
-		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
-			 " rate=%ld", c->rate);
-	if (c->build >= 0)
-		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
-			 " build %s", opt.builds[c->build].label);
+	caseid_case(&cr, c);
 	if (auto_on())
-		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
-			 " (round %d)", repeat);
+		caseid_add(&cr, " (round %d)", repeat);
 	else if (opt.repeat > 1)
-		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
-			 " (run %d of %ld)", repeat, opt.repeat);
+		caseid_add(&cr, " (run %d of %ld)", repeat, opt.repeat);
 	snprintf(cr.started, sizeof(cr.started), "%s", ff_iso_time());
 	if (crun_start(&cr) < 0) {
 		rec = new_record(c, "failed", "cannot start ff-run", repeat, cr.started);
@@ -664,19 +679,10 @@ replay_case(const struct bcase *c, int repeat, const char *host, const char *out
 	cr.errors = json_array();
 	snprintf(cr.caseid, sizeof(cr.caseid), "%s: %s %s %s%s", ff_prog(),
 		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops));
-	if (opt.nsweep[SW_JOBS] > 1)
-		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
-			 " jobs=%ld", c->jobs);
-	if (ff_workload_is_rr(c->workload) && c->rate && (opt.slo_pct || opt.nsweep[SW_RATE] > 1))
-		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
-			 " rate=%ld", c->rate);
-	if (c->build >= 0)
-		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
-			 " build %s", opt.builds[c->build].label);
-	snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid), " on %s", host);
+	caseid_case(&cr, c);
+	caseid_add(&cr, " on %s", host);
 	if (opt.repeat > 1)
-		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
-			 " (run %d of %ld)", repeat, opt.repeat);
+		caseid_add(&cr, " (run %d of %ld)", repeat, opt.repeat);
 	snprintf(cr.started, sizeof(cr.started), "%s", ff_iso_time());
 	cr.fds[0] = open(out, O_RDONLY | O_CLOEXEC);
 	if (cr.fds[0] >= 0) {
