@@ -560,26 +560,20 @@ print_human(void)
 int
 main(int argc, char *argv[])
 {
-	enum { OPT_JSON = 256 };
-	static const struct option longopts[] = {
+	int json = 0, i, c, problems = 0;
+	const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		FF_LONGOPT_VERSION,
-		{ "json", no_argument, NULL, OPT_JSON },
+		{ "json", no_argument, &json, 1 },
 		{ NULL, 0, NULL, 0 }
 	};
-	int json = 0, i, c, problems = 0;
 	const char *usage;
 
 	ff_setprog(argv[0]);
 	usage = strcmp(ff_prog(), "flimflam check") ? file_usage : check_usage;
 	while ((c = ff_getopt(argc, argv, ":h", longopts, usage)) != -1)
-		switch (c) {
-		case 'h':
+		if (c == 'h')
 			ff_usage(usage, 0);
-		case OPT_JSON:
-			json = 1;
-			break;
-		}
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (json)
