@@ -100,19 +100,6 @@ has_hosts(int argc, char *argv[])
 	return 0;
 }
 
-/* Find a program beside us, in $FLIMFLAM_EXEC_PATH, or on PATH. */
-static char *
-program(const char *name)
-{
-	char *p = ff_helper_path(name), *w;
-
-	if (strchr(p, '/'))
-		return p;
-	w = ff_which(p);
-	free(p);
-	return w;
-}
-
 /*
  * Exec the command's program: argv[0] the command's name as the user
  * called it ("flimflam bench"; the engine's "flimflam", its command next),
@@ -123,7 +110,7 @@ exec_cmd(const struct cmd *c, int argc, char *argv[])
 {
 	int engine = (c->traits & ENGINE) || ((c->traits & HOSTS_ENGINE) && has_hosts(argc, argv));
 	const char *prog = engine ? "ff-run" : c->prog;
-	char **args = calloc(argc + 3, sizeof(*args)), *path = program(prog);
+	char **args = calloc(argc + 3, sizeof(*args)), *path = ff_program(prog);
 	int i, n = 0;
 
 	if (!args)

@@ -287,6 +287,8 @@ char *ff_datapath(const char *rel);
 char *ff_data_text(const char *rel);
 /* Path of a helper program: beside us, in libexec, or bare name for PATH. */
 char *ff_helper_path(const char *name);
+/* A program of ours found as ff_helper_path finds it, else on PATH: its full path, or NULL. */
+char *ff_program(const char *name);
 /* Full path of `prog` on PATH, or NULL (malloc'd). */
 char *ff_which(const char *prog);
 /* Read a whole file (malloc'd, NUL-terminated) or NULL with errno. */

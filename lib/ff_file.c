@@ -109,6 +109,18 @@ ff_helper_path(const char *name)
 }
 
 char *
+ff_program(const char *name)
+{
+	char *p = ff_helper_path(name), *w;
+
+	if (strchr(p, '/'))
+		return p;
+	w = ff_which(p);
+	free(p);
+	return w;
+}
+
+char *
 ff_which(const char *prog)
 {
 	const char *path = getenv("PATH"), *p, *colon;

@@ -136,7 +136,7 @@ diff_page(const struct two *t, const char *rundir)
 {
 	const char *la = opt.builds[0].label, *lb = opt.builds[1].label;
 	char evfile[PATH_MAX + 32], baseev[PATH_MAX + 32], changes[PATH_MAX + 32], title[256];
-	char *path = program("ff-flame");
+	char *path = ff_program("ff-flame");
 	struct ff_out dout;
 	json_t *ch;
 

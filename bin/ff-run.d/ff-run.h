@@ -32,7 +32,6 @@ extern struct ff_out flame_out;
 extern char run_usage[4096];
 const char *freq_arg(void);
 int samples(const struct cmd *c);
-char *program(const char *name);
 
 /* validate.c: what can be known before anything starts */
 void validate_run(void);

@@ -67,7 +67,7 @@ int
 hosts_check(const char *workload, const char *relay)
 {
 	const char *rprog = ff_relay_find(relay)->program;
-	char *here = program("flimflam"), *capture = program("ff-capture");
+	char *here = ff_program("flimflam"), *capture = ff_program("ff-capture");
 	char *flimflam = NULL, *line, *out;
 	int i, status, problems = 0;
 

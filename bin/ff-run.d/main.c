@@ -110,18 +110,6 @@ samples(const struct cmd *c)
 	return c->mode && (!strcmp(c->mode, "record") || !strcmp(c->mode, "c2c") ||
 			   !strcmp(c->mode, "mem") || !strcmp(c->mode, "offcpu"));
 }
-/* Find a program beside us, in $FLIMFLAM_EXEC_PATH, or on PATH. */
-char *
-program(const char *name)
-{
-	char *p = ff_helper_path(name), *w;
-
-	if (strchr(p, '/'))
-		return p;
-	w = ff_which(p);
-	free(p);
-	return w;
-}
 
 static const char check_hosts_fmt[] =
 	"usage: %s --hosts ROLE=[USER@]HOST[/ADDRESS],... [-w WORKLOAD] [-r RELAY]\n"

@@ -253,7 +253,7 @@ render_offcpu(json_t *events, const char *rundir)
 {
 	json_t *cap = ff_event_find(events, "capture"), *ev;
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
-	char folded[PATH_MAX + 32], evfile[PATH_MAX + 32], cwd[PATH_MAX], *path = program("ff-flame");
+	char folded[PATH_MAX + 32], evfile[PATH_MAX + 32], cwd[PATH_MAX], *path = ff_program("ff-flame");
 	char title[] = "Off-CPU time of the relays (width: microseconds blocked, not samples)";
 
 	if (!data)

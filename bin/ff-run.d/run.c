@@ -561,7 +561,7 @@ render_flamegraph(json_t *events, const char *rundir)
 {
 	struct ff_argv argv = FF_ARGV_INIT;
 	struct ff_buf names = FF_BUF_INIT;
-	char evfile[PATH_MAX + 32], *path = program("ff-flame"), *data, *roles;
+	char evfile[PATH_MAX + 32], *path = ff_program("ff-flame"), *data, *roles;
 	static struct ff_child flame;
 	size_t i, ndata = 0;
 	json_t *ev;

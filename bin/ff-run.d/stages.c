@@ -62,7 +62,7 @@ post_fork(void)
 pipecmd *
 stage_argv(const char *role, const char *label, const char *name, struct ff_argv *a)
 {
-	char *path = program(name);
+	char *path = ff_program(name);
 	struct ff_argv all = FF_ARGV_INIT;
 	pipecmd *cmd;
 	size_t i;

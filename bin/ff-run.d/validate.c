@@ -100,7 +100,7 @@ capture_usage(const struct cmd *c)
 void
 capture_check(const struct cmd *c)
 {
-	char *path = program("ff-capture"), *out, *line, *next;
+	char *path = ff_program("ff-capture"), *out, *line, *next;
 	char *argv[] = { path, "--check", "--json", (char *)c->mode, "--call-graph",
 			 (char *)perf_opt.call_graph, "--freq", (char *)freq_arg(), NULL, NULL, NULL };
 	json_t *ev = NULL, *note;
