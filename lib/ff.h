@@ -332,6 +332,12 @@ int ff_skrouterd_can(const char *path, const char *protocol, const char *encapsu
 int ff_perf_probe(char *why, size_t n);
 /* /proc/sys/kernel/perf_event_paranoid, or INT_MIN if unreadable. */
 int ff_perf_paranoid(void);
+/*
+ * `perf script ARG...` (NULL-terminated) started in the C locale, its
+ * stderr discarded: its lines for pipeline_readline, then pipeline_wait.
+ */
+struct pipeline;
+struct pipeline *ff_perf_script(const char *arg, ...) __attribute__((sentinel));
 
 /* ff_hist.c */
 

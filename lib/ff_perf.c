@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pipeline.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -180,4 +182,22 @@ ff_perf_probe(char *why, size_t n)
 		       "no mem-loads event, IBS or SPE in /sys/bus/event_source/devices" :
 		       "needs hardware counters");
 	return bits;
+}
+
+pipeline *
+ff_perf_script(const char *arg, ...)
+{
+	pipecmd *cmd = pipecmd_new_args("perf", "script", arg, (void *)0);
+	pipeline *p;
+	va_list ap;
+
+	va_start(ap, arg);
+	pipecmd_argv(cmd, ap);
+	va_end(ap);
+	pipecmd_setenv(cmd, "LC_ALL", "C");
+	pipecmd_discard_err(cmd, 1);
+	p = pipeline_new_commands(cmd, (void *)0);
+	pipeline_want_out(p, -1);
+	pipeline_start(p);
+	return p;
 }

@@ -164,7 +164,6 @@ read_run(const char *given, int s, int r)
 	double work = 0;
 	char *file = glen > 6 && !strcmp(given + glen - 6, ".jsonl") ?
 		     run_events(given, &work, &kind) : ff_strdup(given);
-	pipecmd *cmd;
 	pipeline *p;
 	const char *line;
 	char key[1024];
@@ -175,13 +174,7 @@ read_run(const char *given, int s, int r)
 
 	if (access(file, R_OK) != 0)
 		ff_die("%s: %s", file, strerror(errno));
-	cmd = pipecmd_new_args("perf", "script", "-i", file, "-F", "ip,sym,dso", "--hide-call-graph",
-			       (void *)0);
-	pipecmd_setenv(cmd, "LC_ALL", "C");
-	pipecmd_discard_err(cmd, 1);
-	p = pipeline_new_commands(cmd, (void *)0);
-	pipeline_want_out(p, -1);
-	pipeline_start(p);
+	p = ff_perf_script("-i", file, "-F", "ip,sym,dso", "--hide-call-graph", (char *)NULL);
 	while ((line = pipeline_readline(p))) {
 		struct fn *f;
 

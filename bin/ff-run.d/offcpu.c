@@ -189,9 +189,8 @@ take_event(const char *head, char **frames, int nf, double *total)
 static double
 fold_recording(const char *data, const char *out)
 {
-	pipecmd *cmd = pipecmd_new_args("perf", "script", "-i", data, "--show-switch-events",
-					"-F", "comm,pid,tid,time,event,trace,ip,sym,dso", (void *)0);
-	pipeline *p;
+	pipeline *p = ff_perf_script("-i", data, "--show-switch-events",
+				     "-F", "comm,pid,tid,time,event,trace,ip,sym,dso", (char *)NULL);
 	char *head = NULL, *frames[256], name[512];
 	const char *line;
 	double total = 0;
@@ -199,11 +198,6 @@ fold_recording(const char *data, const char *out)
 	size_t j;
 	FILE *f;
 
-	pipecmd_setenv(cmd, "LC_ALL", "C");
-	pipecmd_discard_err(cmd, 1);
-	p = pipeline_new_commands(cmd, (void *)0);
-	pipeline_want_out(p, -1);
-	pipeline_start(p);
 	while ((line = pipeline_readline(p))) {
 		if (line[0] == '\t') {
 			if (nf < (int)FF_ARRAY_SIZE(frames)) {
