@@ -206,6 +206,13 @@ double ff_parse_double(const char *usage, const char *opt, const char *s,
 int ff_parse_name(const char *usage, const char *what, const char *s,
 		  const char *const names[]);
 /*
+ * Seeded pseudo-random numbers: SplitMix64 (Steele, Lea and Flood, OOPSLA
+ * 2014), the next of the sequence `state` is at; ff_random_unit, one in
+ * (0, 1) from its top 53 bits.
+ */
+uint64_t ff_random(uint64_t *state);
+double ff_random_unit(uint64_t *state);
+/*
  * getopt_long for every program, with one way of saying what is wrong:
  * an unknown or ambiguous option, a value given to an option that takes
  * none (--json=yes), a missing value, and an option with a value given

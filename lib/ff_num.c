@@ -133,3 +133,19 @@ ff_fmt_prefixed(double v, int base, const char *sep, const char *unit,
 	snprintf(tail, sizeof(tail), "%s%s%s", sep, pfx[i], unit);
 	return ff_fmt_sig3(v, tail, buf, n);
 }
+
+uint64_t
+ff_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+double
+ff_random_unit(uint64_t *state)
+{
+	return ((ff_random(state) >> 11) + 0.5) * 0x1.0p-53;
+}

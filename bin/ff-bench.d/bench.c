@@ -581,17 +581,6 @@ record_skips(const struct plan *pl)
 		output_save(records);
 }
 
-/* SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): the shuffle's numbers, from the seed. */
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /*
  * The order of one round: every case (with every build) once, shuffled
  * (Fisher-Yates) from the seed's sequence when opt.shuffle, else the plan's.
@@ -604,7 +593,7 @@ round_order(const struct plan *pl, int *order, uint64_t *state)
 	for (i = 0; i < pl->ncases; i++)
 		order[i] = i;
 	for (i = pl->ncases - 1; opt.shuffle && i > 0; i--) {
-		j = (int)(next_random(state) % (uint64_t)(i + 1));
+		j = (int)(ff_random(state) % (uint64_t)(i + 1));
 		t = order[i];
 		order[i] = order[j];
 		order[j] = t;

@@ -215,17 +215,6 @@ energy_scan(const double *x, int n, int min_size, double *q)
 	free(rk);
 }
 
-/* splitmix64 (Steele, Lea and Flood, OOPSLA 2014): small, fast, seedable. */
-static uint64_t
-next_random(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* Fisher-Yates over idx[a..b). */
 static void
 shuffle(int *idx, int a, int b, uint64_t *seed)
@@ -233,7 +222,7 @@ shuffle(int *idx, int a, int b, uint64_t *seed)
 	int i, j, t;
 
 	for (i = b - 1; i > a; i--) {
-		j = a + (int)((next_random(seed) >> 11) * 0x1.0p-53 * (i - a + 1));
+		j = a + (int)((ff_random(seed) >> 11) * 0x1.0p-53 * (i - a + 1));
 		t = idx[i], idx[i] = idx[j], idx[j] = t;
 	}
 }

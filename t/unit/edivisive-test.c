@@ -36,12 +36,7 @@ static uint64_t rng = 42;
 static double
 uniform(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
-	return ((z >> 11) + 0.5) * 0x1.0p-53;
+	return ff_random_unit(&rng);
 }
 
 /* Box-Muller. */

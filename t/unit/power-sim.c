@@ -40,11 +40,7 @@ static uint64_t state = 1;
 static double
 unif(void)
 {
-	uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return ((z ^ (z >> 31)) >> 11) * 0x1.0p-53 + 0x1.0p-54;
+	return ff_random_unit(&state);
 }
 
 static double
@@ -191,6 +187,18 @@ sim_fixed(int tries, int rounds, double e)
 	free(d);
 }
 
+/* Benjamini-Hochberg over the n p values (their q in q): 1 if any q is below ALPHA. */
+static int
+any_found(const double *p, double *q, int n)
+{
+	int i, any = 0;
+
+	bh_adjust(p, n, q);
+	for (i = 0; i < n; i++)
+		any |= q[i] < ALPHA;
+	return any;
+}
+
 /* An A/A table of c cases x m metrics, adaptive and fixed: does any read better or worse? */
 static void
 sim_table(int tries, int rounds, int c, int m, double thr)
@@ -223,10 +231,7 @@ sim_table(int tries, int rounds, int c, int m, double thr)
 			conf_seq(d + (size_t)i * rounds, n, ALPHA, &r);
 			p[i] = r.p;
 		}
-		bh_adjust(p, c * m, q);
-		for (i = 0, j = 0; i < c * m; i++)
-			j |= q[i] < ALPHA;
-		any_auto += j;
+		any_auto += any_found(p, q, c * m);
 		/* The same table with every round run, and the signed-rank test. */
 		for (i = 0; i < c * m; i++) {
 			for (j = n; j < rounds; j++)
@@ -234,10 +239,7 @@ sim_table(int tries, int rounds, int c, int m, double thr)
 			signed_rank(d + (size_t)i * rounds, rounds, ALPHA, &r);
 			p[i] = r.p;
 		}
-		bh_adjust(p, c * m, q);
-		for (i = 0, j = 0; i < c * m; i++)
-			j |= q[i] < ALPHA;
-		any_fixed += j;
+		any_fixed += any_found(p, q, c * m);
 	}
 	printf("mode=table tries=%d cases=%d metrics=%d rounds=%d aa_any_auto=%.4f aa_any_fixed=%.4f "
 	       "mean_rounds_auto=%.1f\n", tries, c, m, rounds, (double)any_auto / tries,
