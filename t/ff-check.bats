@@ -243,24 +243,26 @@ build_probe() {
 		 ["perf_events"])' <<<"$output"
 }
 
-@test "ff-check: the 2.7-like schema has the HTTP adaptor and encapsulation" {
-	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/schema-2.7/skupper_router/management/skrouter.json" \
+# schema_features DIR FEATURES: ff-check --json with the schema of
+# $FIX/DIR: its environment's skrouterd_features are FEATURES; its events in
+# $BATS_TEST_TMPDIR/out.jsonl.
+schema_features() {
+	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/$1/skupper_router/management/skrouter.json" \
 		run --separate-stderr ff-check --json
 	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
 	run -0 jq -c -s '.[] | select(.event == "environment") | .skrouterd_features' \
 		"$BATS_TEST_TMPDIR/out.jsonl"
-	assert_output '{"http":true,"tcp_encapsulation":true,"encapsulation_default":"legacy","worker_threads":true}'
+	assert_output "$2"
+}
+
+@test "ff-check: the 2.7-like schema has the HTTP adaptor and encapsulation" {
+	schema_features schema-2.7 '{"http":true,"tcp_encapsulation":true,"encapsulation_default":"legacy","worker_threads":true}'
 	jq -e -s 'any(.[]; .event == "requirement" and .name == "skrouterd_schema" and .ok)' \
 		"$BATS_TEST_TMPDIR/out.jsonl"
 }
 
 @test "ff-check: the 3.x-like schema has neither" {
-	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/schema-3.x/skupper_router/management/skrouter.json" \
-		run --separate-stderr ff-check --json
-	echo "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
-	run -0 jq -c -s '.[] | select(.event == "environment") | .skrouterd_features' \
-		"$BATS_TEST_TMPDIR/out.jsonl"
-	assert_output '{"http":false,"tcp_encapsulation":false,"encapsulation_default":null,"worker_threads":true}'
+	schema_features schema-3.x '{"http":false,"tcp_encapsulation":false,"encapsulation_default":null,"worker_threads":true}'
 	FLIMFLAM_SKROUTERD_SCHEMA="$FIX/schema-3.x/skupper_router/management/skrouter.json" run ff-check
 	has_line "^  ok +skrouterd_schema .*: http adaptor no, tcp encapsulation no, workerThreads yes$"
 }

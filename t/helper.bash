@@ -309,6 +309,42 @@ listening() {
 	return 1
 }
 
+# unit_ok NAME CHECKS: t/unit/NAME, which make builds, passes: it exits 0
+# saying "0 failures", no check says "not ok", and CHECKS checks ("ok: ")
+# ran.
+unit_ok() {
+	[ -x "$TOP/t/unit/$1" ] || fail "t/unit/$1 is not built (make builds it)"
+	run -0 "$TOP/t/unit/$1"
+	assert_line "0 failures"
+	refute_line --partial "not ok"
+	[ "$(grep -c '^ok: ' <<<"$output")" -eq "$2" ]
+}
+
+# stop_relay_for SECONDS FILE [AFTER]: once the window of the run whose
+# events are in FILE is open and AFTER seconds into it (default 0.5), R1
+# and its workers stopped for SECONDS (their pids in $stopped meanwhile).
+stop_relay_for() {
+	local r1 p
+	wait_for_grep '"window"' "$2" 30
+	r1=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r1") | .pid' "$2")
+	[ -n "$r1" ]
+	sleep "${3:-0.5}"
+	stopped="$r1 $(descendants "$r1")"
+	for p in $stopped; do kill -STOP "$p"; done
+	sleep "$1"
+	for p in $stopped; do kill -CONT "$p"; done
+	stopped=
+}
+
+# wake_stopped: for teardown: a relay a test left stopped (its pids in
+# $stopped) would hang its run's end, so each is woken.
+wake_stopped() {
+	local p
+	for p in ${stopped:-}; do
+		kill -CONT "$p" 2>/dev/null || true
+	done
+}
+
 # builtin_setup: the setup of the tests of a builtin pair, $CLIENT and
 # $SERVER (t/builtin.bats, t/builtin-rr.bats): skipped unless both are
 # built; $pids for what they start (their teardown: end_pids).

@@ -261,11 +261,7 @@ runs_in() {
 }
 
 @test "history: E-divisive unit tests (steps found within one point, sizes in their intervals, A/A false positives at most 5 of 100)" {
-	[ -x "$TOP/t/unit/edivisive-test" ] || fail "t/unit/edivisive-test is not built (make builds it)"
-	run -0 "$TOP/t/unit/edivisive-test"
-	assert_line "0 failures"
-	refute_line --partial "not ok"
-	[ "$(grep -c '^ok: ' <<<"$output")" -eq 20 ]
+	unit_ok edivisive-test 20
 }
 
 @test "history: a real bench results file goes in and comes out as series" {

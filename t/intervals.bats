@@ -7,13 +7,7 @@
 bats_require_minimum_version 1.5.0
 load helper
 
-teardown() {
-	# A relay left stopped by a failed test would hang its run's end.
-	local p
-	for p in ${stopped:-}; do
-		kill -CONT "$p" 2>/dev/null || true
-	done
-}
+teardown() { wake_stopped; }
 
 # steadiness_ok FILE: the result's steadiness is there and agrees with its
 # own figures and the 10% thresholds (whatever a busy machine made of the
@@ -198,20 +192,6 @@ steadiness_ok() {
 
 # R1 (nginx, master and worker) stopped for 2 s of a 4 s window: half the
 # intervals carry nothing, whatever the machine's load.
-# stop_relay_for SECONDS FILE: once the window of the run whose events are in
-# FILE is open and 0.5 s into it, R1 and its workers stopped for SECONDS.
-stop_relay_for() {
-	local r1 p
-	wait_for_grep '"window"' "$2" 30
-	r1=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r1") | .pid' "$2")
-	[ -n "$r1" ]
-	sleep 0.5
-	stopped="$r1 $(descendants "$r1")"
-	for p in $stopped; do kill -STOP "$p"; done
-	sleep "$1"
-	for p in $stopped; do kill -CONT "$p"; done
-	stopped=
-}
 
 # A relay stopped for 0.5 s: a dip, not a stall (nothing moved for less
 # than a second): the run stands, judged not steady.

@@ -10,13 +10,7 @@ setup() {
 	skip_unless_program nginx
 }
 
-teardown() {
-	# A relay left stopped by a failed test would hang its run's end.
-	local p
-	for p in ${stopped:-}; do
-		kill -CONT "$p" 2>/dev/null || true
-	done
-}
+teardown() { wake_stopped; }
 
 @test "run -w builtin-rr: the summary's transactions and percentiles, the histogram kept" {
 	run -0 --separate-stderr flimflam run -w builtin-rr -r none --warmup 0 --duration 1 \
@@ -58,16 +52,9 @@ teardown() {
 # on each, so that relays pinned to CPUs that other work shares keep up the
 # rest of the time: 2 connections at 500/s fell behind by seconds there.
 @test "run -w builtin-rr --rate: nginx stopped for 200 ms in the window shows in p99.9 and max" {
-	local f="$BATS_TEST_TMPDIR/ev" r1 p
+	local f="$BATS_TEST_TMPDIR/ev"
 	start_run "$f" -w builtin-rr -r nginx --warmup 1 --duration 4 --rate 500 --jobs 10
-	wait_for_grep '"window"' "$f" 30
-	r1=$(jq -r 'select(.event == "topology") | .relays[] | select(.role == "r1") | .pid' "$f")
-	[ -n "$r1" ]
-	sleep 1
-	stopped="$r1 $(descendants "$r1")"
-	for p in $stopped; do kill -STOP "$p"; done
-	sleep 0.2
-	for p in $stopped; do kill -CONT "$p"; done
+	stop_relay_for 0.2 "$f" 1
 	wait_status "$RUN_PID"
 	[ "$status" -eq 0 ] || { cat "$f.err"; false; }
 	event_ok "$f" result '.rate_per_s == 500 and .latency_max_us >= 150000 and

@@ -11,14 +11,10 @@ bats_require_minimum_version 1.5.0
 load helper
 
 @test "ff-bench statistics: Mann-Whitney U, exact and normal p with ties, Hodges-Lehmann intervals, Benjamini-Hochberg, medians and spreads" {
-	[ -x "$TOP/t/unit/stats-test" ] || fail "t/unit/stats-test is not built (make builds it)"
-	run -0 "$TOP/t/unit/stats-test"
-	assert_line "0 failures"
-	refute_line --partial "not ok"
 	# Every check ran: 10 tests of 3 values, 5 single values, 5 stats of 3,
 	# 4 intervals of 4 values and 1 of 3, 6 critical values, 7 q-values,
 	# and the random samples against brute force.
-	[ "$(grep -c '^ok: ' <<<"$output")" -eq 84 ]
+	unit_ok stats-test 84
 }
 
 @test "ff-bench statistics: the reference values still come out of the reference script" {
@@ -181,9 +177,5 @@ man_table() {
 }
 
 @test "a run's options: a stage's argv, read back by the same rows, is the same run; ranges are the rows'" {
-	[ -x "$TOP/t/unit/runspec" ] || fail "t/unit/runspec is not built (make builds it)"
-	run -0 "$TOP/t/unit/runspec"
-	assert_line "0 failures"
-	refute_line --partial "not ok"
-	[ "$(grep -c '^ok: ' <<<"$output")" -eq 7 ]
+	unit_ok runspec 7
 }
