@@ -243,6 +243,9 @@ maps_has() {
 	r=$(command -v skrouterd)
 	p=$(dirname "$(dirname "$r")")
 	[ -x "$p/bin/skstat" ] || skip "no skstat in the prefix of $r"
+	# The build's Proton binding where flimflam looks for it (lib/ff_build.c).
+	compgen -G "$p/lib*/python3*/[sd]i[st]*-packages/proton" >/dev/null ||
+		skip "no Proton Python binding in the prefix of $r (PREFIX/lib*/python3*/site-packages/proton)"
 	PATH=$(path_without skrouterd skstat) run_steady env -u PYTHONPATH -u LD_LIBRARY_PATH \
 		flimflam skstat -r skrouterd --warmup 0 --duration 1 --build "main=$p"
 	grep -qx "  Build:       build main: skrouterd $r, .*; Proton /.*" <<<"$output"
