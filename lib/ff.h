@@ -322,13 +322,13 @@ int ff_skrouterd_can(const char *path, const char *protocol, const char *encapsu
 
 /*
  * perf: open events on a child process. Returns FF_PERF_* bits; `why`
- * (n bytes) says what failed, "; "-separated, or "".
+ * says what failed, "; "-separated, or "" (its text replaced).
  */
 #define FF_PERF_EVENTS   1	/* a software event (task-clock) opens: stat, record */
 #define FF_PERF_KERNEL   2	/* ... kernel included (perf_event_paranoid <= 1) */
 #define FF_PERF_HARDWARE 4	/* cycles opens: a PMU */
 #define FF_PERF_MEMORY   8	/* load sampling for c2c and mem (mem-loads, IBS, SPE) */
-int ff_perf_probe(char *why, size_t n);
+int ff_perf_probe(struct ff_buf *why);
 /* /proc/sys/kernel/perf_event_paranoid, or INT_MIN if unreadable. */
 int ff_perf_paranoid(void);
 
