@@ -125,13 +125,13 @@ void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_c
  * (CAP_SYS_RESOURCE) raises its hard limit to that, up to fs.nr_open, and
  * what it starts inherits it. 0, or -1 with the reason.
  */
-int ff_nofile_for_jobs(long jobs, char *why, size_t n);
+int ff_nofile_for_jobs(long jobs, struct ff_buf *why);
 /* Do --jobs connections from one address to one port fit net.ipv4.ip_local_port_range? */
-int ff_ports_for_jobs(long jobs, char *why, size_t n);
+int ff_ports_for_jobs(long jobs, struct ff_buf *why);
 /* nginx's worker_connections (relay-conf/nginx-PROTOCOL.conf): two per job and the listener. */
-int ff_nginx_jobs_fit(const char *protocol, long jobs, char *why, size_t n);
+int ff_nginx_jobs_fit(const char *protocol, long jobs, struct ff_buf *why);
 /* All of them for a run of `relay` over `protocol`: 0, or -1 with the one that binds in `why`. */
-int ff_jobs_fit(const char *relay, const char *protocol, long jobs, char *why, size_t n);
+int ff_jobs_fit(const char *relay, const char *protocol, long jobs, struct ff_buf *why);
 
 /* ff_stage.c */
 
@@ -288,7 +288,7 @@ char *ff_env_nginx_stream_module(const char *nginx);
  * --help must name the Python directory of a schema that reads (or
  * FLIMFLAM_SKROUTERD_SCHEMA one). 0, or -1 with the reason in `why`.
  */
-int ff_skrouterd_check(const char *path, char *why, size_t n);
+int ff_skrouterd_check(const char *path, struct ff_buf *why);
 /* Is this what skrouterd --version prints ("2.7.6", "0.0.0+1a2b3c-main")? */
 int ff_skrouterd_version_ok(const char *line);
 /* The libqpid-proton*.so mapped in a running process (core preferred), or NULL. */
@@ -304,7 +304,7 @@ struct ff_skr_tls {
 	char ca[32], cert[32], key[32];
 	int require_ssl, verify_hostname, connector_sasl;
 };
-int ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, char *why, size_t n);
+int ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, struct ff_buf *why);
 
 /*
  * Can the skrouterd at `path` carry `protocol`, and take the tcp
@@ -316,19 +316,19 @@ int ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, char *why, size_t n
  * the skrouterd row's `can`) says it in a sentence.
  */
 int ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulation,
-		     const char **lacks, char *why, size_t n);
+		     const char **lacks, struct ff_buf *why);
 
 /* ff_perf.c */
 
 /*
  * perf: open events on a child process. Returns FF_PERF_* bits; `why`
- * (n bytes) says what failed, "; "-separated, or "".
+ * says what failed, "; "-separated, or "" (its text replaced).
  */
 #define FF_PERF_EVENTS   1	/* a software event (task-clock) opens: stat, record */
 #define FF_PERF_KERNEL   2	/* ... kernel included (perf_event_paranoid <= 1) */
 #define FF_PERF_HARDWARE 4	/* cycles opens: a PMU */
 #define FF_PERF_MEMORY   8	/* load sampling for c2c and mem (mem-loads, IBS, SPE) */
-int ff_perf_probe(char *why, size_t n);
+int ff_perf_probe(struct ff_buf *why);
 /* /proc/sys/kernel/perf_event_paranoid, or INT_MIN if unreadable. */
 int ff_perf_paranoid(void);
 
@@ -406,7 +406,7 @@ double ff_usec(double s);
  * ROLE.key are copied from there instead (and no CA key exists). 0, or -1
  * with the reason in `why`.
  */
-int ff_tls_certs(const char *rundir, const char *const roles[], int nroles, char *why, size_t n);
+int ff_tls_certs(const char *rundir, const char *const roles[], int nroles, struct ff_buf *why);
 /* RUNDIR/tls/NAME ("ca.crt", "r1.key"; malloc'd). */
 char *ff_tls_file(const char *rundir, const char *name);
 
@@ -467,10 +467,10 @@ int ff_build_label_ok(const char *s, size_t len);
  * skrouterd: ff_skrouterd_check, run in the build's environment). 0, or -1
  * with "--build LABEL: why" (or "--build 'ARG': why") in `why`.
  */
-int ff_build_parse(const char *arg, const char *relay, struct ff_build *b, char *why, size_t n);
+int ff_build_parse(const char *arg, const char *relay, struct ff_build *b, struct ff_buf *why);
 /* The same for a label (or NULL) and a path. */
 int ff_build_at(const char *label, const char *path, const char *relay, struct ff_build *b,
-		char *why, size_t n);
+		struct ff_buf *why);
 /* The relay's program on PATH as a build without a label; -1 when there is none usable. */
 int ff_build_of_path(const char *relay, struct ff_build *b);
 void ff_build_free(struct ff_build *b);
@@ -527,7 +527,7 @@ char *ff_sparkline(const double *v, size_t n, size_t width, int utf8);
  * where to listen ({listen} or {listen_port}) and where to send
  * ({upstream} or {upstream_port}). 0, or -1 with a usage-error message.
  */
-int ff_relay_cmd_split(const char *cmd, struct ff_argv *words, char *why, size_t n);
+int ff_relay_cmd_split(const char *cmd, struct ff_argv *words, struct ff_buf *why);
 /*
  * A word with its placeholders filled (malloc'd): `values` in the order
  * {listen} (HOST:PORT), {listen_host}, {listen_port}, {upstream},
@@ -539,7 +539,7 @@ char *ff_relay_cmd_fill(const char *word, const char *const values[]);
  * `*path` (malloc'd): 0; 2 for a usage error; 1 when it is not there; why
  * in `why`.
  */
-int ff_relay_cmd_program(const char *cmd, char **path, char *why, size_t n);
+int ff_relay_cmd_program(const char *cmd, char **path, struct ff_buf *why);
 
 /* ff_machine.c */
 

@@ -74,6 +74,18 @@ refused() {
 	refused ff-topology -r nginx --server-port 1 --build "a=$BATS_TEST_TMPDIR/fake"
 }
 
+@test "--build: the reason for a long path is whole, not cut short at a buffer's size" {
+	local long="$BATS_TEST_TMPDIR" i
+	for i in 1 2 3 4 5 6 7; do
+		long="$long/$(printf 'd%.0s' $(seq 200))"
+	done
+	for cmd in "flimflam run" "flimflam bench" ff-topology; do
+		# shellcheck disable=SC2086 # the command and its subcommand
+		refused $cmd -r nginx --build "a=$long"
+		[[ "$stderr" == *": --build a: '$long': No such file or directory" ]]
+	done
+}
+
 # order FILE: the runs' "label/repeat" in the order they ran.
 order() {
 	jq -r -s 'map(select(.status != "skipped")) | sort_by(.time) | .[] | "\(.build.label)/\(.repeat)"' "$1" | tr '\n' ' '

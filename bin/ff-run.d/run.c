@@ -142,14 +142,15 @@ static void
 tls_for_hosts(const char *rundir)
 {
 	const char *roles[FF_HOPS_MAX];
-	char why[1024], *tls = ff_asprintf("%s/tls", rundir);
+	char *tls = ff_asprintf("%s/tls", rundir);
+	struct ff_buf why = FF_BUF_INIT;
 	int n = (int)opt.hops, k;
 
 	for (k = 1; k <= n; k++)
 		roles[k - 1] = relay_role(k);
-	if (ff_tls_certs(rundir, roles, n, why, sizeof(why)) < 0) {
+	if (ff_tls_certs(rundir, roles, n, &why) < 0) {
 		hosts_disconnect();
-		ff_die("--tls: %s", why);
+		ff_die("--tls: %s", why.s);
 	}
 	for (k = 1; k <= n; k++) {
 		char *files[3], *scratch;
@@ -163,7 +164,7 @@ tls_for_hosts(const char *rundir)
 		files[2] = ff_asprintf("%s/%s.key", tls, relay_role(k));
 		scratch = ff_asprintf("%s/send-%s.sh", tls, relay_role(k));
 		tls_dirs[k] = hosts_send_private(relay_role(k), "tls", (const char *const *)files, 3,
-						 scratch, why, sizeof(why));
+						 scratch, &why);
 		for (int i = 0; i < 3; i++)
 			free(files[i]);
 		free(scratch);
@@ -171,9 +172,10 @@ tls_for_hosts(const char *rundir)
 			hosts_disconnect();
 			if (ff_signalled())
 				stopped_by(ff_signalled(), rundir);
-			ff_die("--tls: %s", why);
+			ff_die("--tls: %s", why.s);
 		}
 	}
+	ff_buf_free(&why);
 }
 
 /*
@@ -416,7 +418,8 @@ static void
 fetch_recordings(const struct cmd *c, json_t *events)
 {
 	int split = !hosts_relays_together((int)opt.hops);
-	char cwd[PATH_MAX - 64], local[PATH_MAX], why[PATH_MAX + 256];
+	char cwd[PATH_MAX - 64], local[PATH_MAX];
+	struct ff_buf why = FF_BUF_INIT;
 	json_t *ev;
 	size_t i;
 
@@ -436,8 +439,8 @@ fetch_recordings(const struct cmd *c, json_t *events)
 		snprintf(local, sizeof(local), "%s/%s%sperf.data", cwd, split ? role : "", split ? "." : "");
 		if (!opt.json)
 			ff_say("flimflam: copying %s's recording from %s to %s\n", role, hosts_dest(role), local);
-		if (hosts_fetch(role, remote, local, why, sizeof(why)) < 0)
-			ff_die("%s", why);
+		if (hosts_fetch(role, remote, local, &why) < 0)
+			ff_die("%s", why.s);
 		/* --json: the stream passed already; a `fetched` event says where it is now. */
 		if (opt.json) {
 			json_t *f = ff_event("fetched");
@@ -452,6 +455,7 @@ fetch_recordings(const struct cmd *c, json_t *events)
 		json_object_set_new(ev, "host", json_string(hosts_dest(role)));
 		free(remote);
 	}
+	ff_buf_free(&why);
 }
 
 json_t *

@@ -152,7 +152,7 @@ static int
 take_server(struct ff_stage *s, char **host)
 {
 	const char *workload;
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 	int port = 0;
 	json_t *ev;
 
@@ -190,8 +190,8 @@ take_server(struct ff_stage *s, char **host)
 				*host = ff_strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
 				workload = ff_json_str(ev, "workload");
 				if (workload && !ff_carries(workload, opt.relay, opt.protocol,
-							    NULL, NULL, why, sizeof(why)))
-					ff_die_event("%s (these work: %s)", why,
+							    NULL, NULL, &why))
+					ff_die_event("%s (these work: %s)", why.s,
 						     ff_combos_for(workload, NULL));
 				if (port <= 0)
 					ff_die_event("the server event has no port");
@@ -304,10 +304,10 @@ args_fit(void)
 static void
 check_chain(void)
 {
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 
-	if (!ff_carries(NULL, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
-		ff_usage_error(usage, "%s (it works with: %s)", why, ff_combos_for(NULL, opt.relay));
+	if (!ff_carries(NULL, opt.relay, opt.protocol, NULL, NULL, &why))
+		ff_usage_error(usage, "%s (it works with: %s)", why.s, ff_combos_for(NULL, opt.relay));
 	if (opt.relay_role && !row->processes)
 		ff_usage_error(usage, "--relay-role starts one relay, and relay '%s' has none", opt.relay);
 	if (opt.relay_role && opt.tls && ff_relay_has(opt.relay, FF_RELAY_TLS) &&
@@ -318,8 +318,8 @@ check_chain(void)
 		opt.hops = 1;
 	if (opt.hops < 0)
 		opt.hops = ff_relay_hops(opt.relay);
-	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
-		ff_usage_error(usage, "%s", why);
+	if (!ff_hops_fit(opt.relay, opt.hops, &why))
+		ff_usage_error(usage, "%s", why.s);
 	nrelays = (int)opt.hops;
 	if (opt.cpu_limit > 0) {
 		cpu_set_t avail;
@@ -373,11 +373,11 @@ check_tls(void)
 static void
 check_program(void)
 {
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 
 	if (opt.build) {
-		if (ff_build_parse(opt.build, opt.relay, &build, why, sizeof(why)) < 0)
-			ff_fail(2, "%s", why);
+		if (ff_build_parse(opt.build, opt.relay, &build, &why) < 0)
+			ff_fail(2, "%s", why.s);
 		program_path = ff_strdup(build.path);
 	} else if (row->program) {
 		program_path = ff_which(row->program);
@@ -385,21 +385,22 @@ check_program(void)
 			ff_die("relay '%s' needs %s, which is not on PATH", opt.relay, row->program);
 	}
 	if (program_path && !opt.config_only && row->check && !opt.build &&
-	    row->check(program_path, why, sizeof(why)) < 0)
-		ff_die("%s", why);	/* a build's was checked with it */
+	    row->check(program_path, &why) < 0)
+		ff_die("%s", why.s);	/* a build's was checked with it */
 	if (program_path && !opt.build && !opt.config_only)
-		ff_build_at(NULL, program_path, opt.relay, &build, why, sizeof(why));
+		ff_build_at(NULL, program_path, opt.relay, &build, &why);
 	if (program_path) {
 		void *saved = ff_build_env_enter(&build);
 		int can = ff_carries(NULL, opt.relay, opt.protocol, program_path,
-				     opt.encapsulation, why, sizeof(why));
+				     opt.encapsulation, &why);
 
 		ff_build_env_leave(&build, saved);
 		if (can < 0)
-			ff_die("%s", why);
+			ff_die("%s", why.s);
 		if (!can)
-			ff_usage_error(usage, "%s", why);
+			ff_usage_error(usage, "%s", why.s);
 	}
+	ff_buf_free(&why);
 	if (drv->check)
 		drv->check();
 }

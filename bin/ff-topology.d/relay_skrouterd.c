@@ -141,17 +141,17 @@ args_skrouterd(struct relay *r, struct ff_argv *a)
 static void
 check_skrouterd(void)
 {
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 	void *saved;
 	int st;
 
 	if (!opt.tls || !program_path)
 		return;
 	saved = ff_build_env_enter(&build);
-	st = ff_skrouterd_tls(program_path, &skr_tls, why, sizeof(why));
+	st = ff_skrouterd_tls(program_path, &skr_tls, &why);
 	ff_build_env_leave(&build, saved);
 	if (st < 0)
-		ff_die("%s", why);
+		ff_die("%s", why.s);
 }
 
 /* Did the router that makes r's link say in its log that the link failed TLS? */
