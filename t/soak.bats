@@ -32,6 +32,7 @@ shim_nginx() {
 	# 20 intervals of 1 s: the leak's 4 MB is a straight line, nginx's own
 	# pages a few steps on it (cpu-limit 1: one worker writes, the master not).
 	run_steady flimflam run --json -r nginx --warmup 1 --duration 20 --build "leak=$SHIMDIR/nginx-$RATE"
+	cd "$BATS_TEST_TMPDIR"
 	echo "$output" >ev
 	# Every interval has each relay's open files, a count (the listener, the connections, the logs).
 	run -0 jq -s '[.[] | select(.event == "interval") | .relays[] | .fds] | length >= 38 and all(type == "number" and . >= 4)' ev
