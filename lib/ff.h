@@ -517,6 +517,15 @@ int ff_utf8_locale(void);
  * Unicode blocks U+2581..U+2588 when `utf8`, else the ASCII "_.-:=+*#".
  */
 char *ff_sparkline(const double *v, size_t n, size_t width, int utf8);
+/*
+ * Growth over time, per hour: the Theil-Sen slope of y against t (seconds;
+ * NAN values of y left out; more than 600 points averaged into 600) with
+ * Sen's 95% interval. {points, per_h, low_per_h, high_per_h, band_per_h,
+ * verdict}: "flat" when the interval lies within +-band_per_h, else
+ * "growing" when it lies above zero, else "undecided" (so too with fewer
+ * than three points, the figures null).
+ */
+json_t *ff_growth(const double *t, const double *y, size_t n, double band_per_h);
 
 /* ff_relaycmd.c */
 

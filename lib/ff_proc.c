@@ -722,6 +722,39 @@ ff_proc_rss_bytes(pid_t pid)
 	return tree_kb(pid, "VmRSS: %lld kB");
 }
 
+/* Entries of /proc/PID/fd, or -1 if it cannot be read. */
+static int
+fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(path)))
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+long
+ff_proc_fds(pid_t pid)
+{
+	pid_t tree[256];
+	int n = ff_proc_tree(pid, tree, 256), i, v;
+	long total = 0;
+
+	if (fd_count(pid) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if ((v = fd_count(tree[i])) > 0)
+			total += v;
+	return total;
+}
+
 int
 ff_proc_alive(pid_t pid)
 {

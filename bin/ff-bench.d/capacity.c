@@ -127,7 +127,7 @@ search(const struct bcase *c, json_t *records, int *done, int k, int n)
 	struct bcase probe = *c;
 	struct ff_buf why = FF_BUF_INIT;
 	long rate = opt.run.rate ? opt.run.rate : 1000;
-	int failed = 0;
+	int failed = 0, met;
 	json_t *rec;
 
 	memset(cap, 0, sizeof(*cap));
@@ -148,10 +148,14 @@ search(const struct bcase *c, json_t *records, int *done, int k, int n)
 		cap->runs++;
 		++*done;
 		failed += is_status(rec, "failed");
-		if (slo_met(rec, rate, &why))
+		met = slo_met(rec, rate, &why);
+		if (met)
 			cap->rate = rate;
 		else if (!cap->fail_rate || rate < cap->fail_rate)
 			cap->fail_rate = rate;
+		/* The target and whether this run met it: the report marks the knee. */
+		json_object_set_new(rec, "slo", json_pack("{s:s,s:f,s:b,s:s?}", "percentile", opt.slo_pct,
+							  "ms", opt.slo_ms, "met", met, "why", met ? NULL : why.s));
 		json_array_append_new(records, rec);
 		output_save(records);
 		rate = next_rate(cap, rate, why.s ? why.s : "");

@@ -49,6 +49,12 @@ void render_offcpu(json_t *events, const char *rundir);
 void summarize_offcpu(json_t *events);
 void flamegraph_builds(const struct cmd *c);
 
+/* soak.c: the progress line's figures of the last interval; each relay's growth in the summary */
+void progress_interval(const json_t *ev);
+const char *progress_text(void);	/* " | 9.4 Gbit/s | R1 16.8 MiB, 23 files ..." or "" */
+int progress_note(double win_end, double now);	/* not on a terminal: a line now and then */
+void growth_line(const char *role, const json_t *r);
+
 /* stages.c: the pipeline's stages, each in a process group of its own */
 struct pipeline;
 struct pipecmd *stage_argv(const char *role, const char *label, const char *name, struct ff_argv *a);

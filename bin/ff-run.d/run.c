@@ -71,13 +71,13 @@ show_phase(double started, double warm_end, double win_end)
 	double now = ff_now(), left;
 
 	if (!ff_live_on())
-		return start_note(started, warm_end, now);
+		return win_end ? progress_note(win_end, now) : start_note(started, warm_end, now);
 	if (!warm_end)
 		ff_live("flimflam: %s (%.0f s)", starting_text(), floor(now - started));
 	else if (!win_end)
 		ff_live("flimflam: warming up: %.0f s left", ceil(fmax(0, warm_end - now)));
 	else if (now < win_end)
-		ff_live("flimflam: measuring: %.0f s left", ceil(win_end - now));
+		ff_live("flimflam: measuring: %.0f s left%s", ceil(win_end - now), progress_text());
 	else
 		ff_live("flimflam: measured; collecting the results");
 	left = (!warm_end ? now - started : !win_end ? warm_end - now : win_end - now);
@@ -344,6 +344,8 @@ take_event(json_t *events, json_t *ev, struct phases *ph, int sig)
 	}
 	if (!strcmp(ff_event_name(ev), "window"))
 		ph->win_end = ff_now() + opt.run.duration;
+	if (!strcmp(ff_event_name(ev), "interval"))
+		progress_interval(ev);
 	/* Relays on hosts of their own: each host's capture measured its own. */
 	if (!strcmp(ff_event_name(ev), "resources") && ff_event_find(events, "resources")) {
 		json_t *first = ff_event_find(events, "resources");

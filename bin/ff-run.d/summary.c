@@ -120,6 +120,12 @@ fmt_cpu(double v, char *buf, size_t n)
 	return buf;
 }
 
+static const char *
+fmt_rss(double v, char *buf, size_t n)
+{
+	return ff_fmt_prefixed(v, 1024, " ", "B", buf, n);
+}
+
 /*
  * The window as a time series: throughput (operations, where the workload
  * counts them) and each relay's CPU as sparklines, Unicode blocks or, when
@@ -157,6 +163,10 @@ summarize_intervals(const json_t *res)
 			v[i] = ff_json_num(json_array_get(json_object_get(iv, "relays"), k), "cpu_fraction", 0);
 		snprintf(label, sizeof(label), "%s CPU:", role_name(ff_json_str(r, "role")));
 		spark_line(label, v, n, utf8, fmt_cpu);
+		json_array_foreach(ivs, i, iv)
+			v[i] = ff_json_num(json_array_get(json_object_get(iv, "relays"), k), "rss_bytes", 0);
+		snprintf(label, sizeof(label), "%s RSS:", role_name(ff_json_str(r, "role")));
+		spark_line(label, v, n, utf8, fmt_rss);
 	}
 	free(v);
 	if (json_is_true(json_object_get(st, "steady")))
@@ -358,6 +368,7 @@ summarize(json_t *events, const char *rundir)
 			ff_print("  %s RSS:      %.1f MiB\n", role,
 			       ff_json_num(r, "max_rss_bytes", 0) / 1048576.0);
 			switches_line(role, r, res, ff_json_num(rsc, "window_s", 0));
+			growth_line(role, r);
 		}
 	}
 	ff_print("\nRun directory: %s\n", rundir);
