@@ -67,8 +67,10 @@ struct ff_run_opts {
 	long request_size, response_size, rate;
 	/* Seconds between `interval` events of the window (0.1 to the duration). */
 	double interval;
+	/* --workers: each relay's worker threads or processes (0: the relay's own setting). */
+	long workers;
 };
-#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0, 1.0 }	/* the original's defaults */
+#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0, 1.0, 0 }	/* the original's defaults */
 enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT,
        FF_OPT_REQUEST_SIZE, FF_OPT_RESPONSE_SIZE, FF_OPT_RATE, FF_OPT_INTERVAL, FF_OPT_OWN };
 #define FF_RUN_LONGOPTS \
