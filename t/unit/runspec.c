@@ -74,8 +74,8 @@ main(int argc, char *argv[])
 	      "--hops' range is its row's");
 	check(ff_parse_run_opt("usage: x\n", "--duration", "86400") == 86400, "ff_parse_run_opt by the rows");
 	rs.run.workers = 3;
-	round_trip(&rs, FF_RS_RUN, &back);
-	check(back.run.workers == 3, "--workers through a run's argv");
+	round_trip(&rs, FF_RS_OPTS, &back);
+	check(back.run.workers == 3, "--workers through a run's argv (ff_argv_run_opts's rows)");
 	round_trip(&rs, FF_RS_WORKLOAD, &back);
 	check(back.run.workers == 0, "--workers is the relays', not ff-workload's");
 	check(ff_runspec_range("--workers", &min, &max) && min == 1 && max == 1024,
