@@ -120,7 +120,7 @@ check_relay_caps(const struct ff_runspec *rs, const char *usage, const struct ff
 		ff_usage_error(usage, "--relay-cmd is for relay %s, not '%s'",
 			       ff_relays_with(FF_RELAY_COMMAND), rs->relay);
 	if (rs->run.workers && !ff_relay_has(rs->relay, FF_RELAY_WORKERS))
-		ff_usage_error(usage, "--workers is for relays %s, not '%s' (flimflam sets no worker count of its)",
+		ff_usage_error(usage, "--workers is for relays %s, not '%s': flimflam does not set its worker count",
 			       ff_relays_with(FF_RELAY_WORKERS), rs->relay);
 	if (!ff_relay_has(rs->relay, FF_RELAY_COMMAND))
 		return;

@@ -16,7 +16,7 @@ static const char usage[] =
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
 	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
 	"                [--pool HOST,HOST,...] [--slo pNN=MS]\n"
-	"                [--relay-cmd COMMAND]\n"
+	"                [--relay-cmd COMMAND] [--workers N[,N...]]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW | FILE --base LABEL --new LABEL\n"
@@ -44,6 +44,9 @@ static const char usage[] =
 	"                        (default 1)\n"
 	"  --hops N[,N...]       Chains of N relays (1 to 8), each a case of its own\n"
 	"                        (default 2); relay none runs once, with no relay\n"
+	"  --workers N[,N...]    Each relay's worker threads or processes (1 to 1024),\n"
+	"                        as in flimflam run, each a case of its own; relays\n"
+	"                        cmd and none run once, with their own\n"
 	"  --repeat N            Run every case N times, interleaved (default 1)\n"
 	"  --repeat auto[:BUDGET]\n"
 	"                        With builds: rounds until each case is decided, for\n"
@@ -308,7 +311,7 @@ bench_builds(void)
 }
 
 enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_SEED, OPT_POOL,
-       OPT_SLO };
+       OPT_SLO, OPT_WORKERS };
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	FF_LONGOPT_VERSION,
@@ -324,6 +327,7 @@ static const struct option longopts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "pool", required_argument, NULL, OPT_POOL },
 	{ "slo", required_argument, NULL, OPT_SLO },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -383,6 +387,9 @@ take_option(int c, char *arg)
 	case OPT_SLO:
 		slo_parse(usage, arg);
 		break;
+	case OPT_WORKERS:
+		sweep_take(usage, SW_WORKERS, arg);
+		break;
 	default:
 		if (!sweep_take_opt(usage, c, arg))
 			ff_take_run_opt(usage, c, arg, &opt.run);
@@ -428,6 +435,11 @@ bench_options(int argc, char *argv[])
 			ff_usage_error(usage, "--hops is for the relays that run (%s), and only relay none is selected",
 				       ff_relays_running());
 	}
+	for (w = 0; opt.run.workers && w < opt.nr && !ff_relay_has(opt.relays[w], FF_RELAY_WORKERS); w++)
+		;
+	if (opt.run.workers && w == opt.nr)
+		ff_usage_error(usage, "--workers is for relays %s, and none of them is selected",
+			       ff_relays_with(FF_RELAY_WORKERS));
 	bench_builds();
 	bench_limits();
 }
@@ -478,7 +490,7 @@ plan_cases(struct plan *pl)
 				if (pl->ncases == (int)FF_ARRAY_SIZE(pl->cases))
 					ff_fail(2, "too many cases: at most %zu (workloads x relays x protocols x hops x sweep points x builds)",
 						FF_ARRAY_SIZE(pl->cases));
-				if (!sweep_point(pt, opt.workloads[w], bc))
+				if (!sweep_point(pt, opt.workloads[w], opt.relays[r], bc))
 					continue;
 
 				bc->workload = opt.workloads[w];

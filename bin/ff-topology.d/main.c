@@ -342,7 +342,7 @@ check_chain(void)
 		ff_usage_error(usage, "--relay-cmd is for relay %s, not '%s'", ff_relays_with(FF_RELAY_COMMAND),
 			       opt.relay);
 	if (opt.workers && !ff_relay_has(opt.relay, FF_RELAY_WORKERS))
-		ff_usage_error(usage, "--workers is for relays %s, not '%s' (flimflam sets no worker count of its)",
+		ff_usage_error(usage, "--workers is for relays %s, not '%s': flimflam does not set its worker count",
 			       ff_relays_with(FF_RELAY_WORKERS), opt.relay);
 	if (opt.tls && nrelays < 2 && !opt.relay_role)
 		ff_usage_error(usage, "--tls is for the links between relays, and %s",

@@ -165,7 +165,7 @@ check_skrouterd(void)
 	void *saved;
 	int st;
 
-	if (opt.workers && program_path && !opt.config_only)
+	if (opt.workers && program_path)
 		check_workers();
 	if (!opt.tls || !program_path)
 		return;
