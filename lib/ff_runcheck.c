@@ -81,7 +81,7 @@ check_machine(struct ff_runspec *rs, const char *usage)
 	int ncpus;
 
 	/* The stages and what they start inherit our limit, raised to the hard one. */
-	if (ff_jobs_fit(rs->relay, rs->protocol, rs->run.jobs, why, sizeof(why)) < 0)
+	if (ff_jobs_fit(rs->relay, rs->protocol, rs->hops, rs->run.jobs, why, sizeof(why)) < 0)
 		ff_die("%s", why);
 	ff_raise_nofile(LONG_MAX);
 	ncpus = ff_cpus_available(&avail);

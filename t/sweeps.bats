@@ -63,10 +63,10 @@ fi
 	mkdir "$BATS_TEST_TMPDIR/d" && cd "$BATS_TEST_TMPDIR/d"
 	# Open files: a hard limit smaller than --jobs needs.
 	run -1 --separate-stderr prlimit --nofile=256:900 "${unprivileged[@]}" flimflam run -w builtin -r nginx --jobs 1000
-	[ "$stderr" = "flimflam: --jobs 1000 needs 2064 open files per process, and this process may open at most 900 (ulimit -Hn): use fewer jobs, or raise the limit" ]
-	# A bench takes the largest point's.
+	[ "$stderr" = "flimflam: --jobs 1000 needs 2064 open files per process (2 a job), and this process may open at most 900 (ulimit -Hn): use fewer jobs, or raise the limit" ]
+	# A bench takes the largest point's (relay none: the client's and the server's one a job).
 	run -1 --separate-stderr prlimit --nofile=256:900 "${unprivileged[@]}" flimflam bench -w builtin -r none --jobs 1,1000
-	[ "$stderr" = "flimflam bench: --jobs 1000 needs 2064 open files per process, and this process may open at most 900 (ulimit -Hn): use fewer jobs, or raise the limit" ]
+	[ "$stderr" = "flimflam bench: --jobs 1000 needs 1064 open files per process (1 a job), and this process may open at most 900 (ulimit -Hn): use fewer jobs, or raise the limit" ]
 	nothing_started
 	[ -z "$(ls)" ]
 	# nginx's own: worker_connections (two a proxied connection), when open files allow.
@@ -87,7 +87,7 @@ fi
 	run --separate-stderr "${unprivileged[@]}" flimflam run -w builtin -r nginx --jobs 10000 --warmup 1 --duration 2
 	if (( $(ulimit -Hn) < 2 * 10000 + 64 )); then
 		[ "$status" = 1 ]
-		[ "$stderr" = "flimflam: --jobs 10000 needs 20064 open files per process, and this process may open at most $(ulimit -Hn) (ulimit -Hn): use fewer jobs, or raise the limit" ]
+		[ "$stderr" = "flimflam: --jobs 10000 needs 20064 open files per process (2 a job), and this process may open at most $(ulimit -Hn) (ulimit -Hn): use fewer jobs, or raise the limit" ]
 	else
 		[ "$status" = 1 ]
 		[ "$stderr" = "flimflam: --jobs 10000 needs 20001 connections of an nginx worker, and its worker_connections is 16384 (relay-conf/nginx-tcp.conf)" ]

@@ -450,7 +450,8 @@ bench_limits(void)
 {
 	cpu_set_t avail;
 	char limit[256];
-	int ncpus, w;
+	int ncpus, w, h;
+	long per_job = 0;
 
 	auto_check();
 	slo_check(usage);
@@ -462,8 +463,18 @@ bench_limits(void)
 		if (ff_workload_limits(opt.workloads[w], &opt.run, limit, sizeof(limit)) < 0)
 			ff_usage_error(usage, "%s", limit);
 	ff_check_interval(usage, opt.run.interval, opt.run.duration);
-	/* The machine's limits bind every case: the largest point's, before anything runs. */
-	if (ff_nofile_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0 ||
+	/*
+	 * The machine's limits bind every case: the largest point's, before
+	 * anything runs, for the selected relay that needs the fewest
+	 * descriptors a job (the others' cases are skipped, named).
+	 */
+	for (w = 0; w < opt.nr; w++)
+		for (h = 0; h < (opt.nh ? opt.nh : 1); h++) {
+			long k = ff_fds_per_job(opt.relays[w], opt.nh ? opt.hops[h] : ff_relay_hops(opt.relays[w]));
+
+			per_job = per_job && per_job < k ? per_job : k;
+		}
+	if (ff_nofile_for_jobs(opt.run.jobs, per_job, limit, sizeof(limit)) < 0 ||
 	    ff_ports_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
 		ff_die("%s", limit);
 }
@@ -514,7 +525,7 @@ plan_cases(struct plan *pl)
 						 bc->relay);
 				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
-				else if (ff_jobs_fit(bc->relay, bc->protocol, bc->jobs, why, sizeof(why)) < 0)
+				else if (ff_jobs_fit(bc->relay, bc->protocol, bc->hops, bc->jobs, why, sizeof(why)) < 0)
 					/* A limit this point passes (the relay's own): skipped, named. */
 					snprintf(bc->skip, sizeof(bc->skip), "%.250s", why);
 				else if (b >= 0 && ff_relay_find(bc->relay)->can &&
