@@ -95,6 +95,34 @@ fi
 	nothing_started
 }
 
+# The routers hold the clients' connections (r1) and the server's (r2), one
+# descriptor a job each: under this machine's hard limit of 20000 open files,
+# 10,000 jobs fit. On 2 CPUs, a router pinned to one (--cpu-limit 1) loses its
+# route to r2 while it sets up thousands of streams (r1 stops listening, and
+# closes the clients' connections): the routers get both CPUs, and the
+# warmup the time to bring every stream up.
+@test "sweeps: 10,000 connections through skrouterd run, or fail before the load naming the limit" {
+	command -v skrouterd >/dev/null || skip "skrouterd is not installed here (the user's own build, on PATH)"
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr "${unprivileged[@]}" flimflam run -w builtin -r skrouterd --jobs 10000 \
+		--cpu-limit 0 --warmup 30 --duration 3 --json
+	if (( $(ulimit -Hn) < 10000 + 64 )); then
+		[ "$status" = 1 ]
+		[ "$stderr" = "flimflam: --jobs 10000 needs 10064 open files per process (1 a job), and this process may open at most $(ulimit -Hn) (ulimit -Hn): use fewer jobs, or raise the limit" ]
+		nothing_started
+		return
+	fi
+	[ "$status" = 0 ]
+	echo "$output" >ev.jsonl
+	event_ok ev.jsonl result '.jobs == 10000 and .bits_per_s > 0 and .errors == 0'
+	# Every second of the window moved data, and each router held thousands of connections' worth.
+	run -0 jq -sr '[.[] | select(.event == "interval") | .bytes > 0] | all' ev.jsonl
+	[ "$output" = true ]
+	run -0 jq -r 'select(.event == "resources") | .relays[] | .rss_end_bytes > 100000000' ev.jsonl
+	[ "$output" = "$(printf 'true\ntrue')" ]
+}
+
 @test "sweeps: each run keeps the relays' RSS at the window's end and its growth; a --jobs sweep gives bytes per connection" {
 	skip_unless_program nginx
 	cd "$BATS_TEST_TMPDIR"
