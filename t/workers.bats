@@ -59,7 +59,7 @@ conf() {
 	run -2 --separate-stderr flimflam run -r none --workers 2
 	[ "${stderr_lines[0]}" = "flimflam: --workers is for relays skrouterd, nghttpx, nginx, haproxy, not 'none': flimflam does not set its worker count" ]
 	run -2 --separate-stderr flimflam stat -r cmd --relay-cmd 'socat TCP-LISTEN:{listen_port} TCP:{upstream}' --workers 2
-	[ "${stderr_lines[0]}" = "flimflam stat: --workers is for relays skrouterd, nghttpx, nginx, haproxy, not 'cmd': flimflam does not set its worker count" ]
+	[ "${stderr_lines[0]}" = "flimflam: --workers is for relays skrouterd, nghttpx, nginx, haproxy, not 'cmd': flimflam does not set its worker count" ]
 	run -2 --separate-stderr ff-topology -r none --workers 2 --server-port 5555
 	[ "${stderr_lines[0]}" = "ff-topology: --workers is for relays skrouterd, nghttpx, nginx, haproxy, not 'none': flimflam does not set its worker count" ]
 	# bench: each value in range, once; some selected relay takes it.
