@@ -67,8 +67,10 @@ struct ff_run_opts {
 	long request_size, response_size, rate;
 	/* Seconds between `interval` events of the window (0.1 to the duration). */
 	double interval;
+	/* --workers: each relay's worker threads or processes (0: the relay's own setting). */
+	long workers;
 };
-#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0, 1.0 }	/* the original's defaults */
+#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0, 1.0, 0 }	/* the original's defaults */
 enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT,
        FF_OPT_REQUEST_SIZE, FF_OPT_RESPONSE_SIZE, FF_OPT_RATE, FF_OPT_INTERVAL, FF_OPT_OWN };
 #define FF_RUN_LONGOPTS \
@@ -120,18 +122,26 @@ void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_c
 /* ff_limits.c: what binds a run of many connections, checked before the load */
 
 /*
- * Can --jobs connections be held, a relay's two descriptors per job and
- * 64 more, under the hard limit on open files? A privileged process
- * (CAP_SYS_RESOURCE) raises its hard limit to that, up to fs.nr_open, and
- * what it starts inherits it. 0, or -1 with the reason.
+ * The descriptors the busiest process of a run holds per job: a proxy's
+ * two (the client's end and the upstream's); a network of routers' one
+ * (r1 holds the clients', rN the server's; the links between routers are
+ * a few connections), two with --hops 1; relay none's one (the client's
+ * and the server's processes).
  */
-int ff_nofile_for_jobs(long jobs, struct ff_buf *why);
+long ff_fds_per_job(const char *relay, long hops);
+/*
+ * Can --jobs connections be held, `per_job` descriptors per job
+ * (ff_fds_per_job) and 64 more, under the hard limit on open files? A
+ * privileged process (CAP_SYS_RESOURCE) raises its hard limit to that, up
+ * to fs.nr_open, and what it starts inherits it. 0, or -1 with the reason.
+ */
+int ff_nofile_for_jobs(long jobs, long per_job, struct ff_buf *why);
 /* Do --jobs connections from one address to one port fit net.ipv4.ip_local_port_range? */
 int ff_ports_for_jobs(long jobs, struct ff_buf *why);
 /* nginx's worker_connections (relay-conf/nginx-PROTOCOL.conf): two per job and the listener. */
 int ff_nginx_jobs_fit(const char *protocol, long jobs, struct ff_buf *why);
-/* All of them for a run of `relay` over `protocol`: 0, or -1 with the one that binds in `why`. */
-int ff_jobs_fit(const char *relay, const char *protocol, long jobs, struct ff_buf *why);
+/* All of them for a run of `relay` (`hops` of them) over `protocol`: 0, or -1 with the one that binds in `why`. */
+int ff_jobs_fit(const char *relay, const char *protocol, long hops, long jobs, struct ff_buf *why);
 
 /* ff_stage.c */
 

@@ -21,11 +21,21 @@ nr_open(void)
 	return v ? (rlim_t)v : 1048576;
 }
 
+long
+ff_fds_per_job(const char *relay, long hops)
+{
+	const struct ff_relay *r = ff_relay_find(relay);
+
+	if (!r || !r->processes)
+		return 1;
+	return r->caps & FF_RELAY_ROUTED && hops != 1 ? 1 : 2;
+}
+
 int
-ff_nofile_for_jobs(long jobs, struct ff_buf *why)
+ff_nofile_for_jobs(long jobs, long per_job, struct ff_buf *why)
 {
 	struct rlimit rl;
-	long need = 2 * jobs + 64;
+	long need = per_job * jobs + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max == RLIM_INFINITY ||
 	    rl.rlim_max >= (rlim_t)need)
@@ -37,8 +47,8 @@ ff_nofile_for_jobs(long jobs, struct ff_buf *why)
 		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
 			return 0;
 	}
-	ff_why(why, "--jobs %ld needs %ld open files per process, and this process may open at most %llu (ulimit -Hn): use fewer jobs, or raise the limit",
-	       jobs, need, (unsigned long long)rl.rlim_max);
+	ff_why(why, "--jobs %ld needs %ld open files per process (%ld a job), and this process may open at most %llu (ulimit -Hn): use fewer jobs, or raise the limit",
+	       jobs, need, per_job, (unsigned long long)rl.rlim_max);
 	return -1;
 }
 
@@ -84,11 +94,11 @@ ff_nginx_jobs_fit(const char *protocol, long jobs, struct ff_buf *why)
 }
 
 int
-ff_jobs_fit(const char *relay, const char *protocol, long jobs, struct ff_buf *why)
+ff_jobs_fit(const char *relay, const char *protocol, long hops, long jobs, struct ff_buf *why)
 {
 	const struct ff_relay *r = ff_relay_find(relay);
 
-	if (ff_nofile_for_jobs(jobs, why) < 0 || ff_ports_for_jobs(jobs, why) < 0)
+	if (ff_nofile_for_jobs(jobs, ff_fds_per_job(relay, hops), why) < 0 || ff_ports_for_jobs(jobs, why) < 0)
 		return -1;
 	return r && r->jobs_fit ? r->jobs_fit(protocol, jobs, why) : 0;
 }

@@ -67,19 +67,20 @@ static const struct ff_relay relays[] = {
 	  .program = "skrouterd", .processes = 2, .threads = 4, .start_seconds = 60,
 	  .check = ff_skrouterd_check, .can = ff_skrouterd_carries,
 	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE | FF_RELAY_PROTON | FF_RELAY_ROUTED |
-		  FF_RELAY_ONE_ADDRESS | FF_RELAY_STATS | FF_RELAY_ENCAPSULATION,
+		  FF_RELAY_ONE_ADDRESS | FF_RELAY_STATS | FF_RELAY_ENCAPSULATION | FF_RELAY_WORKERS,
 	  .version_arg = "--version" },
 	{ .name = "nghttpx", .protocols = FF_HTTP1 | FF_HTTP2,
 	  .program = "nghttpx", .processes = 2, .threads = 1, .start_seconds = 15,
-	  .caps = FF_RELAY_TLS, .version_arg = "--version", .version_line = "nghttpx " },
+	  .caps = FF_RELAY_TLS | FF_RELAY_WORKERS, .version_arg = "--version", .version_line = "nghttpx " },
 	{ .name = "nginx", .protocols = FF_TCP | FF_HTTP1,
 	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15,
-	  .jobs_fit = ff_nginx_jobs_fit, .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE,
+	  .jobs_fit = ff_nginx_jobs_fit,
+	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE | FF_RELAY_WORKERS,
 	  /* To stderr: "nginx version: nginx/1.22.1". */
 	  .version_arg = "-v", .version_line = "nginx version:", .version_strip = 1 },
 	{ .name = "haproxy", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,
 	  .program = "haproxy", .processes = 2, .threads = 1, .start_seconds = 15,
-	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE,
+	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE | FF_RELAY_WORKERS,
 	  /* "HAProxy version 2.6.12-1+deb12u4 2023/12/16 - https://haproxy.org/" */
 	  .version_arg = "-v", .version_line = "HAProxy version ", .version_strip = 1 },
 	/* The user's own program, --relay-cmd: it carries what it carries; no TLS proof. */

@@ -63,6 +63,7 @@ enum {
 	FF_RELAY_ENCAPSULATION = 1 << 6,	/* takes --encapsulation */
 	FF_RELAY_COMMAND = 1 << 7,	/* runs the user's command (--relay-cmd), no program of its own */
 	FF_RELAY_FORKS = 1 << 8,	/* its processes may come and go with connections (socat's fork) */
+	FF_RELAY_WORKERS = 1 << 9,	/* takes --workers: its driver sets its worker count */
 };
 
 struct ff_relay {

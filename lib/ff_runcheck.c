@@ -84,7 +84,7 @@ check_machine(struct ff_runspec *rs, const char *usage)
 	int ncpus;
 
 	/* The stages and what they start inherit our limit, raised to the hard one. */
-	if (ff_jobs_fit(rs->relay, rs->protocol, rs->run.jobs, &why) < 0)
+	if (ff_jobs_fit(rs->relay, rs->protocol, rs->hops, rs->run.jobs, &why) < 0)
 		ff_die("%s", why.s);
 	ff_raise_nofile(LONG_MAX);
 	ncpus = ff_cpus_available(&avail);
@@ -124,6 +124,9 @@ check_relay_caps(const struct ff_runspec *rs, const char *usage, const struct ff
 	if (rs->relay_cmd && !ff_relay_has(rs->relay, FF_RELAY_COMMAND))
 		ff_usage_error(usage, "--relay-cmd is for relay %s, not '%s'",
 			       ff_relays_with(FF_RELAY_COMMAND), rs->relay);
+	if (rs->run.workers && !ff_relay_has(rs->relay, FF_RELAY_WORKERS))
+		ff_usage_error(usage, "--workers is for relays %s, not '%s': flimflam does not set its worker count",
+			       ff_relays_with(FF_RELAY_WORKERS), rs->relay);
 	if (!ff_relay_has(rs->relay, FF_RELAY_COMMAND))
 		return;
 	if (!rs->relay_cmd)

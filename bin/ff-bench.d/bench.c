@@ -16,7 +16,7 @@ static const char usage[] =
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
 	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
 	"                [--pool HOST,HOST,...] [--slo pNN=MS]\n"
-	"                [--relay-cmd COMMAND]\n"
+	"                [--relay-cmd COMMAND] [--workers N[,N...]]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW | FILE --base LABEL --new LABEL\n"
@@ -44,6 +44,9 @@ static const char usage[] =
 	"                        (default 1)\n"
 	"  --hops N[,N...]       Chains of N relays (1 to 8), each a case of its own\n"
 	"                        (default 2); relay none runs once, with no relay\n"
+	"  --workers N[,N...]    Each relay's worker threads or processes (1 to 1024),\n"
+	"                        as in flimflam run, each a case of its own; relays\n"
+	"                        cmd and none run once, with their own\n"
 	"  --repeat N            Run every case N times, interleaved (default 1)\n"
 	"  --repeat auto[:BUDGET]\n"
 	"                        With builds: rounds until each case is decided, for\n"
@@ -309,7 +312,7 @@ bench_builds(void)
 }
 
 enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_SEED, OPT_POOL,
-       OPT_SLO };
+       OPT_SLO, OPT_WORKERS };
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	FF_LONGOPT_VERSION,
@@ -325,6 +328,7 @@ static const struct option longopts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "pool", required_argument, NULL, OPT_POOL },
 	{ "slo", required_argument, NULL, OPT_SLO },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -384,6 +388,9 @@ take_option(int c, char *arg)
 	case OPT_SLO:
 		slo_parse(usage, arg);
 		break;
+	case OPT_WORKERS:
+		sweep_take(usage, SW_WORKERS, arg);
+		break;
 	default:
 		if (!sweep_take_opt(usage, c, arg))
 			ff_take_run_opt(usage, c, arg, &opt.run);
@@ -429,6 +436,11 @@ bench_options(int argc, char *argv[])
 			ff_usage_error(usage, "--hops is for the relays that run (%s), and only relay none is selected",
 				       ff_relays_running());
 	}
+	for (w = 0; opt.run.workers && w < opt.nr && !ff_relay_has(opt.relays[w], FF_RELAY_WORKERS); w++)
+		;
+	if (opt.run.workers && w == opt.nr)
+		ff_usage_error(usage, "--workers is for relays %s, and none of them is selected",
+			       ff_relays_with(FF_RELAY_WORKERS));
 	bench_builds();
 	bench_limits();
 }
@@ -439,7 +451,8 @@ bench_limits(void)
 {
 	cpu_set_t avail;
 	struct ff_buf limit = FF_BUF_INIT;
-	int ncpus, w;
+	int ncpus, w, h;
+	long per_job = 0;
 
 	auto_check();
 	slo_check(usage);
@@ -451,8 +464,18 @@ bench_limits(void)
 		if (ff_workload_limits(opt.workloads[w], &opt.run, &limit) < 0)
 			ff_usage_error(usage, "%s", limit.s);
 	ff_check_interval(usage, opt.run.interval, opt.run.duration);
-	/* The machine's limits bind every case: the largest point's, before anything runs. */
-	if (ff_nofile_for_jobs(opt.run.jobs, &limit) < 0 ||
+	/*
+	 * The machine's limits bind every case: the largest point's, before
+	 * anything runs, for the selected relay that needs the fewest
+	 * descriptors a job (the others' cases are skipped, named).
+	 */
+	for (w = 0; w < opt.nr; w++)
+		for (h = 0; h < (opt.nh ? opt.nh : 1); h++) {
+			long k = ff_fds_per_job(opt.relays[w], opt.nh ? opt.hops[h] : ff_relay_hops(opt.relays[w]));
+
+			per_job = per_job && per_job < k ? per_job : k;
+		}
+	if (ff_nofile_for_jobs(opt.run.jobs, per_job, &limit) < 0 ||
 	    ff_ports_for_jobs(opt.run.jobs, &limit) < 0)
 		ff_die("%s", limit.s);
 }
@@ -480,7 +503,7 @@ plan_cases(struct plan *pl)
 				if (pl->ncases == (int)FF_ARRAY_SIZE(pl->cases))
 					ff_fail(2, "too many cases: at most %zu (workloads x relays x protocols x hops x sweep points x builds)",
 						FF_ARRAY_SIZE(pl->cases));
-				if (!sweep_point(pt, opt.workloads[w], bc))
+				if (!sweep_point(pt, opt.workloads[w], opt.relays[r], bc))
 					continue;
 
 				bc->workload = opt.workloads[w];
@@ -504,7 +527,7 @@ plan_cases(struct plan *pl)
 						 bc->relay);
 				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
-				else if (ff_jobs_fit(bc->relay, bc->protocol, bc->jobs, &why) < 0)
+				else if (ff_jobs_fit(bc->relay, bc->protocol, bc->hops, bc->jobs, &why) < 0)
 					/* A limit this point passes (the relay's own): skipped, named. */
 					snprintf(bc->skip, sizeof(bc->skip), "%.250s", why.s);
 				else if (b >= 0 && ff_relay_find(bc->relay)->can &&

@@ -136,6 +136,7 @@ record_check(const json_t *rec, struct ff_buf *err)
 	    field(c, "config.", "cpu_limit", T_INT, 1, err) < 0 ||
 	    field(c, "config.", "hops", T_INT, 0, err) < 0 ||
 	    field(c, "config.", "tls", T_BOOL, 0, err) < 0 ||
+	    field(c, "config.", "workers", T_INT | T_NULL, 0, err) < 0 ||
 	    field(rec, "", "time", T_STR | T_NULL, 0, err) < 0 ||
 	    field(rec, "", "repeat", T_INT, 0, err) < 0 ||
 	    field(rec, "", "reason", T_STR | T_NULL, 0, err) < 0 ||
@@ -150,6 +151,7 @@ record_check(const json_t *rec, struct ff_buf *err)
 	    in_range(c, "config.", "duration_s", 0, 86400, err) < 0 ||
 	    in_range(c, "config.", "cpu_limit", 0, CPU_SETSIZE, err) < 0 ||
 	    in_range(c, "config.", "hops", 0, FF_HOPS_MAX, err) < 0 ||
+	    in_range(c, "config.", "workers", 1, 1024, err) < 0 ||
 	    in_range(rec, "", "repeat", 1, 1e9, err) < 0)
 		return -1;
 	if (strcmp(st, "ok"))

@@ -39,7 +39,7 @@ chart_eq(const struct key *a, const struct key *b)
 	return !strcmp(a->workload, b->workload) && !strcmp(a->protocol, b->protocol) &&
 	       a->jobs == b->jobs && a->cpu_limit == b->cpu_limit && a->duration == b->duration &&
 	       a->request_size == b->request_size && a->response_size == b->response_size &&
-	       a->rate == b->rate;
+	       a->rate == b->rate && a->workers == b->workers;
 }
 
 static int
@@ -277,8 +277,10 @@ case_json(const struct rcase *c, int id)
 		n += snprintf(title + n, sizeof(title) - n, ", request %ld B, response %ld B",
 			      c->k.request_size, c->k.response_size);
 		if (c->k.rate && n < (int)sizeof(title))
-			snprintf(title + n, sizeof(title) - n, ", rate %ld/s", c->k.rate);
+			n += snprintf(title + n, sizeof(title) - n, ", rate %ld/s", c->k.rate);
 	}
+	if (c->k.workers && n > 0 && n < (int)sizeof(title))
+		snprintf(title + n, sizeof(title) - n, ", %ld workers", c->k.workers);
 	json_object_set_new(o, "id", json_integer(id));
 	json_object_set_new(o, "title", json_string(title));
 	json_object_set_new(o, "workload", json_string(c->k.workload));
@@ -291,6 +293,7 @@ case_json(const struct rcase *c, int id)
 		json_object_set_new(o, "response_size", json_integer(c->k.response_size));
 		json_object_set_new(o, "rate_per_s", c->k.rate ? json_integer(c->k.rate) : json_null());
 	}
+	json_object_set_new(o, "workers", c->k.workers ? json_integer(c->k.workers) : json_null());
 	json_object_set_new(o, "series", json_array());
 	return o;
 }

@@ -56,7 +56,7 @@ static const char run_usage_fmt[] =
 	"usage: %s %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
 	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
 	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
-	"       [--interval SECONDS] [--tls] [--build LABEL=PATH]\n"
+	"       [--interval SECONDS] [--tls] [--build LABEL=PATH] [--workers N]\n"
 	"       [--hosts ROLE=[USER@]HOST[/ADDRESS],...] [--relay-cmd COMMAND]%s\n"
 	"\n"
 	"%s\n"

@@ -119,6 +119,10 @@ static void
 relay_args(struct ff_argv *a, const char *cpu)
 {
 	ff_argv_addl(a, "-r", opt.relay, "-p", opt.protocol, "--cpu-limit", cpu, NULL);
+	if (opt.run.workers) {
+		ff_argv_add(a, "--workers");
+		ff_argv_addf(a, "%ld", opt.run.workers);
+	}
 	if (opt.nbuild)
 		ff_argv_addl(a, "--build", opt.build[opt.cur], NULL);
 	if (opt.tls)
@@ -272,6 +276,7 @@ start_pipeline(const struct cmd *c, const char *rundir)
 	pipeline *p;
 
 	drive.cpu_limit = ff_relay_find(opt.relay)->processes ? opt.run.cpu_limit : 0;
+	drive.workers = 0;	/* the relays' (relay_args), not the client's */
 	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
 	snprintf(hops, sizeof(hops), "%ld", opt.hops);
 

@@ -311,6 +311,25 @@ config_cpus(json_t *events, const json_t *topo)
 		ff_print("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
 }
 
+/*
+ * The relays' workers (the topology's): how many each runs and by which of
+ * its settings; more of them than the CPUs of --cpu-limit is said, not
+ * changed (the workers share those CPUs: what a sweep of --workers asks).
+ */
+static void
+config_workers(const json_t *topo)
+{
+	long n = (long)ff_json_num(topo, "workers", 0);
+
+	if (n <= 0)
+		return;
+	ff_print("  Workers:     %ld per relay (%s%s)\n", n, ff_json_str(topo, "workers_setting") ?
+		 ff_json_str(topo, "workers_setting") : "?", opt.run.workers ? ", --workers" : "");
+	if (json_is_true(json_object_get(topo, "workers_over_cpu_limit")))
+		ff_print("  Note:        %ld workers per relay on --cpu-limit %ld: they share the relay's CPU%s\n",
+			 n, opt.run.cpu_limit, opt.run.cpu_limit == 1 ? "" : "s");
+}
+
 void
 summarize(json_t *events, const char *rundir)
 {
@@ -341,6 +360,7 @@ summarize(json_t *events, const char *rundir)
 	if (opt.hosts)
 		ff_print("  Hosts:       %s (the roles not named ran here)\n", opt.hosts);
 	config_cpus(events, topo);
+	config_workers(topo);
 	ff_print("\nResults\n");
 	ff_print("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
 	if (json_is_number(json_object_get(res, "ops_per_s")) && !ff_workload_is_rr(opt.workload))

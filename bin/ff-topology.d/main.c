@@ -27,6 +27,7 @@
 
 const char usage[] =
 	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--hops N] [--cpu-limit N]\n"
+	"                   [--workers N]\n"
 	"                   [--encapsulation legacy|lite] [--server-port PORT]\n"
 	"                   [--run-dir DIR] [--config-only] [--build LABEL=PATH]\n"
 	"                   [--tls] [--listen ADDRESS] [--relay-cmd COMMAND]\n"
@@ -39,6 +40,8 @@ const char usage[] =
 	"default 2; relay none has no relay, and takes no --hops).\n"
 	"Without --server-port, the server's port comes from the `server` event\n"
 	"on stdin. --cpu-limit pins each relay to N CPUs of its own (0: no limit).\n"
+	"--workers N: each relay's worker threads or processes (skrouterd, nghttpx,\n"
+	"nginx, haproxy; default: one per CPU of --cpu-limit, else the relay's own).\n"
 	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
 	"default: the router's own). --config-only writes the relays' configurations\n"
 	"into the run directory, emits `config`, and starts nothing. --tls: each link\n"
@@ -60,7 +63,7 @@ const char usage[] =
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
 enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY,
-       OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT, OPT_TLS_CERTS };
+       OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT, OPT_TLS_CERTS, OPT_WORKERS };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -69,6 +72,7 @@ static const struct option longopts[] = {
 	{ "relay", required_argument, NULL, 'r' },
 	{ "protocol", required_argument, NULL, 'p' },
 	{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "server-port", required_argument, NULL, OPT_SERVER_PORT },
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "encapsulation", required_argument, NULL, OPT_ENCAPSULATION },
@@ -106,11 +110,11 @@ const struct ff_relay *row;
 const struct relay_driver *drv;
 struct ff_build build;
 
-/* The threads (workers) each relay runs: one per CPU it has, else its row's. */
+/* The threads (workers) each relay runs: --workers, else one per CPU it has, else its row's. */
 long
 workers(void)
 {
-	return opt.cpu_limit ? opt.cpu_limit : row->threads;
+	return opt.workers ? opt.workers : opt.cpu_limit ? opt.cpu_limit : row->threads;
 }
 
 static void
@@ -228,6 +232,9 @@ parse_args(int argc, char *argv[])
 		case OPT_CPU_LIMIT:
 			opt.cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", optarg);
 			break;
+		case OPT_WORKERS:
+			opt.workers = ff_parse_run_opt(usage, "--workers", optarg);
+			break;
 		case OPT_SERVER_PORT:
 			opt.server_port = ff_parse_long(usage, "--server-port", optarg, 1, 65535);
 			break;
@@ -334,6 +341,9 @@ check_chain(void)
 	if (opt.relay_cmd && !ff_relay_has(opt.relay, FF_RELAY_COMMAND))
 		ff_usage_error(usage, "--relay-cmd is for relay %s, not '%s'", ff_relays_with(FF_RELAY_COMMAND),
 			       opt.relay);
+	if (opt.workers && !ff_relay_has(opt.relay, FF_RELAY_WORKERS))
+		ff_usage_error(usage, "--workers is for relays %s, not '%s': flimflam does not set its worker count",
+			       ff_relays_with(FF_RELAY_WORKERS), opt.relay);
 	if (opt.tls && nrelays < 2 && !opt.relay_role)
 		ff_usage_error(usage, "--tls is for the links between relays, and %s",
 			       nrelays ? "--hops 1 has one relay and no link" :
@@ -430,6 +440,16 @@ emit_topology(int port, int server_port)
 	json_object_set_new(ev, "relay", json_string(opt.relay));
 	json_object_set_new(ev, "protocol", json_string(opt.protocol));
 	json_object_set_new(ev, "cpu_limit", json_integer(opt.cpu_limit));
+	/*
+	 * Each relay's workers, by the driver's setting (null: a relay whose
+	 * count flimflam does not set); more than --cpu-limit's CPUs is said.
+	 */
+	json_object_set_new(ev, "workers", nrelays && drv->workers_setting ?
+			    json_integer(workers()) : json_null());
+	json_object_set_new(ev, "workers_setting", nrelays && drv->workers_setting ?
+			    json_string(drv->workers_setting) : json_null());
+	json_object_set_new(ev, "workers_over_cpu_limit", json_boolean(nrelays && drv->workers_setting &&
+								       opt.cpu_limit > 0 && workers() > opt.cpu_limit));
 	json_object_set_new(ev, "host", json_string(front_host));
 	json_object_set_new(ev, "port", json_integer(port));
 	/* --relay-role: where the relay before this one links to (a router's inter-router listener). */
