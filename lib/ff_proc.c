@@ -393,6 +393,16 @@ ff_child_wait(struct ff_child *c, double timeout)
 	return 1;
 }
 
+/* Did a signal of its own fault end it (not ours: SIGTERM, SIGKILL)? */
+static int
+crashed(int status)
+{
+	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+
+	return sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+	       sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS;
+}
+
 void
 ff_child_stop(struct ff_child *c, double grace)
 {
@@ -406,6 +416,14 @@ ff_child_stop(struct ff_child *c, double grace)
 			kill(c->pid, SIGKILL);
 			ff_child_wait(c, -1);
 		}
+		/*
+		 * Asked to stop, it crashed doing so (a router's double free as
+		 * it let go of its connections): not the figures' concern, which
+		 * were taken before, but a bug of its own to say, once.
+		 */
+		if (crashed(c->status))
+			ff_warn("%s (pid %d) crashed as it stopped: %s%s%s", c->role, (int)c->pid,
+				ff_status_how(c->status), c->log[0] ? "; see " : "", c->log);
 	}
 	ff_debug("stopped %s pid %d: %s", c->role, (int)c->pid, ff_child_how(c));
 }
@@ -424,7 +442,7 @@ ff_child_how(const struct ff_child *c)
 		return "is running";
 	static char buf[96];
 
-	if (c->stopped) {
+	if (c->stopped && !crashed(c->status)) {
 		/* We stopped it: not a failure of its own. */
 		snprintf(buf, sizeof(buf), "was stopped by %s", ff_prog());
 		return buf;

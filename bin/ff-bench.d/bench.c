@@ -478,6 +478,7 @@ bench_limits(void)
 	if (ff_nofile_for_jobs(opt.run.jobs, per_job, &limit) < 0 ||
 	    ff_ports_for_jobs(opt.run.jobs, &limit) < 0)
 		ff_die("%s", limit.s);
+	ff_buf_free(&limit);
 }
 
 /*
