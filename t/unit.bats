@@ -177,5 +177,5 @@ man_table() {
 }
 
 @test "a run's options: a stage's argv, read back by the same rows, is the same run; ranges are the rows'" {
-	unit_ok runspec 7
+	unit_ok runspec 10
 }

@@ -39,6 +39,8 @@ config_json(const struct bcase *c)
 		json_object_set_new(o, "response_size", json_integer(c->response_size));
 		json_object_set_new(o, "rate_per_s", c->rate ? json_integer(c->rate) : json_null());
 	}
+	/* --workers' point: each relay's worker count; null: the relay's own setting. */
+	json_object_set_new(o, "workers", c->workers ? json_integer(c->workers) : json_null());
 	return o;
 }
 
@@ -615,12 +617,14 @@ caseid_add(struct crun *cr, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The case's id past its workload, relay and protocol: the jobs and rate swept, its build. */
+/* The case's id past its workload, relay and protocol: the jobs, workers and rate swept, its build. */
 static void
 caseid_case(struct crun *cr, const struct bcase *c)
 {
 	if (opt.nsweep[SW_JOBS] > 1)
 		caseid_add(cr, " jobs=%ld", c->jobs);
+	if (c->workers && opt.nsweep[SW_WORKERS] > 1)
+		caseid_add(cr, " workers=%ld", c->workers);
 	if (ff_workload_is_rr(c->workload) && c->rate && (opt.slo_pct || opt.nsweep[SW_RATE] > 1))
 		caseid_add(cr, " rate=%ld", c->rate);
 	if (c->build >= 0)

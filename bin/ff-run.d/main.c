@@ -56,7 +56,7 @@ static const char run_usage_fmt[] =
 	"usage: %s %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
 	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
 	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
-	"       [--interval SECONDS] [--tls] [--build LABEL=PATH]\n"
+	"       [--interval SECONDS] [--tls] [--build LABEL=PATH] [--workers N]\n"
 	"       [--hosts ROLE=[USER@]HOST[/ADDRESS],...] [--relay-cmd COMMAND]%s\n"
 	"\n"
 	"%s\n"
@@ -131,7 +131,8 @@ check_hosts(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct option *longopts = ff_runspec_options(own, FF_RS_PLACE);
-	char why[512], *check_hosts_usage;
+	struct ff_buf why = FF_BUF_INIT;
+	char *check_hosts_usage;
 	int ch;
 
 	/* Its continuation under the first option, as the name is long. */
@@ -147,10 +148,10 @@ check_hosts(int argc, char *argv[])
 	/* The roles r1 ... rN are the chain's, as for run. */
 	if (opt.hops < 0)
 		opt.hops = ff_relay_hops(opt.relay);
-	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
-		ff_usage_error(check_hosts_usage, "%s", why);
-	if (hosts_parse(opt.hosts, (int)opt.hops, 0, why, sizeof(why)) < 0)
-		ff_usage_error(check_hosts_usage, "%s", why);
+	if (!ff_hops_fit(opt.relay, opt.hops, &why))
+		ff_usage_error(check_hosts_usage, "%s", why.s);
+	if (hosts_parse(opt.hosts, (int)opt.hops, 0, &why) < 0)
+		ff_usage_error(check_hosts_usage, "%s", why.s);
 	if (!hosts_any_remote())
 		ff_usage_error(check_hosts_usage, "--hosts names no other host (all are localhost); 'flimflam check' checks this one");
 	ch = hosts_check(opt.workload, opt.relay);
