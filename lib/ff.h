@@ -13,7 +13,7 @@
  *   ff_tcpstat.c   TCP's stall counters
  *   ff_env.c       the environment: versions, OS, CPU, host
  *   ff_skrouterd.c the router: usable?, its schema's features, Proton
- *   ff_perf.c      what perf can open
+ *   ff_perf.c      what perf can open; perf script started for its lines
  *   ff_hist.c      latency histograms: record, merge, percentiles, files
  *   ff_load.c      the builtin programs: options, window event, waits on the clock,
  *                  threads, failures, a server's life
@@ -22,7 +22,7 @@
  *   ff_series.c    the window as a time series: steadiness, sparklines
  *   ff_relaycmd.c  the user's own relay (--relay-cmd)
  *   ff_machine.c   what a window shared the machine with: others' CPU, steal, load
- *   ff_page.c      HTML pages made from a template with the data inlined
+ *   ff_page.c      HTML pages made from a template with the data inlined; their -o
  *   ff_runspec.c, ff_runcheck.c  a run described once: its option rows, its
  *                  check (lib/ff_runspec.h)
  *

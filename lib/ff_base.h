@@ -7,7 +7,7 @@
  * Sections follow the implementing files, each below the ones it uses:
  *   ff_err.c    program name, messages, usage, exit; integer variables
  *   ff_mem.c    memory: allocation, growing arrays, buffers, argument vectors
- *   ff_num.c    numbers: option values, names; quantities for people
+ *   ff_num.c    numbers: option values, names; quantities for people; random
  *   ff_getopt.c getopt_long for every program: --version, --pipeline-stage
  *   ff_time.c   clocks and timestamps
  *   ff_dir.c    directories: absolute paths, mkdir -p, room for files
