@@ -55,11 +55,8 @@
  */
 long ff_parse_run_opt(const char *usage, const char *opt, const char *s);
 /*
- * The run options of flimflam run, ff-bench and ff-workload, taken
- * together: FF_RUN_LONGOPTS in a getopt_long table, and in its loop's
- * default case ff_take_run_opt(), which parses the one getopt returned
- * (returning 1), or returns 0 when it is none of them. A program's own
- * long-only options number from FF_OPT_OWN.
+ * The run options: their rows and parsing are ff_runspec.c's (struct
+ * ff_runspec). A program's own long-only options number from FF_OPT_OWN.
  */
 struct ff_run_opts {
 	long jobs, warmup, duration, cpu_limit;
@@ -69,18 +66,7 @@ struct ff_run_opts {
 	double interval;
 };
 #define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0, 1.0 }	/* the original's defaults */
-enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT,
-       FF_OPT_REQUEST_SIZE, FF_OPT_RESPONSE_SIZE, FF_OPT_RATE, FF_OPT_INTERVAL, FF_OPT_OWN };
-#define FF_RUN_LONGOPTS \
-	{ "jobs", required_argument, NULL, FF_OPT_JOBS }, \
-	{ "warmup", required_argument, NULL, FF_OPT_WARMUP }, \
-	{ "duration", required_argument, NULL, FF_OPT_DURATION }, \
-	{ "cpu-limit", required_argument, NULL, FF_OPT_CPU_LIMIT }, \
-	{ "request-size", required_argument, NULL, FF_OPT_REQUEST_SIZE }, \
-	{ "response-size", required_argument, NULL, FF_OPT_RESPONSE_SIZE }, \
-	{ "rate", required_argument, NULL, FF_OPT_RATE }, \
-	{ "interval", required_argument, NULL, FF_OPT_INTERVAL }
-int ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o);
+enum { FF_OPT_OWN = 0x100 };	/* below FF_RS_VAL */
 /*
  * --interval: "--interval" SECONDS, a number from FF_INTERVAL_MIN; and,
  * once every option is parsed, no longer than --duration (usage errors).
