@@ -244,12 +244,9 @@ fold_recording(const char *data, const char *out)
 	return total;
 }
 
-char offcpu_html[PATH_MAX + 16];
-static double offcpu_total_us = -1;
-
 /* The recording of the run, folded and drawn; an `offcpu` event with --json. */
 void
-render_offcpu(json_t *events, const char *rundir)
+render_offcpu(struct run *run, json_t *events, const char *rundir)
 {
 	json_t *cap = ff_event_find(events, "capture"), *ev;
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
@@ -262,11 +259,12 @@ render_offcpu(json_t *events, const char *rundir)
 		ff_die("cannot find ff-flame beside flimflam nor on PATH");
 	snprintf(folded, sizeof(folded), "%s/offcpu.folded", rundir);
 	snprintf(evfile, sizeof(evfile), "%s/events.jsonl", rundir);
-	snprintf(offcpu_html, sizeof(offcpu_html), "%s/offcpu.html", getcwd(cwd, sizeof(cwd)) ? cwd : ".");
-	if (!opt.json)
+	snprintf(run->offcpu_html, sizeof(run->offcpu_html), "%s/offcpu.html",
+		 getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+	if (!run->spec.json)
 		ff_say("flimflam: folding the off-CPU time of '%s'\n", data);
-	offcpu_total_us = fold_recording(data, folded);
-	if (offcpu_total_us < 0)
+	run->offcpu_us = fold_recording(data, folded);
+	if (run->offcpu_us < 0)
 		ff_die("perf script could not read '%s'; the run's files are in '%s'", data, rundir);
 	{
 		FILE *f = fopen(evfile, "w");
@@ -285,20 +283,20 @@ render_offcpu(json_t *events, const char *rundir)
 			ff_die("cannot write '%s': %m", evfile);
 	}
 	{
-		char *args[] = { path, "-o", offcpu_html, "-t", title, "--events", evfile, folded, NULL };
+		char *args[] = { path, "-o", run->offcpu_html, "-t", title, "--events", evfile, folded, NULL };
 		struct ff_child flame;
 
 		if (ff_spawn(&flame, "ff-flame", args, NULL) < 0 || !ff_child_wait(&flame, 300) ||
 		    flame.status != 0)
-			ff_die("cannot draw '%s' from '%s'", offcpu_html, folded);
+			ff_die("cannot draw '%s' from '%s'", run->offcpu_html, folded);
 	}
 	free(path);
 	ev = ff_event("offcpu");
-	json_object_set_new(ev, "blocked_us", json_real(offcpu_total_us));
+	json_object_set_new(ev, "blocked_us", json_real(run->offcpu_us));
 	json_object_set_new(ev, "perf_cpu_s", json_incref(json_object_get(cap, "perf_cpu_s")));
 	json_object_set_new(ev, "files", json_pack("{s:o, s:o}", "folded", ff_json_path(folded),
-						   "html", ff_json_path(offcpu_html)));
-	if (opt.json)
+						   "html", ff_json_path(run->offcpu_html)));
+	if (run->spec.json)
 		ff_emit(ev);
 	else
 		json_decref(ev);
@@ -307,15 +305,15 @@ render_offcpu(json_t *events, const char *rundir)
 
 /* The summary's lines: where the page is, the time it holds, what the recording cost. */
 void
-summarize_offcpu(json_t *events)
+summarize_offcpu(const struct run *run, json_t *events)
 {
 	json_t *cap = ff_event_find(events, "capture"), *rsc = ff_event_find(events, "resources");
 	double window = ff_json_num(rsc, "window_s", 0), perf_cpu = ff_json_num(cap, "perf_cpu_s", -1);
 
 	ff_print("\nOff-CPU\n");
-	ff_print("  Page:        %s\n", offcpu_html);
+	ff_print("  Page:        %s\n", run->offcpu_html);
 	ff_print("  Blocked:     %.3f s of the relays' threads over the %.3f s window\n",
-		 offcpu_total_us / 1e6, window);
+		 run->offcpu_us / 1e6, window);
 	if (perf_cpu >= 0 && window > 0)
 		ff_print("  Cost:        perf took %.3f CPU s (%.1f%% of a CPU) recording every switch; the relays' figures above are with it (compare 'flimflam run')\n",
 			 perf_cpu, 100 * perf_cpu / window);
