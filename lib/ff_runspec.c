@@ -32,6 +32,7 @@ struct row {
 	int if_set;		/* passed on only when not the default */
 	int list;		/* ff-bench (FF_RS_BENCH) takes a comma list, */
 	const char *plural;	/* named so when it differs (--workloads) */
+	const char *syn_before;	/* in the synopsis, before this row (as it always was) */
 };
 
 #define AT(f) offsetof(struct ff_runspec, f)
@@ -63,7 +64,7 @@ static const struct row rows[] = {
 	  "(%R; default 2; relay none has none)", LONG, AT(hops), 1, FF_HOPS_MAX, -1,
 	  .mask = STAGE | FF_RS_PLACE | BENCH, .list = 1 },
 	{ "json", 0, NULL, "Print the event stream (JSON lines) instead of the summary", FLAG,
-	  AT(json), .mask = FF_RS_RUN },
+	  AT(json), .mask = FF_RS_RUN, .syn_before = "hops" },
 	{ "request-size", 0, "BYTES", "builtin-rr, builtin-crr: the request's size (default %D)",
 	  LONG, AT(run.request_size), 1, 16 << 20, 1, .mask = SIZES, .if_set = 1, .list = 1 },
 	{ "response-size", 0, "BYTES", "builtin-rr, builtin-crr: the response's size (default %D)",
@@ -241,6 +242,47 @@ ff_runspec_help(struct ff_buf *b, unsigned mask, const char *name, const char *t
 		ff_buf_addstr(b, "\n");
 		ff_buf_free(&spec);
 	}
+}
+
+/* " [ITEM]" at the end of b, or on a line of its own under "usage: " when the line would pass 80. */
+static void
+synopsis_item(struct ff_buf *b, size_t *col, const char *item)
+{
+	if (*col + 1 + strlen(item) > 80) {
+		ff_buf_printf(b, "\n%7s%s", "", item);
+		*col = 7 + strlen(item);
+	} else {
+		ff_buf_printf(b, " %s", item);
+		*col += 1 + strlen(item);
+	}
+}
+
+/* Row `r`'s item ("[-w WORKLOAD]", "[--json]") after those placed before it. */
+static void
+synopsis_row(struct ff_buf *b, size_t *col, const struct row *r, unsigned mask)
+{
+	char item[96];
+
+	for (size_t i = 0; i < FF_ARRAY_SIZE(rows); i++)
+		if ((rows[i].mask & mask) && rows[i].syn_before && !strcmp(rows[i].syn_before, r->name))
+			synopsis_row(b, col, &rows[i], mask);
+	if (r->letter)
+		snprintf(item, sizeof(item), "[-%c %s]", r->letter, r->arg);
+	else
+		snprintf(item, sizeof(item), "[--%s%s%s]", r->name, r->arg ? " " : "", r->arg ? r->arg : "");
+	synopsis_item(b, col, item);
+}
+
+void
+ff_runspec_synopsis(struct ff_buf *b, unsigned mask, const char *const more[])
+{
+	size_t col = 7 + strlen("[-h]");	/* the first line, whatever the name, as the others */
+
+	for (size_t i = 0; i < FF_ARRAY_SIZE(rows); i++)
+		if ((rows[i].mask & mask) && !rows[i].syn_before)
+			synopsis_row(b, &col, &rows[i], mask);
+	for (; more && *more; more++)
+		synopsis_item(b, &col, *more);
 }
 
 /* Row `r` of `rs` as "--name" VALUE, unless it has no value to give. */

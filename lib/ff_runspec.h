@@ -75,6 +75,13 @@ void ff_runspec_help(struct ff_buf *b, unsigned mask, const char *name, const ch
  * FF_RS_BENCH names them so in ff_runspec_options.)
  */
 const char *ff_runspec_list(int val);
+/*
+ * The synopsis of the rows of `mask`, then of `more` (items such as
+ * "[--freq HZ]", or NULL), after "usage: PROG CMD [-h]": " [-w WORKLOAD]
+ * [--jobs JOBS] ...", each line at most 80 columns, the next under
+ * "usage: " (the first counted from there too, whatever PROG CMD is).
+ */
+void ff_runspec_synopsis(struct ff_buf *b, unsigned mask, const char *const more[]);
 /* The rows' range of option `opt` ("--jobs"), for ff_parse_run_opt: 1, or 0 if none. */
 int ff_runspec_range(const char *opt, long *min, long *max);
 /*

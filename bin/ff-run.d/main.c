@@ -53,11 +53,7 @@ static const char usage[] =
 	"it as 'flimflam'.\n";
 
 static const char run_usage_fmt[] =
-	"usage: %s %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
-	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
-	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
-	"       [--interval SECONDS] [--tls] [--build LABEL=PATH]\n"
-	"       [--hosts ROLE=[USER@]HOST[/ADDRESS],...] [--relay-cmd COMMAND]%s\n"
+	"usage: %s %s [-h]%s\n"	/* the rows' synopsis (ff_runspec_synopsis) */
 	"\n"
 	"%s\n"
 	"\n"
@@ -82,7 +78,7 @@ static const struct option run_own[] = {
 };
 
 /* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
-static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
+static const char *const perf_synopsis[] = { "[--call-graph METHOD]", "[--freq HZ]", NULL };
 static const char perf_options[] =
 	"  --call-graph METHOD   How perf records call stacks: fp, dwarf or lbr (default 'fp')\n"
 	"  --freq HZ             perf's sampling frequency per second (default 997)\n";
@@ -169,13 +165,15 @@ static void
 parse_run(struct run *run, const struct cmd *c, int argc, char *argv[])
 {
 	const struct option *longopts = ff_runspec_options(run_own, FF_RS_RUN);
-	struct ff_buf help = FF_BUF_INIT;
+	struct ff_buf help = FF_BUF_INIT, synopsis = FF_BUF_INIT;
 	int ch;
 
+	ff_runspec_synopsis(&synopsis, FF_RS_RUN, samples(c) ? perf_synopsis : NULL);
 	ff_runspec_help(&help, FF_RS_RUN, "build", !strcmp(c->name, "flamegraph") ?
 			"; twice (A=PATH --build B=PATH):\neach build's flamegraph and the differential one" : NULL);
-	snprintf(run->usage, sizeof(run->usage), run_usage_fmt, ff_prog(), c->name,
-		 samples(c) ? perf_synopsis : "", c->help, help.s, samples(c) ? perf_options : "");
+	snprintf(run->usage, sizeof(run->usage), run_usage_fmt, ff_prog(), c->name, synopsis.s,
+		 c->help, help.s, samples(c) ? perf_options : "");
+	ff_buf_free(&synopsis);
 	ff_buf_free(&help);
 	run->spec.cmd = c->name;
 	run->spec.mode = c->mode;
