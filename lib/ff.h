@@ -91,8 +91,9 @@ int ff_rr_opts_set(const struct ff_run_opts *o);
  */
 void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_limit);
 /*
- * FF_CHAIN_LONGOPTS: the options of the relay chain that ff-bench and
- * ff-topology both take: --hops N, --tls, --relay-cmd COMMAND and --build.
+ * FF_CHAIN_LONGOPTS: the options of the relay chain that ff-topology
+ * takes: --hops N, --tls, --relay-cmd COMMAND and --build (ff-bench and
+ * ff-run take theirs from the rows, lib/ff_runspec.c).
  */
 #define FF_OPT_HOPS 0x7ff9
 #define FF_OPT_TLS 0x7ffa
