@@ -445,6 +445,8 @@ struct ff_build {
 	char *skstat;		/* skrouterd: PREFIX/bin/skstat, or NULL */
 	char *env[3];		/* "NAME=VALUE", or "NAME" to unset; NULL-terminated */
 	char *skstat_env[3];
+	char *at;		/* PATH as given, absolute */
+	int binding;		/* the Proton binding is under PREFIX: skstat gets its libraries */
 };
 /* Is s[0..len) a label: 1 to 64 of [A-Za-z0-9._-]? */
 int ff_build_label_ok(const char *s, size_t len);
@@ -458,6 +460,19 @@ int ff_build_parse(const char *arg, const char *relay, struct ff_build *b, char 
 /* The same for a label (or NULL) and a path. */
 int ff_build_at(const char *label, const char *path, const char *relay, struct ff_build *b,
 		char *why, size_t n);
+/*
+ * A checked build as a stage's arguments: "--build" and the build as the
+ * parse found it (one JSON object: its label, PATH as given made absolute,
+ * the binary, its prefix, version and environment).
+ */
+void ff_build_argv(struct ff_argv *a, const struct ff_build *b);
+/*
+ * --build's argument for `relay`, as a stage reads it: a build as
+ * ff_build_argv passed it, of which only what another host must is checked
+ * again (PATH is there and holds the binary; the messages of
+ * ff_build_parse), else LABEL=PATH as given by hand (ff_build_parse).
+ */
+int ff_build_read(const char *arg, const char *relay, struct ff_build *b, char *why, size_t n);
 /* The relay's program on PATH as a build without a label; -1 when there is none usable. */
 int ff_build_of_path(const char *relay, struct ff_build *b);
 void ff_build_free(struct ff_build *b);

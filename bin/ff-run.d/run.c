@@ -120,7 +120,7 @@ relay_args(const struct run *run, struct ff_argv *a, const char *cpu)
 {
 	ff_argv_addl(a, "-r", run->spec.relay, "-p", run->spec.protocol, "--cpu-limit", cpu, NULL);
 	if (run->spec.nbuild)
-		ff_argv_addl(a, "--build", run->spec.build[run->spec.cur], NULL);
+		ff_build_argv(a, &run->spec.builds[run->spec.cur]);
 	if (run->spec.tls)
 		ff_argv_add(a, "--tls");
 	if (run->spec.relay_cmd)
@@ -240,7 +240,7 @@ capture_stages(const struct run *run, pipeline *p, const struct cmd *c, const ch
 		if (samples(c))
 			ff_argv_addl(&a, "--call-graph", run->perf.call_graph, "--freq", freq_arg(run), NULL);
 		if (run->spec.nbuild && !strcmp(c->mode, "skstat"))
-			ff_argv_addl(&a, "--build", run->spec.build[run->spec.cur], NULL);
+			ff_build_argv(&a, &run->spec.builds[run->spec.cur]);
 		ff_argv_add(&a, "--interval");
 		ff_argv_addf(&a, "%.9g", run->spec.run.interval);
 		if (split) {

@@ -103,6 +103,7 @@ capture_check(const struct run *run, const struct cmd *c)
 	char *path = program("ff-capture"), *out, *line, *next;
 	char *argv[] = { path, "--check", "--json", (char *)c->mode, "--call-graph",
 			 (char *)run->perf.call_graph, "--freq", (char *)freq_arg(run), NULL, NULL, NULL };
+	struct ff_argv build = FF_ARGV_INIT;
 	json_t *ev = NULL, *note;
 	size_t i;
 	int status;
@@ -114,8 +115,9 @@ capture_check(const struct run *run, const struct cmd *c)
 	if (!samples(c))
 		argv[4] = NULL;
 	if (run->spec.nbuild && !strcmp(c->mode, "skstat")) {
-		argv[samples(c) ? 8 : 4] = "--build";
-		argv[samples(c) ? 9 : 5] = (char *)run->spec.build[0];
+		ff_build_argv(&build, &run->spec.builds[0]);
+		argv[samples(c) ? 8 : 4] = build.v[0];
+		argv[samples(c) ? 9 : 5] = build.v[1];
 	}
 	/* It opens perf events and starts programs: longer than a version probe on a busy machine. */
 	out = ff_run_within(argv, &status, CAPTURE_CHECK_SECONDS);
@@ -138,6 +140,7 @@ capture_check(const struct run *run, const struct cmd *c)
 			ff_status_how(status), out[0] ? out : "it said nothing");
 	free(out);
 	free(path);
+	ff_argv_free(&build);
 	json_array_foreach(json_object_get(ev, "notes"), i, note)
 		ff_warn("note: %s", json_string_value(note));
 	if (!json_is_true(json_object_get(ev, "ok")))

@@ -376,7 +376,7 @@ check_program(void)
 	char why[512];
 
 	if (opt.build) {
-		if (ff_build_parse(opt.build, opt.relay, &build, why, sizeof(why)) < 0)
+		if (ff_build_read(opt.build, opt.relay, &build, why, sizeof(why)) < 0)
 			ff_fail(2, "%s", why);
 		program_path = ff_strdup(build.path);
 	} else if (row->program) {
