@@ -23,41 +23,44 @@ struct away {
 	char *stack, *waker;
 };
 
-static struct away *aways;
-static size_t naways;
-
 /* Folded stacks and their microseconds, merged at the end. */
 struct folded {
 	char *stack;
 	double us;
 };
 
-static struct folded *folds;
-static size_t nfolds, capfolds;
+/* A recording being folded: the threads away, the folds, the blocked microseconds in all. */
+struct folding {
+	struct away *aways;
+	size_t naways;
+	struct folded *folds;
+	size_t nfolds, capfolds;
+	double total;
+};
 
 static struct away *
-away_of(long tid, int make)
+away_of(struct folding *fo, long tid, int make)
 {
 	size_t i;
 
-	for (i = 0; i < naways; i++)
-		if (aways[i].tid == tid)
-			return &aways[i];
+	for (i = 0; i < fo->naways; i++)
+		if (fo->aways[i].tid == tid)
+			return &fo->aways[i];
 	if (!make)
 		return NULL;
-	aways = ff_realloc(aways, (naways + 1) * sizeof(*aways));
-	aways[naways] = (struct away){ tid, -1, NULL, NULL };
-	return &aways[naways++];
+	fo->aways = ff_realloc(fo->aways, (fo->naways + 1) * sizeof(*fo->aways));
+	fo->aways[fo->naways] = (struct away){ tid, -1, NULL, NULL };
+	return &fo->aways[fo->naways++];
 }
 
 static void
-fold_add(char *stack, double us)
+fold_add(struct folding *fo, char *stack, double us)
 {
-	if (nfolds == capfolds) {
-		capfolds = capfolds ? 2 * capfolds : 1024;
-		folds = ff_realloc(folds, capfolds * sizeof(*folds));
+	if (fo->nfolds == fo->capfolds) {
+		fo->capfolds = fo->capfolds ? 2 * fo->capfolds : 1024;
+		fo->folds = ff_realloc(fo->folds, fo->capfolds * sizeof(*fo->folds));
 	}
-	folds[nfolds++] = (struct folded){ stack, us };
+	fo->folds[fo->nfolds++] = (struct folded){ stack, us };
 }
 
 static int
@@ -137,7 +140,7 @@ join_stack(char **frames, int nf, int leaf_first)
 
 /* One event of perf script, its header and stack, taken into the folds. */
 static void
-take_event(const char *head, char **frames, int nf, double *total)
+take_event(struct folding *fo, const char *head, char **frames, int nf)
 {
 	char comm[64];
 	long pid, tid;
@@ -150,7 +153,7 @@ take_event(const char *head, char **frames, int nf, double *total)
 	rest += strspn(rest, " ");
 	if (!strncmp(rest, "sched:sched_switch:", 19) && strstr(rest, "prev_pid=") &&
 	    strtol(strstr(rest, "prev_pid=") + 9, NULL, 10) == tid) {
-		a = away_of(tid, 1);
+		a = away_of(fo, tid, 1);
 		free(a->stack);
 		free(a->waker);
 		a->t0 = t;
@@ -162,7 +165,7 @@ take_event(const char *head, char **frames, int nf, double *total)
 			free(s);
 		}
 	} else if (!strncmp(rest, "sched:sched_wakeup:", 19) && strstr(rest, " pid=")) {
-		a = away_of(strtol(strstr(rest, " pid=") + 5, NULL, 10), 0);
+		a = away_of(fo, strtol(strstr(rest, " pid=") + 5, NULL, 10), 0);
 		if (a && a->t0 >= 0 && !a->waker) {
 			char *s = join_stack(frames, nf, 1);
 
@@ -171,12 +174,12 @@ take_event(const char *head, char **frames, int nf, double *total)
 		}
 	} else if (!strncmp(rest, "PERF_RECORD_SWITCH IN", 21) ||
 		   !strncmp(rest, "PERF_RECORD_SWITCH_CPU_WIDE IN", 30)) {
-		a = away_of(tid, 0);
+		a = away_of(fo, tid, 0);
 		if (a && a->t0 >= 0 && t >= a->t0) {
 			double us = (t - a->t0) * 1e6;
 
-			fold_add(a->waker ? ff_asprintf("%s;%s", a->stack, a->waker) : ff_strdup(a->stack), us);
-			*total += us;
+			fold_add(fo, a->waker ? ff_asprintf("%s;%s", a->stack, a->waker) : ff_strdup(a->stack), us);
+			fo->total += us;
 			a->t0 = -1;
 		}
 	}
@@ -194,7 +197,7 @@ fold_recording(const char *data, const char *out)
 	pipeline *p;
 	char *head = NULL, *frames[256], name[512];
 	const char *line;
-	double total = 0;
+	struct folding fo = { NULL, 0, NULL, 0, 0, 0 };
 	int nf = 0, i;
 	size_t j;
 	FILE *f;
@@ -213,7 +216,7 @@ fold_recording(const char *data, const char *out)
 			}
 			continue;
 		}
-		take_event(head, frames, nf, &total);
+		take_event(&fo, head, frames, nf);
 		for (i = 0; i < nf; i++)
 			free(frames[i]);
 		nf = 0;
@@ -222,26 +225,26 @@ fold_recording(const char *data, const char *out)
 		if (head && strchr(head, '\n'))
 			*strchr(head, '\n') = 0;
 	}
-	take_event(head, frames, nf, &total);
+	take_event(&fo, head, frames, nf);
 	for (i = 0; i < nf; i++)
 		free(frames[i]);
 	free(head);
 	if (pipeline_wait(p) != 0)
 		return -1;
-	qsort(folds, nfolds, sizeof(*folds), cmp_fold);
+	qsort(fo.folds, fo.nfolds, sizeof(*fo.folds), cmp_fold);
 	if (!(f = fopen(out, "w")))
 		ff_die("cannot write '%s': %m", out);
-	for (j = 0; j < nfolds; j++) {
-		double us = folds[j].us;
+	for (j = 0; j < fo.nfolds; j++) {
+		double us = fo.folds[j].us;
 
-		while (j + 1 < nfolds && !strcmp(folds[j].stack, folds[j + 1].stack))
-			us += folds[++j].us;
+		while (j + 1 < fo.nfolds && !strcmp(fo.folds[j].stack, fo.folds[j + 1].stack))
+			us += fo.folds[++j].us;
 		if (us >= 0.5)
-			fprintf(f, "%s %.0f\n", folds[j].stack, us);
+			fprintf(f, "%s %.0f\n", fo.folds[j].stack, us);
 	}
 	if (fclose(f) != 0)
 		ff_die("cannot write '%s': %m", out);
-	return total;
+	return fo.total;
 }
 
 /* The recording of the run, folded and drawn; an `offcpu` event with --json. */

@@ -29,6 +29,12 @@ stopped_by(int sig, const char *rundir)
 /* Not on a terminal, a start still going on is said every so many seconds. */
 #define START_NOTE_S 5
 
+/* A run's phases as its events come: when it started, warmed up, its window ended; the notes said. */
+struct phases {
+	double started, warm_end, win_end;
+	long said;		/* start notes said (start_note) */
+};
+
 static const char *
 starting_text(const struct run *run)
 {
@@ -43,21 +49,17 @@ starting_text(const struct run *run)
  * not silence. Returns how long poll may wait before the next (-1: none).
  */
 static int
-start_note(const struct run *run, double started, double warm_end, double now)
+start_note(const struct run *run, struct phases *ph, double now)
 {
-	static double noted;	/* the run whose notes `said` counts (flamegraph --build runs two) */
-	static long said;
-	long k = (long)((now - started) / START_NOTE_S);
+	long k = (long)((now - ph->started) / START_NOTE_S);
 
-	if (warm_end || run->spec.json || ff_verbosity < 0)
+	if (ph->warm_end || run->spec.json || ff_verbosity < 0)
 		return -1;
-	if (noted != started)
-		noted = started, said = 0;
-	if (k > said) {
-		said = k;
+	if (k > ph->said) {
+		ph->said = k;
 		ff_say("flimflam: %s (%ld s)\n", starting_text(run), k * START_NOTE_S);
 	}
-	return (int)(((said + 1) * START_NOTE_S - (now - started)) * 1000) + 1;
+	return (int)(((ph->said + 1) * START_NOTE_S - (now - ph->started)) * 1000) + 1;
 }
 
 /*
@@ -66,12 +68,12 @@ start_note(const struct run *run, double started, double warm_end, double now)
  * Returns how long poll may wait before the next update (-1: no need).
  */
 static int
-show_phase(const struct run *run, double started, double warm_end, double win_end)
+show_phase(const struct run *run, struct phases *ph)
 {
-	double now = ff_now(), left;
+	double now = ff_now(), left, started = ph->started, warm_end = ph->warm_end, win_end = ph->win_end;
 
 	if (!ff_live_on())
-		return start_note(run, started, warm_end, now);
+		return start_note(run, ph, now);
 	if (!warm_end)
 		ff_live("flimflam: %s (%.0f s)", starting_text(run), floor(now - started));
 	else if (!win_end)
@@ -308,10 +310,6 @@ start_pipeline(const struct run *run, const struct cmd *c, const char *rundir)
 }
 
 /* The phases as the events come: the warmup from topology, the window. */
-struct phases {
-	double started, warm_end, win_end;
-};
-
 /* Each host's TCP stall counters of the window, added into `first`'s (null stays null). */
 static void
 add_tcp_stalls(json_t *first, json_t *tcp)
@@ -364,7 +362,7 @@ static int
 read_pipeline(const struct run *run, pipeline *p, json_t *events)
 {
 	struct ff_reader out = FF_READER_INIT(fileno(pipeline_get_outfile(p)), "the pipeline");
-	struct phases ph = { ff_now(), 0, 0 };
+	struct phases ph = { ff_now(), 0, 0, 0 };
 	json_t *ev;
 	int sig = 0;
 
@@ -383,7 +381,7 @@ read_pipeline(const struct run *run, pipeline *p, json_t *events)
 		/* Killed, every stage: what else holds the pipe is not waited for. */
 		if (sig && stages_all_ended())
 			break;
-		wait_ms = sig ? stages_timeout_ms() : show_phase(run, ph.started, ph.warm_end, ph.win_end);
+		wait_ms = sig ? stages_timeout_ms() : show_phase(run, &ph);
 		if (poll(pfd, 3, wait_ms) < 0 && errno != EINTR)
 			ff_die("poll: %s", strerror(errno));
 		/* The signal is taken: the pipe left full would wake every poll at once. */
