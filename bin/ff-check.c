@@ -276,8 +276,8 @@ static void check_tracepoints(void);
 static void
 check_perf(void)
 {
-	char why[1024];
-	int bits = ff_perf_probe(why, sizeof(why));
+	struct ff_buf why = FF_BUF_INIT;
+	int bits = ff_perf_probe(&why);
 	int paranoid = ff_perf_paranoid();
 	struct req *r;
 	const char *hwfix =
@@ -286,7 +286,7 @@ check_perf(void)
 	r = req_add("perf_events", bits & FF_PERF_EVENTS);
 	if (!r->ok) {
 		snprintf(r->detail, sizeof(r->detail), "cannot open a perf event on a child process: %.900s",
-			 why);
+			 why.s);
 		snprintf(r->fix, sizeof(r->fix),
 			 "as root: echo -1 > /proc/sys/kernel/perf_event_paranoid");
 	} else if (!(bits & FF_PERF_KERNEL))
@@ -299,6 +299,7 @@ check_perf(void)
 			 "task-clock opens on a child process, kernel included "
 			 "(perf_event_paranoid=%d%s)", paranoid,
 			 geteuid() == 0 && paranoid > 1 ? "; root is exempt" : "");
+	ff_buf_free(&why);
 
 	r = req_add("perf_hardware", bits & FF_PERF_HARDWARE);
 	r->enables = "cycles and instructions in stat, cycles in record, c2c, mem, --call-graph lbr";

@@ -72,6 +72,7 @@ struct conn {
 	int fd;
 	int id;			/* 1..jobs, for messages */
 	int queued;
+	uint64_t sent, back;	/* bytes written, and echoed back (with a window: inflight_max) */
 };
 
 struct worker {
@@ -98,6 +99,17 @@ static struct in_addr host;		/* --host; 127.0.0.1 unless given */
 static char host_str[INET_ADDRSTRLEN] = "127.0.0.1";
 static struct conn *conns;	/* jobs of them */
 static const char *wbuf;	/* what we send: constant, shared */
+/*
+ * The most bytes a connection may have sent and not had back (0: no
+ * bound). Every byte sent is in some socket buffer of the chain until it
+ * comes back, and the kernel's TCP memory is one pool (net.ipv4.tcp_mem):
+ * thousands of streams each filling buffers autotuned to megabytes put it
+ * under pressure, and then past its limit, where every socket stalls for
+ * seconds (1000 jobs through no relay took 2 GiB and moved nothing for
+ * 1 s). So with many jobs each keeps a share of a quarter of the pressure
+ * threshold in flight, and few jobs are not bound (window_for).
+ */
+static size_t inflight_max;
 static atomic_int stopping;
 
 static void
@@ -142,9 +154,16 @@ pump(struct worker *w, struct conn *c)
 	ssize_t n;
 
 	do {
+		size_t room = IO_BYTES;
+
 		progress = 0;
-		n = write(c->fd, wbuf, IO_BYTES);
+		if (inflight_max)
+			room = c->sent - c->back >= inflight_max ? 0 :
+			       inflight_max - (c->sent - c->back) < room ?
+			       inflight_max - (c->sent - c->back) : room;
+		n = room ? write(c->fd, wbuf, room) : 0;
 		if (n > 0) {
+			c->sent += n;
 			moved += n;
 			progress = 1;
 		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
@@ -153,6 +172,7 @@ pump(struct worker *w, struct conn *c)
 		}
 		n = recv(c->fd, NULL, IO_BYTES, MSG_TRUNC);
 		if (n > 0) {
+			c->back += n;
 			take(w, n);
 			moved += n;
 			progress = 1;
@@ -297,6 +317,28 @@ make_edges(uint64_t open, long duration, double interval)
 			edge[++nedges] = edge[k];
 }
 
+/*
+ * The window of each of `jobs` connections: a quarter of the TCP memory
+ * pressure threshold (net.ipv4.tcp_mem's second number, in pages) shared
+ * among them; 0 (no bound) when that is more than a turn's bytes, or the
+ * threshold cannot be read.
+ */
+static size_t
+window_for(int jobs)
+{
+	char *text = ff_read_file("/proc/sys/net/ipv4/tcp_mem", NULL);
+	unsigned long long lo, pressure, hi;
+	size_t w = 0;
+
+	if (text && sscanf(text, "%llu %llu %llu", &lo, &pressure, &hi) == 3 && pressure) {
+		unsigned long long share = pressure * (unsigned long long)sysconf(_SC_PAGESIZE) / 4 / jobs;
+
+		w = share >= TURN_BYTES ? 0 : share < 4096 ? 4096 : (size_t)share;
+	}
+	free(text);
+	return w;
+}
+
 static struct worker *
 start(int jobs, int *nw)
 {
@@ -312,6 +354,7 @@ start(int jobs, int *nw)
 		ff_die("out of memory");
 	memset(b, 'x', IO_BYTES);
 	wbuf = b;
+	inflight_max = window_for(jobs);
 	memset(ws, 0, n * sizeof(*ws));
 	for (i = 0; i < n; i++) {
 		ws[i].epfd = ff_load_epoll();

@@ -64,8 +64,10 @@ struct ff_run_opts {
 	long request_size, response_size, rate;
 	/* Seconds between `interval` events of the window (0.1 to the duration). */
 	double interval;
+	/* --workers: each relay's worker threads or processes (0: the relay's own setting). */
+	long workers;
 };
-#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0, 1.0 }	/* the original's defaults */
+#define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0, 1.0, 0 }	/* the original's defaults */
 enum { FF_OPT_OWN = 0x100 };	/* below FF_RS_VAL */
 /*
  * --interval: "--interval" SECONDS, a number from FF_INTERVAL_MIN; and,
@@ -107,18 +109,26 @@ void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_c
 /* ff_limits.c: what binds a run of many connections, checked before the load */
 
 /*
- * Can --jobs connections be held, a relay's two descriptors per job and
- * 64 more, under the hard limit on open files? A privileged process
- * (CAP_SYS_RESOURCE) raises its hard limit to that, up to fs.nr_open, and
- * what it starts inherits it. 0, or -1 with the reason.
+ * The descriptors the busiest process of a run holds per job: a proxy's
+ * two (the client's end and the upstream's); a network of routers' one
+ * (r1 holds the clients', rN the server's; the links between routers are
+ * a few connections), two with --hops 1; relay none's one (the client's
+ * and the server's processes).
  */
-int ff_nofile_for_jobs(long jobs, char *why, size_t n);
+long ff_fds_per_job(const char *relay, long hops);
+/*
+ * Can --jobs connections be held, `per_job` descriptors per job
+ * (ff_fds_per_job) and 64 more, under the hard limit on open files? A
+ * privileged process (CAP_SYS_RESOURCE) raises its hard limit to that, up
+ * to fs.nr_open, and what it starts inherits it. 0, or -1 with the reason.
+ */
+int ff_nofile_for_jobs(long jobs, long per_job, struct ff_buf *why);
 /* Do --jobs connections from one address to one port fit net.ipv4.ip_local_port_range? */
-int ff_ports_for_jobs(long jobs, char *why, size_t n);
+int ff_ports_for_jobs(long jobs, struct ff_buf *why);
 /* nginx's worker_connections (relay-conf/nginx-PROTOCOL.conf): two per job and the listener. */
-int ff_nginx_jobs_fit(const char *protocol, long jobs, char *why, size_t n);
-/* All of them for a run of `relay` over `protocol`: 0, or -1 with the one that binds in `why`. */
-int ff_jobs_fit(const char *relay, const char *protocol, long jobs, char *why, size_t n);
+int ff_nginx_jobs_fit(const char *protocol, long jobs, struct ff_buf *why);
+/* All of them for a run of `relay` (`hops` of them) over `protocol`: 0, or -1 with the one that binds in `why`. */
+int ff_jobs_fit(const char *relay, const char *protocol, long hops, long jobs, struct ff_buf *why);
 
 /* ff_stage.c */
 
@@ -275,7 +285,7 @@ char *ff_env_nginx_stream_module(const char *nginx);
  * --help must name the Python directory of a schema that reads (or
  * FLIMFLAM_SKROUTERD_SCHEMA one). 0, or -1 with the reason in `why`.
  */
-int ff_skrouterd_check(const char *path, char *why, size_t n);
+int ff_skrouterd_check(const char *path, struct ff_buf *why);
 /* Is this what skrouterd --version prints ("2.7.6", "0.0.0+1a2b3c-main")? */
 int ff_skrouterd_version_ok(const char *line);
 /* The libqpid-proton*.so mapped in a running process (core preferred), or NULL. */
@@ -291,7 +301,7 @@ struct ff_skr_tls {
 	char ca[32], cert[32], key[32];
 	int require_ssl, verify_hostname, connector_sasl;
 };
-int ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, char *why, size_t n);
+int ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, struct ff_buf *why);
 
 /*
  * Can the skrouterd at `path` carry `protocol`, and take the tcp
@@ -303,19 +313,19 @@ int ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, char *why, size_t n
  * the skrouterd row's `can`) says it in a sentence.
  */
 int ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulation,
-		     const char **lacks, char *why, size_t n);
+		     const char **lacks, struct ff_buf *why);
 
 /* ff_perf.c */
 
 /*
  * perf: open events on a child process. Returns FF_PERF_* bits; `why`
- * (n bytes) says what failed, "; "-separated, or "".
+ * says what failed, "; "-separated, or "" (its text replaced).
  */
 #define FF_PERF_EVENTS   1	/* a software event (task-clock) opens: stat, record */
 #define FF_PERF_KERNEL   2	/* ... kernel included (perf_event_paranoid <= 1) */
 #define FF_PERF_HARDWARE 4	/* cycles opens: a PMU */
 #define FF_PERF_MEMORY   8	/* load sampling for c2c and mem (mem-loads, IBS, SPE) */
-int ff_perf_probe(char *why, size_t n);
+int ff_perf_probe(struct ff_buf *why);
 /* /proc/sys/kernel/perf_event_paranoid, or INT_MIN if unreadable. */
 int ff_perf_paranoid(void);
 
@@ -393,7 +403,7 @@ double ff_usec(double s);
  * ROLE.key are copied from there instead (and no CA key exists). 0, or -1
  * with the reason in `why`.
  */
-int ff_tls_certs(const char *rundir, const char *const roles[], int nroles, char *why, size_t n);
+int ff_tls_certs(const char *rundir, const char *const roles[], int nroles, struct ff_buf *why);
 /* RUNDIR/tls/NAME ("ca.crt", "r1.key"; malloc'd). */
 char *ff_tls_file(const char *rundir, const char *name);
 
@@ -456,10 +466,10 @@ int ff_build_label_ok(const char *s, size_t len);
  * skrouterd: ff_skrouterd_check, run in the build's environment). 0, or -1
  * with "--build LABEL: why" (or "--build 'ARG': why") in `why`.
  */
-int ff_build_parse(const char *arg, const char *relay, struct ff_build *b, char *why, size_t n);
+int ff_build_parse(const char *arg, const char *relay, struct ff_build *b, struct ff_buf *why);
 /* The same for a label (or NULL) and a path. */
 int ff_build_at(const char *label, const char *path, const char *relay, struct ff_build *b,
-		char *why, size_t n);
+		struct ff_buf *why);
 /*
  * A checked build as a stage's arguments: "--build" and the build as the
  * parse found it (one JSON object: its label, PATH as given made absolute,
@@ -472,7 +482,7 @@ void ff_build_argv(struct ff_argv *a, const struct ff_build *b);
  * again (PATH is there and holds the binary; the messages of
  * ff_build_parse), else LABEL=PATH as given by hand (ff_build_parse).
  */
-int ff_build_read(const char *arg, const char *relay, struct ff_build *b, char *why, size_t n);
+int ff_build_read(const char *arg, const char *relay, struct ff_build *b, struct ff_buf *why);
 /* The relay's program on PATH as a build without a label; -1 when there is none usable. */
 int ff_build_of_path(const char *relay, struct ff_build *b);
 void ff_build_free(struct ff_build *b);
@@ -519,6 +529,15 @@ int ff_utf8_locale(void);
  * Unicode blocks U+2581..U+2588 when `utf8`, else the ASCII "_.-:=+*#".
  */
 char *ff_sparkline(const double *v, size_t n, size_t width, int utf8);
+/*
+ * Growth over time, per hour: the Theil-Sen slope of y against t (seconds;
+ * NAN values of y left out; more than 600 points averaged into 600) with
+ * Sen's 95% interval. {points, per_h, low_per_h, high_per_h, band_per_h,
+ * verdict}: "flat" when the interval lies within +-band_per_h, else
+ * "growing" when it lies above zero, else "undecided" (so too with fewer
+ * than three points, the figures null).
+ */
+json_t *ff_growth(const double *t, const double *y, size_t n, double band_per_h);
 
 /* ff_relaycmd.c */
 
@@ -529,7 +548,7 @@ char *ff_sparkline(const double *v, size_t n, size_t width, int utf8);
  * where to listen ({listen} or {listen_port}) and where to send
  * ({upstream} or {upstream_port}). 0, or -1 with a usage-error message.
  */
-int ff_relay_cmd_split(const char *cmd, struct ff_argv *words, char *why, size_t n);
+int ff_relay_cmd_split(const char *cmd, struct ff_argv *words, struct ff_buf *why);
 /*
  * A word with its placeholders filled (malloc'd): `values` in the order
  * {listen} (HOST:PORT), {listen_host}, {listen_port}, {upstream},
@@ -541,7 +560,7 @@ char *ff_relay_cmd_fill(const char *word, const char *const values[]);
  * `*path` (malloc'd): 0; 2 for a usage error; 1 when it is not there; why
  * in `why`.
  */
-int ff_relay_cmd_program(const char *cmd, char **path, char *why, size_t n);
+int ff_relay_cmd_program(const char *cmd, char **path, struct ff_buf *why);
 
 /* ff_machine.c */
 

@@ -419,6 +419,8 @@ double ff_proc_cpu_s(pid_t pid);
 long long ff_proc_hwm_bytes(pid_t pid);
 /* Current RSS (VmRSS) summed likewise, bytes; -1 if gone. */
 long long ff_proc_rss_bytes(pid_t pid);
+/* Open file descriptors (/proc/PID/fd) summed likewise; -1 if unreadable. */
+long ff_proc_fds(pid_t pid);
 /* pid and its descendants (from /proc/PID/task/TID/children); returns count. */
 int ff_proc_tree(pid_t pid, pid_t *out, int max);
 /* Is the process's own executable gone or a zombie? 1 alive, 0 not. */

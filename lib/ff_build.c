@@ -221,7 +221,7 @@ ff_build_env_leave(const struct ff_build *b, void *saved)
 
 /* Does the program answer as `relay` (its row's version probe)? Its version into b->version. */
 static int
-answers_as(struct ff_build *b, const char *relay, char *why, size_t n)
+answers_as(struct ff_build *b, const char *relay, struct ff_buf *why)
 {
 	const struct ff_relay *row = ff_relay_find(relay);
 	const char *varg = row && row->version_arg ? row->version_arg : "--version";
@@ -232,7 +232,7 @@ answers_as(struct ff_build *b, const char *relay, char *why, size_t n)
 
 	saved = ff_build_env_enter(b);
 	/* The program on PATH (no label) had this check from its own caller. */
-	if (b->label && row && row->check && row->check(b->path, why, n) < 0) {
+	if (b->label && row && row->check && row->check(b->path, why) < 0) {
 		ff_build_env_leave(b, saved);
 		return -1;
 	}
@@ -240,13 +240,13 @@ answers_as(struct ff_build *b, const char *relay, char *why, size_t n)
 	ff_build_env_leave(b, saved);
 	line = ff_first_line(out);
 	if (!out)
-		snprintf(why, n, "cannot run '%s'", b->path);
+		ff_why(why, "cannot run '%s'", b->path);
 	else if (st != 0)
-		snprintf(why, n, "'%s %s' failed (%s): not a %s", b->path, varg,
-			 ff_status_how(st), relay);
+		ff_why(why, "'%s %s' failed (%s): not a %s", b->path, varg,
+		       ff_status_how(st), relay);
 	else if (expect && (!line || strncmp(line, expect, strlen(expect))))
-		snprintf(why, n, "'%s %s' printed '%.60s', not %s's version: not a %s", b->path, varg,
-			 line ? line : "", relay, relay);
+		ff_why(why, "'%s %s' printed '%.60s', not %s's version: not a %s", b->path, varg,
+		       line ? line : "", relay, relay);
 	else {
 		/* "nginx version: nginx/1.22.1": the version is the rest. */
 		const char *v = expect && row->version_strip ?
@@ -264,7 +264,7 @@ answers_as(struct ff_build *b, const char *relay, char *why, size_t n)
 
 int
 ff_build_at(const char *label, const char *path, const char *relay, struct ff_build *b,
-	    char *why, size_t n)
+	    struct ff_buf *why)
 {
 	const char *prog = ff_relay_program(relay);
 	char abs[PATH_MAX], real[PATH_MAX], *bin = NULL, *slash;
@@ -274,15 +274,15 @@ ff_build_at(const char *label, const char *path, const char *relay, struct ff_bu
 	b->relay = relay;
 	b->label = label ? ff_strdup(label) : NULL;
 	if (!prog) {
-		snprintf(why, n, "relay '%s' runs no program, so it has no build", relay);
+		ff_why(why, "relay '%s' runs no program, so it has no build", relay);
 		return -1;
 	}
 	if (!*path) {
-		snprintf(why, n, "expected LABEL=PATH, and PATH is empty");
+		ff_why(why, "expected LABEL=PATH, and PATH is empty");
 		return -1;
 	}
 	if (stat(path, &st) < 0) {
-		snprintf(why, n, "'%s': %s", path, strerror(errno));
+		ff_why(why, "'%s': %s", path, strerror(errno));
 		return -1;
 	}
 	ff_absolute(path, abs, sizeof(abs));
@@ -295,12 +295,12 @@ ff_build_at(const char *label, const char *path, const char *relay, struct ff_bu
 		free(s);
 		free(p);
 		if (!bin) {
-			snprintf(why, n, "'%s' is a directory without sbin/%s or bin/%s", path, prog, prog);
+			ff_why(why, "'%s' is a directory without sbin/%s or bin/%s", path, prog, prog);
 			return -1;
 		}
 		b->prefix = ff_strdup(abs);
 	} else if (!is_exec_file(abs)) {
-		snprintf(why, n, "'%s' is not an executable file", path);
+		ff_why(why, "'%s' is not an executable file", path);
 		return -1;
 	} else {
 		bin = ff_strdup(abs);
@@ -318,36 +318,36 @@ ff_build_at(const char *label, const char *path, const char *relay, struct ff_bu
 	b->path = bin;
 	if (label)	/* without one, its processes inherit the caller's environment */
 		derive_env(b, ff_relay_has(relay, FF_RELAY_PROTON));
-	if (answers_as(b, relay, why, n) < 0) {
+	if (answers_as(b, relay, why) < 0) {
 		if (label)
 			return -1;
 		/* The program on PATH as today: its own checks speak for it. */
-		ff_debug("%s", why);
+		ff_debug("%s", why->s);
 	}
 	return 0;
 }
 
 int
-ff_build_parse(const char *arg, const char *relay, struct ff_build *b, char *why, size_t n)
+ff_build_parse(const char *arg, const char *relay, struct ff_build *b, struct ff_buf *why)
 {
 	const char *eq = strchr(arg, '=');
 	char label[80];
 
 	memset(b, 0, sizeof(*b));
 	if (!eq) {
-		snprintf(why, n, "--build '%s': expected LABEL=PATH", arg);
+		ff_why(why, "--build '%s': expected LABEL=PATH", arg);
 		return -1;
 	}
 	if (!ff_build_label_ok(arg, eq - arg)) {
-		snprintf(why, n, "--build '%s': the label must be 1 to 64 of A-Z a-z 0-9 . _ -", arg);
+		ff_why(why, "--build '%s': the label must be 1 to 64 of A-Z a-z 0-9 . _ -", arg);
 		return -1;
 	}
 	snprintf(label, sizeof(label), "%.*s", (int)(eq - arg), arg);
-	if (ff_build_at(label, eq + 1, relay, b, why + 0, n) < 0) {
-		char inner[1024];
+	if (ff_build_at(label, eq + 1, relay, b, why) < 0) {
+		char *inner = ff_buf_take(why);
 
-		snprintf(inner, sizeof(inner), "%s", why);
-		snprintf(why, n, "--build %s: %s", label, inner);
+		ff_why(why, "--build %s: %s", label, inner);
+		free(inner);
 		ff_build_free(b);
 		return -1;
 	}
@@ -386,7 +386,7 @@ path_of(const json_t *o, const char *key)
 }
 
 int
-ff_build_read(const char *arg, const char *relay, struct ff_build *b, char *why, size_t n)
+ff_build_read(const char *arg, const char *relay, struct ff_build *b, struct ff_buf *why)
 {
 	json_t *o = arg[0] == '{' ? json_loads(arg, 0, NULL) : NULL;
 	const char *label = ff_json_str(o, "label"), *prog = ff_relay_program(relay);
@@ -394,7 +394,7 @@ ff_build_read(const char *arg, const char *relay, struct ff_build *b, char *why,
 	int r = -1;
 
 	if (!o || !label)
-		return ff_build_parse(arg, relay, b, why, n);
+		return ff_build_parse(arg, relay, b, why);
 	memset(b, 0, sizeof(*b));
 	b->relay = relay;
 	b->label = ff_strdup(label);
@@ -409,14 +409,14 @@ ff_build_read(const char *arg, const char *relay, struct ff_build *b, char *why,
 	json_decref(o);
 	/* Checked where it was given; here (another host, maybe) only that it is there. */
 	if (!b->at || !b->path || !prog || !ff_build_label_ok(b->label, strlen(b->label)))
-		snprintf(why, n, "--build %s: not a build as flimflam passes it", b->label);
+		ff_why(why, "--build %s: not a build as flimflam passes it", b->label);
 	else if (stat(b->at, &st) < 0)
-		snprintf(why, n, "--build %s: '%s': %s", b->label, b->at, strerror(errno));
+		ff_why(why, "--build %s: '%s': %s", b->label, b->at, strerror(errno));
 	else if (!is_exec_file(b->path) && S_ISDIR(st.st_mode))
-		snprintf(why, n, "--build %s: '%s' is a directory without sbin/%s or bin/%s", b->label,
-			 b->at, prog, prog);
+		ff_why(why, "--build %s: '%s' is a directory without sbin/%s or bin/%s", b->label,
+		       b->at, prog, prog);
 	else if (!is_exec_file(b->path))
-		snprintf(why, n, "--build %s: '%s' is not an executable file", b->label, b->at);
+		ff_why(why, "--build %s: '%s' is not an executable file", b->label, b->at);
 	else
 		r = 0;
 	if (r < 0) {
@@ -431,16 +431,18 @@ int
 ff_build_of_path(const char *relay, struct ff_build *b)
 {
 	const char *prog = ff_relay_program(relay);
-	char why[512], *path = prog ? ff_which(prog) : NULL;
+	char *path = prog ? ff_which(prog) : NULL;
+	struct ff_buf why = FF_BUF_INIT;
 	int r;
 
 	memset(b, 0, sizeof(*b));
 	if (!path)
 		return -1;
-	r = ff_build_at(NULL, path, relay, b, why, sizeof(why));
+	r = ff_build_at(NULL, path, relay, b, &why);
 	free(path);
 	if (r < 0)
-		ff_debug("%s", why);
+		ff_debug("%s", why.s);
+	ff_buf_free(&why);
 	return r;
 }
 

@@ -262,7 +262,7 @@ ff_env_collect(void)
 	const char *proton;
 	struct ff_skr_features f;
 	struct ff_fp_info fp;
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 	int paranoid, fps;
 
 	json_object_set_new(env, "kernel", uname(&u) == 0 ? json_string(u.release) : json_null());
@@ -316,7 +316,8 @@ ff_env_collect(void)
 	json_object_set_new(env, "perf_event_paranoid",
 			    paranoid == INT_MIN ? json_null() : json_integer(paranoid));
 	json_object_set_new(env, "perf_hardware_counters",
-			    json_boolean(ff_perf_probe(why, sizeof(why)) & FF_PERF_HARDWARE));
+			    json_boolean(ff_perf_probe(&why) & FF_PERF_HARDWARE));
+	ff_buf_free(&why);
 	return env;
 }
 

@@ -21,11 +21,21 @@ nr_open(void)
 	return v ? (rlim_t)v : 1048576;
 }
 
+long
+ff_fds_per_job(const char *relay, long hops)
+{
+	const struct ff_relay *r = ff_relay_find(relay);
+
+	if (!r || !r->processes)
+		return 1;
+	return r->caps & FF_RELAY_ROUTED && hops != 1 ? 1 : 2;
+}
+
 int
-ff_nofile_for_jobs(long jobs, char *why, size_t n)
+ff_nofile_for_jobs(long jobs, long per_job, struct ff_buf *why)
 {
 	struct rlimit rl;
-	long need = 2 * jobs + 64;
+	long need = per_job * jobs + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max == RLIM_INFINITY ||
 	    rl.rlim_max >= (rlim_t)need)
@@ -37,13 +47,13 @@ ff_nofile_for_jobs(long jobs, char *why, size_t n)
 		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
 			return 0;
 	}
-	snprintf(why, n, "--jobs %ld needs %ld open files per process, and this process may open at most %llu (ulimit -Hn): use fewer jobs, or raise the limit",
-		 jobs, need, (unsigned long long)rl.rlim_max);
+	ff_why(why, "--jobs %ld needs %ld open files per process (%ld a job), and this process may open at most %llu (ulimit -Hn): use fewer jobs, or raise the limit",
+	       jobs, need, per_job, (unsigned long long)rl.rlim_max);
 	return -1;
 }
 
 int
-ff_ports_for_jobs(long jobs, char *why, size_t n)
+ff_ports_for_jobs(long jobs, struct ff_buf *why)
 {
 	char *text = ff_read_file("/proc/sys/net/ipv4/ip_local_port_range", NULL);
 	long lo, hi;
@@ -55,13 +65,13 @@ ff_ports_for_jobs(long jobs, char *why, size_t n)
 	free(text);
 	if (jobs <= hi - lo + 1)
 		return 0;
-	snprintf(why, n, "--jobs %ld needs %ld local ports to one address, and net.ipv4.ip_local_port_range (%ld to %ld) has %ld: use fewer jobs, or widen the range",
-		 jobs, jobs, lo, hi, hi - lo + 1);
+	ff_why(why, "--jobs %ld needs %ld local ports to one address, and net.ipv4.ip_local_port_range (%ld to %ld) has %ld: use fewer jobs, or widen the range",
+	       jobs, jobs, lo, hi, hi - lo + 1);
 	return -1;
 }
 
 int
-ff_nginx_jobs_fit(const char *protocol, long jobs, char *why, size_t n)
+ff_nginx_jobs_fit(const char *protocol, long jobs, struct ff_buf *why)
 {
 	char rel[64], *path, *text, *p;
 	long wc;
@@ -78,17 +88,17 @@ ff_nginx_jobs_fit(const char *protocol, long jobs, char *why, size_t n)
 	/* Each proxied connection takes two (its client's and its upstream's), the listener one. */
 	if (wc <= 0 || 2 * jobs + 1 <= wc)
 		return 0;
-	snprintf(why, n, "--jobs %ld needs %ld connections of an nginx worker, and its worker_connections is %ld (%s)",
-		 jobs, 2 * jobs + 1, wc, rel);
+	ff_why(why, "--jobs %ld needs %ld connections of an nginx worker, and its worker_connections is %ld (%s)",
+	       jobs, 2 * jobs + 1, wc, rel);
 	return -1;
 }
 
 int
-ff_jobs_fit(const char *relay, const char *protocol, long jobs, char *why, size_t n)
+ff_jobs_fit(const char *relay, const char *protocol, long hops, long jobs, struct ff_buf *why)
 {
 	const struct ff_relay *r = ff_relay_find(relay);
 
-	if (ff_nofile_for_jobs(jobs, why, n) < 0 || ff_ports_for_jobs(jobs, why, n) < 0)
+	if (ff_nofile_for_jobs(jobs, ff_fds_per_job(relay, hops), why) < 0 || ff_ports_for_jobs(jobs, why) < 0)
 		return -1;
-	return r && r->jobs_fit ? r->jobs_fit(protocol, jobs, why, n) : 0;
+	return r && r->jobs_fit ? r->jobs_fit(protocol, jobs, why) : 0;
 }

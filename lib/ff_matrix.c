@@ -67,19 +67,20 @@ static const struct ff_relay relays[] = {
 	  .program = "skrouterd", .processes = 2, .threads = 4, .start_seconds = 60,
 	  .check = ff_skrouterd_check, .can = ff_skrouterd_carries,
 	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE | FF_RELAY_PROTON | FF_RELAY_ROUTED |
-		  FF_RELAY_ONE_ADDRESS | FF_RELAY_STATS | FF_RELAY_ENCAPSULATION,
+		  FF_RELAY_ONE_ADDRESS | FF_RELAY_STATS | FF_RELAY_ENCAPSULATION | FF_RELAY_WORKERS,
 	  .version_arg = "--version" },
 	{ .name = "nghttpx", .protocols = FF_HTTP1 | FF_HTTP2,
 	  .program = "nghttpx", .processes = 2, .threads = 1, .start_seconds = 15,
-	  .caps = FF_RELAY_TLS, .version_arg = "--version", .version_line = "nghttpx " },
+	  .caps = FF_RELAY_TLS | FF_RELAY_WORKERS, .version_arg = "--version", .version_line = "nghttpx " },
 	{ .name = "nginx", .protocols = FF_TCP | FF_HTTP1,
 	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15,
-	  .jobs_fit = ff_nginx_jobs_fit, .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE,
+	  .jobs_fit = ff_nginx_jobs_fit,
+	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE | FF_RELAY_WORKERS,
 	  /* To stderr: "nginx version: nginx/1.22.1". */
 	  .version_arg = "-v", .version_line = "nginx version:", .version_strip = 1 },
 	{ .name = "haproxy", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,
 	  .program = "haproxy", .processes = 2, .threads = 1, .start_seconds = 15,
-	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE,
+	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE | FF_RELAY_WORKERS,
 	  /* "HAProxy version 2.6.12-1+deb12u4 2023/12/16 - https://haproxy.org/" */
 	  .version_arg = "-v", .version_line = "HAProxy version ", .version_strip = 1 },
 	/* The user's own program, --relay-cmd: it carries what it carries; no TLS proof. */
@@ -141,7 +142,7 @@ ff_protocol_bit(const char *name)
 
 int
 ff_carries(const char *workload, const char *relay, const char *protocol,
-	   const char *path, const char *encapsulation, char *why, size_t n)
+	   const char *path, const char *encapsulation, struct ff_buf *why)
 {
 	const struct ff_relay *r = ff_relay_find(relay);
 	int p = ff_protocol_bit(protocol), speaks = 0;
@@ -152,22 +153,22 @@ ff_carries(const char *workload, const char *relay, const char *protocol,
 			speaks |= workloads[i].protocols;
 	if (!r || !(r->protocols & speaks & p)) {
 		if (workload)
-			snprintf(why, n, "workload '%s' over relay '%s' with protocol '%s' is not supported",
-				 workload, relay, protocol);
+			ff_why(why, "workload '%s' over relay '%s' with protocol '%s' is not supported",
+			       workload, relay, protocol);
 		else
-			snprintf(why, n, "relay '%s' does not carry protocol '%s'", relay, protocol);
+			ff_why(why, "relay '%s' does not carry protocol '%s'", relay, protocol);
 		return 0;
 	}
 	if (!path || !r->can)
 		return 1;
-	return r->can(path, protocol, encapsulation, why, n);
+	return r->can(path, protocol, encapsulation, why);
 }
 
 const char *
 ff_combos_for(const char *workload, const char *relay)
 {
 	static char buf[1024];
-	char why[256];
+	struct ff_buf why = FF_BUF_INIT;
 	size_t n = 0;
 	int w, r, p;
 
@@ -180,12 +181,13 @@ ff_combos_for(const char *workload, const char *relay)
 				continue;
 			for (p = 0; ff_protocols[p]; p++)
 				if (ff_carries(ff_workloads[w], ff_relays[r], ff_protocols[p],
-					       NULL, NULL, why, sizeof(why)) && n < sizeof(buf))
+					       NULL, NULL, &why) && n < sizeof(buf))
 					n += snprintf(buf + n, sizeof(buf) - n, "%s%s/%s/%s",
 						      n ? ", " : "", ff_workloads[w],
 						      ff_relays[r], ff_protocols[p]);
 		}
 	}
+	ff_buf_free(&why);
 	return buf;
 }
 
@@ -204,7 +206,7 @@ ff_other_relays(const char *relay)
 }
 
 int
-ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why, size_t n)
+ff_workload_limits(const char *workload, const struct ff_run_opts *o, struct ff_buf *why)
 {
 	const struct ff_workload *w = ff_workload_find(workload);
 	size_t i;
@@ -215,8 +217,8 @@ ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why,
 
 		if (v <= l->max)
 			continue;
-		snprintf(why, n, "%s: workload '%s' allows at most %ld (%s), not %ld",
-			 l->option, workload, l->max, l->what, v);
+		ff_why(why, "%s: workload '%s' allows at most %ld (%s), not %ld",
+		       l->option, workload, l->max, l->what, v);
 		return -1;
 	}
 	return 0;
@@ -286,15 +288,15 @@ ff_relays_built(void)
 }
 
 int
-ff_hops_fit(const char *relay, long hops, char *why, size_t n)
+ff_hops_fit(const char *relay, long hops, struct ff_buf *why)
 {
 	if (hops == ff_relay_hops(relay))
 		return 1;
 	if (!ff_relay_hops(relay))
-		snprintf(why, n, "--hops: relay '%s' runs no relay between client and server (its chain has 0 hops); --hops is for %s",
-			 relay, ff_relays_running());
+		ff_why(why, "--hops: relay '%s' runs no relay between client and server (its chain has 0 hops); --hops is for %s",
+		       relay, ff_relays_running());
 	else if (hops < 1 || hops > FF_HOPS_MAX)
-		snprintf(why, n, "--hops: %ld is not from 1 to %d", hops, FF_HOPS_MAX);
+		ff_why(why, "--hops: %ld is not from 1 to %d", hops, FF_HOPS_MAX);
 	else
 		return 1;
 	return 0;

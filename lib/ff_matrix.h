@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 struct ff_run_opts;
+struct ff_buf;
 
 /* The protocols, a bit each, in the order of ff_protocols[]. */
 enum { FF_TCP = 1 << 0, FF_HTTP1 = 1 << 1, FF_HTTP2 = 1 << 2 };
@@ -62,6 +63,7 @@ enum {
 	FF_RELAY_ENCAPSULATION = 1 << 6,	/* takes --encapsulation */
 	FF_RELAY_COMMAND = 1 << 7,	/* runs the user's command (--relay-cmd), no program of its own */
 	FF_RELAY_FORKS = 1 << 8,	/* its processes may come and go with connections (socat's fork) */
+	FF_RELAY_WORKERS = 1 << 9,	/* takes --workers: its driver sets its worker count */
 };
 
 struct ff_relay {
@@ -84,15 +86,15 @@ struct ff_relay {
 	const char *version_arg, *version_line;
 	int version_strip;
 	/* Does the program at `path` answer as this relay (-1: no, why in `why`); NULL: not asked. */
-	int (*check)(const char *path, char *why, size_t n);
+	int (*check)(const char *path, struct ff_buf *why);
 	/*
 	 * What the program installed at `path` carries beyond the table (the
 	 * skrouterd schema: ff_skrouterd_carries); NULL: all of `protocols`.
 	 */
 	int (*can)(const char *path, const char *protocol, const char *encapsulation,
-		   char *why, size_t n);
+		   struct ff_buf *why);
 	/* Its own limit on --jobs over a protocol (-1: binds, why in `why`); NULL: none known. */
-	int (*jobs_fit)(const char *protocol, long jobs, char *why, size_t n);
+	int (*jobs_fit)(const char *protocol, long jobs, struct ff_buf *why);
 };
 
 /*
@@ -121,7 +123,7 @@ int ff_protocol_bit(const char *name);
  * cannot be asked (why in `why`).
  */
 int ff_carries(const char *workload, const char *relay, const char *protocol,
-	       const char *path, const char *encapsulation, char *why, size_t n);
+	       const char *path, const char *encapsulation, struct ff_buf *why);
 /* "builtin/none/tcp, ..." the combinations that work for a workload or relay (static). */
 const char *ff_combos_for(const char *workload, const char *relay);
 /* The relays other than `relay`, "a, b, c", in the table's order (static). */
@@ -131,7 +133,7 @@ const char *ff_other_relays(const char *relay);
  * at most 128, --warmup at most 60): 0 when `o` fits them, else -1 with a
  * usage-error message naming the option and the limit in `why`.
  */
-int ff_workload_limits(const char *workload, const struct ff_run_opts *o, char *why, size_t n);
+int ff_workload_limits(const char *workload, const struct ff_run_opts *o, struct ff_buf *why);
 /* 1 when the relay has every capability of `caps` (FF_RELAY_*). */
 int ff_relay_has(const char *relay, int caps);
 /* The relays that have them, "a, b, c", in the table's order (static). */
@@ -156,13 +158,13 @@ int ff_workload_is_rr(const char *workload);
  */
 #define FF_HOPS_MAX 8
 long ff_relay_hops(const char *relay);
-int ff_hops_fit(const char *relay, long hops, char *why, size_t n);
+int ff_hops_fit(const char *relay, long hops, struct ff_buf *why);
 
 /*
  * The skrouterd at `path` (lib/ff_stage.c, from its schema): the skrouterd
  * row's `can`. 1 yes; 0 no, why in `why`; -1 no readable schema.
  */
 int ff_skrouterd_carries(const char *path, const char *protocol, const char *encapsulation,
-			 char *why, size_t n);
+			 struct ff_buf *why);
 
 #endif

@@ -92,10 +92,9 @@ old_name(const char *path, const char *pattern, char *buf, size_t n)
 
 /* What ff_out_check and ff_out_open share: where, and how. */
 static int
-plan(struct ff_out *o, const char *path, int flags, const char *old, char *why, size_t n)
+plan(struct ff_out *o, const char *path, int flags, const char *old, struct ff_buf *why)
 {
 	char dir[PATH_MAX];
-	struct ff_buf dw = FF_BUF_INIT;
 	struct stat st;
 
 	memset(o, 0, sizeof(*o));
@@ -109,7 +108,7 @@ plan(struct ff_out *o, const char *path, int flags, const char *old, char *why, 
 		return 0;
 	}
 	if (resolve(path, o->path, sizeof(o->path), &st) < 0) {
-		snprintf(why, n, "%s", strerror(errno));
+		ff_why(why, "%s", strerror(errno));
 		return -1;
 	}
 	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
@@ -117,30 +116,27 @@ plan(struct ff_out *o, const char *path, int flags, const char *old, char *why, 
 		return 0;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		snprintf(why, n, "it is a directory");
+		ff_why(why, "it is a directory");
 		return -1;
 	}
 	if (st.st_mode && !S_ISREG(st.st_mode)) {
-		snprintf(why, n, "it is not a regular file, a character device or a FIFO");
+		ff_why(why, "it is not a regular file, a character device or a FIFO");
 		return -1;
 	}
 	o->exists = st.st_mode != 0;
 	o->mode = st.st_mode & 07777;
 	if (o->exists && (flags & FF_OUT_NEW)) {
-		snprintf(why, n, "it exists");
+		ff_why(why, "it exists");
 		return -1;
 	}
 	dir_of(o->path, dir, sizeof(dir));
-	if (ff_dir_writable(dir, 0, &dw) < 0) {
-		snprintf(why, n, "%s", dw.s);
-		ff_buf_free(&dw);
+	if (ff_dir_writable(dir, 0, why) < 0)
 		return -1;
-	}
 	if (old && o->exists) {
 		old_name(o->path, old, o->old, sizeof(o->old));
 		if (lstat(o->old, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-			snprintf(why, n, "'%s', where the previous one is kept, is %s", o->old,
-				 S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+			ff_why(why, "'%s', where the previous one is kept, is %s", o->old,
+			       S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
 			return -1;
 		}
 	}
@@ -150,11 +146,13 @@ plan(struct ff_out *o, const char *path, int flags, const char *old, char *why, 
 int
 ff_out_check(struct ff_out *o, const char *path, int flags, const char *old)
 {
-	char why[PATH_MAX + 128];
+	struct ff_buf why = FF_BUF_INIT;
+	int r = 0;
 
-	if (plan(o, path, flags, old, why, sizeof(why)) < 0)
-		return failed(o, "cannot write '%s': %s", path, why);
-	return 0;
+	if (plan(o, path, flags, old, &why) < 0)
+		r = failed(o, "cannot write '%s': %s", path, why.s);
+	ff_buf_free(&why);
+	return r;
 }
 
 int

@@ -36,21 +36,12 @@ sysfs_exists(const char *path)
 	return access(path, F_OK) == 0;
 }
 
-static void
-append(char *why, size_t n, const char *fmt, ...)
-{
-	size_t len = strlen(why);
-	va_list ap;
-
-	if (len && len + 2 < n) {
-		strcpy(why + len, "; ");
-		len += 2;
-	}
-	va_start(ap, fmt);
-	if (len < n)
-		vsnprintf(why + len, n - len, fmt, ap);
-	va_end(ap);
-}
+/* One more reason in `why` (a struct ff_buf *), after "; " when it holds some. */
+#define append(why, ...) do {				\
+		if ((why)->len)				\
+			ff_buf_addstr((why), "; ");	\
+		ff_buf_printf((why), __VA_ARGS__);	\
+	} while (0)
 
 /*
  * FLIMFLAM_TEST_PERF=events,kernel,hardware,memory (any of them, or none):
@@ -58,7 +49,7 @@ append(char *why, size_t n, const char *fmt, ...)
  * both sides of a PMU on a machine that has only one. -1 when unset.
  */
 static int
-perf_test_bits(char *why, size_t n)
+perf_test_bits(struct ff_buf *why)
 {
 	static const struct { const char *name; int bit; } names[] = {
 		{ "events", FF_PERF_EVENTS }, { "kernel", FF_PERF_KERNEL },
@@ -75,13 +66,13 @@ perf_test_bits(char *why, size_t n)
 			if (strcspn(p, ",") == strlen(names[i].name) &&
 			    !strncmp(p, names[i].name, strlen(names[i].name)))
 				bits |= names[i].bit;
-	append(why, n, "FLIMFLAM_TEST_PERF='%s'", v);
+	append(why, "FLIMFLAM_TEST_PERF='%s'", v);
 	return bits;
 }
 
 /* What perf may count on the process `child`: FF_PERF_EVENTS, _KERNEL and _HARDWARE; why not in `why`. */
 static int
-probe_events(pid_t child, int paranoid, char *why, size_t n)
+probe_events(pid_t child, int paranoid, struct ff_buf *why)
 {
 	struct perf_event_attr a;
 	int fd, bits = 0, err;
@@ -102,7 +93,7 @@ probe_events(pid_t child, int paranoid, char *why, size_t n)
 			close(fd);
 		} else {
 			err = errno;
-			append(why, n, "task-clock on a child process: %s (perf_event_paranoid=%d)",
+			append(why, "task-clock on a child process: %s (perf_event_paranoid=%d)",
 			       strerror(err), paranoid);
 		}
 	}
@@ -119,7 +110,7 @@ probe_events(pid_t child, int paranoid, char *why, size_t n)
 		close(fd);
 	} else {
 		err = errno;
-		append(why, n, "cycles: %s%s", strerror(err),
+		append(why, "cycles: %s%s", strerror(err),
 		       err == ENOENT || err == EOPNOTSUPP || err == ENODEV ?
 		       " (no hardware PMU: a virtual machine without PMU passthrough?)" : "");
 	}
@@ -127,26 +118,26 @@ probe_events(pid_t child, int paranoid, char *why, size_t n)
 }
 
 int
-ff_perf_probe(char *why, size_t n)
+ff_perf_probe(struct ff_buf *why)
 {
 	int pipefd[2], bits = 0, paranoid = ff_perf_paranoid();
 	pid_t child;
 	char c;
 
-	if (n)
-		why[0] = 0;
-	if ((bits = perf_test_bits(why, n)) >= 0)
+	why->len = 0;
+	ff_buf_addstr(why, "");
+	if ((bits = perf_test_bits(why)) >= 0)
 		return bits;
 	bits = 0;
 	/* A child that waits for the pipe to close, as a relay would run. */
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		append(why, n, "cannot create a pipe: %s", strerror(errno));
+		append(why, "cannot create a pipe: %s", strerror(errno));
 		return 0;
 	}
 	fflush(NULL);
 	child = fork();
 	if (child < 0) {
-		append(why, n, "cannot fork: %s", strerror(errno));
+		append(why, "cannot fork: %s", strerror(errno));
 		close(pipefd[0]);
 		close(pipefd[1]);
 		return 0;
@@ -160,7 +151,7 @@ ff_perf_probe(char *why, size_t n)
 	}
 	close(pipefd[0]);
 
-	bits = probe_events(child, paranoid, why, n);
+	bits = probe_events(child, paranoid, why);
 	close(pipefd[1]);
 	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
 		;
@@ -176,7 +167,7 @@ ff_perf_probe(char *why, size_t n)
 	     sysfs_exists("/sys/bus/event_source/devices/arm_spe_0")))
 		bits |= FF_PERF_MEMORY;
 	else
-		append(why, n, "memory sampling: %s", bits & FF_PERF_HARDWARE ?
+		append(why, "memory sampling: %s", bits & FF_PERF_HARDWARE ?
 		       "no mem-loads event, IBS or SPE in /sys/bus/event_source/devices" :
 		       "needs hardware counters");
 	return bits;

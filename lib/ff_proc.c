@@ -393,6 +393,16 @@ ff_child_wait(struct ff_child *c, double timeout)
 	return 1;
 }
 
+/* Did a signal of its own fault end it (not ours: SIGTERM, SIGKILL)? */
+static int
+crashed(int status)
+{
+	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+
+	return sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+	       sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS;
+}
+
 void
 ff_child_stop(struct ff_child *c, double grace)
 {
@@ -406,6 +416,14 @@ ff_child_stop(struct ff_child *c, double grace)
 			kill(c->pid, SIGKILL);
 			ff_child_wait(c, -1);
 		}
+		/*
+		 * Asked to stop, it crashed doing so (a router's double free as
+		 * it let go of its connections): not the figures' concern, which
+		 * were taken before, but a bug of its own to say, once.
+		 */
+		if (crashed(c->status))
+			ff_warn("%s (pid %d) crashed as it stopped: %s%s%s", c->role, (int)c->pid,
+				ff_status_how(c->status), c->log[0] ? "; see " : "", c->log);
 	}
 	ff_debug("stopped %s pid %d: %s", c->role, (int)c->pid, ff_child_how(c));
 }
@@ -424,7 +442,7 @@ ff_child_how(const struct ff_child *c)
 		return "is running";
 	static char buf[96];
 
-	if (c->stopped) {
+	if (c->stopped && !crashed(c->status)) {
 		/* We stopped it: not a failure of its own. */
 		snprintf(buf, sizeof(buf), "was stopped by %s", ff_prog());
 		return buf;
@@ -720,6 +738,39 @@ long long
 ff_proc_rss_bytes(pid_t pid)
 {
 	return tree_kb(pid, "VmRSS: %lld kB");
+}
+
+/* Entries of /proc/PID/fd, or -1 if it cannot be read. */
+static int
+fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(path)))
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+long
+ff_proc_fds(pid_t pid)
+{
+	pid_t tree[256];
+	int n = ff_proc_tree(pid, tree, 256), i, v;
+	long total = 0;
+
+	if (fd_count(pid) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if ((v = fd_count(tree[i])) > 0)
+			total += v;
+	return total;
 }
 
 int

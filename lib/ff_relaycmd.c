@@ -20,7 +20,7 @@ static const char *const names[] = {
 
 /* The next word of `*p` into `w` (emptied first): 1, 0 at the end, -1 with why. */
 static int
-next_word(const char **p, struct ff_buf *w, char *why, size_t n)
+next_word(const char **p, struct ff_buf *w, struct ff_buf *why)
 {
 	const char *s = *p + strspn(*p, " \t\n");
 	char q = 0;
@@ -40,7 +40,7 @@ next_word(const char **p, struct ff_buf *w, char *why, size_t n)
 			ff_buf_add(w, s, 1);
 	}
 	if (q) {
-		snprintf(why, n, "--relay-cmd: the %s quote is not closed", q == '"' ? "double" : "single");
+		ff_why(why, "--relay-cmd: the %s quote is not closed", q == '"' ? "double" : "single");
 		return -1;
 	}
 	*p = s;
@@ -49,22 +49,22 @@ next_word(const char **p, struct ff_buf *w, char *why, size_t n)
 
 /* Every {name} of `word` is a placeholder: 0, or -1 with why; `seen` gets a bit per name. */
 static int
-check_placeholders(const char *word, int *seen, char *why, size_t n)
+check_placeholders(const char *word, int *seen, struct ff_buf *why)
 {
 	const char *o, *c;
 	int i;
 
 	for (o = strchr(word, '{'); o; o = strchr(c, '{')) {
 		if (!(c = strchr(o, '}'))) {
-			snprintf(why, n, "--relay-cmd: '%s' has a '{' without its '}'", word);
+			ff_why(why, "--relay-cmd: '%s' has a '{' without its '}'", word);
 			return -1;
 		}
 		for (i = 0; names[i]; i++)
 			if (strlen(names[i]) == (size_t)(c - o - 1) && !strncmp(names[i], o + 1, c - o - 1))
 				break;
 		if (!names[i]) {
-			snprintf(why, n, "--relay-cmd: unknown placeholder '%.*s' (these are filled in: {listen}, {listen_host}, {listen_port}, {upstream}, {upstream_host}, {upstream_port}, {dir}, {role})",
-				 (int)(c - o + 1), o);
+			ff_why(why, "--relay-cmd: unknown placeholder '%.*s' (these are filled in: {listen}, {listen_host}, {listen_port}, {upstream}, {upstream_host}, {upstream_port}, {dir}, {role})",
+			       (int)(c - o + 1), o);
 			return -1;
 		}
 		*seen |= 1 << i;
@@ -73,14 +73,14 @@ check_placeholders(const char *word, int *seen, char *why, size_t n)
 }
 
 int
-ff_relay_cmd_split(const char *cmd, struct ff_argv *words, char *why, size_t n)
+ff_relay_cmd_split(const char *cmd, struct ff_argv *words, struct ff_buf *why)
 {
 	struct ff_buf w = FF_BUF_INIT;
 	const char *p = cmd;
 	int r, seen = 0;
 
-	while ((r = next_word(&p, &w, why, n)) > 0) {
-		if (check_placeholders(w.s, &seen, why, n) < 0) {
+	while ((r = next_word(&p, &w, why)) > 0) {
+		if (check_placeholders(w.s, &seen, why) < 0) {
 			r = -1;
 			break;
 		}
@@ -90,17 +90,17 @@ ff_relay_cmd_split(const char *cmd, struct ff_argv *words, char *why, size_t n)
 	if (r < 0)
 		return -1;
 	if (!words->n) {
-		snprintf(why, n, "--relay-cmd: expected a command, not '%s'", cmd);
+		ff_why(why, "--relay-cmd: expected a command, not '%s'", cmd);
 		return -1;
 	}
 	if (strchr(words->v[0], '{')) {
-		snprintf(why, n, "--relay-cmd: the program '%s' is a placeholder: name the program first", words->v[0]);
+		ff_why(why, "--relay-cmd: the program '%s' is a placeholder: name the program first", words->v[0]);
 		return -1;
 	}
 	/* Where it listens and where it sends the traffic: {listen} or {listen_port}, the same for upstream. */
 	if (!(seen & (1 << 0 | 1 << 2)) || !(seen & (1 << 3 | 1 << 5))) {
-		snprintf(why, n, "--relay-cmd: '%s' has no {%s}: a relay listens on the address flimflam gives it and sends the traffic to the next one's ({listen_port} and {upstream_port}, or {listen} and {upstream} as HOST:PORT)",
-			 cmd, !(seen & (1 << 0 | 1 << 2)) ? "listen" : "upstream");
+		ff_why(why, "--relay-cmd: '%s' has no {%s}: a relay listens on the address flimflam gives it and sends the traffic to the next one's ({listen_port} and {upstream_port}, or {listen} and {upstream} as HOST:PORT)",
+		       cmd, !(seen & (1 << 0 | 1 << 2)) ? "listen" : "upstream");
 		return -1;
 	}
 	return 0;
@@ -127,12 +127,12 @@ ff_relay_cmd_fill(const char *word, const char *const values[])
 }
 
 int
-ff_relay_cmd_program(const char *cmd, char **path, char *why, size_t n)
+ff_relay_cmd_program(const char *cmd, char **path, struct ff_buf *why)
 {
 	struct ff_argv words = FF_ARGV_INIT;
 
 	*path = NULL;
-	if (ff_relay_cmd_split(cmd, &words, why, n) < 0) {
+	if (ff_relay_cmd_split(cmd, &words, why) < 0) {
 		ff_argv_free(&words);
 		return 2;
 	}
@@ -146,7 +146,7 @@ ff_relay_cmd_program(const char *cmd, char **path, char *why, size_t n)
 		*path = ff_strdup(full);
 	}
 	if (!*path)
-		snprintf(why, n, "relay 'cmd': --relay-cmd runs '%s', which is not on PATH", words.v[0]);
+		ff_why(why, "relay 'cmd': --relay-cmd runs '%s', which is not on PATH", words.v[0]);
 	ff_argv_free(&words);
 	return *path ? 0 : 1;
 }

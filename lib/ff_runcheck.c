@@ -10,14 +10,15 @@
 void
 ff_runspec_check_opts(const struct ff_runspec *rs, const char *usage)
 {
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 
 	if (ff_rr_opts_set(&rs->run) && !ff_workload_is_rr(rs->workload))
 		ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
 			       rs->workload);
-	if (ff_workload_limits(rs->workload, &rs->run, why, sizeof(why)) < 0)
-		ff_usage_error(usage, "%s", why);
+	if (ff_workload_limits(rs->workload, &rs->run, &why) < 0)
+		ff_usage_error(usage, "%s", why.s);
 	ff_check_interval(usage, rs->run.interval, rs->run.duration);
+	ff_buf_free(&why);
 }
 
 /*
@@ -27,41 +28,42 @@ ff_runspec_check_opts(const struct ff_runspec *rs, const char *usage)
 static void
 check_builds(struct ff_runspec *rs)
 {
-	char why[1024];
+	struct ff_buf why = FF_BUF_INIT;
 
 	for (int i = 0; i < rs->nbuild; i++) {
 		if (!ff_relay_find(rs->relay)->program)
 			ff_fail(2, "--build is for a relay that runs a program, and relay '%s' runs none",
 				rs->relay);
-		if (ff_build_read(rs->build[i], rs->relay, &rs->builds[i], why, sizeof(why)) < 0)
-			ff_fail(2, "%s", why);
+		if (ff_build_read(rs->build[i], rs->relay, &rs->builds[i], &why) < 0)
+			ff_fail(2, "%s", why.s);
 		if (i && !strcmp(rs->builds[0].label, rs->builds[i].label))
 			ff_fail(2, "--build: the label '%s' is given twice: each build needs its own",
 				rs->builds[i].label);
 	}
+	ff_buf_free(&why);
 }
 
 /* The combination, the chain and the hosts, the options together. */
 static void
 check_chain(struct ff_runspec *rs, const char *usage, const struct ff_runspec_place *place)
 {
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 
-	if (!ff_carries(rs->workload, rs->relay, rs->protocol, NULL, NULL, why, sizeof(why)))
-		ff_usage_error(usage, "%s; these work for %s: %s", why, rs->workload,
+	if (!ff_carries(rs->workload, rs->relay, rs->protocol, NULL, NULL, &why))
+		ff_usage_error(usage, "%s; these work for %s: %s", why.s, rs->workload,
 			       ff_combos_for(rs->workload, NULL));
 	if (strcmp(rs->mode, FF_CAPTURE_NONE) && !ff_relay_find(rs->relay)->processes)
 		ff_usage_error(usage, "'%s' captures in the relays, and relay '%s' has none",
 			       rs->cmd, rs->relay);
 	if (rs->hops < 0)
 		rs->hops = ff_relay_hops(rs->relay);
-	if (!ff_hops_fit(rs->relay, rs->hops, why, sizeof(why)))
-		ff_usage_error(usage, "%s", why);
+	if (!ff_hops_fit(rs->relay, rs->hops, &why))
+		ff_usage_error(usage, "%s", why.s);
 	/* The roles r1 ... rN are the chain's: known once --hops is. */
-	if (rs->hosts && place->parse(rs->hosts, (int)rs->hops, why, sizeof(why)) < 0)
-		ff_usage_error(usage, "%s", why);
-	if (ff_workload_limits(rs->workload, &rs->run, why, sizeof(why)) < 0)
-		ff_usage_error(usage, "%s", why);
+	if (rs->hosts && place->parse(rs->hosts, (int)rs->hops, &why) < 0)
+		ff_usage_error(usage, "%s", why.s);
+	if (ff_workload_limits(rs->workload, &rs->run, &why) < 0)
+		ff_usage_error(usage, "%s", why.s);
 	ff_check_interval(usage, rs->run.interval, rs->run.duration);
 	if (rs->tls && rs->hops < 2)
 		ff_usage_error(usage, "--tls is for the links between relays, and %s",
@@ -70,6 +72,7 @@ check_chain(struct ff_runspec *rs, const char *usage, const struct ff_runspec_pl
 	if (ff_rr_opts_set(&rs->run) && !ff_workload_is_rr(rs->workload))
 		ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
 			       rs->workload);
+	ff_buf_free(&why);
 }
 
 /* The machine: open files for the jobs, CPUs for --cpu-limit; each build carries the run. */
@@ -77,12 +80,12 @@ static void
 check_machine(struct ff_runspec *rs, const char *usage)
 {
 	cpu_set_t avail;
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 	int ncpus;
 
 	/* The stages and what they start inherit our limit, raised to the hard one. */
-	if (ff_jobs_fit(rs->relay, rs->protocol, rs->run.jobs, why, sizeof(why)) < 0)
-		ff_die("%s", why);
+	if (ff_jobs_fit(rs->relay, rs->protocol, rs->hops, rs->run.jobs, &why) < 0)
+		ff_die("%s", why.s);
 	ff_raise_nofile(LONG_MAX);
 	ncpus = ff_cpus_available(&avail);
 	if (rs->run.cpu_limit > ncpus)
@@ -94,13 +97,14 @@ check_machine(struct ff_runspec *rs, const char *usage)
 		int can;
 
 		saved = ff_build_env_enter(b);
-		can = ff_carries(rs->workload, rs->relay, rs->protocol, b->path, NULL, why, sizeof(why));
+		can = ff_carries(rs->workload, rs->relay, rs->protocol, b->path, NULL, &why);
 		ff_build_env_leave(b, saved);
 		if (can < 0)
-			ff_die("%s", why);
+			ff_die("%s", why.s);
 		if (!can)
-			ff_fail(2, "--build %s: %s", b->label, why);
+			ff_fail(2, "--build %s: %s", b->label, why.s);
 	}
+	ff_buf_free(&why);
 }
 
 /*
@@ -111,7 +115,8 @@ check_machine(struct ff_runspec *rs, const char *usage)
 static void
 check_relay_caps(const struct ff_runspec *rs, const char *usage, const struct ff_runspec_place *place)
 {
-	char why[512], *p;
+	struct ff_buf why = FF_BUF_INIT;
+	char *p;
 
 	if (rs->tls && !ff_relay_has(rs->relay, FF_RELAY_TLS) && ff_relay_hops(rs->relay))
 		ff_usage_error(usage, "--tls: relay '%s' cannot prove its links (these can: %s)", rs->relay,
@@ -119,19 +124,23 @@ check_relay_caps(const struct ff_runspec *rs, const char *usage, const struct ff
 	if (rs->relay_cmd && !ff_relay_has(rs->relay, FF_RELAY_COMMAND))
 		ff_usage_error(usage, "--relay-cmd is for relay %s, not '%s'",
 			       ff_relays_with(FF_RELAY_COMMAND), rs->relay);
+	if (rs->run.workers && !ff_relay_has(rs->relay, FF_RELAY_WORKERS))
+		ff_usage_error(usage, "--workers is for relays %s, not '%s': flimflam does not set its worker count",
+			       ff_relays_with(FF_RELAY_WORKERS), rs->relay);
 	if (!ff_relay_has(rs->relay, FF_RELAY_COMMAND))
 		return;
 	if (!rs->relay_cmd)
 		ff_usage_error(usage, "relay '%s' runs the command of --relay-cmd, and none is given", rs->relay);
 	if (place->relays_remote((int)rs->hops))
 		ff_usage_error(usage, "--hosts: relay '%s' runs its command on this host: leave r1 ... rN out of --hosts", rs->relay);
-	switch (ff_relay_cmd_program(rs->relay_cmd, &p, why, sizeof(why))) {
+	switch (ff_relay_cmd_program(rs->relay_cmd, &p, &why)) {
 	case 2:
-		ff_usage_error(usage, "%s", why);
+		ff_usage_error(usage, "%s", why.s);
 	case 1:
-		ff_die("%s", why);
+		ff_die("%s", why.s);
 	}
 	free(p);
+	ff_buf_free(&why);
 }
 
 /* The relay's program found here, answering as a router, and carrying the run. */
@@ -139,17 +148,18 @@ static void
 check_relay_program(const struct ff_runspec *rs, const char *usage, const char *p)
 {
 	const struct ff_relay *rl = ff_relay_find(rs->relay);
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 	int can;
 
 	/* A router that does not answer, or not as a router, before anything starts. */
-	if (rl->check && rl->check(p, why, sizeof(why)) < 0)
-		ff_die("%s", why);
-	can = ff_carries(rs->workload, rs->relay, rs->protocol, p, NULL, why, sizeof(why));
+	if (rl->check && rl->check(p, &why) < 0)
+		ff_die("%s", why.s);
+	can = ff_carries(rs->workload, rs->relay, rs->protocol, p, NULL, &why);
 	if (can < 0)
-		ff_die("%s", why);
+		ff_die("%s", why.s);
 	if (!can)
-		ff_usage_error(usage, "%s", why);
+		ff_usage_error(usage, "%s", why.s);
+	ff_buf_free(&why);
 }
 
 /* The programs the roles run here: on PATH, the relay's usable. */

@@ -60,6 +60,9 @@ static const struct row rows[] = {
 	  LONG, AT(run.duration), 1, 86400, 5, .mask = STAGE | CLIENTS | FF_RS_OPTS | BENCH },
 	{ "cpu-limit", 0, "COUNT", "The max per-process relay CPU usage (0 means no limit)\n"
 	  "(default %D)", LONG, AT(run.cpu_limit), 0, CPU_SETSIZE, 1, .mask = STAGE | FF_RS_OPTS | BENCH },
+	{ "workers", 0, "N", "Each relay's worker threads or processes (%R; default:\n"
+	  "one per CPU of --cpu-limit, else the relay's own)", LONG, AT(run.workers), 1, 1024, 0,
+	  .mask = FF_RS_RUN | FF_RS_OPTS | BENCH, .if_set = 1, .list = 1, .syn_before = "hosts" },
 	{ "hops", 0, "N", "The relays in a chain, client -> R1 -> ... -> RN -> server\n"
 	  "(%R; default 2; relay none has none)", LONG, AT(hops), 1, FF_HOPS_MAX, -1,
 	  .mask = STAGE | FF_RS_PLACE | BENCH, .list = 1 },

@@ -99,7 +99,7 @@ void ff_runspec_argv(struct ff_argv *a, const struct ff_runspec *rs, unsigned ma
  * another host.
  */
 struct ff_runspec_place {
-	int (*parse)(const char *spec, int nrelays, char *why, size_t n);
+	int (*parse)(const char *spec, int nrelays, struct ff_buf *why);
 	void (*check)(const struct ff_runspec *rs, const char *usage);
 	int (*here)(const char *role);
 	int (*relays_remote)(int nrelays);

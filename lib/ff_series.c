@@ -120,3 +120,66 @@ ff_sparkline(const double *v, size_t n, size_t width, int utf8)
 	free(col);
 	return ff_buf_take(&b);
 }
+
+/* More points than this are averaged into this many (the fit's pairs grow as n²). */
+#define GROWTH_POINTS 600
+
+json_t *
+ff_growth(const double *t, const double *y, size_t n, double band_per_h)
+{
+	double *bt, *by, *s, c, m1, m2, slope, lo, hi;
+	size_t nb = n < GROWTH_POINTS ? n : GROWTH_POINTS, i, j, k, ns = 0, nv = 0;
+	json_t *o = json_object();
+	const char *verdict;
+
+	/* The points, each the mean of its share when there are many; unknown values left out. */
+	bt = ff_realloc(NULL, (nb + 1) * sizeof(*bt));
+	by = ff_realloc(NULL, (nb + 1) * sizeof(*by));
+	for (k = 0; k < nb; k++) {
+		double st = 0, sy = 0;
+		size_t m = 0;
+
+		for (i = k * n / nb; i < (k + 1) * n / nb; i++)
+			if (!isnan(y[i]))
+				st += t[i], sy += y[i], m++;
+		if (m)
+			bt[nv] = st / m, by[nv++] = sy / m;
+	}
+	s = ff_realloc(NULL, (nv * (nv - (nv > 0)) / 2 + 1) * sizeof(*s));
+	for (i = 0; i < nv; i++)
+		for (j = i + 1; j < nv; j++)
+			if (bt[j] != bt[i])
+				s[ns++] = (by[j] - by[i]) / (bt[j] - bt[i]) * 3600;
+	free(bt);
+	free(by);
+	json_object_set_new(o, "points", json_integer(nv));
+	json_object_set_new(o, "band_per_h", json_real(band_per_h));
+	if (nv < 3 || ns < 3) {
+		free(s);
+		json_object_set_new(o, "per_h", json_null());
+		json_object_set_new(o, "low_per_h", json_null());
+		json_object_set_new(o, "high_per_h", json_null());
+		json_object_set_new(o, "verdict", json_string("undecided"));
+		return o;
+	}
+	qsort(s, ns, sizeof(*s), ff_cmp_double);
+	slope = ns % 2 ? s[ns / 2] : (s[ns / 2 - 1] + s[ns / 2]) / 2;
+	/*
+	 * Sen's interval: the slopes ranked M1 and M2 + 1 of the N, where
+	 * M1,2 = (N -+ 1.96 sqrt(var S)) / 2 and var S = n(n-1)(2n+5)/18
+	 * (Kendall's S with no ties; ties only narrow it, so it errs wide).
+	 */
+	c = 1.96 * sqrt(nv * (nv - 1.0) * (2.0 * nv + 5) / 18);
+	m1 = floor((ns - c) / 2);
+	m2 = ceil((ns + c) / 2) + 1;
+	lo = s[m1 < 1 ? 0 : (size_t)m1 - 1];
+	hi = s[m2 > ns ? ns - 1 : (size_t)m2 - 1];
+	free(s);
+	/* A slope too small to matter is flat, even when sure. */
+	verdict = lo >= -band_per_h && hi <= band_per_h ? "flat" : lo > 0 ? "growing" : "undecided";
+	json_object_set_new(o, "per_h", json_real(slope));
+	json_object_set_new(o, "low_per_h", json_real(lo));
+	json_object_set_new(o, "high_per_h", json_real(hi));
+	json_object_set_new(o, "verdict", json_string(verdict));
+	return o;
+}

@@ -47,7 +47,7 @@ ff_skrouterd_version_ok(const char *s)
 }
 
 int
-ff_skrouterd_check(const char *path, char *why, size_t n)
+ff_skrouterd_check(const char *path, struct ff_buf *why)
 {
 	char *vargv[] = { (char *)path, "--version", NULL };
 	char *hargv[] = { (char *)path, "--help", NULL };
@@ -59,21 +59,21 @@ ff_skrouterd_check(const char *path, char *why, size_t n)
 	/* With a schema named, the router need not name one. */
 	ff_probes_run(p, env_schema && *env_schema ? 1 : 2);
 	if (!p[0].out)
-		snprintf(why, n, "cannot run '%s'", path);
+		ff_why(why, "cannot run '%s'", path);
 	else if (p[0].status != 0)
-		snprintf(why, n, "'%s --version' %s: not a router flimflam can use", path,
-			 ff_probe_failure(&p[0]));
+		ff_why(why, "'%s --version' %s: not a router flimflam can use", path,
+		       ff_probe_failure(&p[0]));
 	else if (!ff_skrouterd_version_ok(version = ff_first_line(p[0].out))) {
 		for (s = version; s && *s; s++)
 			if ((unsigned char)*s < ' ' || *s == 0x7f)
 				*s = '?';	/* the line is for a terminal */
-		snprintf(why, n, "'%s --version' printed '%.60s%s', not a version: not a router flimflam can use",
-			 path, version ? version : "", version && strlen(version) > 60 ? "..." : "");
+		ff_why(why, "'%s --version' printed '%.60s%s', not a version: not a router flimflam can use",
+		       path, version ? version : "", version && strlen(version) > 60 ? "..." : "");
 	} else if (env_schema && *env_schema)
 		schema = ff_strdup(env_schema);
 	else if (!p[1].out || p[1].status != 0)
-		snprintf(why, n, "'%s --help' %s: its management schema cannot be found", path,
-			 p[1].out ? ff_probe_failure(&p[1]) : "cannot run");
+		ff_why(why, "'%s --help' %s: its management schema cannot be found", path,
+		       p[1].out ? ff_probe_failure(&p[1]) : "cannot run");
 	else {
 		s = strstr(p[1].out, "--include=PATH (");
 		s = s ? s + strlen("--include=PATH (") : NULL;
@@ -82,8 +82,8 @@ ff_skrouterd_check(const char *path, char *why, size_t n)
 			schema = ff_asprintf("%.*s/skupper_router/management/skrouter.json",
 					     (int)(e - s), s);
 		else
-			snprintf(why, n, "'%s --help' names no Python directory (-I, --include=PATH): its management schema cannot be found",
-				 path);
+			ff_why(why, "'%s --help' names no Python directory (-I, --include=PATH): its management schema cannot be found",
+			       path);
 	}
 	if (schema) {
 		json_error_t err;
@@ -92,8 +92,8 @@ ff_skrouterd_check(const char *path, char *why, size_t n)
 		if (json_is_object(json_object_get(root, "entityTypes")))
 			r = 0;
 		else
-			snprintf(why, n, "cannot read the management schema '%s' of '%s': %s", schema,
-				 path, root ? "no entityTypes" : err.text);
+			ff_why(why, "cannot read the management schema '%s' of '%s': %s", schema,
+			       path, root ? "no entityTypes" : err.text);
 		json_decref(root);
 	}
 	free(version);
@@ -233,7 +233,7 @@ schema_first(json_t *types, const char *type, const char *const names[])
 }
 
 int
-ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, char *why, size_t n)
+ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, struct ff_buf *why)
 {
 	/* Newer names first: certDb and keyFile are the older routers' words. */
 	static const char *const ca[] = { "caCertFile", "certDb", NULL };
@@ -248,8 +248,8 @@ ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, char *why, size_t n)
 
 	memset(t, 0, sizeof(*t));
 	if (!json_is_object(types))
-		snprintf(why, n, "cannot read the management schema of '%s'%s%s", path,
-			 schema ? ": " : "", schema ? schema : "");
+		ff_why(why, "cannot read the management schema of '%s'%s%s", path,
+		       schema ? ": " : "", schema ? schema : "");
 	else if (!(a[0] = schema_first(types, "sslProfile", ca)) ||
 		 !(a[1] = schema_first(types, "sslProfile", cert)) ||
 		 !(a[2] = schema_first(types, "sslProfile", key)) ||
@@ -257,8 +257,8 @@ ff_skrouterd_tls(const char *path, struct ff_skr_tls *t, char *why, size_t n)
 		 !schema_attr(types, "connector", "sslProfile", 0) ||
 		 !schema_attr(types, "listener", "authenticatePeer", 0) ||
 		 !schema_attr(types, "listener", "saslMechanisms", 0))
-		snprintf(why, n, "the router at '%s' has no sslProfile with a CA, a certificate and a key "
-			 "for its listeners and connectors in its schema '%s': --tls needs one", path, schema);
+		ff_why(why, "the router at '%s' has no sslProfile with a CA, a certificate and a key "
+		       "for its listeners and connectors in its schema '%s': --tls needs one", path, schema);
 	else {
 		snprintf(t->ca, sizeof(t->ca), "%s", a[0]);
 		snprintf(t->cert, sizeof(t->cert), "%s", a[1]);
@@ -277,7 +277,7 @@ static const char no_http[] = "no HTTP adaptor";
 
 int
 ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulation,
-		 const char **lacks, char *why, size_t n)
+		 const char **lacks, struct ff_buf *why)
 {
 	struct ff_skr_features f;
 	char *schema;
@@ -288,12 +288,12 @@ ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulati
 		return 1;	/* every router has the tcp adaptor */
 	schema = ff_skrouterd_schema_path(path);
 	if (!schema) {
-		snprintf(why, n, "cannot find the management schema of '%s' (from 'skrouterd --help')", path);
+		ff_why(why, "cannot find the management schema of '%s' (from 'skrouterd --help')", path);
 		return -1;
 	}
 	r = ff_skrouterd_features(schema, &f);
 	if (r < 0) {
-		snprintf(why, n, "cannot read the management schema '%s'", schema);
+		ff_why(why, "cannot read the management schema '%s'", schema);
 		free(schema);
 		return -1;
 	}
@@ -307,26 +307,26 @@ ff_skrouterd_can(const char *path, const char *protocol, const char *encapsulati
 
 int
 ff_skrouterd_carries(const char *path, const char *protocol, const char *encapsulation,
-		     char *why, size_t n)
+		     struct ff_buf *why)
 {
 	const char *lacks;
 	int r;
 
-	r = ff_skrouterd_can(path, protocol, encapsulation, &lacks, why, n);
+	r = ff_skrouterd_can(path, protocol, encapsulation, &lacks, why);
 	if (r < 0)
 		return -1;
 	if (!r && lacks == no_http) {
-		snprintf(why, n, "the skrouterd at '%s' has %s (routers from 3.1 on have none): protocol '%s' needs a 2.x or 3.0 router; tcp works",
-			 path, lacks, protocol);
+		ff_why(why, "the skrouterd at '%s' has %s (routers from 3.1 on have none): protocol '%s' needs a 2.x or 3.0 router; tcp works",
+		       path, lacks, protocol);
 		return 0;
 	}
 	if (!r) {
-		snprintf(why, n, "the skrouterd at '%s' has %s (only 2.5 to 3.0 routers have one)",
-			 path, lacks);
+		ff_why(why, "the skrouterd at '%s' has %s (only 2.5 to 3.0 routers have one)",
+		       path, lacks);
 		return 0;
 	}
 	if (encapsulation && ff_protocol_bit(protocol) != FF_TCP) {
-		snprintf(why, n, "encapsulation applies to protocol tcp only");
+		ff_why(why, "encapsulation applies to protocol tcp only");
 		return 0;
 	}
 	return 1;

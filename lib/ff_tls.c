@@ -27,7 +27,7 @@ ff_tls_file(const char *rundir, const char *name)
 #define OPENSSL_SECONDS 60
 
 static int
-openssl(char *const args[], char *why, size_t n)
+openssl(char *const args[], struct ff_buf *why)
 {
 	struct ff_argv a = FF_ARGV_INIT;
 	char *out, *nl;
@@ -39,15 +39,15 @@ openssl(char *const args[], char *why, size_t n)
 	/* Making keys on a busy machine can take seconds: a bound for a hang, not for a probe. */
 	out = ff_run_within(a.v, &status, OPENSSL_SECONDS);
 	if (!out)
-		snprintf(why, n, "cannot run openssl");
+		ff_why(why, "cannot run openssl");
 	else if (status != 0) {
 		/* Its last line that says something: the reason. */
 		while ((nl = strrchr(out, '\n')) && !nl[1])
 			*nl = 0;
 		nl = strrchr(out, '\n');
-		snprintf(why, n, "'openssl %s' %s: %s", args[0],
-			 status == -1 ? "did not finish within " FF_STR(OPENSSL_SECONDS) " s" : ff_status_how(status),
-			 nl ? nl + 1 : out);
+		ff_why(why, "'openssl %s' %s: %s", args[0],
+		       status == -1 ? "did not finish within " FF_STR(OPENSSL_SECONDS) " s" : ff_status_how(status),
+		       nl ? nl + 1 : out);
 	}
 	ff_argv_free(&a);
 	free(out);
@@ -56,7 +56,7 @@ openssl(char *const args[], char *why, size_t n)
 
 /* A role's key and certificate, signed by the CA of `dir`. */
 static int
-make_relay(const char *dir, const char *role, int serial, char *why, size_t n)
+make_relay(const char *dir, const char *role, int serial, struct ff_buf *why)
 {
 	char *key = ff_asprintf("%s/%s.key", dir, role), *crt = ff_asprintf("%s/%s.crt", dir, role);
 	char *csr = ff_asprintf("%s/%s.csr", dir, role), *ca = ff_asprintf("%s/ca.crt", dir);
@@ -76,11 +76,11 @@ make_relay(const char *dir, const char *role, int serial, char *why, size_t n)
 				 "-set_serial", ser, "-days", "7", "-copy_extensions", "copyall",
 				 "-out", crt, NULL };
 
-		r = openssl(req, why, n) < 0 || openssl(sign, why, n) < 0 ? -1 : 0;
+		r = openssl(req, why) < 0 || openssl(sign, why) < 0 ? -1 : 0;
 	}
 	unlink(csr);
 	if (r == 0 && chmod(key, 0600) < 0) {
-		snprintf(why, n, "cannot chmod '%s': %s", key, strerror(errno));
+		ff_why(why, "cannot chmod '%s': %s", key, strerror(errno));
 		r = -1;
 	}
 	free(key);
@@ -99,7 +99,7 @@ make_relay(const char *dir, const char *role, int serial, char *why, size_t n)
  */
 static int
 copy_given(const char *from, const char *dir, const char *const roles[], int nroles,
-	   char *why, size_t n)
+	   struct ff_buf *why)
 {
 	int i, r = 0;
 
@@ -113,11 +113,11 @@ copy_given(const char *from, const char *dir, const char *const roles[], int nro
 			char *text = ff_read_file(src, NULL);
 
 			if (!text) {
-				snprintf(why, n, "FLIMFLAM_TLS_CERTS: cannot read '%s': %s", src,
-					 strerror(errno));
+				ff_why(why, "FLIMFLAM_TLS_CERTS: cannot read '%s': %s", src,
+				       strerror(errno));
 				r = -1;
 			} else if (ff_write_file(dst, text, 0600) < 0) {
-				snprintf(why, n, "cannot write '%s'", dst);
+				ff_why(why, "cannot write '%s'", dst);
 				r = -1;
 			}
 			free(text);
@@ -129,7 +129,7 @@ copy_given(const char *from, const char *dir, const char *const roles[], int nro
 }
 
 int
-ff_tls_certs(const char *rundir, const char *const roles[], int nroles, char *why, size_t n)
+ff_tls_certs(const char *rundir, const char *const roles[], int nroles, struct ff_buf *why)
 {
 	char *dir = ff_asprintf("%s/tls", rundir), *key = ff_asprintf("%s/ca.key", dir);
 	char *crt = ff_asprintf("%s/ca.crt", dir), *subj;
@@ -138,10 +138,10 @@ ff_tls_certs(const char *rundir, const char *const roles[], int nroles, char *wh
 
 	/* The run's own: made afresh each attempt, never readable by others. */
 	if (ff_mkdirs(dir, 0700) < 0 || chmod(dir, 0700) < 0) {
-		snprintf(why, n, "cannot create '%s': %s", dir, strerror(errno));
+		ff_why(why, "cannot create '%s': %s", dir, strerror(errno));
 		r = -1;
 	} else if (given && *given)
-		r = copy_given(given, dir, roles, nroles, why, n);
+		r = copy_given(given, dir, roles, nroles, why);
 	else {
 		char *ca[] = { "req", "-x509", "-new", "-newkey", "ec", "-pkeyopt",
 			       "ec_paramgen_curve:prime256v1", "-noenc", "-keyout", key,
@@ -152,14 +152,14 @@ ff_tls_certs(const char *rundir, const char *const roles[], int nroles, char *wh
 		/* Each run's CA has a name of its own: a relay trusts this run's. */
 		subj = ff_asprintf("/CN=flimflam-ca-%d-%lld", (int)getpid(), (long long)time(NULL));
 		ca[15] = subj;
-		r = openssl(ca, why, n);
+		r = openssl(ca, why);
 		free(subj);
 		if (r == 0 && chmod(key, 0600) < 0) {
-			snprintf(why, n, "cannot chmod '%s': %s", key, strerror(errno));
+			ff_why(why, "cannot chmod '%s': %s", key, strerror(errno));
 			r = -1;
 		}
 		for (i = 0; r == 0 && i < nroles; i++)
-			r = make_relay(dir, roles[i], i + 1, why, n);
+			r = make_relay(dir, roles[i], i + 1, why);
 	}
 	free(dir);
 	free(key);

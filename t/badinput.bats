@@ -80,11 +80,11 @@ CASES
 	[ "${stderr_lines[0]}" = "flimflam bench: --jobs: workload 'iperf3' allows at most 128 (iperf3's limit on --parallel streams), not 129" ]
 	run -2 --separate-stderr ff-workload drive -w iperf3 --jobs 129 </dev/null
 	[ "${stderr_lines[0]}" = "ff-workload: --jobs: workload 'iperf3' allows at most 128 (iperf3's limit on --parallel streams), not 129" ]
-	# A connection per job, two descriptors per job in a relay: the open-files limit.
-	run -1 --separate-stderr prlimit --nofile=256:700 flimflam run -r none --jobs 400
-	[ "$stderr" = "flimflam: --jobs 400 needs 864 open files per process, and this process may open at most 700 (ulimit -Hn): use fewer jobs, or raise the limit" ]
-	run -1 --separate-stderr prlimit --nofile=256:700 flimflam bench -r none -w builtin --jobs 400
-	[ "$stderr" = "flimflam bench: --jobs 400 needs 864 open files per process, and this process may open at most 700 (ulimit -Hn): use fewer jobs, or raise the limit" ]
+	# A connection per job, one descriptor per job in the client and the server of relay none: the open-files limit.
+	run -1 --separate-stderr prlimit --nofile=256:400 flimflam run -r none --jobs 400
+	[ "$stderr" = "flimflam: --jobs 400 needs 464 open files per process (1 a job), and this process may open at most 400 (ulimit -Hn): use fewer jobs, or raise the limit" ]
+	run -1 --separate-stderr prlimit --nofile=256:400 flimflam bench -r none -w builtin --jobs 400
+	[ "$stderr" = "flimflam bench: --jobs 400 needs 464 open files per process (1 a job), and this process may open at most 400 (ulimit -Hn): use fewer jobs, or raise the limit" ]
 	[ -z "$(ls "$BATS_TEST_TMPDIR"/*.jsonl 2>/dev/null)" ]
 	nothing_started
 }

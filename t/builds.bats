@@ -74,6 +74,18 @@ refused() {
 	refused ff-topology -r nginx --server-port 1 --build "a=$BATS_TEST_TMPDIR/fake"
 }
 
+@test "--build: the reason for a long path is whole, not cut short at a buffer's size" {
+	local long="$BATS_TEST_TMPDIR" i
+	for i in 1 2 3 4 5 6 7; do
+		long="$long/$(printf 'd%.0s' $(seq 200))"
+	done
+	for cmd in "flimflam run" "flimflam bench" ff-topology; do
+		# shellcheck disable=SC2086 # the command and its subcommand
+		refused $cmd -r nginx --build "a=$long"
+		[[ "$stderr" == *": --build a: '$long': No such file or directory" ]]
+	done
+}
+
 # order FILE: the runs' "label/repeat" in the order they ran.
 order() {
 	jq -r -s 'map(select(.status != "skipped")) | sort_by(.time) | .[] | "\(.build.label)/\(.repeat)"' "$1" | tr '\n' ' '
@@ -243,6 +255,9 @@ maps_has() {
 	r=$(command -v skrouterd)
 	p=$(dirname "$(dirname "$r")")
 	[ -x "$p/bin/skstat" ] || skip "no skstat in the prefix of $r"
+	# The build's Proton binding where flimflam looks for it (lib/ff_build.c).
+	compgen -G "$p/lib*/python3*/[sd]i[st]*-packages/proton" >/dev/null ||
+		skip "no Proton Python binding in the prefix of $r (PREFIX/lib*/python3*/site-packages/proton)"
 	PATH=$(path_without skrouterd skstat) run_steady env -u PYTHONPATH -u LD_LIBRARY_PATH \
 		flimflam skstat -r skrouterd --warmup 0 --duration 1 --build "main=$p"
 	grep -qx "  Build:       build main: skrouterd $r, .*; Proton /.*" <<<"$output"

@@ -10,15 +10,17 @@ FIX="$TOP/t/fixtures/ff-check"
 # build_fake CFLAGS...: a stand-in skrouterd in $BATS_TEST_TMPDIR/fake/bin
 # whose --help points at the 2.7-like schema fixture, linked against an
 # empty library named like Proton's in $BATS_TEST_TMPDIR/fake/lib.
+# FAKE_SONAME: its Proton's soname (default libqpid-proton-core.so.10, the
+# real one's, which a machine with Debian's python3-qpid-proton also has in
+# its library path).
 build_fake() {
 	skip_unless_program gcc
-	local f="$BATS_TEST_TMPDIR/fake"
+	local f="$BATS_TEST_TMPDIR/fake" so=${FAKE_SONAME:-libqpid-proton-core.so.10}
 	mkdir -p "$f/bin" "$f/lib"
 	echo 'int flimflam_fake_proton;' >"$f/p.c"
-	gcc -shared -fPIC -o "$f/lib/libqpid-proton-core.so.10" \
-		-Wl,-soname,libqpid-proton-core.so.10 "$f/p.c"
+	gcc -shared -fPIC -o "$f/lib/$so" -Wl,-soname,"$so" "$f/p.c"
 	gcc "$@" -DPYDIR="\"$FIX/schema-2.7\"" -o "$f/bin/skrouterd" \
-		"$FIX/fake-skrouterd.c" -Wl,--no-as-needed "$f/lib/libqpid-proton-core.so.10"
+		"$FIX/fake-skrouterd.c" -Wl,--no-as-needed "$f/lib/$so"
 }
 
 teardown() {
@@ -304,10 +306,11 @@ build_probe() {
 }
 
 @test "ff-check: a router whose Proton is not on the library path: says LD_LIBRARY_PATH" {
-	build_fake -g -O2
-	# Without the caller's LD_LIBRARY_PATH, which may lead to a real Proton.
+	# A soname no machine has, so that no Proton in the library path (the
+	# caller's LD_LIBRARY_PATH, or a distribution's) is taken for the router's.
+	FAKE_SONAME=libqpid-proton-core.so.99 build_fake -g -O2
 	run -1 --separate-stderr env -u LD_LIBRARY_PATH PATH="$BATS_TEST_TMPDIR/fake/bin:$PATH" ff-check
-	has_line "^  MISSING +skrouterd .*does not run: .*libqpid-proton-core.so.10"
+	has_line "^  MISSING +skrouterd .*does not run: .*libqpid-proton-core.so.99"
 	has_line "^  MISSING +proton +ldd finds no libqpid-proton"
 	has_line "^  proton +export LD_LIBRARY_PATH="
 }

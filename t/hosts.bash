@@ -230,3 +230,122 @@ hosts_down() {
 	HOST_NS=()
 	return 0
 }
+
+# The helpers the --hosts test files share (t/hosts.bats, t/hosts-capture.bats,
+# t/hosts-tls.bats).
+
+# run_hosts FILE ARGS...: flimflam run --json ARGS on the local host (ns0),
+# in the background, events to FILE and stderr to FILE.err; RUN_PID is
+# flimflam's (nsenter execs it).
+run_hosts() {
+	local f="$1"
+	shift
+	nsenter --net=/proc/"${HOST_NS[0]}"/ns/net flimflam run --json "$@" >"$f" 2>"$f.err" 3>&- &
+	RUN_PID=$!
+}
+
+# The four roles on four namespaces: the ssh destination is the alias of
+# ssh_config, the address the namespace's.
+four_hosts() {
+	echo "client=ns1/${HOST_ADDR[1]},r1=ns2/${HOST_ADDR[2]},r2=ns3/${HOST_ADDR[3]},server=ns4/${HOST_ADDR[4]}"
+}
+
+# wait_measuring FILE: the run's window opened (the whole topology is up).
+wait_measuring() {
+	wait_for_grep '"event":"window"' "$1" 30
+}
+
+# ssh_master DEST: the pid of flimflam's ssh master of DEST.
+ssh_master() {
+	local p
+	for p in $(descendants "$RUN_PID"); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qE "^ssh .*ControlMaster=yes.* $1 $" && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# relay_pids FILE ROLE: the pids of the relay ROLE, as its capture event lists them, one a line.
+relay_pids() {
+	jq -r --arg r "$2" 'select(.event == "capture") | .relays[] | select(.role == $r) | .pids[]' "$1"
+}
+
+# link_hosts_ok EVENTS N: the chain of N routers, each on its own host:
+# each router's inter-router listener on its host's address, and the
+# connector of the one before it aimed there (their configurations).
+link_hosts_ok() {
+	local ev="$1" n="$2" k a conf prev
+	for ((k = 1; k <= n; k++)); do
+		a=$(jq -r --arg r "r$k" 'select(.event == "topology") | .relays[] | select(.role == $r) | .address' "$ev")
+		conf=$(jq -r --arg r "r$k" 'select(.event == "topology") | .relays[] | select(.role == $r) | .config' "$ev")
+		[ "$a" = "${HOST_ADDR[$k]}" ]
+		if ((k > 1)); then
+			# Its listener for the link, on its address; the previous router's connector to it.
+			grep -A2 '^listener {' "$conf" | grep -qx "    host: $a"
+			grep -A3 '^connector {' "$prev" | grep -qx "    host: $a"
+		fi
+		prev=$conf
+	done
+}
+
+# err_why_one_line FILE: a failed run's stderr: why (one line), then where its files are.
+err_why_one_line() {
+	[ "$(wc -l <"$1")" -eq 2 ] && sed -n 2p "$1" | grep -q "^flimflam: the run failed; its files are in '"
+}
+
+# no_keys_left EVENTS: no relay's key is left on the relays' hosts: their
+# private directories (TMPDIR there) are gone, and no run directory of a
+# remote stage holds a key; here, the run's own directory keeps them.
+no_keys_left() {
+	local ev="$1" d
+	[ -z "$(find "$HOSTS_DIR/tmp" -name 'flimflam-tls-*' 2>/dev/null)" ] ||
+		{ find "$HOSTS_DIR/tmp"; false; }
+	for d in $(jq -r 'select(.event == "start" and .tool == "ff-topology") | .run_dir' "$ev"); do
+		[ -z "$(find "$d" -name '*.key')" ] || { find "$d" -name '*.key'; false; }
+	done
+}
+
+# run_hosts_window FILE I ARGS...: run_hosts FILE ARGS, and once its window
+# opens, nsI's listening sockets ("address:port", one a line) into
+# FILE.listen; then its status. A window the busy machine stretched
+# (BUSY_ERE: the namespaces share this machine's 2 CPUs) is run once more.
+# shellcheck disable=SC2154 # $status is set by wait_status (t/helper.bash)
+run_hosts_window() {
+	local f="$1" i="$2" try
+	shift 2
+	for try in 1 2; do
+		rm -f "$f" "$f.err" "$f.listen"
+		run_hosts "$f" "$@"
+		if wait_measuring "$f"; then
+			in_host "$i" ss -Hltn | awk '{print $4}' >"$f.listen"
+		fi
+		wait_status "$RUN_PID"
+		cat "$f.err"
+		[ "$status" -eq 1 ] && grep -qE -- "$BUSY_ERE" "$f.err" && [ "$try" -eq 1 ] && continue
+		return 0
+	done
+}
+
+# The client, the relays (together) and the server on three hosts.
+three_hosts() {
+	echo "client=ns1/${HOST_ADDR[1]},r1=ns2/${HOST_ADDR[2]},r2=ns2/${HOST_ADDR[2]},server=ns3/${HOST_ADDR[3]}"
+}
+
+# server_listens_on FILE ADDRESS: the run's server (its server event's
+# port) listened on ADDRESS only, in FILE.listen.
+server_listens_on() {
+	local port
+	port=$(jq -r 'select(.event == "server") | .port' "$1")
+	[ -n "$port" ]
+	cat "$1.listen"
+	grep -qx "$2:$port" "$1.listen"
+	! grep -v "^$2:" "$1.listen" | grep -q ":$port\$" || false
+}
+
+# in_local_private DIR CMD...: CMD on the local host in a mount namespace
+# of its own, with a tmpfs over DIR that only it sees.
+in_local_private() {
+	local dir="$1"
+	shift
+	# shellcheck disable=SC2016 # the inner sh expands $1 and $@
+	in_local unshare -m sh -c 'mount -t tmpfs tmpfs "$1" && shift && exec "$@"' sh "$dir" "$@"
+}

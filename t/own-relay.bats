@@ -114,3 +114,16 @@ SOCAT='socat TCP-LISTEN:{listen_port},bind={listen_host},reuseaddr,fork TCP:{ups
 		--warmup 1 --duration 1 --output t.jsonl
 	jq -e -s '[.[] | select(.config.relay == "cmd")][0] | .status == "skipped" and (.reason | test("--tls"))' t.jsonl
 }
+
+@test "own relay: a relay that crashes as it is stopped is said, once each, and the window's figures stand" {
+	skip_unless_program socat
+	# The shell aborts itself when asked to stop, as a router with a double
+	# free on shutdown does (skupper-router main, thousands of connections).
+	local cmd="sh -c 'socat TCP-LISTEN:{listen_port},reuseaddr,fork TCP:{upstream} & trap \"kill -ABRT \$\$\" TERM; wait'"
+	run_steady flimflam run --json -r cmd --relay-cmd "$cmd" --warmup 0 --duration 1
+	event_ok <(echo "$output") result '.bytes > 0'
+	[ "$(grep -c 'crashed as it stopped: was killed by signal 6 (Aborted); see /.*/r[12].log$' <<<"$stderr")" -eq 2 ]
+	# A relay that stops as asked is not said to crash.
+	run_steady flimflam run --json -r cmd --relay-cmd "$SOCAT" --warmup 0 --duration 1
+	[[ "$stderr" != *crashed* ]]
+}

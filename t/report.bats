@@ -183,7 +183,8 @@ shot() {
 	run -0 flimflam report evil.jsonl -o evil.html
 	# Nothing is fetched: no src, no link, no url(), no request.
 	! grep -Eq '<(link|img|iframe)\b|\bsrc=|url\(|fetch\(|XMLHttpRequest|import\(' evil.html
-	[ "$(grep -o '</script>' evil.html | wc -l)" -eq 2 ]
+	# Three: the data's, report.js's and curves.js's; none from the files.
+	[ "$(grep -o '</script>' evil.html | wc -l)" -eq 3 ]
 	skip_unless_chromium
 	dom "$PWD/evil.html" "" evil.dom
 	grep -q '<title>flimflam report: evil.jsonl</title>' evil.dom
@@ -255,4 +256,57 @@ shot() {
 	# Nothing was written but what was there.
 	[ "$(ls -A | sort | tr '\n' ' ')" = "bin.jsonl cut.jsonl dir.html empty.jsonl hard.jsonl keep.html r.jsonl " ]
 	[ -z "$(ls -A dir.html)" ]
+}
+
+# curves_dom FILE: the report of FILE, its DOM once drawn, in FILE.dom.
+curves_dom() {
+	flimflam report -o "$1.html" "$1" >/dev/null
+	dom "$BATS_TEST_TMPDIR/$1.html" "" "$1.dom"
+}
+
+@test "report: a --jobs sweep is drawn as curves, one line per relay, the medians of the runs, log axes where they span decades" {
+	skip_unless_chromium
+	skip_unless_program nginx
+	cd "$BATS_TEST_TMPDIR"
+	run_steady flimflam bench -w builtin-rr -r none,nginx --jobs 1,10,100 --warmup 0 --duration 1 --output s.jsonl
+	curves_dom s.jsonl
+	run -0 python3 "$TOP/t/fixtures/report/check-curves.py" s.jsonl.dom s.jsonl jobs
+	echo "$output"
+	# Throughput, operations, p50, p99 and relay CPU: five curves; jobs 1 to 100 is a log axis.
+	[ "$(grep -c 'against jobs: ' <<<"$output")" -eq 5 ]
+	assert_line --regexp '^ops_per_s against jobs: 6 points, x log'
+	assert_line --regexp '^relay_cpu_fraction against jobs: 3 points, x log'
+}
+
+@test "report: a --slo search is a rate curve with the knee marked where the highest rate met the target" {
+	skip_unless_chromium
+	cd "$BATS_TEST_TMPDIR"
+	run_steady flimflam bench -w builtin-rr -r none --jobs 2 --slo p99=20 --rate 2000 --warmup 0 --duration 1 --output k.jsonl
+	# Every run says the target and whether it met it.
+	run -0 jq -s 'length >= 2 and all(.slo.percentile == "p99" and .slo.ms == 20 and (.slo.met | type) == "boolean")' k.jsonl
+	assert_output true
+	curves_dom k.jsonl
+	run -0 python3 "$TOP/t/fixtures/report/check-curves.py" k.jsonl.dom k.jsonl rate_per_s
+	echo "$output"
+	if jq -se 'any(.slo.met)' k.jsonl >/dev/null; then
+		assert_line --regexp '^latency_p99_us against rate_per_s: [0-9]+ points, x (log|linear), y (log|linear), 1 knees$'
+	fi
+}
+
+@test "report: a run's intervals draw each relay's RSS and open files with the fitted growth, as the results say" {
+	skip_unless_chromium
+	skip_unless_program nginx
+	cd "$BATS_TEST_TMPDIR"
+	run_steady flimflam bench -w builtin -r nginx --warmup 0 --duration 4 --output g.jsonl
+	curves_dom g.jsonl
+	# A fit line per relay in the RSS and the open-files charts, with the slope, interval and verdict of the file.
+	for metric in rss fds; do
+		sed -n "s|.*\(<svg[^>]*data-metric=\"$metric\".*\)|\1|p" g.jsonl.dom | sed 's|</svg>.*||' >"$metric.svg"
+		grep -q 'data-chart="interval"' "$metric.svg"
+		grep -o '<line[^>]*class="fit"[^>]*>' "$metric.svg" | sed -n 's/.*data-line="\([^"]*\)".*data-per-h="\([^"]*\)".*data-verdict="\([^"]*\)".*/\1 \2 \3/p' | sort >"$metric.got"
+		jq -r --arg m "$metric" '.resources.relays[] | "\(.role) \(.growth[$m].per_h) \(.growth[$m].verdict)"' g.jsonl | sort >"$metric.want"
+		cat "$metric.got"
+		diff "$metric.want" "$metric.got"
+		[ "$(wc -l <"$metric.got")" -eq 2 ]
+	done
 }

@@ -63,10 +63,10 @@ fi
 	mkdir "$BATS_TEST_TMPDIR/d" && cd "$BATS_TEST_TMPDIR/d"
 	# Open files: a hard limit smaller than --jobs needs.
 	run -1 --separate-stderr prlimit --nofile=256:900 "${unprivileged[@]}" flimflam run -w builtin -r nginx --jobs 1000
-	[ "$stderr" = "flimflam: --jobs 1000 needs 2064 open files per process, and this process may open at most 900 (ulimit -Hn): use fewer jobs, or raise the limit" ]
-	# A bench takes the largest point's.
+	[ "$stderr" = "flimflam: --jobs 1000 needs 2064 open files per process (2 a job), and this process may open at most 900 (ulimit -Hn): use fewer jobs, or raise the limit" ]
+	# A bench takes the largest point's (relay none: the client's and the server's one a job).
 	run -1 --separate-stderr prlimit --nofile=256:900 "${unprivileged[@]}" flimflam bench -w builtin -r none --jobs 1,1000
-	[ "$stderr" = "flimflam bench: --jobs 1000 needs 2064 open files per process, and this process may open at most 900 (ulimit -Hn): use fewer jobs, or raise the limit" ]
+	[ "$stderr" = "flimflam bench: --jobs 1000 needs 1064 open files per process (1 a job), and this process may open at most 900 (ulimit -Hn): use fewer jobs, or raise the limit" ]
 	nothing_started
 	[ -z "$(ls)" ]
 	# nginx's own: worker_connections (two a proxied connection), when open files allow.
@@ -87,12 +87,40 @@ fi
 	run --separate-stderr "${unprivileged[@]}" flimflam run -w builtin -r nginx --jobs 10000 --warmup 1 --duration 2
 	if (( $(ulimit -Hn) < 2 * 10000 + 64 )); then
 		[ "$status" = 1 ]
-		[ "$stderr" = "flimflam: --jobs 10000 needs 20064 open files per process, and this process may open at most $(ulimit -Hn) (ulimit -Hn): use fewer jobs, or raise the limit" ]
+		[ "$stderr" = "flimflam: --jobs 10000 needs 20064 open files per process (2 a job), and this process may open at most $(ulimit -Hn) (ulimit -Hn): use fewer jobs, or raise the limit" ]
 	else
 		[ "$status" = 1 ]
 		[ "$stderr" = "flimflam: --jobs 10000 needs 20001 connections of an nginx worker, and its worker_connections is 16384 (relay-conf/nginx-tcp.conf)" ]
 	fi
 	nothing_started
+}
+
+# The routers hold the clients' connections (r1) and the server's (r2), one
+# descriptor a job each: under this machine's hard limit of 20000 open files,
+# 10,000 jobs fit. On 2 CPUs, a router pinned to one (--cpu-limit 1) loses its
+# route to r2 while it sets up thousands of streams (r1 stops listening, and
+# closes the clients' connections): the routers get both CPUs, and the
+# warmup the time to bring every stream up.
+@test "sweeps: 10,000 connections through skrouterd run, or fail before the load naming the limit" {
+	command -v skrouterd >/dev/null || skip "skrouterd is not installed here (the user's own build, on PATH)"
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr "${unprivileged[@]}" flimflam run -w builtin -r skrouterd --jobs 10000 \
+		--cpu-limit 0 --warmup 30 --duration 3 --json
+	if (( $(ulimit -Hn) < 10000 + 64 )); then
+		[ "$status" = 1 ]
+		[ "$stderr" = "flimflam: --jobs 10000 needs 10064 open files per process (1 a job), and this process may open at most $(ulimit -Hn) (ulimit -Hn): use fewer jobs, or raise the limit" ]
+		nothing_started
+		return
+	fi
+	[ "$status" = 0 ]
+	echo "$output" >ev.jsonl
+	event_ok ev.jsonl result '.jobs == 10000 and .bits_per_s > 0 and .errors == 0'
+	# Every second of the window moved data, and each router held thousands of connections' worth.
+	run -0 jq -sr '[.[] | select(.event == "interval") | .bytes > 0] | all' ev.jsonl
+	[ "$output" = true ]
+	run -0 jq -r 'select(.event == "resources") | .relays[] | .rss_end_bytes > 100000000' ev.jsonl
+	[ "$output" = "$(printf 'true\ntrue')" ]
 }
 
 @test "sweeps: each run keeps the relays' RSS at the window's end and its growth; a --jobs sweep gives bytes per connection" {

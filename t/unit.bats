@@ -185,5 +185,5 @@ man_table() {
 	run -0 "$TOP/t/unit/runspec"
 	assert_line "0 failures"
 	refute_line --partial "not ok"
-	[ "$(grep -c '^ok: ' <<<"$output")" -eq 7 ]
+	[ "$(grep -c '^ok: ' <<<"$output")" -eq 10 ]
 }

@@ -16,7 +16,7 @@ static const char usage[] =
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
 	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
 	"                [--pool HOST,HOST,...] [--slo pNN=MS]\n"
-	"                [--relay-cmd COMMAND]\n"
+	"                [--relay-cmd COMMAND] [--workers N[,N...]]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW | FILE --base LABEL --new LABEL\n"
@@ -44,6 +44,9 @@ static const char usage[] =
 	"                        (default 1)\n"
 	"  --hops N[,N...]       Chains of N relays (1 to 8), each a case of its own\n"
 	"                        (default 2); relay none runs once, with no relay\n"
+	"  --workers N[,N...]    Each relay's worker threads or processes (1 to 1024),\n"
+	"                        as in flimflam run, each a case of its own; relays\n"
+	"                        cmd and none run once, with their own\n"
 	"  --repeat N            Run every case N times, interleaved (default 1)\n"
 	"  --repeat auto[:BUDGET]\n"
 	"                        With builds: rounds until each case is decided, for\n"
@@ -136,7 +139,7 @@ static void
 relay_cmd_check(int by_default)
 {
 	struct ff_argv words = FF_ARGV_INIT;
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 	int i, k, cmd = 0;
 
 	for (i = k = 0; i < opt.nr; i++) {
@@ -155,8 +158,8 @@ relay_cmd_check(int by_default)
 		ff_usage_error(usage, "relay 'cmd' runs the command of --relay-cmd, and none is given");
 	if (cmd && opt.pool)
 		ff_usage_error(usage, "--pool: relay 'cmd' runs its command on this host");
-	if (cmd && ff_relay_cmd_split(opt.relay_cmd, &words, why, sizeof(why)) < 0)
-		ff_usage_error(usage, "%s", why);
+	if (cmd && ff_relay_cmd_split(opt.relay_cmd, &words, &why) < 0)
+		ff_usage_error(usage, "%s", why.s);
 	ff_argv_free(&words);
 }
 
@@ -191,17 +194,18 @@ router_lacks(const char *path, const char *protocol, int build)
 {
 	static const char *lacks[17][8];
 	static int known[17][8];
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 	int i = ff_parse_name(usage, "protocol", protocol, ff_protocols);
 	void *saved;
 
 	if (!known[build + 1][i]) {
 		/* A build's own schema, read in its own environment. */
 		saved = build >= 0 ? ff_build_env_enter(&opt.builds[build]) : NULL;
-		if (ff_skrouterd_can(path, protocol, NULL, &lacks[build + 1][i], why, sizeof(why)) < 0)
-			ff_debug("cannot tell whether skrouterd carries %s: %s", protocol, why);
+		if (ff_skrouterd_can(path, protocol, NULL, &lacks[build + 1][i], &why) < 0)
+			ff_debug("cannot tell whether skrouterd carries %s: %s", protocol, why.s);
 		if (saved)
 			ff_build_env_leave(&opt.builds[build], saved);
+		ff_buf_free(&why);
 	}
 	known[build + 1][i] = 1;
 	return lacks[build + 1][i];
@@ -258,7 +262,7 @@ nothing_to_run(const struct bcase *cases, int ncases, const struct notrun *nr, i
 static void
 bench_builds(void)
 {
-	char why[1024];
+	struct ff_buf why = FF_BUF_INIT;
 	int i, j;
 
 	if (opt.nbuild) {
@@ -270,8 +274,8 @@ bench_builds(void)
 		opt.shuffle = opt.shuffle ? opt.shuffle : 1;
 	}
 	for (i = 0; i < opt.nbuild; i++) {
-		if (ff_build_parse(opt.build_args[i], opt.relays[0], &opt.builds[i], why, sizeof(why)) < 0)
-			ff_fail(2, "%s", why);
+		if (ff_build_parse(opt.build_args[i], opt.relays[0], &opt.builds[i], &why) < 0)
+			ff_fail(2, "%s", why.s);
 		for (j = 0; j < i; j++)
 			if (!strcmp(opt.builds[j].label, opt.builds[i].label))
 				ff_fail(2, "--build: the label '%s' is given twice: each build needs its own",
@@ -288,7 +292,7 @@ bench_builds(void)
 
 enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_SEED, OPT_POOL,
        OPT_SLO };
-/* The bench's own; the run's (-w, -r, -p as lists, --jobs, ..., --relay-cmd) are their rows'. */
+/* The bench's own; the run's (-w, -r, -p as lists, --jobs, ..., --workers) are their rows'. */
 static const struct option own_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	FF_LONGOPT_VERSION,
@@ -408,6 +412,11 @@ bench_options(int argc, char *argv[])
 			ff_usage_error(usage, "--hops is for the relays that run (%s), and only relay none is selected",
 				       ff_relays_running());
 	}
+	for (w = 0; opt.run.workers && w < opt.nr && !ff_relay_has(opt.relays[w], FF_RELAY_WORKERS); w++)
+		;
+	if (opt.run.workers && w == opt.nr)
+		ff_usage_error(usage, "--workers is for relays %s, and none of them is selected",
+			       ff_relays_with(FF_RELAY_WORKERS));
 	bench_builds();
 	bench_limits();
 }
@@ -417,8 +426,9 @@ static void
 bench_limits(void)
 {
 	cpu_set_t avail;
-	char limit[256];
-	int ncpus, w;
+	struct ff_buf limit = FF_BUF_INIT;
+	int ncpus, w, h;
+	long per_job = 0;
 
 	auto_check();
 	slo_check(usage);
@@ -427,13 +437,24 @@ bench_limits(void)
 		ff_usage_error(usage, "--cpu-limit: %ld is more than the %d CPU%s this process may use",
 			       opt.run.cpu_limit, ncpus, ncpus == 1 ? "" : "s");
 	for (w = 0; w < opt.nw; w++)
-		if (ff_workload_limits(opt.workloads[w], &opt.run, limit, sizeof(limit)) < 0)
-			ff_usage_error(usage, "%s", limit);
+		if (ff_workload_limits(opt.workloads[w], &opt.run, &limit) < 0)
+			ff_usage_error(usage, "%s", limit.s);
 	ff_check_interval(usage, opt.run.interval, opt.run.duration);
-	/* The machine's limits bind every case: the largest point's, before anything runs. */
-	if (ff_nofile_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0 ||
-	    ff_ports_for_jobs(opt.run.jobs, limit, sizeof(limit)) < 0)
-		ff_die("%s", limit);
+	/*
+	 * The machine's limits bind every case: the largest point's, before
+	 * anything runs, for the selected relay that needs the fewest
+	 * descriptors a job (the others' cases are skipped, named).
+	 */
+	for (w = 0; w < opt.nr; w++)
+		for (h = 0; h < (opt.nh ? opt.nh : 1); h++) {
+			long k = ff_fds_per_job(opt.relays[w], opt.nh ? opt.hops[h] : ff_relay_hops(opt.relays[w]));
+
+			per_job = per_job && per_job < k ? per_job : k;
+		}
+	if (ff_nofile_for_jobs(opt.run.jobs, per_job, &limit) < 0 ||
+	    ff_ports_for_jobs(opt.run.jobs, &limit) < 0)
+		ff_die("%s", limit.s);
+	ff_buf_free(&limit);
 }
 
 /*
@@ -443,7 +464,8 @@ bench_limits(void)
 static void
 plan_cases(struct plan *pl)
 {
-	char *skrouterd = NULL, why[512];
+	char *skrouterd = NULL;
+	struct ff_buf why = FF_BUF_INIT;
 	const char *miss, *lacks;
 	int w, r, pr, h, nh, b, pt, npt = sweep_points();
 
@@ -458,7 +480,7 @@ plan_cases(struct plan *pl)
 				if (pl->ncases == (int)FF_ARRAY_SIZE(pl->cases))
 					ff_fail(2, "too many cases: at most %zu (workloads x relays x protocols x hops x sweep points x builds)",
 						FF_ARRAY_SIZE(pl->cases));
-				if (!sweep_point(pt, opt.workloads[w], bc))
+				if (!sweep_point(pt, opt.workloads[w], opt.relays[r], bc))
 					continue;
 
 				bc->workload = opt.workloads[w];
@@ -469,7 +491,7 @@ plan_cases(struct plan *pl)
 				bc->build = b;
 				bc->skip[0] = 0;
 				if (!ff_carries(bc->workload, bc->relay, bc->protocol, NULL, NULL,
-						why, sizeof(why))) {
+						&why)) {
 					if (!h && !pt && b <= 0)	/* once, whatever the hops, points and builds */
 						pl->notrun[pl->nnot++] = (struct notrun){ bc->workload, bc->relay, bc->protocol, NULL };
 					continue;
@@ -482,9 +504,9 @@ plan_cases(struct plan *pl)
 						 bc->relay);
 				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
-				else if (ff_jobs_fit(bc->relay, bc->protocol, bc->jobs, why, sizeof(why)) < 0)
+				else if (ff_jobs_fit(bc->relay, bc->protocol, bc->hops, bc->jobs, &why) < 0)
 					/* A limit this point passes (the relay's own): skipped, named. */
-					snprintf(bc->skip, sizeof(bc->skip), "%.250s", why);
+					snprintf(bc->skip, sizeof(bc->skip), "%.250s", why.s);
 				else if (b >= 0 && ff_relay_find(bc->relay)->can &&
 					 (lacks = router_lacks(opt.builds[b].path, bc->protocol, b)))
 					/* What one build cannot carry is skipped for it, and the row says why. */
@@ -504,6 +526,7 @@ plan_cases(struct plan *pl)
 				pl->ncases++;
 			}
 	free(skrouterd);
+	ff_buf_free(&why);
 }
 
 /* The engine, ff-run, beside us, else on PATH. */

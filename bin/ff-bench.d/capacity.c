@@ -62,7 +62,7 @@ slo_check(const char *usage)
 
 /* Does run `rec` at `rate` meet the target? 1, or 0 with why not. */
 static int
-slo_met(const json_t *rec, long rate, char *why, size_t n)
+slo_met(const json_t *rec, long rate, struct ff_buf *why)
 {
 	const json_t *res = json_object_get(rec, "result");
 	char key[32];
@@ -70,23 +70,23 @@ slo_met(const json_t *rec, long rate, char *why, size_t n)
 
 	snprintf(key, sizeof(key), "latency_%s_us", opt.slo_pct);
 	if (!is_status(rec, "ok")) {
-		snprintf(why, n, "the run failed: %s", ff_json_str(rec, "reason") ? ff_json_str(rec, "reason") : "no reason given");
+		ff_why(why, "the run failed: %s", ff_json_str(rec, "reason") ? ff_json_str(rec, "reason") : "no reason given");
 		return 0;
 	}
 	if (!num(res, "ops_per_s", &ops) || !num(res, key, &lat)) {
-		snprintf(why, n, "the run has no ops_per_s or %s", key);
+		ff_why(why, "the run has no ops_per_s or %s", key);
 		return 0;
 	}
 	if (num(res, "errors", &errors) && errors > 0) {
-		snprintf(why, n, "%.0f errors", errors);
+		ff_why(why, "%.0f errors", errors);
 		return 0;
 	}
 	if (lat > opt.slo_ms * 1000) {
-		snprintf(why, n, "%s %.3g ms > %g ms", opt.slo_pct, lat / 1000, opt.slo_ms);
+		ff_why(why, "%s %.3g ms > %g ms", opt.slo_pct, lat / 1000, opt.slo_ms);
 		return 0;
 	}
 	if (ops < rate * (1 - SLO_RATE_PCT / 100)) {
-		snprintf(why, n, "%.0f/s achieved of %ld/s asked (the client or the relays saturated)", ops, rate);
+		ff_why(why, "%.0f/s achieved of %ld/s asked (the client or the relays saturated)", ops, rate);
 		return 0;
 	}
 	return 1;
@@ -125,9 +125,9 @@ search(const struct bcase *c, json_t *records, int *done, int k, int n)
 {
 	struct capacity *cap = &found[nfound++];
 	struct bcase probe = *c;
-	char why[1024] = "";
+	struct ff_buf why = FF_BUF_INIT;
 	long rate = opt.run.rate ? opt.run.rate : 1000;
-	int failed = 0;
+	int failed = 0, met;
 	json_t *rec;
 
 	memset(cap, 0, sizeof(*cap));
@@ -148,16 +148,21 @@ search(const struct bcase *c, json_t *records, int *done, int k, int n)
 		cap->runs++;
 		++*done;
 		failed += is_status(rec, "failed");
-		if (slo_met(rec, rate, why, sizeof(why)))
+		met = slo_met(rec, rate, &why);
+		if (met)
 			cap->rate = rate;
 		else if (!cap->fail_rate || rate < cap->fail_rate)
 			cap->fail_rate = rate;
+		/* The target and whether this run met it: the report marks the knee. */
+		json_object_set_new(rec, "slo", json_pack("{s:s,s:f,s:b,s:s?}", "percentile", opt.slo_pct,
+							  "ms", opt.slo_ms, "met", met, "why", met ? NULL : why.s));
 		json_array_append_new(records, rec);
 		output_save(records);
-		rate = next_rate(cap, rate, why);
+		rate = next_rate(cap, rate, why.s ? why.s : "");
 	}
 	if (!cap->how[0])
 		snprintf(cap->how, sizeof(cap->how), "stopped");
+	ff_buf_free(&why);
 	return failed;
 }
 

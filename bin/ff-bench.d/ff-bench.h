@@ -133,6 +133,7 @@ struct key {
 	long jobs, cpu_limit;
 	double duration, warmup;
 	long request_size, response_size, rate;	/* builtin-rr, builtin-crr; 1, 1, 0 otherwise */
+	long workers;		/* --workers (config.workers); 0: the relay's own setting */
 	int tls;		/* --tls: the links between relays were TLS */
 };
 
@@ -386,7 +387,7 @@ char *report_path_for(const char *results);
 /* ff-bench: running the matrix (bench.c), one run at a time (run.c) */
 
 /* The dimensions of a sweep (sweep.c), each a list of at most SWEEP_MAX values. */
-enum sweep_dim { SW_JOBS, SW_REQUEST, SW_RESPONSE, SW_RATE, SW_N };
+enum sweep_dim { SW_JOBS, SW_REQUEST, SW_RESPONSE, SW_RATE, SW_WORKERS, SW_N };
 #define SWEEP_MAX 16
 
 struct bcase {
@@ -394,6 +395,7 @@ struct bcase {
 	long hops;		/* the relays of its chain (none: 0) */
 	int build;		/* index in opt.builds; -1: no --build */
 	long jobs, request_size, response_size, rate;	/* its point of the sweep (sweep.c) */
+	long workers;		/* --workers' point; 0: the relay's own setting */
 	char skip[256];		/* why it is not run, or "" */
 };
 
@@ -404,7 +406,7 @@ struct bcase {
 struct bench_opts {
 	const char *workloads[8], *relays[8], *protocols[8];
 	int nw, nr, np;
-	/* --jobs, --request-size, --response-size, --rate as lists (nsweep 0: opt.run's one value) */
+	/* --jobs, --request-size, --response-size, --rate, --workers as lists (nsweep 0: opt.run's one value) */
 	long sweep[SW_N][SWEEP_MAX];
 	int nsweep[SW_N];
 	/* --slo pNN=MS: the capacity search's percentile ("p99") and target; NULL: none */
@@ -503,7 +505,7 @@ int sweep_take_opt(const char *usage, const char *name, const char *arg, struct 
 /* The points of the sweep (the product of the lists' lengths). */
 int sweep_points(void);
 /* Point i's values into c for `workload`: 1, or 0 when the workload has no such point. */
-int sweep_point(int i, const char *workload, struct bcase *c);
+int sweep_point(int i, const char *workload, const char *relay, struct bcase *c);
 /* The run options of case c: opt.run with its point's values. */
 void case_run_opts(const struct bcase *c, struct ff_run_opts *run);
 /* The sweep's dimensions that differ among g[0..ng), bits 1 << SW_...; "" labels without. */

@@ -65,23 +65,23 @@ types_name(int types)
 /* 0 if obj.key is there with one of the types (or absent and optional). */
 static int
 field(const json_t *obj, const char *where, const char *key, int types,
-      int required, char *err, size_t n)
+      int required, struct ff_buf *err)
 {
 	json_t *v = json_object_get(obj, key);
 
 	if (!v) {
 		if (!required)
 			return 0;
-		snprintf(err, n, "'%s%s' is missing", where, key);
+		ff_why(err, "'%s%s' is missing", where, key);
 		return -1;
 	}
 	if (!type_ok(v, types)) {
-		snprintf(err, n, "'%s%s' should be %s, not %s", where, key,
-			 types_name(types), type_name(v));
+		ff_why(err, "'%s%s' should be %s, not %s", where, key,
+		       types_name(types), type_name(v));
 		return -1;
 	}
 	if (json_is_number(v) && !isfinite(json_number_value(v))) {
-		snprintf(err, n, "'%s%s' is not a finite number", where, key);
+		ff_why(err, "'%s%s' is not a finite number", where, key);
 		return -1;
 	}
 	return 0;
@@ -93,7 +93,7 @@ field(const json_t *obj, const char *where, const char *key, int types,
  */
 static int
 in_range(const json_t *obj, const char *where, const char *key, double min, double max,
-	 char *err, size_t n)
+	 struct ff_buf *err)
 {
 	json_t *v = json_object_get(obj, key);
 	double x;
@@ -103,7 +103,7 @@ in_range(const json_t *obj, const char *where, const char *key, double min, doub
 	x = json_number_value(v);
 	if (x >= min && x <= max)
 		return 0;
-	snprintf(err, n, "'%s%s' is %g: out of range (%g to %g)", where, key, x, min, max);
+	ff_why(err, "'%s%s' is %g: out of range (%g to %g)", where, key, x, min, max);
 	return -1;
 }
 
@@ -112,76 +112,78 @@ in_range(const json_t *obj, const char *where, const char *key, double min, doub
  * other programs may add are ignored; those we read must have their types.
  */
 static int
-record_check(const json_t *rec, char *err, size_t n)
+record_check(const json_t *rec, struct ff_buf *err)
 {
 	const json_t *c = json_object_get(rec, "config"), *res, *rsc, *r;
 	const char *st;
 	size_t i;
 	char where[64];
 
-	if (field(rec, "", "status", T_STR, 1, err, n) < 0)
+	if (field(rec, "", "status", T_STR, 1, err) < 0)
 		return -1;
 	st = ff_json_str(rec, "status");
 	if (strcmp(st, "ok") && strcmp(st, "failed") && strcmp(st, "skipped")) {
-		snprintf(err, n, "'status' is '%s' (expected ok, failed or skipped)", st);
+		ff_why(err, "'status' is '%s' (expected ok, failed or skipped)", st);
 		return -1;
 	}
-	if (field(rec, "", "config", T_OBJ, 1, err, n) < 0 ||
-	    field(c, "config.", "workload", T_STR, 1, err, n) < 0 ||
-	    field(c, "config.", "relay", T_STR, 1, err, n) < 0 ||
-	    field(c, "config.", "protocol", T_STR, 1, err, n) < 0 ||
-	    field(c, "config.", "jobs", T_INT, 1, err, n) < 0 ||
-	    field(c, "config.", "warmup_s", T_NUM, 1, err, n) < 0 ||
-	    field(c, "config.", "duration_s", T_NUM, 1, err, n) < 0 ||
-	    field(c, "config.", "cpu_limit", T_INT, 1, err, n) < 0 ||
-	    field(c, "config.", "hops", T_INT, 0, err, n) < 0 ||
-	    field(c, "config.", "tls", T_BOOL, 0, err, n) < 0 ||
-	    field(rec, "", "time", T_STR | T_NULL, 0, err, n) < 0 ||
-	    field(rec, "", "repeat", T_INT, 0, err, n) < 0 ||
-	    field(rec, "", "reason", T_STR | T_NULL, 0, err, n) < 0 ||
-	    field(rec, "", "run_dir", T_STR | T_NULL, 0, err, n) < 0 ||
-	    field(rec, "", "environment", T_OBJ | T_NULL, 0, err, n) < 0 ||
-	    field(rec, "", "result", T_OBJ | T_NULL, 0, err, n) < 0 ||
-	    field(rec, "", "resources", T_OBJ | T_NULL, 0, err, n) < 0)
+	if (field(rec, "", "config", T_OBJ, 1, err) < 0 ||
+	    field(c, "config.", "workload", T_STR, 1, err) < 0 ||
+	    field(c, "config.", "relay", T_STR, 1, err) < 0 ||
+	    field(c, "config.", "protocol", T_STR, 1, err) < 0 ||
+	    field(c, "config.", "jobs", T_INT, 1, err) < 0 ||
+	    field(c, "config.", "warmup_s", T_NUM, 1, err) < 0 ||
+	    field(c, "config.", "duration_s", T_NUM, 1, err) < 0 ||
+	    field(c, "config.", "cpu_limit", T_INT, 1, err) < 0 ||
+	    field(c, "config.", "hops", T_INT, 0, err) < 0 ||
+	    field(c, "config.", "tls", T_BOOL, 0, err) < 0 ||
+	    field(c, "config.", "workers", T_INT | T_NULL, 0, err) < 0 ||
+	    field(rec, "", "time", T_STR | T_NULL, 0, err) < 0 ||
+	    field(rec, "", "repeat", T_INT, 0, err) < 0 ||
+	    field(rec, "", "reason", T_STR | T_NULL, 0, err) < 0 ||
+	    field(rec, "", "run_dir", T_STR | T_NULL, 0, err) < 0 ||
+	    field(rec, "", "environment", T_OBJ | T_NULL, 0, err) < 0 ||
+	    field(rec, "", "result", T_OBJ | T_NULL, 0, err) < 0 ||
+	    field(rec, "", "resources", T_OBJ | T_NULL, 0, err) < 0)
 		return -1;
 	/* The ranges of the options that made them (ff_parse_run_opt's). */
-	if (in_range(c, "config.", "jobs", 1, 65536, err, n) < 0 ||
-	    in_range(c, "config.", "warmup_s", 0, 86400, err, n) < 0 ||
-	    in_range(c, "config.", "duration_s", 0, 86400, err, n) < 0 ||
-	    in_range(c, "config.", "cpu_limit", 0, CPU_SETSIZE, err, n) < 0 ||
-	    in_range(c, "config.", "hops", 0, FF_HOPS_MAX, err, n) < 0 ||
-	    in_range(rec, "", "repeat", 1, 1e9, err, n) < 0)
+	if (in_range(c, "config.", "jobs", 1, 65536, err) < 0 ||
+	    in_range(c, "config.", "warmup_s", 0, 86400, err) < 0 ||
+	    in_range(c, "config.", "duration_s", 0, 86400, err) < 0 ||
+	    in_range(c, "config.", "cpu_limit", 0, CPU_SETSIZE, err) < 0 ||
+	    in_range(c, "config.", "hops", 0, FF_HOPS_MAX, err) < 0 ||
+	    in_range(c, "config.", "workers", 1, 1024, err) < 0 ||
+	    in_range(rec, "", "repeat", 1, 1e9, err) < 0)
 		return -1;
 	if (strcmp(st, "ok"))
 		return 0;
 	res = json_object_get(rec, "result");
-	if (field(rec, "", "result", T_OBJ, 1, err, n) < 0 ||
-	    field(res, "result.", "bits_per_s", T_NUM | T_NULL, 1, err, n) < 0 ||
-	    field(res, "result.", "ops_per_s", T_NUM | T_NULL, 0, err, n) < 0 ||
-	    field(res, "result.", "latency_avg_us", T_NUM | T_NULL, 0, err, n) < 0)
+	if (field(rec, "", "result", T_OBJ, 1, err) < 0 ||
+	    field(res, "result.", "bits_per_s", T_NUM | T_NULL, 1, err) < 0 ||
+	    field(res, "result.", "ops_per_s", T_NUM | T_NULL, 0, err) < 0 ||
+	    field(res, "result.", "latency_avg_us", T_NUM | T_NULL, 0, err) < 0)
 		return -1;
 	/* Up to 1 Pbit/s, 1e12 operations a second, a day's latency: far past any run here. */
-	if (in_range(res, "result.", "bits_per_s", 0, 1e15, err, n) < 0 ||
-	    in_range(res, "result.", "ops_per_s", 0, 1e12, err, n) < 0 ||
-	    in_range(res, "result.", "latency_avg_us", 0, 86400e6, err, n) < 0)
+	if (in_range(res, "result.", "bits_per_s", 0, 1e15, err) < 0 ||
+	    in_range(res, "result.", "ops_per_s", 0, 1e12, err) < 0 ||
+	    in_range(res, "result.", "latency_avg_us", 0, 86400e6, err) < 0)
 		return -1;
 	rsc = json_object_get(rec, "resources");
 	if (!json_is_object(rsc))
 		return 0;
-	if (field(rsc, "resources.", "relays", T_ARR, 1, err, n) < 0)
+	if (field(rsc, "resources.", "relays", T_ARR, 1, err) < 0)
 		return -1;
 	json_array_foreach(json_object_get(rsc, "relays"), i, r) {
 		snprintf(where, sizeof(where), "resources.relays[%zu]", i);
 		if (!json_is_object(r)) {
-			snprintf(err, n, "'%s' should be an object, not %s", where, type_name(r));
+			ff_why(err, "'%s' should be an object, not %s", where, type_name(r));
 			return -1;
 		}
 		snprintf(where, sizeof(where), "resources.relays[%zu].", i);
-		if (field(r, where, "role", T_STR, 1, err, n) < 0 ||
-		    field(r, where, "cpu_fraction", T_NUM | T_NULL, 1, err, n) < 0 ||
-		    field(r, where, "max_rss_bytes", T_NUM | T_NULL, 1, err, n) < 0 ||
-		    in_range(r, where, "cpu_fraction", 0, CPU_SETSIZE, err, n) < 0 ||
-		    in_range(r, where, "max_rss_bytes", 0, 1e18, err, n) < 0)
+		if (field(r, where, "role", T_STR, 1, err) < 0 ||
+		    field(r, where, "cpu_fraction", T_NUM | T_NULL, 1, err) < 0 ||
+		    field(r, where, "max_rss_bytes", T_NUM | T_NULL, 1, err) < 0 ||
+		    in_range(r, where, "cpu_fraction", 0, CPU_SETSIZE, err) < 0 ||
+		    in_range(r, where, "max_rss_bytes", 0, 1e18, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -251,7 +253,7 @@ take_line(const char *name, long line, const char *text, size_t len, int whole,
 	struct group *g;
 	json_error_t jerr;
 	json_t *rec;
-	char err[512];
+	struct ff_buf err = FF_BUF_INIT;
 
 	if (len == 0 || strspn(text, " \t\r") >= len)
 		return;
@@ -269,8 +271,8 @@ take_line(const char *name, long line, const char *text, size_t len, int whole,
 		       "'event' should be a string" :
 		       "'event' is missing (a bench result has \"event\":\"case\")");
 	if (!strcmp(ff_event_name(rec), "case")) {
-		if (record_check(rec, err, sizeof(err)) < 0)
-			ff_die("%s:%ld: %s", name, line, err);
+		if (record_check(rec, &err) < 0)
+			ff_die("%s:%ld: %s", name, line, err.s);
 		source_check(name, line, rec);
 		r->line = line;
 		g = results_add(r, rec);

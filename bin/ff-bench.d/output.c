@@ -82,7 +82,7 @@ new_lines(json_t *records, struct ff_buf *text)
  * bench's first line, what was there is kept only with --append.
  */
 static int
-save_file(json_t *records, char *err, size_t n)
+save_file(json_t *records, struct ff_buf *err)
 {
 	struct ff_buf text = FF_BUF_INIT;
 	struct ff_out o;
@@ -91,12 +91,12 @@ save_file(json_t *records, char *err, size_t n)
 	int fd, rc = -1;
 
 	if ((fd = lock_results(stream.path)) < 0) {
-		snprintf(err, n, "cannot lock '%s': %s", opt.output, strerror(errno));
+		ff_why(err, "cannot lock '%s': %s", opt.output, strerror(errno));
 		return -1;
 	}
 	ff_buf_add(&text, "", 0);
 	if ((saved || opt.append) && !(cur = ff_read_file(stream.path, &len))) {
-		snprintf(err, n, "cannot read '%s': %s", opt.output, strerror(errno));
+		ff_why(err, "cannot read '%s': %s", opt.output, strerror(errno));
 		goto out;
 	}
 	if (len) {
@@ -108,7 +108,7 @@ save_file(json_t *records, char *err, size_t n)
 	if (ff_out_open(&o, opt.output, 0, NULL, 0644) < 0 ||
 	    ff_out_write(&o, text.s, text.len) < 0 || ff_out_commit(&o) < 0) {
 		ff_out_abort(&o);
-		snprintf(err, n, "%s", o.err);
+		ff_why(err, "%s", o.err);
 		goto out;
 	}
 	rc = 0;
@@ -121,7 +121,7 @@ out:
 
 /* A device or a FIFO: the new lines written into it. */
 static int
-save_stream(json_t *records, char *err, size_t n)
+save_stream(json_t *records, struct ff_buf *err)
 {
 	struct ff_buf text = FF_BUF_INIT;
 	int rc = 0;
@@ -130,7 +130,7 @@ save_stream(json_t *records, char *err, size_t n)
 	new_lines(records, &text);
 	if ((stream.fd < 0 && ff_out_open(&stream, opt.output, 0, NULL, 0644) < 0) ||
 	    ff_out_write(&stream, text.s, text.len) < 0) {
-		snprintf(err, n, "%s", stream.err);
+		ff_why(err, "%s", stream.err);
 		rc = -1;
 	}
 	ff_buf_free(&text);
@@ -140,10 +140,10 @@ save_stream(json_t *records, char *err, size_t n)
 int
 output_save(json_t *records)
 {
-	char err[2 * PATH_MAX + 64];
+	struct ff_buf err = FF_BUF_INIT;
 	size_t done = json_array_size(records);
 
-	if ((stream.direct ? save_stream : save_file)(records, err, sizeof(err)) == 0) {
+	if ((stream.direct ? save_stream : save_file)(records, &err) == 0) {
 		saved = done;
 		return 0;
 	}
@@ -152,17 +152,18 @@ output_save(json_t *records)
 		json_array_remove(records, json_array_size(records) - 1);
 	output_lost = 1;
 	if (!saved)
-		ff_warn("%s; the bench stops, and none of its runs %s '%s'%s", err,
+		ff_warn("%s; the bench stops, and none of its runs %s '%s'%s", err.s,
 			stream.direct ? "went whole into" : "is kept in", opt.output,
 			appended ? " (its earlier lines are as they were)" : "");
 	else if (saved == 1)
 		ff_warn("%s; the bench stops: '%s' %s this bench's first run whole, of %zu finished%s",
-			err, opt.output, stream.direct ? "got" : "keeps", done,
+			err.s, opt.output, stream.direct ? "got" : "keeps", done,
 			appended ? ", after its earlier lines" : "");
 	else
 		ff_warn("%s; the bench stops: '%s' %s this bench's first %zu runs whole, of %zu "
-			"finished%s", err, opt.output, stream.direct ? "got" : "keeps", saved, done,
+			"finished%s", err.s, opt.output, stream.direct ? "got" : "keeps", saved, done,
 			appended ? ", after its earlier lines" : "");
+	ff_buf_free(&err);
 	return -1;
 }
 

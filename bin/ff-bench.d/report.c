@@ -39,7 +39,7 @@ chart_eq(const struct key *a, const struct key *b)
 	return !strcmp(a->workload, b->workload) && !strcmp(a->protocol, b->protocol) &&
 	       a->jobs == b->jobs && a->cpu_limit == b->cpu_limit && a->duration == b->duration &&
 	       a->request_size == b->request_size && a->response_size == b->response_size &&
-	       a->rate == b->rate;
+	       a->rate == b->rate && a->workers == b->workers;
 }
 
 static int
@@ -150,6 +150,20 @@ is_array(const json_t *v)
 	return json_is_array(v);
 }
 
+/* Each relay's growth over the window, [{role, rss, fds}] (resources.relays[].growth). */
+static json_t *
+relays_growth(const json_t *rec)
+{
+	json_t *a = json_array(), *r, *g;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(rec, "resources"), "relays"), i, r)
+		if (json_is_object(g = json_object_get(r, "growth")) && ff_json_str(r, "role"))
+			json_array_append_new(a, json_pack("{s:s,s:O,s:O}", "role", ff_json_str(r, "role"),
+							   "rss", json_object_get(g, "rss"), "fds", json_object_get(g, "fds")));
+	return a;
+}
+
 /* record_fn: a case record, into the page's runs. */
 static void
 take_run(const json_t *rec, const struct results *r, int group, int run, void *arg)
@@ -194,6 +208,8 @@ take_run(const json_t *rec, const struct results *r, int group, int run, void *a
 	json_object_set_new(o, "intervals", member(rec, "intervals", is_array));
 	json_object_set_new(o, "steadiness", member(rec, "steadiness", is_object));
 	json_object_set_new(o, "env", json_integer(env_index(pg, json_object_get(rec, "environment"))));
+	json_object_set_new(o, "slo", member(rec, "slo", is_object));
+	json_object_set_new(o, "growth", relays_growth(rec));
 	json_array_append_new(pg->runs_json, o);
 }
 
@@ -261,8 +277,10 @@ case_json(const struct rcase *c, int id)
 		n += snprintf(title + n, sizeof(title) - n, ", request %ld B, response %ld B",
 			      c->k.request_size, c->k.response_size);
 		if (c->k.rate && n < (int)sizeof(title))
-			snprintf(title + n, sizeof(title) - n, ", rate %ld/s", c->k.rate);
+			n += snprintf(title + n, sizeof(title) - n, ", rate %ld/s", c->k.rate);
 	}
+	if (c->k.workers && n > 0 && n < (int)sizeof(title))
+		snprintf(title + n, sizeof(title) - n, ", %ld workers", c->k.workers);
 	json_object_set_new(o, "id", json_integer(id));
 	json_object_set_new(o, "title", json_string(title));
 	json_object_set_new(o, "workload", json_string(c->k.workload));
@@ -275,6 +293,7 @@ case_json(const struct rcase *c, int id)
 		json_object_set_new(o, "response_size", json_integer(c->k.response_size));
 		json_object_set_new(o, "rate_per_s", c->k.rate ? json_integer(c->k.rate) : json_null());
 	}
+	json_object_set_new(o, "workers", c->k.workers ? json_integer(c->k.workers) : json_null());
 	json_object_set_new(o, "series", json_array());
 	return o;
 }
@@ -368,7 +387,21 @@ page_html(struct ff_buf *b, json_t *data)
 					     "share/report/report.js" };
 	static const char *const marks[] = { "@REPORT_CSS@", "@REPORT_DATA@", "@REPORT_JS@" };
 
+	static const char mark[] = "@REPORT_CURVES_JS@";
+	char *curves, *at, *tail;
+
 	ff_page_html(b, files, marks, data);
+	/* The curves' script (sweeps and soaks), after the page's: it draws with report.js's helpers. */
+	at = strstr(b->s, mark);
+	if (!at)
+		ff_die("share/report/report.html: no %s in the template", mark);
+	tail = ff_strdup(at + strlen(mark));
+	b->len = at - b->s;
+	curves = ff_data_text("share/report/curves.js");
+	ff_buf_addstr(b, curves);
+	ff_buf_addstr(b, tail);
+	free(curves);
+	free(tail);
 }
 
 /* A label per file: its name, or its path when two names are the same. */

@@ -166,6 +166,7 @@ rec_key(const json_t *rec, struct key *k)
 	k->request_size = (long)ff_json_num(c, "request_size", 1);
 	k->response_size = (long)ff_json_num(c, "response_size", 1);
 	k->rate = (long)ff_json_num(c, "rate_per_s", 0);
+	k->workers = (long)ff_json_num(c, "workers", 0);
 	k->tls = json_is_true(json_object_get(c, "tls"));
 	k->build = ff_json_str(json_object_get(rec, "build"), "label");
 }
@@ -185,7 +186,7 @@ key_eq(const struct key *a, const struct key *b, int with_warmup)
 	       !strcmp(a->protocol, b->protocol) && a->hops == b->hops && a->jobs == b->jobs &&
 	       a->cpu_limit == b->cpu_limit && a->duration == b->duration &&
 	       a->request_size == b->request_size && a->response_size == b->response_size &&
-	       a->rate == b->rate && a->tls == b->tls && (!with_warmup || a->warmup == b->warmup) &&
+	       a->rate == b->rate && a->workers == b->workers && a->tls == b->tls && (!with_warmup || a->warmup == b->warmup) &&
 	       same_label(a->build, b->build);
 }
 
@@ -204,8 +205,8 @@ key_hash(const struct key *k, int with_warmup)
 {
 	uint64_t h = 14695981039346656037ULL;
 	const char *s[4] = { k->workload, k->relay, k->protocol, k->build ? k->build : "" };
-	double d[8] = { k->jobs, k->cpu_limit, k->duration, with_warmup ? k->warmup : 0,
-			k->request_size, k->response_size, k->rate, k->tls };
+	double d[9] = { k->jobs, k->cpu_limit, k->duration, with_warmup ? k->warmup : 0,
+			k->request_size, k->response_size, k->rate, k->tls, k->workers };
 	const unsigned char *p;
 	size_t i, j;
 

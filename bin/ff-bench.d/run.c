@@ -38,6 +38,8 @@ config_json(const struct bcase *c)
 		json_object_set_new(o, "response_size", json_integer(c->response_size));
 		json_object_set_new(o, "rate_per_s", c->rate ? json_integer(c->rate) : json_null());
 	}
+	/* --workers' point: each relay's worker count; null: the relay's own setting. */
+	json_object_set_new(o, "workers", c->workers ? json_integer(c->workers) : json_null());
 	return o;
 }
 
@@ -619,6 +621,9 @@ run_case(const struct bcase *c, int repeat, int k, int n)
 	if (opt.nsweep[SW_JOBS] > 1)
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " jobs=%ld", c->jobs);
+	if (c->workers && opt.nsweep[SW_WORKERS] > 1)
+		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
+			 " workers=%ld", c->workers);
 	if (ff_workload_is_rr(c->workload) && c->rate && (opt.slo_pct || opt.nsweep[SW_RATE] > 1))
 		snprintf(cr.caseid + strlen(cr.caseid), sizeof(cr.caseid) - strlen(cr.caseid),
 			 " rate=%ld", c->rate);

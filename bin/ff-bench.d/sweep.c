@@ -1,9 +1,11 @@
 /*
- * ff-bench sweeps: --jobs, --request-size, --response-size and --rate take
- * a comma list where a run takes one value, and each value is a case of
- * its own ("points" of the sweep, in the order given). A workload that does
- * not take the request/response options runs each --jobs point once, with
- * their defaults.
+ * ff-bench sweeps: --jobs, --request-size, --response-size, --rate and
+ * --workers take a comma list where a run takes one value, and each value
+ * is a case of its own ("points" of the sweep, in the order given). A
+ * workload that does not take the request/response options runs each
+ * --jobs point once, with their defaults; a relay whose worker count
+ * flimflam does not set (cmd, none: no FF_RELAY_WORKERS) runs once, with
+ * its own.
  */
 #include "ff-bench.h"
 
@@ -11,7 +13,8 @@
 #include <math.h>
 
 /* In the order of enum sweep_dim. */
-static const char *const sweep_opt[SW_N] = { "--jobs", "--request-size", "--response-size", "--rate" };
+static const char *const sweep_opt[SW_N] = { "--jobs", "--request-size", "--response-size", "--rate",
+					      "--workers" };
 
 /*
  * A comma list of numbers for option `name`, each in its range
@@ -42,7 +45,8 @@ parse_num_list(const char *usage, const char *name, const char *arg, long out[],
 int
 sweep_take_opt(const char *usage, const char *name, const char *arg, struct ff_run_opts *run)
 {
-	long *field[SW_N] = { &run->jobs, &run->request_size, &run->response_size, &run->rate };
+	long *field[SW_N] = { &run->jobs, &run->request_size, &run->response_size, &run->rate,
+			      &run->workers };
 	int d, i;
 
 	for (d = 0; d < SW_N && strcmp(name, sweep_opt[d]); d++)
@@ -63,7 +67,7 @@ static long
 value_of(int d, int k)
 {
 	const long one[SW_N] = { opt.run.jobs, opt.run.request_size, opt.run.response_size,
-				 opt.run.rate };
+				 opt.run.rate, opt.run.workers };
 
 	return opt.nsweep[d] ? opt.sweep[d][k] : one[d];
 }
@@ -85,22 +89,25 @@ sweep_points(void)
 }
 
 int
-sweep_point(int i, const char *workload, struct bcase *c)
+sweep_point(int i, const char *workload, const char *relay, struct bcase *c)
 {
 	struct ff_run_opts def = FF_RUN_OPTS_DEFAULTS;
-	int k[SW_N], d, rr = ff_workload_is_rr(workload);
+	int k[SW_N], d, rr = ff_workload_is_rr(workload), w = ff_relay_has(relay, FF_RELAY_WORKERS);
 
-	/* The last dimension turns fastest: jobs outermost, rate innermost. */
+	/* The last dimension turns fastest: jobs outermost, workers innermost. */
 	for (d = SW_N - 1; d >= 0; d--) {
 		k[d] = i % count_of(d);
 		i /= count_of(d);
 	}
 	if (!rr && (k[SW_REQUEST] || k[SW_RESPONSE] || k[SW_RATE]))
 		return 0;	/* one point per --jobs value */
+	if (!w && k[SW_WORKERS])
+		return 0;	/* one point per the others: the relay's own workers */
 	c->jobs = value_of(SW_JOBS, k[SW_JOBS]);
 	c->request_size = rr ? value_of(SW_REQUEST, k[SW_REQUEST]) : def.request_size;
 	c->response_size = rr ? value_of(SW_RESPONSE, k[SW_RESPONSE]) : def.response_size;
 	c->rate = rr ? value_of(SW_RATE, k[SW_RATE]) : def.rate;
+	c->workers = w ? value_of(SW_WORKERS, k[SW_WORKERS]) : 0;
 	return 1;
 }
 
@@ -112,6 +119,7 @@ case_run_opts(const struct bcase *c, struct ff_run_opts *run)
 	run->request_size = c->request_size;
 	run->response_size = c->response_size;
 	run->rate = c->rate;
+	run->workers = c->workers;
 }
 
 /* The sweep's dimensions that differ among the cases g[0..ng) (bits 1 << SW_...). */
@@ -123,6 +131,7 @@ sweep_dims(const struct group *g, int ng)
 
 	for (i = 1; i < ng; i++) {
 		dims |= (g[i].k.jobs != g[0].k.jobs) << SW_JOBS;
+		dims |= (g[i].k.workers != g[0].k.workers) << SW_WORKERS;
 		if (!ff_workload_is_rr(g[i].k.workload))
 			continue;
 		dims |= (g[i].k.request_size != g[0].k.request_size) << SW_REQUEST;
@@ -149,8 +158,10 @@ point_label(const struct key *k, unsigned dims)
 		if (dims & 1u << SW_RESPONSE)
 			len += snprintf(b + len, sizeof(buf[0]) - len, " resp=%ld", k->response_size);
 		if (dims & 1u << SW_RATE && len < sizeof(buf[0]))
-			snprintf(b + len, sizeof(buf[0]) - len, k->rate ? " rate=%ld" : " rate=max", k->rate);
+			len += snprintf(b + len, sizeof(buf[0]) - len, k->rate ? " rate=%ld" : " rate=max", k->rate);
 	}
+	if (dims & 1u << SW_WORKERS && len < sizeof(buf[0]))
+		snprintf(b + len, sizeof(buf[0]) - len, k->workers ? " workers=%ld" : " workers=own", k->workers);
 	return b;
 }
 
@@ -163,7 +174,7 @@ same_line(const struct key *a, const struct key *b)
 	       same_label(a->build, b->build) && a->cpu_limit == b->cpu_limit &&
 	       a->duration == b->duration && a->warmup == b->warmup &&
 	       a->request_size == b->request_size && a->response_size == b->response_size &&
-	       a->rate == b->rate;
+	       a->rate == b->rate && a->workers == b->workers;
 }
 
 /*

@@ -331,7 +331,8 @@ cmp_group(const void *a, const void *b)
 	if ((d = (x->jobs > y->jobs) - (x->jobs < y->jobs)) ||
 	    (d = (x->request_size > y->request_size) - (x->request_size < y->request_size)) ||
 	    (d = (x->response_size > y->response_size) - (x->response_size < y->response_size)) ||
-	    (d = (x->rate > y->rate) - (x->rate < y->rate)))
+	    (d = (x->rate > y->rate) - (x->rate < y->rate)) ||
+	    (d = (x->workers > y->workers) - (x->workers < y->workers)))
 		return d;
 	if ((d = x->tls - y->tls))
 		return d;

@@ -21,7 +21,7 @@
  * 0, or -1 with why (an open quote, no words).
  */
 int
-split_words(const char *s, struct ff_argv *a, char *why, size_t n)
+split_words(const char *s, struct ff_argv *a, struct ff_buf *why)
 {
 	struct ff_buf w = FF_BUF_INIT;
 	int in_word = 0;
@@ -59,13 +59,13 @@ split_words(const char *s, struct ff_argv *a, char *why, size_t n)
 		ff_argv_add(a, ff_buf_take(&w));
 	ff_buf_free(&w);
 	if (!a->n) {
-		snprintf(why, n, "no command");
+		ff_why(why, "no command");
 		return -1;
 	}
 	return 0;
 open:
 	ff_buf_free(&w);
-	snprintf(why, n, "a quote is not closed");
+	ff_why(why, "a quote is not closed");
 	return -1;
 }
 
@@ -153,11 +153,11 @@ static void
 command_for(const char *cmd, const char *prefix, struct ff_argv *a)
 {
 	struct ff_argv w = FF_ARGV_INIT;
-	char why[128];
+	struct ff_buf why = FF_BUF_INIT;
 	size_t i;
 
-	if (split_words(cmd, &w, why, sizeof(why)) < 0)
-		ff_fail(2, "--build-cmd: %s", why);
+	if (split_words(cmd, &w, &why) < 0)
+		ff_fail(2, "--build-cmd: %s", why.s);
 	for (i = 0; i < w.n; i++) {
 		struct ff_buf b = FF_BUF_INIT;
 		const char *p = w.v[i], *q;

@@ -61,7 +61,7 @@ int run_child(const char *role, char *const argv[], const char *dir, const char 
 void stop_if_signalled(struct state *s);
 
 /* build.c */
-int split_words(const char *s, struct ff_argv *a, char *why, size_t n);
+int split_words(const char *s, struct ff_argv *a, struct ff_buf *why);
 char *cache_root(const char *given, const char *build_cmd);
 char *prefix_of(const struct state *s, const char *commit);
 /* Build commit (checked out by this) unless cached; NULL on failure, *why set. */

@@ -387,13 +387,13 @@ static void
 start(struct state *s, const char *good, const char *bad, const char *cache, const char *output)
 {
 	struct ff_buf out = FF_BUF_INIT;
-	char why[128];
+	struct ff_buf why = FF_BUF_INIT;
 	struct ff_argv w = FF_ARGV_INIT;
 
 	if (!good || !bad || !s->o.build_cmd)
 		ff_usage_error(usage, "--good, --bad and --build-cmd are needed (or --resume)");
-	if (split_words(s->o.build_cmd, &w, why, sizeof(why)) < 0)
-		ff_usage_error(usage, "--build-cmd: '%s': %s", s->o.build_cmd, why);
+	if (split_words(s->o.build_cmd, &w, &why) < 0)
+		ff_usage_error(usage, "--build-cmd: '%s': %s", s->o.build_cmd, why.s);
 	ff_argv_free(&w);
 	if (!ff_relay_hops(s->o.relay))
 		ff_usage_error(usage, "-r %s: there is no relay to build", s->o.relay);

@@ -150,7 +150,7 @@ check_data(const char *cwd)
 
 /* perf can attach to the relays. Returns what ff_perf_probe says perf can do. */
 static int
-check_attach(char *why, size_t n)
+check_attach(struct ff_buf *why)
 {
 	char *path = ff_which("perf");
 	int bits, paranoid = ff_perf_paranoid();
@@ -159,15 +159,15 @@ check_attach(char *why, size_t n)
 		cannot("; ", "'flimflam check' says how to install it",
 		       "'%s' needs perf, which is not on PATH", modes[opt.mode]);
 	free(path);
-	bits = ff_perf_probe(why, n);
+	bits = ff_perf_probe(why);
 	if (!(bits & FF_PERF_EVENTS)) {
 		if (paranoid > 1 || paranoid == INT_MIN)
 			cannot("; ", "as root, run 'sysctl -w kernel.perf_event_paranoid=-1' "
 			       "(or: echo -1 > /proc/sys/kernel/perf_event_paranoid)",
-			       "perf cannot attach to the relays (%s)", why);
+			       "perf cannot attach to the relays (%s)", why->s);
 		cannot(": ", "in a container, perf_event_open must be allowed (seccomp profile, "
 		       "CAP_PERFMON)", "perf cannot attach to the relays (%s), although "
-		       "perf_event_paranoid is %d", why, paranoid);
+		       "perf_event_paranoid is %d", why->s, paranoid);
 	}
 	if (sampling() && !(bits & FF_PERF_KERNEL)) {
 		char *text = ff_asprintf("kernel frames will be missing (perf_event_paranoid=%d); as "
@@ -221,16 +221,16 @@ check_tracepoints(void)
 static void
 check_perf(void)
 {
-	char why[1024], cwd[PATH_MAX];
-	struct ff_buf dir_why = FF_BUF_INIT;
-	int bits = check_attach(why, sizeof(why));
+	char cwd[PATH_MAX];
+	struct ff_buf why = FF_BUF_INIT, dir_why = FF_BUF_INIT;
+	int bits = check_attach(&why);
 	long max_rate;
 
 	if ((opt.mode == C2C || opt.mode == MEM) && !(bits & FF_PERF_MEMORY))
 		cannot("; ", "it works on bare metal or in a VM with PMU passthrough; here, 'record' "
 		       "and 'stat' work", "'%s' samples memory accesses, which needs a hardware PMU "
 		       "with load sampling (Intel's mem-loads, AMD's IBS or Arm's SPE), and this "
-		       "machine has none (%s)", modes[opt.mode], why);
+		       "machine has none (%s)", modes[opt.mode], why.s);
 	if (sampling() && !strcmp(opt.call_graph, "lbr") &&
 	    (!(bits & FF_PERF_HARDWARE) ||
 	     access("/sys/bus/event_source/devices/cpu/caps/branches", F_OK) != 0))
@@ -255,6 +255,8 @@ check_perf(void)
 	/* Without a PMU, perf's default event (cycles) does not exist. */
 	if (!(bits & FF_PERF_HARDWARE))
 		sample_event = "cpu-clock";
+	ff_buf_free(&why);
+	ff_buf_free(&dir_why);
 }
 
 void

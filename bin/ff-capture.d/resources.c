@@ -1,7 +1,8 @@
 /*
  * ff-capture: each relay's CPU time and peak memory over the window (every
  * mode), the `resources` event; and per interval of the window, each
- * relay's CPU and RSS, added to the workload's `interval` events.
+ * relay's CPU, RSS and open files, added to the workload's `interval`
+ * events, and fitted over the window: each relay's growth per hour.
  */
 #include "ff-capture.h"
 
@@ -14,6 +15,9 @@ static json_t *relay_ivs;
 static double tick_at;		/* when the last one ended */
 static int ticks, nticks;
 static double window_len;
+/* When each interval ended, from the window's start (s). */
+static double *tick_t;
+static size_t tick_cap;
 /* The workload's intervals: those waiting for the relays', all seen. */
 static json_t *waiting, *seen;
 static int measured;
@@ -39,6 +43,7 @@ tick(void)
 		struct target *t = &opt.t[i];
 		double cpu = ff_proc_cpu_s(t->pid);
 		long long rss = ff_proc_rss_bytes(t->pid);
+		long fds = ff_proc_fds(t->pid);
 
 		o = json_object();
 		json_object_set_new(o, "role", json_string(t->role));
@@ -46,11 +51,14 @@ tick(void)
 				    json_real(round((cpu - t->cpu_tick) / dt * 1e4) / 1e4) : json_null());
 		json_object_set_new(o, "cpu_s", cpu >= 0 ? json_real(ff_usec(cpu - t->cpu_tick)) : json_null());
 		json_object_set_new(o, "rss_bytes", rss >= 0 ? json_integer(rss) : json_null());
+		json_object_set_new(o, "fds", fds >= 0 ? json_integer(fds) : json_null());
 		json_array_append_new(arr, o);
 		if (cpu >= 0)
 			t->cpu_tick = cpu;
 	}
 	json_array_append_new(relay_ivs, arr);
+	FF_GROW(tick_t, (size_t)ticks + 1, tick_cap);
+	tick_t[ticks] = now - window_start;
 	machine_tick();
 	tick_at = now;
 	ticks++;
@@ -188,6 +196,33 @@ relays_lost_check(void)
 	}
 }
 
+/*
+ * Relay i's growth over the window, fitted to its intervals' RSS and open
+ * files: flat within 1 MiB and 1 file an hour.
+ */
+#define GROWTH_BAND_RSS 1048576.0
+#define GROWTH_BAND_FDS 1.0
+
+static json_t *
+growth(int i)
+{
+	static const char *const keys[] = { "rss_bytes", "fds" };
+	static const double bands[] = { GROWTH_BAND_RSS, GROWTH_BAND_FDS };
+	size_t n = json_array_size(relay_ivs), j, k;
+	double *y = ff_realloc(NULL, (n + 1) * sizeof(*y));
+	json_t *o = json_object(), *v;
+
+	for (k = 0; k < FF_ARRAY_SIZE(keys); k++) {
+		for (j = 0; j < n; j++) {
+			v = json_object_get(json_array_get(json_array_get(relay_ivs, j), i), keys[k]);
+			y[j] = json_is_number(v) ? json_number_value(v) : NAN;
+		}
+		json_object_set_new(o, k ? "fds" : "rss", ff_growth(tick_t, y, n, bands[k]));
+	}
+	free(y);
+	return o;
+}
+
 /* The window ends: its last interval, the `resources` event. */
 void
 resources_end(void)
@@ -223,6 +258,7 @@ resources_end(void)
 		json_object_set_new(o, "rss_end_bytes", rss_end >= 0 ? json_integer(rss_end) : json_null());
 		json_object_set_new(o, "rss_growth_bytes", t->rss0 >= 0 && rss_end >= 0 ?
 				    json_integer(rss_end - t->rss0) : json_null());
+		json_object_set_new(o, "growth", growth(i));
 		sched_end(i, o);
 		json_array_append_new(arr, o);
 	}

@@ -17,13 +17,13 @@ char *
 skstat_program(char *const **env)
 {
 	static struct ff_build b;
-	char why[1024];
+	struct ff_buf why = FF_BUF_INIT;
 
 	*env = NULL;
 	if (!opt.build)
 		return ff_which("skstat");
-	if (!b.path && ff_build_read(opt.build, "skrouterd", &b, why, sizeof(why)) < 0)
-		ff_fail(2, "%s", why);
+	if (!b.path && ff_build_read(opt.build, "skrouterd", &b, &why) < 0)
+		ff_fail(2, "%s", why.s);
 	if (!b.skstat)
 		return NULL;
 	*env = b.skstat_env;

@@ -369,13 +369,13 @@ stderr_to(void *data)
  * options), or all of it, passed on as it was, when perf succeeded.
  */
 static void
-perf_said(int fd, int failed, char *reason, size_t n)
+perf_said(int fd, int failed, struct ff_buf *reason)
 {
 	char buf[8192], *last, *advice;
 	off_t off = 0;
 	ssize_t len;
 
-	*reason = 0;
+	reason->len = 0;
 	if (!failed) {
 		while ((len = pread(fd, buf, sizeof(buf), off)) > 0) {
 			fwrite(buf, 1, len, stderr);
@@ -396,9 +396,7 @@ perf_said(int fd, int failed, char *reason, size_t n)
 	advice = strstr(last, " (rerun with -v to learn more)");
 	if (advice)
 		*advice = 0;
-	len = strlen(last) < n ? (ssize_t)strlen(last) : (ssize_t)n - 1;
-	memcpy(reason, last, len);
-	reason[len] = 0;
+	ff_why(reason, "%s", last);
 }
 
 /*
@@ -450,7 +448,8 @@ read_perf_data(struct input *in, const char *path)
 	pipeline *p;
 	pipecmd *cmd;
 	const char *line;
-	char *perf = ff_which("perf"), *stdbuf = ff_which("stdbuf"), reason[512];
+	char *perf = ff_which("perf"), *stdbuf = ff_which("stdbuf");
+	struct ff_buf reason = FF_BUF_INIT;
 	unsigned allowance = perf_script_allowance(path);
 	int status, errfd, *statuses = NULL, nstatuses = 0;
 	const char *how = NULL;
@@ -500,12 +499,13 @@ read_perf_data(struct input *in, const char *path)
 	if (perf_overran)
 		ff_die("perf script did not finish reading '%s' within the %u s it was given (%u s + 5 s per MiB) and was stopped",
 		       path, allowance, perf_script_base());
-	perf_said(errfd, status != 0, reason, sizeof(reason));
+	perf_said(errfd, status != 0, &reason);
 	close(errfd);
-	if (status && *reason)
-		ff_die("perf script cannot read '%s': %s", path, reason);
+	if (status && reason.len)
+		ff_die("perf script cannot read '%s': %s", path, reason.s);
 	if (status)
 		ff_die("perf script %s on '%s'", how ? how : "failed", path);
+	ff_buf_free(&reason);
 }
 
 /* A folded stack after the first: one that is not is a warning. */

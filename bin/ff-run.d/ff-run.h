@@ -58,6 +58,12 @@ void render_offcpu(struct run *run, json_t *events, const char *rundir);
 void summarize_offcpu(const struct run *run, json_t *events);
 void flamegraph_builds(struct run *run, const struct cmd *c);
 
+/* soak.c: the progress line's figures of the last interval; each relay's growth in the summary */
+void progress_interval(const struct run *run, const json_t *ev);
+const char *progress_text(void);	/* " | 9.4 Gbit/s | R1 16.8 MiB, 23 files ..." or "" */
+int progress_note(const struct run *run, double win_end, double now);	/* not on a terminal: a line now and then */
+void growth_line(const char *role, const json_t *r);
+
 /* stages.c: the pipeline's stages, each in a process group of its own */
 struct pipeline;
 struct pipecmd *stage_argv(const char *role, const char *label, const char *name, struct ff_argv *a);
@@ -71,7 +77,7 @@ int stages_reap(int *sig);		/* 1 if any failed */
 
 /* hosts.c: --hosts, the stages on other hosts over ssh */
 struct pipecmd;
-int hosts_parse(const char *spec, int nrelays, int need_address, char *why, size_t n);
+int hosts_parse(const char *spec, int nrelays, int need_address, struct ff_buf *why);
 int hosts_any(void);
 int hosts_any_remote(void);
 const char *hosts_dest(const char *role);	/* [USER@]HOST, or NULL: here */
@@ -80,9 +86,9 @@ int hosts_same(const char *a, const char *b);
 int hosts_relays_together(int nrelays);	/* r1 ... rN on one host */
 int hosts_relays_remote(int nrelays);	/* any of r1 ... rN on another */
 struct pipecmd *hosts_stage(const char *role, const char *name, char *const argv[], int own_dir);
-int hosts_fetch(const char *role, const char *remote, const char *local, char *why, size_t n);
+int hosts_fetch(const char *role, const char *remote, const char *local, struct ff_buf *why);
 const char *hosts_send_private(const char *role, const char *label, const char *const paths[], int n,
-			       const char *scratch, char *why, size_t wn);
+			       const char *scratch, struct ff_buf *why);
 void hosts_connect(const char *rundir);
 void hosts_disconnect(void);
 const char *hosts_lost(const char *role, int status);	/* status: the stage's, or 0 */

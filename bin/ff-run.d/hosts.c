@@ -119,7 +119,7 @@ resolve(const char *host)
  * ADDRESS (for the peers on other hosts).
  */
 int
-hosts_parse(const char *spec, int nrelays, int need_address, char *why, size_t n)
+hosts_parse(const char *spec, int nrelays, int need_address, struct ff_buf *why)
 {
 	char *copy = strdup(spec), *item, *save = NULL, *eq, *slash, *host;
 	const char *addr;
@@ -131,7 +131,7 @@ hosts_parse(const char *spec, int nrelays, int need_address, char *why, size_t n
 
 		eq = strchr(item, '=');
 		if (!eq || eq == item || !eq[1]) {
-			snprintf(why, n, "--hosts: '%s' is not ROLE=[USER@]HOST[/ADDRESS]", item);
+			ff_why(why, "--hosts: '%s' is not ROLE=[USER@]HOST[/ADDRESS]", item);
 			goto bad;
 		}
 		*eq = 0;
@@ -142,41 +142,41 @@ hosts_parse(const char *spec, int nrelays, int need_address, char *why, size_t n
 				snprintf(relays, sizeof(relays), "r1 ... r%d, ", nrelays);
 			else if (nrelays)
 				snprintf(relays, sizeof(relays), "%s", nrelays == 1 ? "r1, " : "r1, r2, ");
-			snprintf(why, n, "--hosts: '%s' is not a role of this run (client, %sserver%s)",
-				 item, relays, nrelays ? "" : ": relay none has no relays");
+			ff_why(why, "--hosts: '%s' is not a role of this run (client, %sserver%s)",
+			       item, relays, nrelays ? "" : ": relay none has no relays");
 			goto bad;
 		}
 		for (i = 0; i < nroles; i++)
 			if (!strcmp(roles[i].role, item)) {
-				snprintf(why, n, "--hosts: role '%s' is named twice", item);
+				ff_why(why, "--hosts: role '%s' is named twice", item);
 				goto bad;
 			}
 		if (nroles == MAX_HOSTS) {
-			snprintf(why, n, "--hosts: more than %d roles", MAX_HOSTS);
+			ff_why(why, "--hosts: more than %d roles", MAX_HOSTS);
 			goto bad;
 		}
 		slash = strchr(eq + 1, '/');
 		if (slash)
 			*slash++ = 0;
 		if (!eq[1] || (slash && !*slash)) {
-			snprintf(why, n, "--hosts: '%s' names no %s", item, !eq[1] ? "host" : "address");
+			ff_why(why, "--hosts: '%s' names no %s", item, !eq[1] ? "host" : "address");
 			goto bad;
 		}
 		host = strrchr(eq + 1, '@') ? strrchr(eq + 1, '@') + 1 : eq + 1;
 		/* ssh would take it for an option (-oProxyCommand=...): refused here, not by ssh's usage. */
 		if (eq[1] == '-' || *host == '-') {
-			snprintf(why, n, "--hosts: %s's host '%s' starts with '-': not a host name", item,
-				 eq[1] == '-' ? eq + 1 : host);
+			ff_why(why, "--hosts: %s's host '%s' starts with '-': not a host name", item,
+			       eq[1] == '-' ? eq + 1 : host);
 			goto bad;
 		}
 		if (slash && ff_inet_addr(slash, &in) < 0) {
-			snprintf(why, n, "--hosts: %s's address '%s' is not an IPv4 address", item, slash);
+			ff_why(why, "--hosts: %s's address '%s' is not an IPv4 address", item, slash);
 			goto bad;
 		}
 		addr = slash ? slash : resolve(host);
 		if (!addr && need_address) {
-			snprintf(why, n, "--hosts: cannot find %s's address from '%s': give it as %s=%s/ADDRESS",
-				 item, host, item, eq + 1);
+			ff_why(why, "--hosts: cannot find %s's address from '%s': give it as %s=%s/ADDRESS",
+			       item, host, item, eq + 1);
 			goto bad;
 		}
 		r->role = strdup(item);
@@ -187,7 +187,7 @@ hosts_parse(const char *spec, int nrelays, int need_address, char *why, size_t n
 	}
 	free(copy);
 	if (!nroles) {
-		snprintf(why, n, "--hosts: names no role");
+		ff_why(why, "--hosts: names no role");
 		return -1;
 	}
 	return 0;
@@ -487,7 +487,7 @@ hosts_first_line(char *s)
  */
 const char *
 hosts_send_private(const char *role, const char *label, const char *const paths[], int n,
-		   const char *scratch, char *why, size_t wn)
+		   const char *scratch, struct ff_buf *why)
 {
 	struct host_role *r = NULL;
 	struct ff_buf b = FF_BUF_INIT;
@@ -499,7 +499,7 @@ hosts_send_private(const char *role, const char *label, const char *const paths[
 		if (!strcmp(roles[i].role, role))
 			r = &roles[i];
 	if (!r || !r->dest) {
-		snprintf(why, wn, "%s runs here", role);
+		ff_why(why, "%s runs here", role);
 		return NULL;
 	}
 	ff_buf_printf(&b, "set -e\numask 077\nd=$(mktemp -d \"${TMPDIR:-/tmp}/flimflam-%s-XXXXXX\")\n"
@@ -508,12 +508,12 @@ hosts_send_private(const char *role, const char *label, const char *const paths[
 		const char *base = strrchr(paths[i], '/') ? strrchr(paths[i], '/') + 1 : paths[i];
 
 		if (!(text = ff_read_file(paths[i], NULL))) {
-			snprintf(why, wn, "cannot read '%s': %s", paths[i], strerror(errno));
+			ff_why(why, "cannot read '%s': %s", paths[i], strerror(errno));
 			ff_buf_free(&b);
 			return NULL;
 		}
 		if (strstr(text, END_OF_FILE) || strchr(base, '\'')) {
-			snprintf(why, wn, "cannot send '%s' (its name or text)", paths[i]);
+			ff_why(why, "cannot send '%s' (its name or text)", paths[i]);
 			free(text);
 			ff_buf_free(&b);
 			return NULL;
@@ -524,7 +524,7 @@ hosts_send_private(const char *role, const char *label, const char *const paths[
 	}
 	ff_buf_addstr(&b, "trap - EXIT\necho \"flimflam-dir $d\"\n");
 	if (ff_write_file(scratch, b.s, 0600) < 0) {
-		snprintf(why, wn, "cannot write '%s'", scratch);
+		ff_why(why, "cannot write '%s'", scratch);
 		ff_buf_free(&b);
 		return NULL;
 	}
@@ -537,9 +537,9 @@ hosts_send_private(const char *role, const char *label, const char *const paths[
 	ff_argv_free(&a);
 	dir = out ? strstr(out, "flimflam-dir /") : NULL;
 	if (!out || st != 0 || !dir) {
-		snprintf(why, wn, "cannot copy %s's files to %s (ssh %s): %.200s", role, r->dest,
-			 !out ? "did not start" : st == -1 ? "took more than " FF_STR(REMOTE_SECONDS) " s" : ff_status_how(st),
-			 out && *out ? hosts_first_line(out) : "it said nothing");
+		ff_why(why, "cannot copy %s's files to %s (ssh %s): %.200s", role, r->dest,
+		       !out ? "did not start" : st == -1 ? "took more than " FF_STR(REMOTE_SECONDS) " s" : ff_status_how(st),
+		       out && *out ? hosts_first_line(out) : "it said nothing");
 		free(out);
 		return NULL;
 	}
@@ -657,7 +657,7 @@ hosts_remote_run(const char *dest, const char *line, int *status)
  * 0, or -1 with why.
  */
 int
-hosts_fetch(const char *role, const char *remote, const char *local, char *why, size_t n)
+hosts_fetch(const char *role, const char *remote, const char *local, struct ff_buf *why)
 {
 	const struct host_role *r = find(role);
 	struct ff_spawn_opts o = FF_SPAWN_OPTS_INIT;
@@ -668,11 +668,11 @@ hosts_fetch(const char *role, const char *remote, const char *local, char *why, 
 	int fd, st;
 
 	if (!r || !r->dest) {
-		snprintf(why, n, "%s runs here", role);
+		ff_why(why, "%s runs here", role);
 		return -1;
 	}
 	if (ff_out_open(&out, local, FF_OUT_DEFER, "*.old", 0644) < 0) {
-		snprintf(why, n, "%s", out.err);
+		ff_why(why, "%s", out.err);
 		return -1;
 	}
 	fd = open(out.tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -690,12 +690,12 @@ hosts_fetch(const char *role, const char *remote, const char *local, char *why, 
 	free(line);
 	if (st < 0 || cat.status != 0) {
 		ff_out_abort(&out);
-		snprintf(why, n, "cannot copy '%s' from %s (ssh %s)", remote, r->dest,
-			 st < 0 ? "did not start" : ff_status_how(cat.status));
+		ff_why(why, "cannot copy '%s' from %s (ssh %s)", remote, r->dest,
+		       st < 0 ? "did not start" : ff_status_how(cat.status));
 		return -1;
 	}
 	if (ff_out_commit(&out) < 0) {
-		snprintf(why, n, "%s", out.err);
+		ff_why(why, "%s", out.err);
 		return -1;
 	}
 	/* The capture's own directory there: its files, then it. */

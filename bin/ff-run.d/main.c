@@ -133,7 +133,8 @@ check_hosts(struct run *run, int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct option *longopts = ff_runspec_options(own, FF_RS_PLACE);
-	char why[512], *check_hosts_usage;
+	struct ff_buf why = FF_BUF_INIT;
+	char *check_hosts_usage;
 	int ch;
 
 	/* Its continuation under the first option, as the name is long. */
@@ -149,10 +150,10 @@ check_hosts(struct run *run, int argc, char *argv[])
 	/* The roles r1 ... rN are the chain's, as for run. */
 	if (run->spec.hops < 0)
 		run->spec.hops = ff_relay_hops(run->spec.relay);
-	if (!ff_hops_fit(run->spec.relay, run->spec.hops, why, sizeof(why)))
-		ff_usage_error(check_hosts_usage, "%s", why);
-	if (hosts_parse(run->spec.hosts, (int)run->spec.hops, 0, why, sizeof(why)) < 0)
-		ff_usage_error(check_hosts_usage, "%s", why);
+	if (!ff_hops_fit(run->spec.relay, run->spec.hops, &why))
+		ff_usage_error(check_hosts_usage, "%s", why.s);
+	if (hosts_parse(run->spec.hosts, (int)run->spec.hops, 0, &why) < 0)
+		ff_usage_error(check_hosts_usage, "%s", why.s);
 	if (!hosts_any_remote())
 		ff_usage_error(check_hosts_usage, "--hosts names no other host (all are localhost); 'flimflam check' checks this one");
 	ch = hosts_check(run->spec.workload, run->spec.relay);

@@ -73,13 +73,13 @@ show_phase(const struct run *run, struct phases *ph)
 	double now = ff_now(), left, started = ph->started, warm_end = ph->warm_end, win_end = ph->win_end;
 
 	if (!ff_live_on())
-		return start_note(run, ph, now);
+		return win_end ? progress_note(run, win_end, now) : start_note(run, ph, now);
 	if (!warm_end)
 		ff_live("flimflam: %s (%.0f s)", starting_text(run), floor(now - started));
 	else if (!win_end)
 		ff_live("flimflam: warming up: %.0f s left", ceil(fmax(0, warm_end - now)));
 	else if (now < win_end)
-		ff_live("flimflam: measuring: %.0f s left", ceil(win_end - now));
+		ff_live("flimflam: measuring: %.0f s left%s", ceil(win_end - now), progress_text());
 	else
 		ff_live("flimflam: measured; collecting the results");
 	left = (!warm_end ? now - started : !win_end ? warm_end - now : win_end - now);
@@ -121,6 +121,10 @@ static void
 relay_args(const struct run *run, struct ff_argv *a, const char *cpu)
 {
 	ff_argv_addl(a, "-r", run->spec.relay, "-p", run->spec.protocol, "--cpu-limit", cpu, NULL);
+	if (run->spec.run.workers) {
+		ff_argv_add(a, "--workers");
+		ff_argv_addf(a, "%ld", run->spec.run.workers);
+	}
 	if (run->spec.nbuild)
 		ff_build_argv(a, &run->spec.builds[run->spec.cur]);
 	if (run->spec.tls)
@@ -142,14 +146,15 @@ static void
 tls_for_hosts(const struct run *run, const char *rundir, const char *tls_dirs[])
 {
 	const char *roles[FF_HOPS_MAX];
-	char why[1024], *tls = ff_asprintf("%s/tls", rundir);
+	char *tls = ff_asprintf("%s/tls", rundir);
+	struct ff_buf why = FF_BUF_INIT;
 	int n = (int)run->spec.hops, k;
 
 	for (k = 1; k <= n; k++)
 		roles[k - 1] = relay_role(k);
-	if (ff_tls_certs(rundir, roles, n, why, sizeof(why)) < 0) {
+	if (ff_tls_certs(rundir, roles, n, &why) < 0) {
 		hosts_disconnect();
-		ff_die("--tls: %s", why);
+		ff_die("--tls: %s", why.s);
 	}
 	for (k = 1; k <= n; k++) {
 		char *files[3], *scratch;
@@ -163,7 +168,7 @@ tls_for_hosts(const struct run *run, const char *rundir, const char *tls_dirs[])
 		files[2] = ff_asprintf("%s/%s.key", tls, relay_role(k));
 		scratch = ff_asprintf("%s/send-%s.sh", tls, relay_role(k));
 		tls_dirs[k] = hosts_send_private(relay_role(k), "tls", (const char *const *)files, 3,
-						 scratch, why, sizeof(why));
+						 scratch, &why);
 		for (int i = 0; i < 3; i++)
 			free(files[i]);
 		free(scratch);
@@ -171,9 +176,10 @@ tls_for_hosts(const struct run *run, const char *rundir, const char *tls_dirs[])
 			hosts_disconnect();
 			if (ff_signalled())
 				stopped_by(ff_signalled(), rundir);
-			ff_die("--tls: %s", why);
+			ff_die("--tls: %s", why.s);
 		}
 	}
+	ff_buf_free(&why);
 }
 
 /*
@@ -272,6 +278,7 @@ start_pipeline(const struct run *run, const struct cmd *c, const char *rundir)
 	pipeline *p;
 
 	drive.cpu_limit = ff_relay_find(run->spec.relay)->processes ? run->spec.run.cpu_limit : 0;
+	drive.workers = 0;	/* the relays' (relay_args), not the client's */
 	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
 	snprintf(hops, sizeof(hops), "%ld", run->spec.hops);
 
@@ -340,6 +347,8 @@ take_event(const struct run *run, json_t *events, json_t *ev, struct phases *ph,
 	}
 	if (!strcmp(ff_event_name(ev), "window"))
 		ph->win_end = ff_now() + run->spec.run.duration;
+	if (!strcmp(ff_event_name(ev), "interval"))
+		progress_interval(run, ev);
 	/* Relays on hosts of their own: each host's capture measured its own. */
 	if (!strcmp(ff_event_name(ev), "resources") && ff_event_find(events, "resources")) {
 		json_t *first = ff_event_find(events, "resources");
@@ -414,7 +423,8 @@ static void
 fetch_recordings(const struct run *run, const struct cmd *c, json_t *events)
 {
 	int split = !hosts_relays_together((int)run->spec.hops);
-	char cwd[PATH_MAX - 64], local[PATH_MAX], why[PATH_MAX + 256];
+	char cwd[PATH_MAX - 64], local[PATH_MAX];
+	struct ff_buf why = FF_BUF_INIT;
 	json_t *ev;
 	size_t i;
 
@@ -434,8 +444,8 @@ fetch_recordings(const struct run *run, const struct cmd *c, json_t *events)
 		snprintf(local, sizeof(local), "%s/%s%sperf.data", cwd, split ? role : "", split ? "." : "");
 		if (!run->spec.json)
 			ff_say("flimflam: copying %s's recording from %s to %s\n", role, hosts_dest(role), local);
-		if (hosts_fetch(role, remote, local, why, sizeof(why)) < 0)
-			ff_die("%s", why);
+		if (hosts_fetch(role, remote, local, &why) < 0)
+			ff_die("%s", why.s);
 		/* --json: the stream passed already; a `fetched` event says where it is now. */
 		if (run->spec.json) {
 			json_t *f = ff_event("fetched");
@@ -450,6 +460,7 @@ fetch_recordings(const struct run *run, const struct cmd *c, json_t *events)
 		json_object_set_new(ev, "host", json_string(hosts_dest(role)));
 		free(remote);
 	}
+	ff_buf_free(&why);
 }
 
 json_t *

@@ -120,6 +120,12 @@ fmt_cpu(double v, char *buf, size_t n)
 	return buf;
 }
 
+static const char *
+fmt_rss(double v, char *buf, size_t n)
+{
+	return ff_fmt_prefixed(v, 1024, " ", "B", buf, n);
+}
+
 /*
  * The window as a time series: throughput (operations, where the workload
  * counts them) and each relay's CPU as sparklines, Unicode blocks or, when
@@ -157,6 +163,10 @@ summarize_intervals(const struct run *run, const json_t *res)
 			v[i] = ff_json_num(json_array_get(json_object_get(iv, "relays"), k), "cpu_fraction", 0);
 		snprintf(label, sizeof(label), "%s CPU:", role_name(ff_json_str(r, "role")));
 		spark_line(label, v, n, utf8, fmt_cpu);
+		json_array_foreach(ivs, i, iv)
+			v[i] = ff_json_num(json_array_get(json_object_get(iv, "relays"), k), "rss_bytes", 0);
+		snprintf(label, sizeof(label), "%s RSS:", role_name(ff_json_str(r, "role")));
+		spark_line(label, v, n, utf8, fmt_rss);
 	}
 	free(v);
 	if (json_is_true(json_object_get(st, "steady")))
@@ -302,6 +312,25 @@ config_cpus(const struct run *run, json_t *events, const json_t *topo)
 		ff_print("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
 }
 
+/*
+ * The relays' workers (the topology's): how many each runs and by which of
+ * its settings; more of them than the CPUs of --cpu-limit is said, not
+ * changed (the workers share those CPUs: what a sweep of --workers asks).
+ */
+static void
+config_workers(const struct run *run, const json_t *topo)
+{
+	long n = (long)ff_json_num(topo, "workers", 0);
+
+	if (n <= 0)
+		return;
+	ff_print("  Workers:     %ld per relay (%s%s)\n", n, ff_json_str(topo, "workers_setting") ?
+		 ff_json_str(topo, "workers_setting") : "?", run->spec.run.workers ? ", --workers" : "");
+	if (json_is_true(json_object_get(topo, "workers_over_cpu_limit")))
+		ff_print("  Note:        %ld workers per relay on --cpu-limit %ld: they share the relay's CPU%s\n",
+			 n, run->spec.run.cpu_limit, run->spec.run.cpu_limit == 1 ? "" : "s");
+}
+
 void
 summarize(const struct run *run, json_t *events, const char *rundir)
 {
@@ -332,6 +361,7 @@ summarize(const struct run *run, json_t *events, const char *rundir)
 	if (run->spec.hosts)
 		ff_print("  Hosts:       %s (the roles not named ran here)\n", run->spec.hosts);
 	config_cpus(run, events, topo);
+	config_workers(run, topo);
 	ff_print("\nResults\n");
 	ff_print("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
 	if (json_is_number(json_object_get(res, "ops_per_s")) && !ff_workload_is_rr(run->spec.workload))
@@ -359,6 +389,7 @@ summarize(const struct run *run, json_t *events, const char *rundir)
 			ff_print("  %s RSS:      %.1f MiB\n", role,
 			       ff_json_num(r, "max_rss_bytes", 0) / 1048576.0);
 			switches_line(run, role, r, res, ff_json_num(rsc, "window_s", 0));
+			growth_line(role, r);
 		}
 	}
 	ff_print("\nRun directory: %s\n", rundir);

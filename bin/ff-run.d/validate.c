@@ -42,9 +42,9 @@ validate_hosts(const struct ff_runspec *rs, const char *use)
 
 /* --hosts for a run: every role named has its address. */
 static int
-run_hosts_parse(const char *spec, int nrelays, char *why, size_t n)
+run_hosts_parse(const char *spec, int nrelays, struct ff_buf *why)
 {
-	return hosts_parse(spec, nrelays, 1, why, n);
+	return hosts_parse(spec, nrelays, 1, why);
 }
 
 /* Is the role's program checked here, or on its host (by its stage)? */
@@ -72,14 +72,18 @@ validate_run(struct run *run)
 void
 capture_usage(const struct run *run, const struct cmd *c)
 {
-	char *p, why[512];
+	struct ff_buf why = FF_BUF_INIT;
+	char *p;
+	int carries;
 
 	if (strcmp(c->mode, "skstat") || !ff_relay_find(run->spec.relay)->processes)
 		return;		/* relay none: validate_run says it */
 	if (!ff_relay_has(run->spec.relay, FF_RELAY_STATS))
 		ff_usage_error(run->usage, "'skstat' reads the routers' statistics, so it needs relay "
 			       "'%s', not '%s'", ff_relays_with(FF_RELAY_STATS), run->spec.relay);
-	if (!ff_carries(run->spec.workload, run->spec.relay, run->spec.protocol, NULL, NULL, why, sizeof(why)))
+	carries = ff_carries(run->spec.workload, run->spec.relay, run->spec.protocol, NULL, NULL, &why);
+	ff_buf_free(&why);
+	if (!carries)
 		return;		/* a usage error first */
 	if (run->spec.nbuild)
 		return;		/* ff-capture --check finds the build's skstat */

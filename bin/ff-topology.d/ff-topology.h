@@ -13,6 +13,7 @@
 extern struct topology_opts {
 	const char *relay, *protocol, *run_dir, *encapsulation, *build;
 	long cpu_limit, server_port;
+	long workers;		/* --workers: 0, one per CPU of --cpu-limit, else the row's threads */
 	int config_only, tls;
 	long hops;		/* -1: the relay's own (2; none's 0) */
 	const char *listen, *relay_role, *target_event;
@@ -75,6 +76,12 @@ struct tls_proof {
  */
 struct relay_driver {
 	const char *name;
+	/*
+	 * The setting its configuration or command line takes workers() in
+	 * ("router workerThreads"), for `topology`; its row has
+	 * FF_RELAY_WORKERS. NULL: flimflam sets no worker count of its.
+	 */
+	const char *workers_setting;
 	/* Before anything starts, once program_path is known: what else it needs (die or usage error). */
 	void (*check)(void);
 	void (*ports)(struct relay *r);	/* ports beyond the data path */

@@ -27,6 +27,7 @@
 
 const char usage[] =
 	"usage: ff-topology [-r RELAY] [-p PROTOCOL] [--hops N] [--cpu-limit N]\n"
+	"                   [--workers N]\n"
 	"                   [--encapsulation legacy|lite] [--server-port PORT]\n"
 	"                   [--run-dir DIR] [--config-only] [--build LABEL=PATH]\n"
 	"                   [--tls] [--listen ADDRESS] [--relay-cmd COMMAND]\n"
@@ -39,6 +40,8 @@ const char usage[] =
 	"default 2; relay none has no relay, and takes no --hops).\n"
 	"Without --server-port, the server's port comes from the `server` event\n"
 	"on stdin. --cpu-limit pins each relay to N CPUs of its own (0: no limit).\n"
+	"--workers N: each relay's worker threads or processes (skrouterd, nghttpx,\n"
+	"nginx, haproxy; default: one per CPU of --cpu-limit, else the relay's own).\n"
 	"--encapsulation sets skrouterd's tcp encapsulation (routers 2.5 to 3.0;\n"
 	"default: the router's own). --config-only writes the relays' configurations\n"
 	"into the run directory, emits `config`, and starts nothing. --tls: each link\n"
@@ -60,7 +63,7 @@ const char usage[] =
 	"stages): a signal stops it without a \"stopped by\" line; flimflam says it.\n";
 
 enum { OPT_CPU_LIMIT = 256, OPT_SERVER_PORT, OPT_RUN_DIR, OPT_ENCAPSULATION, OPT_CONFIG_ONLY,
-       OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT, OPT_TLS_CERTS };
+       OPT_LISTEN, OPT_RELAY_ROLE, OPT_TARGET_EVENT, OPT_TLS_CERTS, OPT_WORKERS };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -69,6 +72,7 @@ static const struct option longopts[] = {
 	{ "relay", required_argument, NULL, 'r' },
 	{ "protocol", required_argument, NULL, 'p' },
 	{ "cpu-limit", required_argument, NULL, OPT_CPU_LIMIT },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "server-port", required_argument, NULL, OPT_SERVER_PORT },
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "encapsulation", required_argument, NULL, OPT_ENCAPSULATION },
@@ -106,11 +110,11 @@ const struct ff_relay *row;
 const struct relay_driver *drv;
 struct ff_build build;
 
-/* The threads (workers) each relay runs: one per CPU it has, else its row's. */
+/* The threads (workers) each relay runs: --workers, else one per CPU it has, else its row's. */
 long
 workers(void)
 {
-	return opt.cpu_limit ? opt.cpu_limit : row->threads;
+	return opt.workers ? opt.workers : opt.cpu_limit ? opt.cpu_limit : row->threads;
 }
 
 static void
@@ -152,7 +156,7 @@ static int
 take_server(struct ff_stage *s, char **host)
 {
 	const char *workload;
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 	int port = 0;
 	json_t *ev;
 
@@ -190,8 +194,8 @@ take_server(struct ff_stage *s, char **host)
 				*host = ff_strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
 				workload = ff_json_str(ev, "workload");
 				if (workload && !ff_carries(workload, opt.relay, opt.protocol,
-							    NULL, NULL, why, sizeof(why)))
-					ff_die_event("%s (these work: %s)", why,
+							    NULL, NULL, &why))
+					ff_die_event("%s (these work: %s)", why.s,
 						     ff_combos_for(workload, NULL));
 				if (port <= 0)
 					ff_die_event("the server event has no port");
@@ -227,6 +231,9 @@ parse_args(int argc, char *argv[])
 			break;
 		case OPT_CPU_LIMIT:
 			opt.cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", optarg);
+			break;
+		case OPT_WORKERS:
+			opt.workers = ff_parse_run_opt(usage, "--workers", optarg);
 			break;
 		case OPT_SERVER_PORT:
 			opt.server_port = ff_parse_long(usage, "--server-port", optarg, 1, 65535);
@@ -304,10 +311,10 @@ args_fit(void)
 static void
 check_chain(void)
 {
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 
-	if (!ff_carries(NULL, opt.relay, opt.protocol, NULL, NULL, why, sizeof(why)))
-		ff_usage_error(usage, "%s (it works with: %s)", why, ff_combos_for(NULL, opt.relay));
+	if (!ff_carries(NULL, opt.relay, opt.protocol, NULL, NULL, &why))
+		ff_usage_error(usage, "%s (it works with: %s)", why.s, ff_combos_for(NULL, opt.relay));
 	if (opt.relay_role && !row->processes)
 		ff_usage_error(usage, "--relay-role starts one relay, and relay '%s' has none", opt.relay);
 	if (opt.relay_role && opt.tls && ff_relay_has(opt.relay, FF_RELAY_TLS) &&
@@ -318,8 +325,8 @@ check_chain(void)
 		opt.hops = 1;
 	if (opt.hops < 0)
 		opt.hops = ff_relay_hops(opt.relay);
-	if (!ff_hops_fit(opt.relay, opt.hops, why, sizeof(why)))
-		ff_usage_error(usage, "%s", why);
+	if (!ff_hops_fit(opt.relay, opt.hops, &why))
+		ff_usage_error(usage, "%s", why.s);
 	nrelays = (int)opt.hops;
 	if (opt.cpu_limit > 0) {
 		cpu_set_t avail;
@@ -334,6 +341,9 @@ check_chain(void)
 	if (opt.relay_cmd && !ff_relay_has(opt.relay, FF_RELAY_COMMAND))
 		ff_usage_error(usage, "--relay-cmd is for relay %s, not '%s'", ff_relays_with(FF_RELAY_COMMAND),
 			       opt.relay);
+	if (opt.workers && !ff_relay_has(opt.relay, FF_RELAY_WORKERS))
+		ff_usage_error(usage, "--workers is for relays %s, not '%s': flimflam does not set its worker count",
+			       ff_relays_with(FF_RELAY_WORKERS), opt.relay);
 	if (opt.tls && nrelays < 2 && !opt.relay_role)
 		ff_usage_error(usage, "--tls is for the links between relays, and %s",
 			       nrelays ? "--hops 1 has one relay and no link" :
@@ -373,11 +383,11 @@ check_tls(void)
 static void
 check_program(void)
 {
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 
 	if (opt.build) {
-		if (ff_build_read(opt.build, opt.relay, &build, why, sizeof(why)) < 0)
-			ff_fail(2, "%s", why);
+		if (ff_build_read(opt.build, opt.relay, &build, &why) < 0)
+			ff_fail(2, "%s", why.s);
 		program_path = ff_strdup(build.path);
 	} else if (row->program) {
 		program_path = ff_which(row->program);
@@ -385,21 +395,22 @@ check_program(void)
 			ff_die("relay '%s' needs %s, which is not on PATH", opt.relay, row->program);
 	}
 	if (program_path && !opt.config_only && row->check && !opt.build &&
-	    row->check(program_path, why, sizeof(why)) < 0)
-		ff_die("%s", why);	/* a build's was checked with it */
+	    row->check(program_path, &why) < 0)
+		ff_die("%s", why.s);	/* a build's was checked with it */
 	if (program_path && !opt.build && !opt.config_only)
-		ff_build_at(NULL, program_path, opt.relay, &build, why, sizeof(why));
+		ff_build_at(NULL, program_path, opt.relay, &build, &why);
 	if (program_path) {
 		void *saved = ff_build_env_enter(&build);
 		int can = ff_carries(NULL, opt.relay, opt.protocol, program_path,
-				     opt.encapsulation, why, sizeof(why));
+				     opt.encapsulation, &why);
 
 		ff_build_env_leave(&build, saved);
 		if (can < 0)
-			ff_die("%s", why);
+			ff_die("%s", why.s);
 		if (!can)
-			ff_usage_error(usage, "%s", why);
+			ff_usage_error(usage, "%s", why.s);
 	}
+	ff_buf_free(&why);
 	if (drv->check)
 		drv->check();
 }
@@ -429,6 +440,16 @@ emit_topology(int port, int server_port)
 	json_object_set_new(ev, "relay", json_string(opt.relay));
 	json_object_set_new(ev, "protocol", json_string(opt.protocol));
 	json_object_set_new(ev, "cpu_limit", json_integer(opt.cpu_limit));
+	/*
+	 * Each relay's workers, by the driver's setting (null: a relay whose
+	 * count flimflam does not set); more than --cpu-limit's CPUs is said.
+	 */
+	json_object_set_new(ev, "workers", nrelays && drv->workers_setting ?
+			    json_integer(workers()) : json_null());
+	json_object_set_new(ev, "workers_setting", nrelays && drv->workers_setting ?
+			    json_string(drv->workers_setting) : json_null());
+	json_object_set_new(ev, "workers_over_cpu_limit", json_boolean(nrelays && drv->workers_setting &&
+								       opt.cpu_limit > 0 && workers() > opt.cpu_limit));
 	json_object_set_new(ev, "host", json_string(front_host));
 	json_object_set_new(ev, "port", json_integer(port));
 	/* --relay-role: where the relay before this one links to (a router's inter-router listener). */

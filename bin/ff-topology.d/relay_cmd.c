@@ -15,18 +15,18 @@ static struct ff_argv words = FF_ARGV_INIT;
 static void
 check_cmd(void)
 {
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 
 	if (!opt.relay_cmd)
 		ff_usage_error(usage, "relay 'cmd' runs the command of --relay-cmd, and none is given");
-	switch (ff_relay_cmd_program(opt.relay_cmd, &program_path, why, sizeof(why))) {
+	switch (ff_relay_cmd_program(opt.relay_cmd, &program_path, &why)) {
 	case 2:
-		ff_usage_error(usage, "%s", why);
+		ff_usage_error(usage, "%s", why.s);
 	case 1:
-		ff_die("%s", why);
+		ff_die("%s", why.s);
 	}
-	if (ff_relay_cmd_split(opt.relay_cmd, &words, why, sizeof(why)) < 0)
-		ff_usage_error(usage, "%s", why);
+	if (ff_relay_cmd_split(opt.relay_cmd, &words, &why) < 0)
+		ff_usage_error(usage, "%s", why.s);
 }
 
 static void

@@ -145,6 +145,7 @@ prove_haproxy(struct relay *from, struct relay *to, int entry, struct tls_proof 
 
 const struct relay_driver relay_haproxy = {
 	.name = "haproxy",
+	.workers_setting = "nbthread",
 	.tls_ports = tls_ports_haproxy,
 	.configure = configure_haproxy,
 	.args = args_haproxy,

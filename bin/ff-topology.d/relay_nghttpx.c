@@ -111,6 +111,7 @@ tls_log_nghttpx(const struct relay *r)
 
 const struct relay_driver relay_nghttpx = {
 	.name = "nghttpx",
+	.workers_setting = "workers",
 	.configure = configure_nghttpx,
 	.args = args_nghttpx,
 	.prove = prove_nghttpx,

@@ -197,6 +197,7 @@ tls_log_nginx(const struct relay *r)
 
 const struct relay_driver relay_nginx = {
 	.name = "nginx",
+	.workers_setting = "worker_processes",
 	.tls_ports = tls_ports_nginx,
 	.configure = configure_nginx,
 	.args = args_nginx,

@@ -137,21 +137,43 @@ args_skrouterd(struct relay *r, struct ff_argv *a)
 	ff_argv_addl(a, program_path, "--config", r->conf, NULL);
 }
 
+/*
+ * --workers: the router's own schema has router's workerThreads (every
+ * router so far has; one whose schema cannot be read is left to say so at
+ * its start).
+ */
+static void
+check_workers(void)
+{
+	struct ff_skr_features f;
+	void *saved = ff_build_env_enter(&build);
+	char *schema = ff_skrouterd_schema_path(program_path);
+	int known = schema && access(schema, R_OK) == 0 && ff_skrouterd_features(schema, &f) == 0;
+
+	ff_build_env_leave(&build, saved);
+	if (known && !f.worker_threads)
+		ff_usage_error(usage, "--workers: the skrouterd at '%s' has no workerThreads in its router schema (%s)",
+			       program_path, schema);
+	free(schema);
+}
+
 /* --tls: the build's own schema names the sslProfile's attributes. */
 static void
 check_skrouterd(void)
 {
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 	void *saved;
 	int st;
 
+	if (opt.workers && program_path)
+		check_workers();
 	if (!opt.tls || !program_path)
 		return;
 	saved = ff_build_env_enter(&build);
-	st = ff_skrouterd_tls(program_path, &skr_tls, why, sizeof(why));
+	st = ff_skrouterd_tls(program_path, &skr_tls, &why);
 	ff_build_env_leave(&build, saved);
 	if (st < 0)
-		ff_die("%s", why);
+		ff_die("%s", why.s);
 }
 
 /* Did the router that makes r's link say in its log that the link failed TLS? */
@@ -302,6 +324,7 @@ prove_skrouterd(struct relay *from, struct relay *to, int entry, struct tls_proo
 
 const struct relay_driver relay_skrouterd = {
 	.name = "skrouterd",
+	.workers_setting = "router workerThreads",
 	.check = check_skrouterd,
 	.ports = ports_skrouterd,
 	.link = link_skrouterd,

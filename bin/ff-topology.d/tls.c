@@ -22,15 +22,15 @@ void
 tls_certs(const struct relay *rs, int n)
 {
 	const char *roles[FF_HOPS_MAX];
-	char why[1024];
+	struct ff_buf why = FF_BUF_INIT;
 	int i;
 
 	if (opt.tls_certs)
 		return;		/* given, made by one CA for the whole chain */
 	for (i = 0; i < n && i < (int)FF_ARRAY_SIZE(roles); i++)
 		roles[i] = rs[i].role;
-	if (ff_tls_certs(ff_rundir(NULL), roles, i, why, sizeof(why)) < 0)
-		ff_die("--tls: %s", why);
+	if (ff_tls_certs(ff_rundir(NULL), roles, i, &why) < 0)
+		ff_die("--tls: %s", why.s);
 }
 
 /* A relay's own certificate and key, and the CA it trusts: the run's, or --tls-certs's, where they are. */

@@ -467,12 +467,43 @@
 				return [role, iv.map(function (e) { var r = relayIn(e, role); return r && r.cpu_fraction !== null ? r.cpu_fraction * 100 : null; })];
 			});
 		} },
-		{ key: 'rss', title: 'Relay memory (RSS)', unit: 'MiB', fmt: sig3, lines: function (iv) {
+		{ key: 'rss', title: 'Relay memory (RSS)', unit: 'MiB', fmt: sig3, fit: 'rss', scale: 1048576, lines: function (iv) {
 			return roles(iv).map(function (role) {
 				return [role, iv.map(function (e) { var r = relayIn(e, role); return r && r.rss_bytes !== null ? r.rss_bytes / 1048576 : null; })];
 			});
+		} },
+		{ key: 'fds', title: 'Relay open files', unit: 'descriptors', fmt: sig3, fit: 'fds', scale: 1, lines: function (iv) {
+			return roles(iv).map(function (role) {
+				return [role, iv.map(function (e) { var r = relayIn(e, role); return r && typeof r.fds === 'number' ? r.fds : null; })];
+			});
 		} }
 	];
+	/*
+	 * A relay's fitted growth (r.growth, per hour, in bytes or files: the
+	 * figure times `scale`) as a line through the intervals' points: the
+	 * Theil-Sen slope, its intercept the median of y - slope t.
+	 */
+	function fitLine(g, f, x, y, r, spec, role, vals, col) {
+		var fit = (r.growth || []).filter(function (e) { return e.role === role; })[0], k = [], a, t0, t1;
+		fit = fit && fit[spec.fit];
+		if (!fit || typeof fit.per_h !== 'number')
+			return;
+		var per_s = fit.per_h / 3600 / spec.scale;
+		vals.forEach(function (v, i) {
+			if (v !== null && v !== undefined)
+				k.push(v - per_s * r.intervals[i].t_s);
+		});
+		k.sort(function (p, q) { return p - q; });
+		a = k.length % 2 ? k[(k.length - 1) / 2] : (k[k.length / 2 - 1] + k[k.length / 2]) / 2;
+		t0 = r.intervals[0].t_s;
+		t1 = r.intervals[r.intervals.length - 1].t_s;
+		tip(s('line', { class: 'fit', x1: x(t0), x2: x(t1), y1: y(a + per_s * t0), y2: y(a + per_s * t1),
+			stroke: col, 'stroke-width': 1.5, 'stroke-dasharray': '1 3', 'data-line': role,
+			'data-per-h': num(fit.per_h), 'data-low': num(fit.low_per_h), 'data-high': num(fit.high_per_h),
+			'data-verdict': fit.verdict }, g),
+		role + ': ' + (fit.per_h > 0 ? '+' : '') + sig3(per_s * 3600) + ' ' + spec.unit + ' an hour (95%: ' +
+		sig3(fit.low_per_h / spec.scale) + ' to ' + sig3(fit.high_per_h / spec.scale) + '), ' + fit.verdict);
+	}
 	function roles(iv) {
 		var out = [];
 		iv.forEach(function (e) {
@@ -521,6 +552,8 @@
 				d += (d ? 'L' : 'M') + x(iv[i].t_s).toFixed(1) + ' ' + y(v).toFixed(1);
 			});
 			s('path', { class: 'line', d: d, stroke: col, 'stroke-dasharray': DASHES[k % DASHES.length] }, g);
+			if (spec.fit)
+				fitLine(g, f, x, y, r, spec, l[0], l[1], col);
 			l[1].forEach(function (v, i) {
 				if (v === null || v === undefined)
 					return;
@@ -673,7 +706,10 @@
 	drawFailures();
 	drawOptions();
 	drawEnvironment();
-	window.report = { data: D, showRun: showRun };
-	document.documentElement.setAttribute('data-drawn', 'yes');
+	/* For curves.js, which draws after this script: its helpers. */
+	window.report = { data: D, showRun: showRun, lib: { h: h, s: s, tip: tip, num: num, frame: frame,
+		xAxis: xAxis, yAxis: yAxis, ticks: ticks, logTicks: logTicks, linear: linear, legend: legend,
+		colour: colour, dash: dash, sig3: sig3, si: si, us: us, usTick: usTick, runsOf: runsOf,
+		PALETTE: PALETTE, DASHES: DASHES } };
 	document.documentElement.setAttribute('data-draw-ms', Math.round(performance.now() - started));
 })();

@@ -25,7 +25,7 @@ protocols(int bits)
 int
 main(int argc, char *argv[])
 {
-	char why[512];
+	struct ff_buf why = FF_BUF_INIT;
 	int w, r, p, yes;
 
 	(void)argc;
@@ -40,20 +40,21 @@ main(int argc, char *argv[])
 	}
 	for (r = 0; ff_relays[r]; r++) {
 		for (p = 0; ff_protocols[p]; p++) {
-			why[0] = 0;
-			yes = ff_carries(NULL, ff_relays[r], ff_protocols[p], NULL, NULL, why, sizeof(why));
-			printf("relay %s %s %s %s\n", ff_relays[r], ff_protocols[p], yes ? "yes" : "no", why);
+			why.len = 0;
+			yes = ff_carries(NULL, ff_relays[r], ff_protocols[p], NULL, NULL, &why);
+			printf("relay %s %s %s %s\n", ff_relays[r], ff_protocols[p], yes ? "yes" : "no", why.len ? why.s : "");
 		}
 		printf("others %s %s\n", ff_relays[r], ff_other_relays(ff_relays[r]));
 	}
 	for (w = 0; ff_workloads[w]; w++)
 		for (r = 0; ff_relays[r]; r++)
 			for (p = 0; ff_protocols[p]; p++) {
-				why[0] = 0;
+				why.len = 0;
 				yes = ff_carries(ff_workloads[w], ff_relays[r], ff_protocols[p],
-						 NULL, NULL, why, sizeof(why));
+						 NULL, NULL, &why);
 				printf("carries %s %s %s %s %s\n", ff_workloads[w], ff_relays[r],
-				       ff_protocols[p], yes ? "yes" : "no", why);
+				       ff_protocols[p], yes ? "yes" : "no", why.len ? why.s : "");
 			}
+	ff_buf_free(&why);
 	return 0;
 }

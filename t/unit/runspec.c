@@ -60,12 +60,12 @@ main(int argc, char *argv[])
 	check(same_opts(&rs.run, &back.run) && back.hops == -1, "defaults through a stage's argv");
 	rs.workload = "builtin-rr";
 	rs.hops = 3;
-	rs.run = (struct ff_run_opts){ 7, 0, 9, 0, 100, 2000, 50, 0.25 };
+	rs.run = (struct ff_run_opts){ 7, 0, 9, 0, 100, 2000, 50, 0.25, 0 };
 	round_trip(&rs, FF_RS_WORKLOAD, &back);
 	check(same_opts(&rs.run, &back.run) && back.hops == 3 && !strcmp(back.workload, "builtin-rr"),
 	      "every option through ff-workload's argv");
 	round_trip(&rs, FF_RS_RR, &back);
-	check(same_opts(&back.run, &(struct ff_run_opts){ 7, 0, 9, 1, 100, 2000, 50, 0.25 }) &&
+	check(same_opts(&back.run, &(struct ff_run_opts){ 7, 0, 9, 1, 100, 2000, 50, 0.25, 0 }) &&
 	      back.hops == -1, "the rr client's rows: all but --cpu-limit and --hops");
 	rs.hops = 0;
 	round_trip(&rs, FF_RS_WORKLOAD, &back);
@@ -73,6 +73,13 @@ main(int argc, char *argv[])
 	check(ff_runspec_range("--hops", &min, &max) && min == 1 && max == FF_HOPS_MAX,
 	      "--hops' range is its row's");
 	check(ff_parse_run_opt("usage: x\n", "--duration", "86400") == 86400, "ff_parse_run_opt by the rows");
+	rs.run.workers = 3;
+	round_trip(&rs, FF_RS_OPTS, &back);
+	check(back.run.workers == 3, "--workers through a run's argv (ff_argv_run_opts's rows)");
+	round_trip(&rs, FF_RS_WORKLOAD, &back);
+	check(back.run.workers == 0, "--workers is the relays', not ff-workload's");
+	check(ff_runspec_range("--workers", &min, &max) && min == 1 && max == 1024,
+	      "--workers' range is its row's");
 	printf("%d failures\n", failures);
 	return failures != 0;
 }
