@@ -56,11 +56,8 @@
  */
 long ff_parse_run_opt(const char *usage, const char *opt, const char *s);
 /*
- * The run options of flimflam run, ff-bench and ff-workload, taken
- * together: FF_RUN_LONGOPTS in a getopt_long table, and in its loop's
- * default case ff_take_run_opt(), which parses the one getopt returned
- * (returning 1), or returns 0 when it is none of them. A program's own
- * long-only options number from FF_OPT_OWN.
+ * The run options: their rows and parsing are ff_runspec.c's (struct
+ * ff_runspec). A program's own long-only options number from FF_OPT_OWN.
  */
 struct ff_run_opts {
 	long jobs, warmup, duration, cpu_limit;
@@ -72,18 +69,7 @@ struct ff_run_opts {
 	long workers;
 };
 #define FF_RUN_OPTS_DEFAULTS { 2, 5, 5, 1, 1, 1, 0, 1.0, 0 }	/* the original's defaults */
-enum { FF_OPT_JOBS = 0x100, FF_OPT_WARMUP, FF_OPT_DURATION, FF_OPT_CPU_LIMIT,
-       FF_OPT_REQUEST_SIZE, FF_OPT_RESPONSE_SIZE, FF_OPT_RATE, FF_OPT_INTERVAL, FF_OPT_OWN };
-#define FF_RUN_LONGOPTS \
-	{ "jobs", required_argument, NULL, FF_OPT_JOBS }, \
-	{ "warmup", required_argument, NULL, FF_OPT_WARMUP }, \
-	{ "duration", required_argument, NULL, FF_OPT_DURATION }, \
-	{ "cpu-limit", required_argument, NULL, FF_OPT_CPU_LIMIT }, \
-	{ "request-size", required_argument, NULL, FF_OPT_REQUEST_SIZE }, \
-	{ "response-size", required_argument, NULL, FF_OPT_RESPONSE_SIZE }, \
-	{ "rate", required_argument, NULL, FF_OPT_RATE }, \
-	{ "interval", required_argument, NULL, FF_OPT_INTERVAL }
-int ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o);
+enum { FF_OPT_OWN = 0x100 };	/* below FF_RS_VAL */
 /*
  * --interval: "--interval" SECONDS, a number from FF_INTERVAL_MIN; and,
  * once every option is parsed, no longer than --duration (usage errors).
@@ -108,8 +94,9 @@ int ff_rr_opts_set(const struct ff_run_opts *o);
  */
 void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_cpu_limit);
 /*
- * FF_CHAIN_LONGOPTS: the options of the relay chain that ff-bench and
- * ff-topology both take: --hops N, --tls, --relay-cmd COMMAND and --build.
+ * FF_CHAIN_LONGOPTS: the options of the relay chain that ff-topology
+ * takes: --hops N, --tls, --relay-cmd COMMAND and --build (ff-bench and
+ * ff-run take theirs from the rows, lib/ff_runspec.c).
  */
 #define FF_OPT_HOPS 0x7ff9
 #define FF_OPT_TLS 0x7ffa
@@ -532,6 +519,8 @@ struct ff_build {
 	char *skstat;		/* skrouterd: PREFIX/bin/skstat, or NULL */
 	char *env[3];		/* "NAME=VALUE", or "NAME" to unset; NULL-terminated */
 	char *skstat_env[3];
+	char *at;		/* PATH as given, absolute */
+	int binding;		/* the Proton binding is under PREFIX: skstat gets its libraries */
 };
 /* Is s[0..len) a label: 1 to 64 of [A-Za-z0-9._-]? */
 int ff_build_label_ok(const char *s, size_t len);
@@ -545,6 +534,19 @@ int ff_build_parse(const char *arg, const char *relay, struct ff_build *b, struc
 /* The same for a label (or NULL) and a path. */
 int ff_build_at(const char *label, const char *path, const char *relay, struct ff_build *b,
 		struct ff_buf *why);
+/*
+ * A checked build as a stage's arguments: "--build" and the build as the
+ * parse found it (one JSON object: its label, PATH as given made absolute,
+ * the binary, its prefix, version and environment).
+ */
+void ff_build_argv(struct ff_argv *a, const struct ff_build *b);
+/*
+ * --build's argument for `relay`, as a stage reads it: a build as
+ * ff_build_argv passed it, of which only what another host must is checked
+ * again (PATH is there and holds the binary; the messages of
+ * ff_build_parse), else LABEL=PATH as given by hand (ff_build_parse).
+ */
+int ff_build_read(const char *arg, const char *relay, struct ff_build *b, struct ff_buf *why);
 /* The relay's program on PATH as a build without a label; -1 when there is none usable. */
 int ff_build_of_path(const char *relay, struct ff_build *b);
 void ff_build_free(struct ff_build *b);

@@ -23,6 +23,7 @@ ff_build_free(struct ff_build *b)
 	free(b->ld_library_path);
 	free(b->pythonpath);
 	free(b->skstat);
+	free(b->at);
 	for (size_t i = 0; i < FF_ARRAY_SIZE(b->env); i++)
 		free(b->env[i]);
 	for (size_t i = 0; i < FF_ARRAY_SIZE(b->skstat_env); i++)
@@ -90,6 +91,21 @@ setting(const char *name, const char *value)
 	return value ? ff_asprintf("%s=%s", name, value) : ff_strdup(name);
 }
 
+/* The settings of the build's processes, and of its skstat's. */
+static void
+set_env(struct ff_build *b)
+{
+	b->env[0] = setting("LD_LIBRARY_PATH", b->ld_library_path);
+	b->env[1] = setting("PYTHONPATH", b->pythonpath);
+	/*
+	 * skstat: the build's Proton binding with the build's libraries; a
+	 * binding from elsewhere (the distribution's) gets none of them, as
+	 * the sonames are the same and the symbols not.
+	 */
+	b->skstat_env[0] = setting("LD_LIBRARY_PATH", b->binding ? b->ld_library_path : NULL);
+	b->skstat_env[1] = setting("PYTHONPATH", b->pythonpath);
+}
+
 /*
  * The build's environment: LD_LIBRARY_PATH from its RUNPATH, else its
  * prefix's lib/ and lib64/; for skrouterd its Python directory and the
@@ -147,15 +163,8 @@ derive_env(struct ff_build *b, int skrouterd)
 	}
 	ff_buf_free(&ld);
 	ff_buf_free(&py);
-	b->env[0] = setting("LD_LIBRARY_PATH", b->ld_library_path);
-	b->env[1] = setting("PYTHONPATH", b->pythonpath);
-	/*
-	 * skstat: the build's Proton binding with the build's libraries; a
-	 * binding from elsewhere (the distribution's) gets none of them, as
-	 * the sonames are the same and the symbols not.
-	 */
-	b->skstat_env[0] = setting("LD_LIBRARY_PATH", binding ? b->ld_library_path : NULL);
-	b->skstat_env[1] = setting("PYTHONPATH", b->pythonpath);
+	b->binding = binding;
+	set_env(b);
 }
 
 /* Settings kept while the build's own run: the caller's, put back by env_restore. */
@@ -277,6 +286,7 @@ ff_build_at(const char *label, const char *path, const char *relay, struct ff_bu
 		return -1;
 	}
 	ff_absolute(path, abs, sizeof(abs));
+	b->at = ff_strdup(abs);
 	if (S_ISDIR(st.st_mode)) {
 		/* An install prefix: sbin/ or bin/ holds the relay. */
 		char *s = ff_asprintf("%s/sbin/%s", abs, prog), *p = ff_asprintf("%s/bin/%s", abs, prog);
@@ -341,6 +351,79 @@ ff_build_parse(const char *arg, const char *relay, struct ff_build *b, struct ff
 		ff_build_free(b);
 		return -1;
 	}
+	return 0;
+}
+
+void
+ff_build_argv(struct ff_argv *a, const struct ff_build *b)
+{
+	json_t *o = json_object();
+	char *s;
+
+	json_object_set_new(o, "label", json_string(b->label));
+	json_object_set_new(o, "at", ff_json_path(b->at));
+	json_object_set_new(o, "path", ff_json_path(b->path));
+	json_object_set_new(o, "prefix", b->prefix ? ff_json_path(b->prefix) : json_null());
+	json_object_set_new(o, "version", ff_json_text(b->version));
+	json_object_set_new(o, "ld_library_path", b->ld_library_path ? ff_json_path(b->ld_library_path) :
+			    json_null());
+	json_object_set_new(o, "pythonpath", b->pythonpath ? ff_json_path(b->pythonpath) : json_null());
+	json_object_set_new(o, "skstat", b->skstat ? ff_json_path(b->skstat) : json_null());
+	json_object_set_new(o, "binding", json_boolean(b->binding));
+	s = json_dumps(o, JSON_COMPACT);
+	if (!s)
+		ff_die("out of memory");
+	ff_argv_addl(a, "--build", s, NULL);
+	free(s);
+	json_decref(o);
+}
+
+/* A path of the build's object, or NULL. */
+static char *
+path_of(const json_t *o, const char *key)
+{
+	return json_is_null(json_object_get(o, key)) ? NULL : ff_json_path_value(json_object_get(o, key));
+}
+
+int
+ff_build_read(const char *arg, const char *relay, struct ff_build *b, struct ff_buf *why)
+{
+	json_t *o = arg[0] == '{' ? json_loads(arg, 0, NULL) : NULL;
+	const char *label = ff_json_str(o, "label"), *prog = ff_relay_program(relay);
+	struct stat st;
+	int r = -1;
+
+	if (!o || !label)
+		return ff_build_parse(arg, relay, b, why);
+	memset(b, 0, sizeof(*b));
+	b->relay = relay;
+	b->label = ff_strdup(label);
+	b->at = path_of(o, "at");
+	b->path = path_of(o, "path");
+	b->prefix = path_of(o, "prefix");
+	b->version = ff_json_str(o, "version") ? ff_strdup(ff_json_str(o, "version")) : NULL;
+	b->ld_library_path = path_of(o, "ld_library_path");
+	b->pythonpath = path_of(o, "pythonpath");
+	b->skstat = path_of(o, "skstat");
+	b->binding = json_is_true(json_object_get(o, "binding"));
+	json_decref(o);
+	/* Checked where it was given; here (another host, maybe) only that it is there. */
+	if (!b->at || !b->path || !prog || !ff_build_label_ok(b->label, strlen(b->label)))
+		ff_why(why, "--build %s: not a build as flimflam passes it", b->label);
+	else if (stat(b->at, &st) < 0)
+		ff_why(why, "--build %s: '%s': %s", b->label, b->at, strerror(errno));
+	else if (!is_exec_file(b->path) && S_ISDIR(st.st_mode))
+		ff_why(why, "--build %s: '%s' is a directory without sbin/%s or bin/%s", b->label,
+		       b->at, prog, prog);
+	else if (!is_exec_file(b->path))
+		ff_why(why, "--build %s: '%s' is not an executable file", b->label, b->at);
+	else
+		r = 0;
+	if (r < 0) {
+		ff_build_free(b);
+		return -1;
+	}
+	set_env(b);
 	return 0;
 }
 

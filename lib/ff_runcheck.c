@@ -34,7 +34,7 @@ check_builds(struct ff_runspec *rs)
 		if (!ff_relay_find(rs->relay)->program)
 			ff_fail(2, "--build is for a relay that runs a program, and relay '%s' runs none",
 				rs->relay);
-		if (ff_build_parse(rs->build[i], rs->relay, &rs->builds[i], &why) < 0)
+		if (ff_build_read(rs->build[i], rs->relay, &rs->builds[i], &why) < 0)
 			ff_fail(2, "%s", why.s);
 		if (i && !strcmp(rs->builds[0].label, rs->builds[i].label))
 			ff_fail(2, "--build: the label '%s' is given twice: each build needs its own",

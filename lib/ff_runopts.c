@@ -22,25 +22,6 @@ ff_parse_run_opt(const char *usage, const char *opt, const char *s)
 	return ff_parse_long(usage, opt, s, min, max);
 }
 
-int
-ff_take_run_opt(const char *usage, int c, const char *arg, struct ff_run_opts *o)
-{
-	/* In the order of the FF_OPT_ codes: the rows of the same names. */
-	static const char *const names[] = { "--jobs", "--warmup", "--duration", "--cpu-limit",
-					     "--request-size", "--response-size", "--rate" };
-	long *fields[] = { &o->jobs, &o->warmup, &o->duration, &o->cpu_limit,
-			   &o->request_size, &o->response_size, &o->rate };
-
-	if (c == FF_OPT_INTERVAL) {
-		o->interval = ff_parse_interval(usage, arg);
-		return 1;
-	}
-	if (c < FF_OPT_JOBS || c > FF_OPT_RATE)
-		return 0;
-	*fields[c - FF_OPT_JOBS] = ff_parse_run_opt(usage, names[c - FF_OPT_JOBS], arg);
-	return 1;
-}
-
 double
 ff_parse_interval(const char *usage, const char *s)
 {

@@ -30,60 +30,66 @@ struct row {
 	const char *what;	/* what they are, for messages */
 	unsigned mask;		/* FF_RS_*: who takes it */
 	int if_set;		/* passed on only when not the default */
+	int list;		/* ff-bench (FF_RS_BENCH) takes a comma list, */
+	const char *plural;	/* named so when it differs (--workloads) */
+	const char *syn_before;	/* in the synopsis, before this row (as it always was) */
 };
 
 #define AT(f) offsetof(struct ff_runspec, f)
 #define STAGE (FF_RS_RUN | FF_RS_WORKLOAD)
 #define CLIENTS (FF_RS_STREAM | FF_RS_RR)
-#define SIZES (FF_RS_RUN | FF_RS_WORKLOAD | FF_RS_RR | FF_RS_RR_SERVE | FF_RS_OPTS)
+#define SIZES (FF_RS_RUN | FF_RS_WORKLOAD | FF_RS_RR | FF_RS_RR_SERVE | FF_RS_OPTS | FF_RS_BENCH)
+#define BENCH FF_RS_BENCH
 
 /* In the order of flimflam run -h. */
 static const struct row rows[] = {
 	{ "workload", 'w', "WORKLOAD", "The selected workload (default '%D')", NAME, AT(workload),
 	  .def_name = "builtin", .names = ff_workloads, .what = "workload",
-	  .mask = STAGE | FF_RS_PLACE },
+	  .mask = STAGE | FF_RS_PLACE | BENCH, .list = 1, .plural = "workloads" },
 	{ "relay", 'r', "RELAY", "The intermediary standing between the workload client and\n"
 	  "server (default '%D')", NAME, AT(relay), .def_name = "skrouterd", .names = ff_relays,
-	  .what = "relay", .mask = FF_RS_RUN | FF_RS_PLACE },
+	  .what = "relay", .mask = FF_RS_RUN | FF_RS_PLACE | BENCH, .list = 1, .plural = "relays" },
 	{ "protocol", 'p', "PROTOCOL", "The selected protocol (default '%D')", NAME, AT(protocol),
-	  .def_name = "tcp", .names = ff_protocols, .what = "protocol", .mask = FF_RS_RUN },
+	  .def_name = "tcp", .names = ff_protocols, .what = "protocol", .mask = FF_RS_RUN | BENCH,
+	  .list = 1, .plural = "protocols" },
 	{ "jobs", 0, "JOBS", "The number of concurrent workload jobs (default %D)", LONG, AT(run.jobs),
-	  1, 65536, 2, .mask = STAGE | CLIENTS | FF_RS_OPTS },
+	  1, 65536, 2, .mask = STAGE | CLIENTS | FF_RS_OPTS | BENCH, .list = 1 },
 	{ "warmup", 0, "SECONDS", "The warmup time in seconds (default %D)", LONG, AT(run.warmup),
-	  0, 86400, 5, .mask = STAGE | CLIENTS | FF_RS_OPTS },
+	  0, 86400, 5, .mask = STAGE | CLIENTS | FF_RS_OPTS | BENCH },
 	{ "duration", 0, "SECONDS", "The execution time (excluding warmup) in seconds (default %D)",
-	  LONG, AT(run.duration), 1, 86400, 5, .mask = STAGE | CLIENTS | FF_RS_OPTS },
+	  LONG, AT(run.duration), 1, 86400, 5, .mask = STAGE | CLIENTS | FF_RS_OPTS | BENCH },
 	{ "cpu-limit", 0, "COUNT", "The max per-process relay CPU usage (0 means no limit)\n"
-	  "(default %D)", LONG, AT(run.cpu_limit), 0, CPU_SETSIZE, 1, .mask = STAGE | FF_RS_OPTS },
+	  "(default %D)", LONG, AT(run.cpu_limit), 0, CPU_SETSIZE, 1, .mask = STAGE | FF_RS_OPTS | BENCH },
 	{ "workers", 0, "N", "Each relay's worker threads or processes (%R; default:\n"
 	  "one per CPU of --cpu-limit, else the relay's own)", LONG, AT(run.workers), 1, 1024, 0,
-	  .mask = FF_RS_RUN | FF_RS_OPTS, .if_set = 1 },
+	  .mask = FF_RS_RUN | FF_RS_OPTS | BENCH, .if_set = 1, .list = 1, .syn_before = "hosts" },
 	{ "hops", 0, "N", "The relays in a chain, client -> R1 -> ... -> RN -> server\n"
 	  "(%R; default 2; relay none has none)", LONG, AT(hops), 1, FF_HOPS_MAX, -1,
-	  .mask = STAGE | FF_RS_PLACE },
+	  .mask = STAGE | FF_RS_PLACE | BENCH, .list = 1 },
 	{ "json", 0, NULL, "Print the event stream (JSON lines) instead of the summary", FLAG,
-	  AT(json), .mask = FF_RS_RUN },
+	  AT(json), .mask = FF_RS_RUN, .syn_before = "hops" },
 	{ "request-size", 0, "BYTES", "builtin-rr, builtin-crr: the request's size (default %D)",
-	  LONG, AT(run.request_size), 1, 16 << 20, 1, .mask = SIZES, .if_set = 1 },
+	  LONG, AT(run.request_size), 1, 16 << 20, 1, .mask = SIZES, .if_set = 1, .list = 1 },
 	{ "response-size", 0, "BYTES", "builtin-rr, builtin-crr: the response's size (default %D)",
-	  LONG, AT(run.response_size), 1, 16 << 20, 1, .mask = SIZES, .if_set = 1 },
+	  LONG, AT(run.response_size), 1, 16 << 20, 1, .mask = SIZES, .if_set = 1, .list = 1 },
 	{ "rate", 0, "N", "builtin-rr, builtin-crr: N transactions a second in all,\n"
 	  "latency from when each was due (default: closed loop)", LONG, AT(run.rate), 1, 10000000, 0,
-	  .mask = STAGE | FF_RS_RR | FF_RS_OPTS, .if_set = 1 },
+	  .mask = STAGE | FF_RS_RR | FF_RS_OPTS | BENCH, .if_set = 1, .list = 1 },
 	{ "interval", 0, "SECONDS", "The window as a time series: figures every SECONDS\n"
 	  "(0.1 to the duration; default %D)", INTERVAL, AT(run.interval), .def = 1,
-	  .mask = STAGE | CLIENTS | FF_RS_OPTS },
+	  .mask = STAGE | CLIENTS | FF_RS_OPTS | BENCH },
 	{ "tls", 0, NULL, "The links between relays use mutual TLS, with certificates\n"
-	  "made for the run (the client and server stay plain)", FLAG, AT(tls), .mask = FF_RS_RUN },
+	  "made for the run (the client and server stay plain)", FLAG, AT(tls), .mask = FF_RS_RUN | BENCH },
 	{ "build", 0, "LABEL=PATH", "Run the relay from PATH (its binary, or an install prefix\n"
 	  "whose sbin/ or bin/ holds it) in that build's own\nenvironment", BUILD, AT(build),
-	  .mask = FF_RS_RUN },
+	  .mask = FF_RS_RUN | BENCH },
 	{ "hosts", 0, "ROLE=[USER@]HOST[/ADDRESS],...", "Run roles (client, r1 ... rN of --hops, server) "
 	  "on other\nhosts over ssh; ADDRESS is the host's address for the\nworkload's traffic (default: "
 	  "HOST's). Unnamed roles run here", STRING, AT(hosts), .mask = FF_RS_RUN | FF_RS_PLACE },
 	{ "relay-cmd", 0, "COMMAND", "Relay cmd: the program each relay runs, as words (no shell),\n"
 	  "with {listen_port} and {upstream} (or {listen}, {upstream_port},\n{listen_host}, "
-	  "{upstream_host}, {dir}, {role}) filled in", STRING, AT(relay_cmd), .mask = FF_RS_RUN },
+	  "{upstream_host}, {dir}, {role}) filled in", STRING, AT(relay_cmd),
+	  .mask = FF_RS_RUN | BENCH },
 };
 
 static int
@@ -125,7 +131,8 @@ ff_runspec_options(const struct option *own, unsigned mask)
 		table[n++] = *own;
 	for (i = 0; i < FF_ARRAY_SIZE(rows) && n < FF_ARRAY_SIZE(table) - 1; i++)
 		if (rows[i].mask & mask)
-			table[n++] = (struct option){ rows[i].name, rows[i].arg ? required_argument :
+			table[n++] = (struct option){ (mask & FF_RS_BENCH) && rows[i].plural ? rows[i].plural :
+						      rows[i].name, rows[i].arg ? required_argument :
 						      no_argument, NULL, row_val(&rows[i]) };
 	table[n] = (struct option){ NULL, 0, NULL, 0 };
 	return table;
@@ -172,6 +179,18 @@ ff_runspec_take(struct ff_runspec *rs, const char *usage, int val, const char *a
 		break;
 	}
 	return 1;
+}
+
+const char *
+ff_runspec_list(int val)
+{
+	static char opt[32];
+	const struct row *r = row_of_val(val);
+
+	if (!r || !r->list || r->kind != LONG)
+		return NULL;
+	snprintf(opt, sizeof(opt), "--%s", r->name);
+	return opt;
 }
 
 int
@@ -226,6 +245,47 @@ ff_runspec_help(struct ff_buf *b, unsigned mask, const char *name, const char *t
 		ff_buf_addstr(b, "\n");
 		ff_buf_free(&spec);
 	}
+}
+
+/* " [ITEM]" at the end of b, or on a line of its own under "usage: " when the line would pass 80. */
+static void
+synopsis_item(struct ff_buf *b, size_t *col, const char *item)
+{
+	if (*col + 1 + strlen(item) > 80) {
+		ff_buf_printf(b, "\n%7s%s", "", item);
+		*col = 7 + strlen(item);
+	} else {
+		ff_buf_printf(b, " %s", item);
+		*col += 1 + strlen(item);
+	}
+}
+
+/* Row `r`'s item ("[-w WORKLOAD]", "[--json]") after those placed before it. */
+static void
+synopsis_row(struct ff_buf *b, size_t *col, const struct row *r, unsigned mask)
+{
+	char item[96];
+
+	for (size_t i = 0; i < FF_ARRAY_SIZE(rows); i++)
+		if ((rows[i].mask & mask) && rows[i].syn_before && !strcmp(rows[i].syn_before, r->name))
+			synopsis_row(b, col, &rows[i], mask);
+	if (r->letter)
+		snprintf(item, sizeof(item), "[-%c %s]", r->letter, r->arg);
+	else
+		snprintf(item, sizeof(item), "[--%s%s%s]", r->name, r->arg ? " " : "", r->arg ? r->arg : "");
+	synopsis_item(b, col, item);
+}
+
+void
+ff_runspec_synopsis(struct ff_buf *b, unsigned mask, const char *const more[])
+{
+	size_t col = 7 + strlen("[-h]");	/* the first line, whatever the name, as the others */
+
+	for (size_t i = 0; i < FF_ARRAY_SIZE(rows); i++)
+		if ((rows[i].mask & mask) && !rows[i].syn_before)
+			synopsis_row(b, &col, &rows[i], mask);
+	for (; more && *more; more++)
+		synopsis_item(b, &col, *more);
 }
 
 /* Row `r` of `rs` as "--name" VALUE, unless it has no value to give. */

@@ -23,6 +23,7 @@ enum {
 	FF_RS_RR_SERVE = 1 << 4,	/* ff-builtin-rr-server */
 	FF_RS_PLACE = 1 << 5,	/* flimflam check --hosts */
 	FF_RS_OPTS = 1 << 6,	/* a member of struct ff_run_opts */
+	FF_RS_BENCH = 1 << 7,	/* ff-bench, which takes some as comma lists */
 };
 
 /* ff-capture's mode that captures nothing (run's): a mode, not relay none. */
@@ -66,6 +67,21 @@ int ff_runspec_take(struct ff_runspec *rs, const char *usage, int val, const cha
  * row `name`'s help (or NULL).
  */
 void ff_runspec_help(struct ff_buf *b, unsigned mask, const char *name, const char *tail);
+/*
+ * ff-bench's numbers given as a comma list, each its row's range
+ * (--jobs, --hops, --request-size, --response-size, --rate): "--jobs" for
+ * option `val` if its row is one of them, else NULL. (Its -w, -r and -p
+ * take names, as --workloads, --relays and --protocols: the mask
+ * FF_RS_BENCH names them so in ff_runspec_options.)
+ */
+const char *ff_runspec_list(int val);
+/*
+ * The synopsis of the rows of `mask`, then of `more` (items such as
+ * "[--freq HZ]", or NULL), after "usage: PROG CMD [-h]": " [-w WORKLOAD]
+ * [--jobs JOBS] ...", each line at most 80 columns, the next under
+ * "usage: " (the first counted from there too, whatever PROG CMD is).
+ */
+void ff_runspec_synopsis(struct ff_buf *b, unsigned mask, const char *const more[]);
 /* The rows' range of option `opt` ("--jobs"), for ff_parse_run_opt: 1, or 0 if none. */
 int ff_runspec_range(const char *opt, long *min, long *max);
 /*

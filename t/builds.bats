@@ -290,3 +290,27 @@ maps_has() {
 	[ "$status" -eq 0 ] || [ "$status" -eq 3 ]
 	! grep -qE '(better|worse) \(n=' <<<"$output"
 }
+
+@test "a build is checked once, where it is given: its stages (and bench's runs) take it as checked, not asking it again" {
+	local log="$BATS_TEST_TMPDIR/probes" f="$BATS_TEST_TMPDIR/res.jsonl"
+	# The build's nginx: the one installed, noting each version probe (-v).
+	mkdir -p "$BATS_TEST_TMPDIR/w/sbin"
+	printf '#!/bin/sh\n[ "$1" = -v ] && echo probe >>"%s"\nexec "%s" "$@"\n' "$log" "$(command -v nginx)" \
+		>"$BATS_TEST_TMPDIR/w/sbin/nginx"
+	chmod +x "$BATS_TEST_TMPDIR/w/sbin/nginx"
+	run_steady flimflam run -r nginx --warmup 0 --duration 1 --build "w=$BATS_TEST_TMPDIR/w" --json
+	jq -e -s --arg p "$BATS_TEST_TMPDIR/w/sbin/nginx" \
+		'map(select(.event == "topology"))[0].build | .label == "w" and .path == $p and (.version | test("^nginx/"))' <<<"$output"
+	# flimflam run's check asked it, and ff-topology's environment event (the
+	# versions of the programs on PATH, the build's first); its --build did not.
+	[ "$(wc -l <"$log")" -eq 2 ]
+	rm "$log"
+	run --separate-stderr flimflam bench -w builtin -r nginx -p tcp --warmup 0 --duration 1 \
+		--build "w=$BATS_TEST_TMPDIR/w" --output "$f"
+	echo "$stderr"
+	[ "$status" -eq 0 ] || jq -e -s 'all(.[]; .status == "ok" or (.reason | test($busy)))' --arg busy "$BUSY_ERE" "$f"
+	jq -e -s 'length == 1 and .[0].build.label == "w" and (.[0].build.version | test("^nginx/"))' "$f"
+	# The bench asked it, and the environment event; its run (ff-run) and the
+	# run's ff-topology took it as checked.
+	[ "$(wc -l <"$log")" -eq 2 ]
+}

@@ -89,7 +89,7 @@ static const char usage[] =
 
 /* Shared with run.c, through ff-bench.h. */
 struct bench_opts opt = {
-	.run = FF_RUN_OPTS_DEFAULTS, .repeat = 1,
+	.repeat = 1,	/* .run, .tls and .relay_cmd: as the run's rows parse them (bench_options) */
 };
 
 char *engine;
@@ -98,27 +98,6 @@ int progress_tty;
 int output_gone;
 
 static json_t *records;	/* this bench's runs */
-
-/* --hops: a comma list of chain lengths, 1 to 8, each once. */
-static int
-parse_hops(const char *arg, long out[])
-{
-	char *copy = ff_strdup(arg), *tok, *save = NULL;
-	int n = 0, j;
-
-	if (!*arg || arg[0] == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
-		ff_usage_error(usage, "--hops: empty number in '%s'", arg);
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long h = ff_parse_run_opt(usage, "--hops", tok);
-
-		for (j = 0; j < n; j++)
-			if (out[j] == h)
-				ff_usage_error(usage, "--hops: %ld is given twice", h);
-		out[n++] = h;
-	}
-	free(copy);
-	return n;
-}
 
 /* A comma list of names: unknown, empty or repeated ones are usage errors. */
 static int
@@ -312,30 +291,31 @@ bench_builds(void)
 }
 
 enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_SEED, OPT_POOL,
-       OPT_SLO, OPT_WORKERS };
-static const struct option longopts[] = {
+       OPT_SLO };
+/* The bench's own; the run's (-w, -r, -p as lists, --jobs, ..., --workers) are their rows'. */
+static const struct option own_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	FF_LONGOPT_VERSION,
-	{ "workloads", required_argument, NULL, 'w' },
-	{ "relays", required_argument, NULL, 'r' },
-	{ "protocols", required_argument, NULL, 'p' },
-	FF_RUN_LONGOPTS,
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "append", no_argument, NULL, OPT_APPEND },
-	FF_CHAIN_LONGOPTS,
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "pool", required_argument, NULL, OPT_POOL },
 	{ "slo", required_argument, NULL, OPT_SLO },
-	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ NULL, 0, NULL, 0 }
 };
 
-/* Option c of a bench (getopt's), with its argument, into opt. */
+/*
+ * Option c of a bench (getopt's), with its argument, into opt; the run's
+ * one-value options by their rows into rs (--warmup, --tls, ...), and the
+ * sweeps' largest values.
+ */
 static void
-take_option(int c, char *arg)
+take_option(struct ff_runspec *rs, int c, char *arg)
 {
+	const char *list = ff_runspec_list(c);
+
 	switch (c) {
 	case 'h':
 		ff_usage(usage, 0);
@@ -362,12 +342,6 @@ take_option(int c, char *arg)
 	case OPT_APPEND:
 		opt.append = 1;
 		break;
-	case FF_OPT_TLS:
-		opt.tls = 1;
-		break;
-	case FF_OPT_HOPS:
-		opt.nh = parse_hops(arg, opt.hops);
-		break;
 	case FF_OPT_BUILD:
 		if (opt.nbuild == (int)FF_ARRAY_SIZE(opt.build_args))
 			ff_fail(2, "--build: %d builds at most", opt.nbuild);
@@ -382,18 +356,14 @@ take_option(int c, char *arg)
 			ff_usage_error(usage, "--pool: expected HOST,HOST,..., not '%s'", arg);
 		opt.pool = arg;
 		break;
-	case FF_OPT_RELAY_CMD:
-		opt.relay_cmd = arg;
-		break;
 	case OPT_SLO:
 		slo_parse(usage, arg);
 		break;
-	case OPT_WORKERS:
-		sweep_take(usage, SW_WORKERS, arg);
-		break;
 	default:
-		if (!sweep_take_opt(usage, c, arg))
-			ff_take_run_opt(usage, c, arg, &opt.run);
+		if (list && !strcmp(list, "--hops"))
+			opt.nh = parse_num_list(usage, list, arg, opt.hops, FF_HOPS_MAX);
+		else if (!list || !sweep_take_opt(usage, list, arg, &rs->run))
+			ff_runspec_take(rs, usage, c, arg);
 	}
 }
 
@@ -403,11 +373,17 @@ static void bench_limits(void);
 static void
 bench_options(int argc, char *argv[])
 {
+	const struct option *longopts = ff_runspec_options(own_longopts, FF_RS_BENCH);
+	struct ff_runspec rs;
 	int c, w;
 
+	ff_runspec_init(&rs);
 	optind = 1;
 	while ((c = ff_getopt(argc, argv, ":hw:r:p:", longopts, usage)) != -1)
-		take_option(c, optarg);
+		take_option(&rs, c, optarg);
+	opt.run = rs.run;
+	opt.tls = rs.tls;
+	opt.relay_cmd = rs.relay_cmd;
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (opt.force && opt.append)

@@ -500,10 +500,8 @@ void case_args(struct ff_argv *a, const struct bcase *c);
 
 /* A comma list of numbers for option `name` (ranges as ff_parse_run_opt; none empty or twice): their count. */
 int parse_num_list(const char *usage, const char *name, const char *arg, long out[], int max);
-/* A sweep option (getopt's c) into opt.sweep, opt.run keeping the largest: 1, or 0 for another option. */
-int sweep_take_opt(const char *usage, int c, const char *arg);
-/* The list of dimension d (SW_...) into opt.sweep, opt.run keeping the largest. */
-void sweep_take(const char *usage, int d, const char *arg);
+/* Sweep option `name` ("--jobs") into opt.sweep, run keeping the largest: 1, or 0 for another option. */
+int sweep_take_opt(const char *usage, const char *name, const char *arg, struct ff_run_opts *run);
 /* The points of the sweep (the product of the lists' lengths). */
 int sweep_points(void);
 /* Point i's values into c for `workload`: 1, or 0 when the workload has no such point. */

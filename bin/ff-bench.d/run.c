@@ -251,7 +251,7 @@ case_args(struct ff_argv *a, const struct bcase *c)
 	}
 	ff_argv_run_opts(a, &run, 1);
 	if (c->build >= 0)
-		ff_argv_addl(a, "--build", opt.build_args[c->build], NULL);
+		ff_build_argv(a, &opt.builds[c->build]);
 	if (opt.tls)
 		ff_argv_add(a, "--tls");
 	if (opt.relay_cmd && ff_relay_has(c->relay, FF_RELAY_COMMAND))

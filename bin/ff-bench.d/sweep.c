@@ -43,30 +43,23 @@ parse_num_list(const char *usage, const char *name, const char *arg, long out[],
 }
 
 int
-sweep_take_opt(const char *usage, int c, const char *arg)
+sweep_take_opt(const char *usage, const char *name, const char *arg, struct ff_run_opts *run)
 {
-	int d = c == FF_OPT_JOBS ? SW_JOBS : c == FF_OPT_REQUEST_SIZE ? SW_REQUEST :
-		c == FF_OPT_RESPONSE_SIZE ? SW_RESPONSE : c == FF_OPT_RATE ? SW_RATE : -1;
+	long *field[SW_N] = { &run->jobs, &run->request_size, &run->response_size, &run->rate,
+			      &run->workers };
+	int d, i;
 
-	if (d < 0)
+	for (d = 0; d < SW_N && strcmp(name, sweep_opt[d]); d++)
+		;
+	if (d == SW_N)
 		return 0;
-	sweep_take(usage, d, arg);
-	return 1;
-}
-
-void
-sweep_take(const char *usage, int d, const char *arg)
-{
-	long *field[SW_N] = { &opt.run.jobs, &opt.run.request_size, &opt.run.response_size,
-			      &opt.run.rate, &opt.run.workers };
-	int i;
-
 	opt.nsweep[d] = parse_num_list(usage, sweep_opt[d], arg, opt.sweep[d], SWEEP_MAX);
-	/* opt.run holds the largest, which the checks before any run take. */
+	/* run holds the largest, which the checks before any run take. */
 	*field[d] = opt.sweep[d][0];
 	for (i = 1; i < opt.nsweep[d]; i++)
 		if (opt.sweep[d][i] > *field[d])
 			*field[d] = opt.sweep[d][i];
+	return 1;
 }
 
 /* The k-th value of dimension d: the list's, else opt.run's one value. */

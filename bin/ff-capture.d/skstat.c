@@ -22,7 +22,7 @@ skstat_program(char *const **env)
 	*env = NULL;
 	if (!opt.build)
 		return ff_which("skstat");
-	if (!b.path && ff_build_parse(opt.build, "skrouterd", &b, &why) < 0)
+	if (!b.path && ff_build_read(opt.build, "skrouterd", &b, &why) < 0)
 		ff_fail(2, "%s", why.s);
 	if (!b.skstat)
 		return NULL;

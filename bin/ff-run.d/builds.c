@@ -78,9 +78,9 @@ print_changes(const json_t *a)
  * flamegraph-A-vs-B.html: each can be written, before anything starts.
  */
 static void
-builds_files(struct two *t)
+builds_files(const struct run *run, struct two *t)
 {
-	const char *la = opt.builds[0].label, *lb = opt.builds[1].label;
+	const char *la = run->spec.builds[0].label, *lb = run->spec.builds[1].label;
 	struct ff_out dout;
 	int b;
 
@@ -88,8 +88,9 @@ builds_files(struct two *t)
 		ff_die("cannot find the current directory: %s", strerror(errno));
 	snprintf(t->dhtml, sizeof(t->dhtml), "%s/flamegraph-%s-vs-%s.html", t->cwd, la, lb);
 	for (b = 0; b < 2; b++) {
-		snprintf(t->data[b], sizeof(t->data[b]), "%s/perf-%s.data", t->cwd, opt.builds[b].label);
-		snprintf(t->html[b], sizeof(t->html[b]), "%s/flamegraph-%s.html", t->cwd, opt.builds[b].label);
+		snprintf(t->data[b], sizeof(t->data[b]), "%s/perf-%s.data", t->cwd, run->spec.builds[b].label);
+		snprintf(t->html[b], sizeof(t->html[b]), "%s/flamegraph-%s.html", t->cwd,
+			 run->spec.builds[b].label);
 		if (ff_out_check(&dout, t->data[b], 0, "*.old") < 0 ||
 		    ff_out_check(&dout, t->html[b], 0, "old.*") < 0)
 			ff_die("%s", dout.err);
@@ -100,30 +101,30 @@ builds_files(struct two *t)
 
 /* Build b's run, in a directory of its own; its recording kept as perf-LABEL.data; its page. */
 static void
-build_run(const struct cmd *c, struct two *t, const char *rundir, int b)
+build_run(struct run *run, const struct cmd *c, struct two *t, const char *rundir, int b)
 {
 	json_t *cap;
 	char *p;
 	struct ff_out keep;
 
-	opt.cur = b;
-	snprintf(t->dir[b], sizeof(t->dir[b]), "%s/%s", rundir, opt.builds[b].label);
+	run->spec.cur = b;
+	snprintf(t->dir[b], sizeof(t->dir[b]), "%s/%s", rundir, run->spec.builds[b].label);
 	if (ff_mkdirs(t->dir[b], 0700) < 0)
 		ff_die("cannot create '%s': %s", t->dir[b], strerror(errno));
-	if (!opt.json)
-		ff_say("flimflam: build %s (%d of 2): recording\n", opt.builds[b].label, b + 1);
-	t->events[b] = run_pipeline(c, t->dir[b]);
+	if (!run->spec.json)
+		ff_say("flimflam: build %s (%d of 2): recording\n", run->spec.builds[b].label, b + 1);
+	t->events[b] = run_pipeline(run, c, t->dir[b]);
 	cap = ff_event_find(t->events[b], "capture");
 	p = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
 	/* perf.data becomes perf-LABEL.data (an existing one kept as .old). */
 	if (!p || ff_out_open(&keep, t->data[b], FF_OUT_DEFER, "*.old", 0600) < 0 ||
 	    rename(p, keep.tmp) < 0 || ff_out_commit(&keep) < 0)
-		ff_die("cannot keep the recording of build %s as '%s'%s%s", opt.builds[b].label,
+		ff_die("cannot keep the recording of build %s as '%s'%s%s", run->spec.builds[b].label,
 		       t->data[b], p ? ": " : "", p ? strerror(errno) : "");
 	free(p);
 	json_array_set_new(json_object_get(cap, "files"), 0, ff_json_path(t->data[b]));
-	snprintf(flame_html, sizeof(flame_html), "%s", t->html[b]);
-	render_flamegraph(t->events[b], t->dir[b]);
+	snprintf(run->flame_html, sizeof(run->flame_html), "%s", t->html[b]);
+	render_flamegraph(run, t->events[b], t->dir[b]);
 }
 
 /*
@@ -132,9 +133,9 @@ build_run(const struct cmd *c, struct two *t, const char *rundir, int b)
  * (its events), which match by role and program, not pid.
  */
 static json_t *
-diff_page(const struct two *t, const char *rundir)
+diff_page(const struct run *run, const struct two *t, const char *rundir)
 {
-	const char *la = opt.builds[0].label, *lb = opt.builds[1].label;
+	const char *la = run->spec.builds[0].label, *lb = run->spec.builds[1].label;
 	char evfile[PATH_MAX + 32], baseev[PATH_MAX + 32], changes[PATH_MAX + 32], title[256];
 	char *path = ff_program("ff-flame");
 	struct ff_out dout;
@@ -154,7 +155,7 @@ diff_page(const struct two *t, const char *rundir)
 				  baseev, "--diff", (char *)t->data[0], (char *)t->data[1], NULL };
 
 		snprintf(title, sizeof(title), "Differential flame graph: %s against %s", lb, la);
-		if (!opt.json)
+		if (!run->spec.json)
 			ff_say("flimflam: rendering %s\n", t->dhtml);
 		if (flame_run(pargs, rundir) < 0) {
 			ff_out_abort(&dout);
@@ -172,9 +173,9 @@ diff_page(const struct two *t, const char *rundir)
 
 /* The differential's summary, from ff-flame's changes. */
 static void
-diff_summary(const struct two *t, const json_t *ch)
+diff_summary(const struct run *run, const struct two *t, const json_t *ch)
 {
-	const char *la = opt.builds[0].label, *lb = opt.builds[1].label;
+	const char *la = run->spec.builds[0].label, *lb = run->spec.builds[1].label;
 	double base = ff_json_num(ch, "base_samples", 0), new = ff_json_num(ch, "new_samples", 0);
 	char *url = ff_file_url(t->dhtml);
 
@@ -196,7 +197,7 @@ diff_summary(const struct two *t, const json_t *ch)
 }
 
 void
-flamegraph_builds(const struct cmd *c)
+flamegraph_builds(struct run *run, const struct cmd *c)
 {
 	const char *rundir = ff_rundir(NULL);
 	struct two t;
@@ -204,20 +205,20 @@ flamegraph_builds(const struct cmd *c)
 	const char *key;
 	int b;
 
-	builds_files(&t);
+	builds_files(run, &t);
 	for (b = 0; b < 2; b++)
-		build_run(c, &t, rundir, b);
-	ch = diff_page(&t, rundir);
-	if (!opt.json)
+		build_run(run, c, &t, rundir, b);
+	ch = diff_page(run, &t, rundir);
+	if (!run->spec.json)
 		for (b = 0; b < 2; b++) {
-			ff_print("%s== Build %s ==\n\n", b ? "\n" : "", opt.builds[b].label);
-			summarize(t.events[b], t.dir[b]);
-			snprintf(flame_html, sizeof(flame_html), "%s", t.html[b]);
-			summarize_capture(c, t.events[b]);
+			ff_print("%s== Build %s ==\n\n", b ? "\n" : "", run->spec.builds[b].label);
+			summarize(run, t.events[b], t.dir[b]);
+			snprintf(run->flame_html, sizeof(run->flame_html), "%s", t.html[b]);
+			summarize_capture(run, c, t.events[b]);
 		}
 	ev = ff_event("flamegraph_diff");
-	json_object_set_new(ev, "base", json_string(opt.builds[0].label));
-	json_object_set_new(ev, "new", json_string(opt.builds[1].label));
+	json_object_set_new(ev, "base", json_string(run->spec.builds[0].label));
+	json_object_set_new(ev, "new", json_string(run->spec.builds[1].label));
 	json_object_set_new(ev, "files", json_pack("{s:o, s:o, s:o, s:o, s:o}",
 		"base_html", ff_json_path(t.html[0]), "new_html", ff_json_path(t.html[1]),
 		"diff_html", ff_json_path(t.dhtml), "base_data", ff_json_path(t.data[0]),
@@ -226,10 +227,10 @@ flamegraph_builds(const struct cmd *c)
 	json_object_foreach(ch, key, v)
 		if (strcmp(key, "event"))
 			json_object_set(ev, key, v);
-	if (opt.json)
+	if (run->spec.json)
 		ff_emit(ev);
 	else {
-		diff_summary(&t, ch);
+		diff_summary(run, &t, ch);
 		json_decref(ev);
 	}
 	json_decref(ch);

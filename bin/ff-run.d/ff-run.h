@@ -16,48 +16,57 @@ struct cmd {
 	const char *name, *mode, *help;
 };
 
-/* The run (lib/ff_runspec.h), as parsed and checked; the perf options of the sampling commands. */
+/* The perf options of the sampling commands. */
 struct perf_opt {
 	const char *call_graph;
 	long freq;
 };
-extern struct ff_runspec opt;
-extern struct perf_opt perf_opt;
 
-/* flamegraph.html in the current directory, and its writer. */
-extern char flame_html[PATH_MAX];
-extern struct ff_out flame_out;
+/*
+ * A run: main's, passed to whatever reads or makes its state. Its options
+ * as parsed and checked (lib/ff_runspec.h), perf's, the command's usage
+ * for its errors; flamegraph.html in the current directory and its
+ * writer; offcpu.html and the time it holds.
+ */
+struct run {
+	struct ff_runspec spec;
+	struct perf_opt perf;
+	char usage[4096];
+	char flame_html[PATH_MAX];
+	struct ff_out flame_out;
+	char offcpu_html[PATH_MAX + 16];
+	double offcpu_us;	/* -1 until folded */
+};
 
-/* main.c; run_usage is the command's usage, for its errors */
-extern char run_usage[4096];
-const char *freq_arg(void);
+/* main.c */
+const char *freq_arg(const struct run *run);
 int samples(const struct cmd *c);
 
 /* validate.c: what can be known before anything starts */
-void validate_run(void);
-void capture_usage(const struct cmd *c);
-void capture_check(const struct cmd *c);
+void validate_run(struct run *run);
+void capture_usage(const struct run *run, const struct cmd *c);
+void capture_check(const struct run *run, const struct cmd *c);
 
 /* run.c */
 noreturn void stopped_by(int sig, const char *rundir);
-json_t *run_pipeline(const struct cmd *c, const char *rundir);
-void outputs_check(const struct cmd *c);
-void render_flamegraph(json_t *events, const char *rundir);
+json_t *run_pipeline(const struct run *run, const struct cmd *c, const char *rundir);
+void outputs_check(struct run *run, const struct cmd *c);
+void render_flamegraph(struct run *run, json_t *events, const char *rundir);
 /* offcpu.c: offcpu's page (offcpu.html here) of the run's recording, and its summary */
-void render_offcpu(json_t *events, const char *rundir);
-void summarize_offcpu(json_t *events);
-void flamegraph_builds(const struct cmd *c);
+void render_offcpu(struct run *run, json_t *events, const char *rundir);
+void summarize_offcpu(const struct run *run, json_t *events);
+void flamegraph_builds(struct run *run, const struct cmd *c);
 
 /* soak.c: the progress line's figures of the last interval; each relay's growth in the summary */
-void progress_interval(const json_t *ev);
+void progress_interval(const struct run *run, const json_t *ev);
 const char *progress_text(void);	/* " | 9.4 Gbit/s | R1 16.8 MiB, 23 files ..." or "" */
-int progress_note(double win_end, double now);	/* not on a terminal: a line now and then */
+int progress_note(const struct run *run, double win_end, double now);	/* not on a terminal: a line now and then */
 void growth_line(const char *role, const json_t *r);
 
 /* stages.c: the pipeline's stages, each in a process group of its own */
 struct pipeline;
 struct pipecmd *stage_argv(const char *role, const char *label, const char *name, struct ff_argv *a);
-void stages_start(struct pipeline *p);	/* pipeline_start, and the stages watched */
+void stages_start(struct pipeline *p, int json);	/* pipeline_start, the stages watched; json: error events */
 void stages_stop(int sig);		/* passed on; the grace starts */
 int stages_timeout_ms(void);		/* until the grace ends (-1: no stop yet) */
 void stages_enforce(void);		/* past the grace: kill those left, saying so */
@@ -94,7 +103,7 @@ int hosts_check(const char *workload, const char *relay);
 
 /* summary.c */
 const char *role_name(const char *role);
-void summarize(json_t *events, const char *rundir);
-void summarize_capture(const struct cmd *c, json_t *events);
+void summarize(const struct run *run, json_t *events, const char *rundir);
+void summarize_capture(const struct run *run, const struct cmd *c, json_t *events);
 
 #endif

@@ -53,11 +53,7 @@ static const char usage[] =
 	"it as 'flimflam'.\n";
 
 static const char run_usage_fmt[] =
-	"usage: %s %s [-h] [-w WORKLOAD] [-r RELAY] [-p PROTOCOL] [--jobs JOBS]\n"
-	"       [--warmup SECONDS] [--duration SECONDS] [--cpu-limit COUNT] [--json]\n"
-	"       [--hops N] [--request-size BYTES] [--response-size BYTES] [--rate N]\n"
-	"       [--interval SECONDS] [--tls] [--build LABEL=PATH] [--workers N]\n"
-	"       [--hosts ROLE=[USER@]HOST[/ADDRESS],...] [--relay-cmd COMMAND]%s\n"
+	"usage: %s %s [-h]%s\n"	/* the rows' synopsis (ff_runspec_synopsis) */
 	"\n"
 	"%s\n"
 	"\n"
@@ -70,8 +66,6 @@ static const char run_usage_fmt[] =
 	"Workloads: builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr.\n"
 	"Relays: skrouterd, nghttpx, nginx, haproxy, cmd, none. Protocols: tcp, http1, http2.\n";
 
-char run_usage[4096];
-
 enum { OPT_CALL_GRAPH = FF_OPT_OWN, OPT_FREQ };
 
 /* Its own; the run's are the rows of FF_RS_RUN (lib/ff_runspec.c). */
@@ -83,24 +77,20 @@ static const struct option run_own[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-struct ff_runspec opt;
-
 /* The perf options of the sampling commands: record, c2c, mem, flamegraph. */
-static const char perf_synopsis[] = "\n       [--call-graph METHOD] [--freq HZ]";
+static const char *const perf_synopsis[] = { "[--call-graph METHOD]", "[--freq HZ]", NULL };
 static const char perf_options[] =
 	"  --call-graph METHOD   How perf records call stacks: fp, dwarf or lbr (default 'fp')\n"
 	"  --freq HZ             perf's sampling frequency per second (default 997)\n";
 static const char *const call_graphs[] = { "fp", "dwarf", "lbr", NULL };
 
-struct perf_opt perf_opt = { "fp", 997 };
-
 /* --freq as an argument (static). */
 const char *
-freq_arg(void)
+freq_arg(const struct run *run)
 {
 	static char buf[24];
 
-	snprintf(buf, sizeof(buf), "%ld", perf_opt.freq);
+	snprintf(buf, sizeof(buf), "%ld", run->perf.freq);
 	return buf;
 }
 
@@ -124,7 +114,7 @@ static const char check_hosts_fmt[] =
 
 /* check --hosts: flimflam's own (ff-check checks this machine). */
 noreturn static void
-check_hosts(int argc, char *argv[])
+check_hosts(struct run *run, int argc, char *argv[])
 {
 	static const struct option own[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -142,74 +132,76 @@ check_hosts(int argc, char *argv[])
 		if (ch == 'h')
 			ff_usage(check_hosts_usage, 0);
 		else
-			ff_runspec_take(&opt, check_hosts_usage, ch, optarg);
+			ff_runspec_take(&run->spec, check_hosts_usage, ch, optarg);
 	if (optind < argc)
 		ff_usage_error(check_hosts_usage, "unexpected argument '%s'", argv[optind]);
 	/* The roles r1 ... rN are the chain's, as for run. */
-	if (opt.hops < 0)
-		opt.hops = ff_relay_hops(opt.relay);
-	if (!ff_hops_fit(opt.relay, opt.hops, &why))
+	if (run->spec.hops < 0)
+		run->spec.hops = ff_relay_hops(run->spec.relay);
+	if (!ff_hops_fit(run->spec.relay, run->spec.hops, &why))
 		ff_usage_error(check_hosts_usage, "%s", why.s);
-	if (hosts_parse(opt.hosts, (int)opt.hops, 0, &why) < 0)
+	if (hosts_parse(run->spec.hosts, (int)run->spec.hops, 0, &why) < 0)
 		ff_usage_error(check_hosts_usage, "%s", why.s);
 	if (!hosts_any_remote())
 		ff_usage_error(check_hosts_usage, "--hosts names no other host (all are localhost); 'flimflam check' checks this one");
-	ch = hosts_check(opt.workload, opt.relay);
+	ch = hosts_check(run->spec.workload, run->spec.relay);
 	exit(ff_finish() ? 1 : ch);
 }
 
 /* The run options */
 
 static void
-parse_run(const struct cmd *c, int argc, char *argv[])
+parse_run(struct run *run, const struct cmd *c, int argc, char *argv[])
 {
 	const struct option *longopts = ff_runspec_options(run_own, FF_RS_RUN);
-	struct ff_buf help = FF_BUF_INIT;
+	struct ff_buf help = FF_BUF_INIT, synopsis = FF_BUF_INIT;
 	int ch;
 
+	ff_runspec_synopsis(&synopsis, FF_RS_RUN, samples(c) ? perf_synopsis : NULL);
 	ff_runspec_help(&help, FF_RS_RUN, "build", !strcmp(c->name, "flamegraph") ?
 			"; twice (A=PATH --build B=PATH):\neach build's flamegraph and the differential one" : NULL);
-	snprintf(run_usage, sizeof(run_usage), run_usage_fmt, ff_prog(), c->name,
-		 samples(c) ? perf_synopsis : "", c->help, help.s, samples(c) ? perf_options : "");
+	snprintf(run->usage, sizeof(run->usage), run_usage_fmt, ff_prog(), c->name, synopsis.s,
+		 c->help, help.s, samples(c) ? perf_options : "");
+	ff_buf_free(&synopsis);
 	ff_buf_free(&help);
-	opt.cmd = c->name;
-	opt.mode = c->mode;
+	run->spec.cmd = c->name;
+	run->spec.mode = c->mode;
 	optind = 1;
-	while ((ch = ff_getopt(argc, argv, ":hw:r:p:", longopts, run_usage)) != -1)
+	while ((ch = ff_getopt(argc, argv, ":hw:r:p:", longopts, run->usage)) != -1)
 		switch (ch) {
 		case 'h':
-			ff_usage(run_usage, 0);
+			ff_usage(run->usage, 0);
 		case FF_OPT_BUILD:
-			if (opt.nbuild == (strcmp(c->name, "flamegraph") ? 1 : 2))
-				ff_fail(2, "--build is given %s: '%s' runs %s", opt.nbuild == 1 ?
-					"twice" : "three times", c->name, opt.nbuild == 1 ?
+			if (run->spec.nbuild == (strcmp(c->name, "flamegraph") ? 1 : 2))
+				ff_fail(2, "--build is given %s: '%s' runs %s", run->spec.nbuild == 1 ?
+					"twice" : "three times", c->name, run->spec.nbuild == 1 ?
 					"one build (flamegraph compares two)" : "two builds at most");
-			ff_runspec_take(&opt, run_usage, ch, optarg);
+			ff_runspec_take(&run->spec, run->usage, ch, optarg);
 			break;
 		case OPT_CALL_GRAPH:
 		case OPT_FREQ:
 			if (ch == OPT_FREQ && !strcmp(c->name, "offcpu"))
-				ff_usage_error(run_usage, "--freq is not for offcpu, which records every switch of the relays' threads");
+				ff_usage_error(run->usage, "--freq is not for offcpu, which records every switch of the relays' threads");
 			if (!samples(c))
-				ff_usage_error(run_usage, "%s is for record, c2c, mem and flamegraph, not '%s'",
+				ff_usage_error(run->usage, "%s is for record, c2c, mem and flamegraph, not '%s'",
 					       ch == OPT_FREQ ? "--freq" : "--call-graph", c->name);
 			if (ch == OPT_FREQ)
-				perf_opt.freq = ff_parse_run_opt(run_usage, "--freq", optarg);
+				run->perf.freq = ff_parse_run_opt(run->usage, "--freq", optarg);
 			else
-				perf_opt.call_graph = call_graphs[ff_parse_name(run_usage, "call graph method",
+				run->perf.call_graph = call_graphs[ff_parse_name(run->usage, "call graph method",
 										optarg, call_graphs)];
 			break;
 		default:
-			ff_runspec_take(&opt, run_usage, ch, optarg);
+			ff_runspec_take(&run->spec, run->usage, ch, optarg);
 		}
 	if (optind < argc)
-		ff_usage_error(run_usage, "unexpected argument '%s'", argv[optind]);
+		ff_usage_error(run->usage, "unexpected argument '%s'", argv[optind]);
 }
 
 
 /* The command named argv[1], or a usage error. */
 static const struct cmd *
-command(int argc, char *argv[])
+command(struct run *run, int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -230,27 +222,27 @@ command(int argc, char *argv[])
 	if (!strcmp(argv[1], "check")) {
 		/* check --hosts: flimflam's own (ff-check checks this machine). */
 		ff_setprog(ff_asprintf("%s check", ff_prog()));
-		check_hosts(argc - 1, argv + 1);
+		check_hosts(run, argc - 1, argv + 1);
 	}
 	ff_usage_error(usage, "'%s' is not a command of ff-run", argv[1]);
 }
 
 /* One run (one build's): its pipeline, its page, its summary. */
 static void
-run_one(const struct cmd *c)
+run_one(struct run *run, const struct cmd *c)
 {
 	const char *rundir = ff_rundir(NULL);
-	json_t *events = run_pipeline(c, rundir);
+	json_t *events = run_pipeline(run, c, rundir);
 
 	if (!strcmp(c->name, "flamegraph"))
-		render_flamegraph(events, rundir);
+		render_flamegraph(run, events, rundir);
 	if (!strcmp(c->name, "offcpu"))
-		render_offcpu(events, rundir);
-	if (!opt.json) {
-		summarize(events, rundir);
-		summarize_capture(c, events);
+		render_offcpu(run, events, rundir);
+	if (!run->spec.json) {
+		summarize(run, events, rundir);
+		summarize_capture(run, c, events);
 		if (!strcmp(c->name, "offcpu"))
-			summarize_offcpu(events);
+			summarize_offcpu(run, events);
 	}
 	json_decref(events);
 }
@@ -262,23 +254,24 @@ run_one(const struct cmd *c)
 int
 main(int argc, char *argv[])
 {
+	struct run one = { .perf = { "fp", 997 }, .offcpu_us = -1 }, *run = &one;
 	const struct cmd *c;
 
 	ff_setprog(argv[0]);
-	ff_runspec_init(&opt);
-	c = command(argc, argv);
-	parse_run(c, argc - 1, argv + 1);
-	if (opt.json)
+	ff_runspec_init(&run->spec);
+	c = command(run, argc, argv);
+	parse_run(run, c, argc - 1, argv + 1);
+	if (run->spec.json)
 		ff_set_fail_hook(ff_error_event);	/* why we failed, in the stream too */
-	capture_usage(c);
-	validate_run();
-	capture_check(c);
-	outputs_check(c);
+	capture_usage(run, c);
+	validate_run(run);
+	capture_check(run, c);
+	outputs_check(run, c);
 	ff_check_stdout();	/* not a whole run for a summary that cannot be printed */
 	ff_signals_init();
-	if (opt.nbuild == 2)
-		flamegraph_builds(c);	/* each build's run, pages and summary */
+	if (run->spec.nbuild == 2)
+		flamegraph_builds(run, c);	/* each build's run, pages and summary */
 	else
-		run_one(c);
+		run_one(run, c);
 	return ff_finish();
 }

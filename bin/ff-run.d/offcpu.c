@@ -23,41 +23,44 @@ struct away {
 	char *stack, *waker;
 };
 
-static struct away *aways;
-static size_t naways;
-
 /* Folded stacks and their microseconds, merged at the end. */
 struct folded {
 	char *stack;
 	double us;
 };
 
-static struct folded *folds;
-static size_t nfolds, capfolds;
+/* A recording being folded: the threads away, the folds, the blocked microseconds in all. */
+struct folding {
+	struct away *aways;
+	size_t naways;
+	struct folded *folds;
+	size_t nfolds, capfolds;
+	double total;
+};
 
 static struct away *
-away_of(long tid, int make)
+away_of(struct folding *fo, long tid, int make)
 {
 	size_t i;
 
-	for (i = 0; i < naways; i++)
-		if (aways[i].tid == tid)
-			return &aways[i];
+	for (i = 0; i < fo->naways; i++)
+		if (fo->aways[i].tid == tid)
+			return &fo->aways[i];
 	if (!make)
 		return NULL;
-	aways = ff_realloc(aways, (naways + 1) * sizeof(*aways));
-	aways[naways] = (struct away){ tid, -1, NULL, NULL };
-	return &aways[naways++];
+	fo->aways = ff_realloc(fo->aways, (fo->naways + 1) * sizeof(*fo->aways));
+	fo->aways[fo->naways] = (struct away){ tid, -1, NULL, NULL };
+	return &fo->aways[fo->naways++];
 }
 
 static void
-fold_add(char *stack, double us)
+fold_add(struct folding *fo, char *stack, double us)
 {
-	if (nfolds == capfolds) {
-		capfolds = capfolds ? 2 * capfolds : 1024;
-		folds = ff_realloc(folds, capfolds * sizeof(*folds));
+	if (fo->nfolds == fo->capfolds) {
+		fo->capfolds = fo->capfolds ? 2 * fo->capfolds : 1024;
+		fo->folds = ff_realloc(fo->folds, fo->capfolds * sizeof(*fo->folds));
 	}
-	folds[nfolds++] = (struct folded){ stack, us };
+	fo->folds[fo->nfolds++] = (struct folded){ stack, us };
 }
 
 static int
@@ -137,7 +140,7 @@ join_stack(char **frames, int nf, int leaf_first)
 
 /* One event of perf script, its header and stack, taken into the folds. */
 static void
-take_event(const char *head, char **frames, int nf, double *total)
+take_event(struct folding *fo, const char *head, char **frames, int nf)
 {
 	char comm[64];
 	long pid, tid;
@@ -150,7 +153,7 @@ take_event(const char *head, char **frames, int nf, double *total)
 	rest += strspn(rest, " ");
 	if (!strncmp(rest, "sched:sched_switch:", 19) && strstr(rest, "prev_pid=") &&
 	    strtol(strstr(rest, "prev_pid=") + 9, NULL, 10) == tid) {
-		a = away_of(tid, 1);
+		a = away_of(fo, tid, 1);
 		free(a->stack);
 		free(a->waker);
 		a->t0 = t;
@@ -162,7 +165,7 @@ take_event(const char *head, char **frames, int nf, double *total)
 			free(s);
 		}
 	} else if (!strncmp(rest, "sched:sched_wakeup:", 19) && strstr(rest, " pid=")) {
-		a = away_of(strtol(strstr(rest, " pid=") + 5, NULL, 10), 0);
+		a = away_of(fo, strtol(strstr(rest, " pid=") + 5, NULL, 10), 0);
 		if (a && a->t0 >= 0 && !a->waker) {
 			char *s = join_stack(frames, nf, 1);
 
@@ -171,12 +174,12 @@ take_event(const char *head, char **frames, int nf, double *total)
 		}
 	} else if (!strncmp(rest, "PERF_RECORD_SWITCH IN", 21) ||
 		   !strncmp(rest, "PERF_RECORD_SWITCH_CPU_WIDE IN", 30)) {
-		a = away_of(tid, 0);
+		a = away_of(fo, tid, 0);
 		if (a && a->t0 >= 0 && t >= a->t0) {
 			double us = (t - a->t0) * 1e6;
 
-			fold_add(a->waker ? ff_asprintf("%s;%s", a->stack, a->waker) : ff_strdup(a->stack), us);
-			*total += us;
+			fold_add(fo, a->waker ? ff_asprintf("%s;%s", a->stack, a->waker) : ff_strdup(a->stack), us);
+			fo->total += us;
 			a->t0 = -1;
 		}
 	}
@@ -193,7 +196,7 @@ fold_recording(const char *data, const char *out)
 				     "-F", "comm,pid,tid,time,event,trace,ip,sym,dso", (char *)NULL);
 	char *head = NULL, *frames[256], name[512];
 	const char *line;
-	double total = 0;
+	struct folding fo = { NULL, 0, NULL, 0, 0, 0 };
 	int nf = 0, i;
 	size_t j;
 	FILE *f;
@@ -207,7 +210,7 @@ fold_recording(const char *data, const char *out)
 			}
 			continue;
 		}
-		take_event(head, frames, nf, &total);
+		take_event(&fo, head, frames, nf);
 		for (i = 0; i < nf; i++)
 			free(frames[i]);
 		nf = 0;
@@ -216,34 +219,31 @@ fold_recording(const char *data, const char *out)
 		if (head && strchr(head, '\n'))
 			*strchr(head, '\n') = 0;
 	}
-	take_event(head, frames, nf, &total);
+	take_event(&fo, head, frames, nf);
 	for (i = 0; i < nf; i++)
 		free(frames[i]);
 	free(head);
 	if (pipeline_wait(p) != 0)
 		return -1;
-	qsort(folds, nfolds, sizeof(*folds), cmp_fold);
+	qsort(fo.folds, fo.nfolds, sizeof(*fo.folds), cmp_fold);
 	if (!(f = fopen(out, "w")))
 		ff_die("cannot write '%s': %m", out);
-	for (j = 0; j < nfolds; j++) {
-		double us = folds[j].us;
+	for (j = 0; j < fo.nfolds; j++) {
+		double us = fo.folds[j].us;
 
-		while (j + 1 < nfolds && !strcmp(folds[j].stack, folds[j + 1].stack))
-			us += folds[++j].us;
+		while (j + 1 < fo.nfolds && !strcmp(fo.folds[j].stack, fo.folds[j + 1].stack))
+			us += fo.folds[++j].us;
 		if (us >= 0.5)
-			fprintf(f, "%s %.0f\n", folds[j].stack, us);
+			fprintf(f, "%s %.0f\n", fo.folds[j].stack, us);
 	}
 	if (fclose(f) != 0)
 		ff_die("cannot write '%s': %m", out);
-	return total;
+	return fo.total;
 }
-
-char offcpu_html[PATH_MAX + 16];
-static double offcpu_total_us = -1;
 
 /* The recording of the run, folded and drawn; an `offcpu` event with --json. */
 void
-render_offcpu(json_t *events, const char *rundir)
+render_offcpu(struct run *run, json_t *events, const char *rundir)
 {
 	json_t *cap = ff_event_find(events, "capture"), *ev;
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
@@ -256,11 +256,12 @@ render_offcpu(json_t *events, const char *rundir)
 		ff_die("cannot find ff-flame beside flimflam nor on PATH");
 	snprintf(folded, sizeof(folded), "%s/offcpu.folded", rundir);
 	snprintf(evfile, sizeof(evfile), "%s/events.jsonl", rundir);
-	snprintf(offcpu_html, sizeof(offcpu_html), "%s/offcpu.html", getcwd(cwd, sizeof(cwd)) ? cwd : ".");
-	if (!opt.json)
+	snprintf(run->offcpu_html, sizeof(run->offcpu_html), "%s/offcpu.html",
+		 getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+	if (!run->spec.json)
 		ff_say("flimflam: folding the off-CPU time of '%s'\n", data);
-	offcpu_total_us = fold_recording(data, folded);
-	if (offcpu_total_us < 0)
+	run->offcpu_us = fold_recording(data, folded);
+	if (run->offcpu_us < 0)
 		ff_die("perf script could not read '%s'; the run's files are in '%s'", data, rundir);
 	{
 		FILE *f = fopen(evfile, "w");
@@ -279,20 +280,20 @@ render_offcpu(json_t *events, const char *rundir)
 			ff_die("cannot write '%s': %m", evfile);
 	}
 	{
-		char *args[] = { path, "-o", offcpu_html, "-t", title, "--events", evfile, folded, NULL };
+		char *args[] = { path, "-o", run->offcpu_html, "-t", title, "--events", evfile, folded, NULL };
 		struct ff_child flame;
 
 		if (ff_spawn(&flame, "ff-flame", args, NULL) < 0 || !ff_child_wait(&flame, 300) ||
 		    flame.status != 0)
-			ff_die("cannot draw '%s' from '%s'", offcpu_html, folded);
+			ff_die("cannot draw '%s' from '%s'", run->offcpu_html, folded);
 	}
 	free(path);
 	ev = ff_event("offcpu");
-	json_object_set_new(ev, "blocked_us", json_real(offcpu_total_us));
+	json_object_set_new(ev, "blocked_us", json_real(run->offcpu_us));
 	json_object_set_new(ev, "perf_cpu_s", json_incref(json_object_get(cap, "perf_cpu_s")));
 	json_object_set_new(ev, "files", json_pack("{s:o, s:o}", "folded", ff_json_path(folded),
-						   "html", ff_json_path(offcpu_html)));
-	if (opt.json)
+						   "html", ff_json_path(run->offcpu_html)));
+	if (run->spec.json)
 		ff_emit(ev);
 	else
 		json_decref(ev);
@@ -301,15 +302,15 @@ render_offcpu(json_t *events, const char *rundir)
 
 /* The summary's lines: where the page is, the time it holds, what the recording cost. */
 void
-summarize_offcpu(json_t *events)
+summarize_offcpu(const struct run *run, json_t *events)
 {
 	json_t *cap = ff_event_find(events, "capture"), *rsc = ff_event_find(events, "resources");
 	double window = ff_json_num(rsc, "window_s", 0), perf_cpu = ff_json_num(cap, "perf_cpu_s", -1);
 
 	ff_print("\nOff-CPU\n");
-	ff_print("  Page:        %s\n", offcpu_html);
+	ff_print("  Page:        %s\n", run->offcpu_html);
 	ff_print("  Blocked:     %.3f s of the relays' threads over the %.3f s window\n",
-		 offcpu_total_us / 1e6, window);
+		 run->offcpu_us / 1e6, window);
 	if (perf_cpu >= 0 && window > 0)
 		ff_print("  Cost:        perf took %.3f CPU s (%.1f%% of a CPU) recording every switch; the relays' figures above are with it (compare 'flimflam run')\n",
 			 perf_cpu, 100 * perf_cpu / window);

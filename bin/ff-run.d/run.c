@@ -29,10 +29,16 @@ stopped_by(int sig, const char *rundir)
 /* Not on a terminal, a start still going on is said every so many seconds. */
 #define START_NOTE_S 5
 
+/* A run's phases as its events come: when it started, warmed up, its window ended; the notes said. */
+struct phases {
+	double started, warm_end, win_end;
+	long said;		/* start notes said (start_note) */
+};
+
 static const char *
-starting_text(void)
+starting_text(const struct run *run)
 {
-	return ff_relay_has(opt.relay, FF_RELAY_ROUTED) ?
+	return ff_relay_has(run->spec.relay, FF_RELAY_ROUTED) ?
 		"starting the routers; R1 listens once it has the route to the last" :
 		"starting the server and relays";
 }
@@ -43,21 +49,17 @@ starting_text(void)
  * not silence. Returns how long poll may wait before the next (-1: none).
  */
 static int
-start_note(double started, double warm_end, double now)
+start_note(const struct run *run, struct phases *ph, double now)
 {
-	static double run;	/* the run whose notes `said` counts (flamegraph --build runs two) */
-	static long said;
-	long k = (long)((now - started) / START_NOTE_S);
+	long k = (long)((now - ph->started) / START_NOTE_S);
 
-	if (warm_end || opt.json || ff_verbosity < 0)
+	if (ph->warm_end || run->spec.json || ff_verbosity < 0)
 		return -1;
-	if (run != started)
-		run = started, said = 0;
-	if (k > said) {
-		said = k;
-		ff_say("flimflam: %s (%ld s)\n", starting_text(), k * START_NOTE_S);
+	if (k > ph->said) {
+		ph->said = k;
+		ff_say("flimflam: %s (%ld s)\n", starting_text(run), k * START_NOTE_S);
 	}
-	return (int)(((said + 1) * START_NOTE_S - (now - started)) * 1000) + 1;
+	return (int)(((ph->said + 1) * START_NOTE_S - (now - ph->started)) * 1000) + 1;
 }
 
 /*
@@ -66,14 +68,14 @@ start_note(double started, double warm_end, double now)
  * Returns how long poll may wait before the next update (-1: no need).
  */
 static int
-show_phase(double started, double warm_end, double win_end)
+show_phase(const struct run *run, struct phases *ph)
 {
-	double now = ff_now(), left;
+	double now = ff_now(), left, started = ph->started, warm_end = ph->warm_end, win_end = ph->win_end;
 
 	if (!ff_live_on())
-		return win_end ? progress_note(win_end, now) : start_note(started, warm_end, now);
+		return win_end ? progress_note(run, win_end, now) : start_note(run, ph, now);
 	if (!warm_end)
-		ff_live("flimflam: %s (%.0f s)", starting_text(), floor(now - started));
+		ff_live("flimflam: %s (%.0f s)", starting_text(run), floor(now - started));
 	else if (!win_end)
 		ff_live("flimflam: warming up: %.0f s left", ceil(fmax(0, warm_end - now)));
 	else if (now < win_end)
@@ -116,23 +118,20 @@ relay_role(int k)
 
 /* The relay stages' options common to all: relay, protocol, CPUs, build. */
 static void
-relay_args(struct ff_argv *a, const char *cpu)
+relay_args(const struct run *run, struct ff_argv *a, const char *cpu)
 {
-	ff_argv_addl(a, "-r", opt.relay, "-p", opt.protocol, "--cpu-limit", cpu, NULL);
-	if (opt.run.workers) {
+	ff_argv_addl(a, "-r", run->spec.relay, "-p", run->spec.protocol, "--cpu-limit", cpu, NULL);
+	if (run->spec.run.workers) {
 		ff_argv_add(a, "--workers");
-		ff_argv_addf(a, "%ld", opt.run.workers);
+		ff_argv_addf(a, "%ld", run->spec.run.workers);
 	}
-	if (opt.nbuild)
-		ff_argv_addl(a, "--build", opt.build[opt.cur], NULL);
-	if (opt.tls)
+	if (run->spec.nbuild)
+		ff_build_argv(a, &run->spec.builds[run->spec.cur]);
+	if (run->spec.tls)
 		ff_argv_add(a, "--tls");
-	if (opt.relay_cmd)
-		ff_argv_addl(a, "--relay-cmd", opt.relay_cmd, NULL);
+	if (run->spec.relay_cmd)
+		ff_argv_addl(a, "--relay-cmd", run->spec.relay_cmd, NULL);
 }
-
-/* --tls with relays on hosts of their own: relay k's certificates' directory, on its host. */
-static const char *tls_dirs[FF_HOPS_MAX + 1];
 
 /*
  * --tls with the relays on hosts of their own, one ff-topology each: the
@@ -140,15 +139,16 @@ static const char *tls_dirs[FF_HOPS_MAX + 1];
  * ff-topology makes a chain's; FLIMFLAM_TLS_CERTS gives a set), and each
  * relay on another host given only its own key and certificate and the
  * CA's certificate, in a private directory there that hosts_disconnect
- * removes. The CA's key stays here.
+ * removes. The CA's key stays here. Relay k's directory, on its host,
+ * into tls_dirs[k].
  */
 static void
-tls_for_hosts(const char *rundir)
+tls_for_hosts(const struct run *run, const char *rundir, const char *tls_dirs[])
 {
 	const char *roles[FF_HOPS_MAX];
 	char *tls = ff_asprintf("%s/tls", rundir);
 	struct ff_buf why = FF_BUF_INIT;
-	int n = (int)opt.hops, k;
+	int n = (int)run->spec.hops, k;
 
 	for (k = 1; k <= n; k++)
 		roles[k - 1] = relay_role(k);
@@ -189,13 +189,14 @@ tls_for_hosts(const char *rundir)
  * none: one, with the client (it only passes the server on).
  */
 static void
-relay_stages(pipeline *p, const char *cpu, const char *hops, const char *rundir)
+relay_stages(const struct run *run, pipeline *p, const char *cpu, const char *hops, const char *rundir,
+	     const char *const tls_dirs[])
 {
 	struct ff_argv a = FF_ARGV_INIT;
-	int n = (int)opt.hops;
+	int n = (int)run->spec.hops;
 
 	if (!n || hosts_relays_together(n)) {
-		relay_args(&a, cpu);
+		relay_args(run, &a, cpu);
 		if (n) {
 			ff_argv_addl(&a, "--hops", hops, NULL);
 			listen_arg(&a, "r1");
@@ -209,10 +210,10 @@ relay_stages(pipeline *p, const char *cpu, const char *hops, const char *rundir)
 	for (int k = n; k >= 1; k--) {
 		char label[32];
 
-		relay_args(&a, cpu);
+		relay_args(run, &a, cpu);
 		ff_argv_addl(&a, "--relay-role", relay_role(k), "--target-event",
 			     k == n ? "server" : "topology", NULL);
-		if (opt.tls)
+		if (run->spec.tls)
 			ff_argv_addl(&a, "--tls-certs", tls_dirs[k], NULL);
 		listen_arg(&a, relay_role(k));
 		if (!hosts_dest(relay_role(k)))
@@ -228,9 +229,9 @@ relay_stages(pipeline *p, const char *cpu, const char *hops, const char *rundir)
  * (--roles).
  */
 static void
-capture_stages(pipeline *p, const struct cmd *c, const char *rundir)
+capture_stages(const struct run *run, pipeline *p, const struct cmd *c, const char *rundir)
 {
-	int n = (int)opt.hops, split = n && !hosts_relays_together(n);
+	int n = (int)run->spec.hops, split = n && !hosts_relays_together(n);
 
 	for (int k = split ? n : 1; k >= 1; k--) {
 		struct ff_argv a = FF_ARGV_INIT;
@@ -245,11 +246,11 @@ capture_stages(pipeline *p, const struct cmd *c, const char *rundir)
 			continue;
 		ff_argv_add(&a, c->mode);
 		if (samples(c))
-			ff_argv_addl(&a, "--call-graph", perf_opt.call_graph, "--freq", freq_arg(), NULL);
-		if (opt.nbuild && !strcmp(c->mode, "skstat"))
-			ff_argv_addl(&a, "--build", opt.build[opt.cur], NULL);
+			ff_argv_addl(&a, "--call-graph", run->perf.call_graph, "--freq", freq_arg(run), NULL);
+		if (run->spec.nbuild && !strcmp(c->mode, "skstat"))
+			ff_build_argv(&a, &run->spec.builds[run->spec.cur]);
 		ff_argv_add(&a, "--interval");
-		ff_argv_addf(&a, "%.9g", opt.run.interval);
+		ff_argv_addf(&a, "%.9g", run->spec.run.interval);
 		if (split) {
 			struct ff_buf roles = FF_BUF_INIT;
 
@@ -268,57 +269,54 @@ capture_stages(pipeline *p, const struct cmd *c, const char *rundir)
 
 /* The stages of a run, started: serve | topology | drive | capture. */
 static pipeline *
-start_pipeline(const struct cmd *c, const char *rundir)
+start_pipeline(const struct run *run, const struct cmd *c, const char *rundir)
 {
-	struct ff_run_opts drive = opt.run;
+	struct ff_run_opts drive = run->spec.run;
 	struct ff_argv args = FF_ARGV_INIT;
+	const char *tls_dirs[FF_HOPS_MAX + 1] = { NULL };	/* --tls, relays on hosts of their own */
 	char cpu[16], hops[16];
 	pipeline *p;
 
-	drive.cpu_limit = ff_relay_find(opt.relay)->processes ? opt.run.cpu_limit : 0;
+	drive.cpu_limit = ff_relay_find(run->spec.relay)->processes ? run->spec.run.cpu_limit : 0;
 	drive.workers = 0;	/* the relays' (relay_args), not the client's */
 	snprintf(cpu, sizeof(cpu), "%ld", drive.cpu_limit);
-	snprintf(hops, sizeof(hops), "%ld", opt.hops);
+	snprintf(hops, sizeof(hops), "%ld", run->spec.hops);
 
 	hosts_connect(rundir);
-	if (opt.tls && !hosts_relays_together((int)opt.hops))
-		tls_for_hosts(rundir);
+	if (run->spec.tls && !hosts_relays_together((int)run->spec.hops))
+		tls_for_hosts(run, rundir, tls_dirs);
 	p = pipeline_new();
-	ff_argv_addl(&args, "serve", "-w", opt.workload, "--cpu-limit", cpu, NULL);
-	if (opt.hops)
+	ff_argv_addl(&args, "serve", "-w", run->spec.workload, "--cpu-limit", cpu, NULL);
+	if (run->spec.hops)
 		ff_argv_addl(&args, "--hops", hops, NULL);
-	if (ff_workload_is_rr(opt.workload)) {
+	if (ff_workload_is_rr(run->spec.workload)) {
 		/* The server's framing: the sizes (the rate is the client's). */
 		ff_argv_add(&args, "--request-size");
-		ff_argv_addf(&args, "%ld", opt.run.request_size);
+		ff_argv_addf(&args, "%ld", run->spec.run.request_size);
 		ff_argv_add(&args, "--response-size");
-		ff_argv_addf(&args, "%ld", opt.run.response_size);
+		ff_argv_addf(&args, "%ld", run->spec.run.response_size);
 	}
 	listen_arg(&args, "server");
 	if (!hosts_dest("server"))
 		ff_argv_addl(&args, "--run-dir", rundir, NULL);
 	pipeline_command(p, stage_argv("server", "ff-workload serve", "ff-workload", &args));
-	relay_stages(p, cpu, hops, rundir);
-	ff_argv_addl(&args, "drive", "-w", opt.workload, NULL);
-	if (opt.hops)
+	relay_stages(run, p, cpu, hops, rundir, tls_dirs);
+	ff_argv_addl(&args, "drive", "-w", run->spec.workload, NULL);
+	if (run->spec.hops)
 		ff_argv_addl(&args, "--hops", hops, NULL);
 	ff_argv_run_opts(&args, &drive, 1);
 	if (!hosts_dest("client"))
 		ff_argv_addl(&args, "--run-dir", rundir, NULL);
 	pipeline_command(p, stage_argv("client", "ff-workload drive", "ff-workload", &args));
-	capture_stages(p, c, rundir);
+	capture_stages(run, p, c, rundir);
 	pipeline_want_infile(p, "/dev/null");	/* the first stage reads nothing */
 	pipeline_want_out(p, -1);
 	pipeline_ignore_signals(p, 0);
-	stages_start(p);
+	stages_start(p, run->spec.json);
 	return p;
 }
 
 /* The phases as the events come: the warmup from topology, the window. */
-struct phases {
-	double started, warm_end, win_end;
-};
-
 /* Each host's TCP stall counters of the window, added into `first`'s (null stays null). */
 static void
 add_tcp_stalls(json_t *first, json_t *tcp)
@@ -336,21 +334,21 @@ add_tcp_stalls(json_t *first, json_t *tcp)
 
 /* One event of the pipeline: kept, passed on with --json, and its phase noted. */
 static void
-take_event(json_t *events, json_t *ev, struct phases *ph, int sig)
+take_event(const struct run *run, json_t *events, json_t *ev, struct phases *ph, int sig)
 {
-	if (opt.json)
+	if (run->spec.json)
 		ff_emit(json_incref(ev));
 	if (!strcmp(ff_event_name(ev), "topology")) {
-		ph->warm_end = ff_now() + opt.run.warmup;
+		ph->warm_end = ff_now() + run->spec.run.warmup;
 		warn_other_runs(ev);
-		if (!opt.json && ff_verbosity >= 0 && !sig)
+		if (!run->spec.json && ff_verbosity >= 0 && !sig)
 			ff_say("flimflam: relays up; warming up for %ld s, then measuring for %ld s\n",
-			       opt.run.warmup, opt.run.duration);
+			       run->spec.run.warmup, run->spec.run.duration);
 	}
 	if (!strcmp(ff_event_name(ev), "window"))
-		ph->win_end = ff_now() + opt.run.duration;
+		ph->win_end = ff_now() + run->spec.run.duration;
 	if (!strcmp(ff_event_name(ev), "interval"))
-		progress_interval(ev);
+		progress_interval(run, ev);
 	/* Relays on hosts of their own: each host's capture measured its own. */
 	if (!strcmp(ff_event_name(ev), "resources") && ff_event_find(events, "resources")) {
 		json_t *first = ff_event_find(events, "resources");
@@ -370,10 +368,10 @@ take_event(json_t *events, json_t *ev, struct phases *ph, int sig)
  * stopped the run, or 0.
  */
 static int
-read_pipeline(pipeline *p, json_t *events)
+read_pipeline(const struct run *run, pipeline *p, json_t *events)
 {
 	struct ff_reader out = FF_READER_INIT(fileno(pipeline_get_outfile(p)), "the pipeline");
-	struct phases ph = { ff_now(), 0, 0 };
+	struct phases ph = { ff_now(), 0, 0, 0 };
 	json_t *ev;
 	int sig = 0;
 
@@ -392,7 +390,7 @@ read_pipeline(pipeline *p, json_t *events)
 		/* Killed, every stage: what else holds the pipe is not waited for. */
 		if (sig && stages_all_ended())
 			break;
-		wait_ms = sig ? stages_timeout_ms() : show_phase(ph.started, ph.warm_end, ph.win_end);
+		wait_ms = sig ? stages_timeout_ms() : show_phase(run, &ph);
 		if (poll(pfd, 3, wait_ms) < 0 && errno != EINTR)
 			ff_die("poll: %s", strerror(errno));
 		/* The signal is taken: the pipe left full would wake every poll at once. */
@@ -403,7 +401,7 @@ read_pipeline(pipeline *p, json_t *events)
 			ssize_t r = ff_reader_fill(&out);
 
 			while ((ev = ff_reader_next(&out)))
-				take_event(events, ev, &ph, sig);
+				take_event(run, events, ev, &ph, sig);
 			if (r == 0) {
 				stages_close_sessions();
 				break;
@@ -422,15 +420,15 @@ read_pipeline(pipeline *p, json_t *events)
  * names the local file.
  */
 static void
-fetch_recordings(const struct cmd *c, json_t *events)
+fetch_recordings(const struct run *run, const struct cmd *c, json_t *events)
 {
-	int split = !hosts_relays_together((int)opt.hops);
+	int split = !hosts_relays_together((int)run->spec.hops);
 	char cwd[PATH_MAX - 64], local[PATH_MAX];
 	struct ff_buf why = FF_BUF_INIT;
 	json_t *ev;
 	size_t i;
 
-	if (!samples(c) || !hosts_relays_remote((int)opt.hops))
+	if (!samples(c) || !hosts_relays_remote((int)run->spec.hops))
 		return;
 	if (!getcwd(cwd, sizeof(cwd)))
 		ff_die("cannot find the current directory: %s", strerror(errno));
@@ -444,12 +442,12 @@ fetch_recordings(const struct cmd *c, json_t *events)
 		if (!remote)
 			continue;
 		snprintf(local, sizeof(local), "%s/%s%sperf.data", cwd, split ? role : "", split ? "." : "");
-		if (!opt.json)
+		if (!run->spec.json)
 			ff_say("flimflam: copying %s's recording from %s to %s\n", role, hosts_dest(role), local);
 		if (hosts_fetch(role, remote, local, &why) < 0)
 			ff_die("%s", why.s);
 		/* --json: the stream passed already; a `fetched` event says where it is now. */
-		if (opt.json) {
+		if (run->spec.json) {
 			json_t *f = ff_event("fetched");
 
 			json_object_set_new(f, "role", json_string(role));
@@ -466,11 +464,11 @@ fetch_recordings(const struct cmd *c, json_t *events)
 }
 
 json_t *
-run_pipeline(const struct cmd *c, const char *rundir)
+run_pipeline(const struct run *run, const struct cmd *c, const char *rundir)
 {
-	pipeline *p = start_pipeline(c, rundir);
+	pipeline *p = start_pipeline(run, c, rundir);
 	json_t *events = json_array();
-	int sig = read_pipeline(p, events), failed = stages_reap(&sig);
+	int sig = read_pipeline(run, p, events), failed = stages_reap(&sig);
 
 	pipeline_free(p);
 	hosts_disconnect();
@@ -480,14 +478,11 @@ run_pipeline(const struct cmd *c, const char *rundir)
 		ff_warn("the run failed; its files are in '%s'", rundir);
 		exit(1);
 	}
-	fetch_recordings(c, events);
+	fetch_recordings(run, c, events);
 	return events;
 }
 
 /* The summary */
-
-char flame_html[PATH_MAX];
-struct ff_out flame_out;
 
 /*
  * record, c2c, mem, flamegraph: flamegraph.html (and old.flamegraph.html)
@@ -496,7 +491,7 @@ struct ff_out flame_out;
  * another record is writing there, for its whole run.
  */
 void
-outputs_check(const struct cmd *c)
+outputs_check(struct run *run, const struct cmd *c)
 {
 	char cwd[PATH_MAX - 32];
 	struct ff_buf why = FF_BUF_INIT;
@@ -505,9 +500,9 @@ outputs_check(const struct cmd *c)
 		return;
 	if (!getcwd(cwd, sizeof(cwd)))
 		ff_die("cannot find the current directory: %s", strerror(errno));
-	snprintf(flame_html, sizeof(flame_html), "%s/flamegraph.html", cwd);
-	if (!strcmp(c->name, "flamegraph") && ff_out_check(&flame_out, flame_html, 0, "old.*") < 0)
-		ff_die("%s", flame_out.err);
+	snprintf(run->flame_html, sizeof(run->flame_html), "%s/flamegraph.html", cwd);
+	if (!strcmp(c->name, "flamegraph") && ff_out_check(&run->flame_out, run->flame_html, 0, "old.*") < 0)
+		ff_die("%s", run->flame_out.err);
 	if (ff_lock_dir(cwd, "perf.data", &why) < 0)
 		ff_die("%s", why.s);
 }
@@ -568,7 +563,7 @@ capture_roles(const json_t *cap)
  * (--parts ROLES=FILE), each file's processes in its own relays' towers.
  */
 void
-render_flamegraph(json_t *events, const char *rundir)
+render_flamegraph(struct run *run, json_t *events, const char *rundir)
 {
 	struct ff_argv argv = FF_ARGV_INIT;
 	struct ff_buf names = FF_BUF_INIT;
@@ -588,15 +583,15 @@ render_flamegraph(json_t *events, const char *rundir)
 	snprintf(evfile, sizeof(evfile), "%s/events.jsonl", rundir);
 	write_events(events, evfile);
 	/* ff-flame writes the temporary file; the old page stays until it is done. */
-	if (ff_out_open(&flame_out, flame_html, FF_OUT_DEFER, "old.*", 0644) < 0)
-		ff_die("%s", flame_out.err);
-	if (!opt.json)
-		ff_say("flimflam: rendering %s\n", flame_html);
+	if (ff_out_open(&run->flame_out, run->flame_html, FF_OUT_DEFER, "old.*", 0644) < 0)
+		ff_die("%s", run->flame_out.err);
+	if (!run->spec.json)
+		ff_say("flimflam: rendering %s\n", run->flame_html);
 	/*
 	 * Its own process group, as every child: Ctrl-C comes to us, and we
 	 * stop it; its end is then ours to word, not a failure of its own.
 	 */
-	ff_argv_addl(&argv, path, "-o", flame_out.tmp, "--events", evfile, NULL);
+	ff_argv_addl(&argv, path, "-o", run->flame_out.tmp, "--events", evfile, NULL);
 	if (ndata > 1)
 		ff_argv_add(&argv, "--parts");
 	json_array_foreach(events, i, ev) {
@@ -613,7 +608,7 @@ render_flamegraph(json_t *events, const char *rundir)
 		free(data);
 	}
 	if (ff_spawn(&flame, "ff-flame", argv.v, NULL) < 0) {
-		ff_out_abort(&flame_out);
+		ff_out_abort(&run->flame_out);
 		ff_die("cannot render %s; the recording%s kept", names.s, ndata > 1 ? "s are" : " is");
 	}
 	ff_set_cleanup(ff_children_stop_all);
@@ -622,24 +617,24 @@ render_flamegraph(json_t *events, const char *rundir)
 
 		if (ff_signalled()) {
 			ff_child_stop(&flame, 1.0);
-			ff_out_abort(&flame_out);
+			ff_out_abort(&run->flame_out);
 			stopped_by(ff_signalled(), rundir);
 		}
 		poll(pfd, 2, -1);
 	}
 	ff_set_cleanup(NULL);
 	if (flame.status != 0) {
-		ff_out_abort(&flame_out);
+		ff_out_abort(&run->flame_out);
 		ff_die("ff-flame %s rendering %s; the recording%s kept", ff_child_how(&flame), names.s,
 		       ndata > 1 ? "s are" : " is");
 	}
-	if (ff_out_commit(&flame_out) < 0)
-		ff_die("%s; the recording%s kept", flame_out.err, ndata > 1 ? "s are" : " is");
+	if (ff_out_commit(&run->flame_out) < 0)
+		ff_die("%s; the recording%s kept", run->flame_out.err, ndata > 1 ? "s are" : " is");
 	ff_argv_free(&argv);
 	ff_buf_free(&names);
 	free(path);
-	if (opt.json) {
-		char *url = ff_file_url(flame_html);
+	if (run->spec.json) {
+		char *url = ff_file_url(run->flame_html);
 
 		ff_say("flimflam: open %s in a browser\n", url);
 		free(url);

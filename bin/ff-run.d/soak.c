@@ -13,7 +13,7 @@
 static char last[256];
 
 void
-progress_interval(const json_t *ev)
+progress_interval(const struct run *run, const json_t *ev)
 {
 	double dt = ff_json_num(ev, "dt_s", 0);
 	const json_t *r;
@@ -23,7 +23,7 @@ progress_interval(const json_t *ev)
 
 	if (dt <= 0)
 		return;
-	if (ff_workload_is_rr(opt.workload))
+	if (ff_workload_is_rr(run->spec.workload))
 		n = snprintf(last, sizeof(last), " | %s", ff_fmt_prefixed(ff_json_num(ev, "operations", 0) / dt,
 					1000, " ", "op/s", a, sizeof(a)));
 	else
@@ -53,14 +53,14 @@ progress_text(void)
 #define PROGRESS_S 10
 
 int
-progress_note(double win_end, double now)
+progress_note(const struct run *run, double win_end, double now)
 {
 	static double said_for;	/* the window the notes are of */
 	static long said;
-	double dur = opt.run.duration, every = fmax(PROGRESS_S, dur / 30), at = now - (win_end - dur);
+	double dur = run->spec.run.duration, every = fmax(PROGRESS_S, dur / 30), at = now - (win_end - dur);
 	long k = (long)(at / every);
 
-	if (opt.json || ff_verbosity < 0 || dur < PROGRESS_MIN_S || now >= win_end)
+	if (run->spec.json || ff_verbosity < 0 || dur < PROGRESS_MIN_S || now >= win_end)
 		return -1;
 	if (said_for != win_end)
 		said_for = win_end, said = 0;

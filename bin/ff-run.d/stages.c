@@ -42,6 +42,7 @@ static pipeline *running;
 static int stages_wait(double until);
 static double stop_at;		/* when the stages were asked to stop, or 0 */
 static int stop_sig;		/* with which signal */
+static int events;		/* --json: the stream takes error events */
 
 static void
 post_fork(void)
@@ -100,7 +101,7 @@ stage_error(int i, const char *fmt, ...)
 	va_list ap;
 	json_t *ev;
 
-	if (!opt.json)
+	if (!events)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -167,10 +168,11 @@ stop_pipeline(void)
 }
 
 void
-stages_start(pipeline *p)
+stages_start(pipeline *p, int json)
 {
 	int i;
 
+	events = json;
 	pipeline_install_post_fork(post_fork);
 	pipeline_start(p);
 	running = p;

@@ -133,7 +133,7 @@ fmt_rss(double v, char *buf, size_t n)
  * was not steady.
  */
 static void
-summarize_intervals(const json_t *res)
+summarize_intervals(const struct run *run, const json_t *res)
 {
 	const json_t *ivs = json_object_get(res, "intervals"), *st = json_object_get(res, "steadiness"),
 		     *iv, *r;
@@ -145,7 +145,7 @@ summarize_intervals(const json_t *res)
 	if (!n)
 		return;
 	v = ff_realloc(NULL, n * sizeof(*v));
-	ff_print("\nIntervals (%zu of %g s)\n", n, opt.run.interval);
+	ff_print("\nIntervals (%zu of %g s)\n", n, run->spec.run.interval);
 	json_array_foreach(ivs, i, iv) {
 		dt = ff_json_num(iv, "dt_s", 0);
 		v[i] = dt > 0 ? 8 * ff_json_num(iv, "bytes", 0) / dt : 0;
@@ -235,7 +235,7 @@ machine_warning(const json_t *rsc)
  * write syscalls; nothing when ff-capture could not count them.
  */
 static void
-switches_line(const char *role, const json_t *r, const json_t *res, double window)
+switches_line(const struct run *run, const char *role, const json_t *r, const json_t *res, double window)
 {
 	double n = ff_json_num(r, "ctx_switches", -1), vol = ff_json_num(r, "ctx_switches_voluntary", 0);
 	double mb_s = ff_json_num(res, "bits_per_s", 0) / 8e6, kop_s = ff_json_num(res, "ops_per_s", 0) / 1e3;
@@ -244,7 +244,7 @@ switches_line(const char *role, const json_t *r, const json_t *res, double windo
 	if (n < 0 || window <= 0)
 		return;
 	ff_print("  %s switches: %.0f (%.0f%% voluntary)", role, n, n > 0 ? 100 * vol / n : 0);
-	if (mb_s > 0 && !ff_workload_is_rr(opt.workload))
+	if (mb_s > 0 && !ff_workload_is_rr(run->spec.workload))
 		ff_print(", %.3g per MB", n / window / mb_s);
 	if (kop_s > 0)
 		ff_print(", %.3g per 1k ops", n / window / kop_s);
@@ -252,7 +252,7 @@ switches_line(const char *role, const json_t *r, const json_t *res, double windo
 	if (sys < 0)
 		return;
 	ff_print("  %s syscalls: %.0f of the read and write families", role, sys);
-	if (mb_s > 0 && !ff_workload_is_rr(opt.workload))
+	if (mb_s > 0 && !ff_workload_is_rr(run->spec.workload))
 		ff_print(", %.3g per MB", sys / window / mb_s);
 	ff_print("\n");
 }
@@ -282,15 +282,15 @@ config_tls(const json_t *topo)
 
 /* The relays' CPUs: the limit, where each ran, and what they shared. */
 static void
-config_cpus(json_t *events, const json_t *topo)
+config_cpus(const struct run *run, json_t *events, const json_t *topo)
 {
 	const json_t *r;
 	size_t i;
 
-	if (!ff_relay_find(opt.relay)->processes)
+	if (!ff_relay_find(run->spec.relay)->processes)
 		return;
-	ff_print("  CPU limit:   %ld", opt.run.cpu_limit);
-	if (opt.run.cpu_limit > 0) {
+	ff_print("  CPU limit:   %ld", run->spec.run.cpu_limit);
+	if (run->spec.run.cpu_limit > 0) {
 		json_array_foreach(json_object_get(topo, "relays"), i, r)
 			ff_print("%s%s on CPU %s", i ? ", " : " (", role_name(ff_json_str(r, "role")),
 			       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "any");
@@ -303,11 +303,12 @@ config_cpus(json_t *events, const json_t *topo)
 		       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "?");
 	if (json_is_true(json_object_get(topo, "cpus_shared")))
 		ff_print("  Note:        too few CPUs for each relay to have its own (%ld relay%s of %ld CPU%s, %.0f CPU%s here): the relays share CPUs\n",
-			 opt.hops, opt.hops == 1 ? "" : "s", opt.run.cpu_limit, opt.run.cpu_limit == 1 ? "" : "s",
+			 run->spec.hops, run->spec.hops == 1 ? "" : "s",
+			 run->spec.run.cpu_limit, run->spec.run.cpu_limit == 1 ? "" : "s",
 			 ff_json_num(ff_event_find(events, "environment"), "cpus_available", 0),
 			 ff_json_num(ff_event_find(events, "environment"), "cpus_available", 0) == 1 ? "" : "s");
 	/* with too few for the relays, none are left for the workload either */
-	if (opt.run.cpu_limit > 0 && !ff_json_str(ff_event_find(events, "server"), "cpus"))
+	if (run->spec.run.cpu_limit > 0 && !ff_json_str(ff_event_find(events, "server"), "cpus"))
 		ff_print("  Note:        no CPUs are left for the workload: it shares CPUs with the relays\n");
 }
 
@@ -317,21 +318,21 @@ config_cpus(json_t *events, const json_t *topo)
  * changed (the workers share those CPUs: what a sweep of --workers asks).
  */
 static void
-config_workers(const json_t *topo)
+config_workers(const struct run *run, const json_t *topo)
 {
 	long n = (long)ff_json_num(topo, "workers", 0);
 
 	if (n <= 0)
 		return;
 	ff_print("  Workers:     %ld per relay (%s%s)\n", n, ff_json_str(topo, "workers_setting") ?
-		 ff_json_str(topo, "workers_setting") : "?", opt.run.workers ? ", --workers" : "");
+		 ff_json_str(topo, "workers_setting") : "?", run->spec.run.workers ? ", --workers" : "");
 	if (json_is_true(json_object_get(topo, "workers_over_cpu_limit")))
 		ff_print("  Note:        %ld workers per relay on --cpu-limit %ld: they share the relay's CPU%s\n",
-			 n, opt.run.cpu_limit, opt.run.cpu_limit == 1 ? "" : "s");
+			 n, run->spec.run.cpu_limit, run->spec.run.cpu_limit == 1 ? "" : "s");
 }
 
 void
-summarize(json_t *events, const char *rundir)
+summarize(const struct run *run, json_t *events, const char *rundir)
 {
 	json_t *topo = ff_event_find(events, "topology"), *res = ff_event_find(events, "result"),
 	       *rsc = ff_event_find(events, "resources"), *r;
@@ -339,33 +340,33 @@ summarize(json_t *events, const char *rundir)
 	size_t i;
 
 	ff_print("Configuration\n");
-	ff_print("  Workload:    %s\n", opt.workload);
-	ff_print("  Relay:       %s\n", opt.relay);
+	ff_print("  Workload:    %s\n", run->spec.workload);
+	ff_print("  Relay:       %s\n", run->spec.relay);
 	if (json_is_object(json_object_get(topo, "build"))) {
 		char line[PATH_MAX * 2 + 256];
 
 		ff_print("  Build:       %s\n", ff_build_line(json_object_get(topo, "build"), line,
 							  sizeof(line)));
 	}
-	ff_print("  Protocol:    %s\n", opt.protocol);
-	if (opt.hops)
-		ff_print("  Hops:        %ld (client -> R1%s%s -> server)\n", opt.hops,
-			 opt.hops > 2 ? " -> ... -> " : opt.hops == 2 ? " -> " : "",
-			 opt.hops > 1 ? role_name(ff_json_str(json_array_get(json_object_get(topo, "relays"),
-									    opt.hops - 1), "role")) : "");
-	ff_print("  Jobs:        %ld\n", opt.run.jobs);
-	ff_print("  Warmup:      %ld s\n", opt.run.warmup);
-	ff_print("  Duration:    %ld s\n", opt.run.duration);
+	ff_print("  Protocol:    %s\n", run->spec.protocol);
+	if (run->spec.hops)
+		ff_print("  Hops:        %ld (client -> R1%s%s -> server)\n", run->spec.hops,
+			 run->spec.hops > 2 ? " -> ... -> " : run->spec.hops == 2 ? " -> " : "",
+			 run->spec.hops > 1 ? role_name(ff_json_str(json_array_get(json_object_get(topo, "relays"),
+									    run->spec.hops - 1), "role")) : "");
+	ff_print("  Jobs:        %ld\n", run->spec.run.jobs);
+	ff_print("  Warmup:      %ld s\n", run->spec.run.warmup);
+	ff_print("  Duration:    %ld s\n", run->spec.run.duration);
 	config_tls(topo);
-	if (opt.hosts)
-		ff_print("  Hosts:       %s (the roles not named ran here)\n", opt.hosts);
-	config_cpus(events, topo);
-	config_workers(topo);
+	if (run->spec.hosts)
+		ff_print("  Hosts:       %s (the roles not named ran here)\n", run->spec.hosts);
+	config_cpus(run, events, topo);
+	config_workers(run, topo);
 	ff_print("\nResults\n");
 	ff_print("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
-	if (json_is_number(json_object_get(res, "ops_per_s")) && !ff_workload_is_rr(opt.workload))
+	if (json_is_number(json_object_get(res, "ops_per_s")) && !ff_workload_is_rr(run->spec.workload))
 		ff_print("  Operations:  %s\n", human(ff_json_num(res, "ops_per_s", -1), "op/s", a, sizeof(a)));
-	if (ff_workload_is_rr(opt.workload))
+	if (ff_workload_is_rr(run->spec.workload))
 		summarize_rr(res);
 	else if (json_is_number(json_object_get(res, "latency_avg_us")))
 		ff_print("  Latency:     %.3f ms average, %.3f ms p99\n",
@@ -376,7 +377,7 @@ summarize(json_t *events, const char *rundir)
 		ff_print("  Failed:      %.0f of %.0f request%s\n", ff_json_num(res, "failed", 0),
 		       ff_json_num(res, "requests", 0), ff_json_num(res, "requests", 0) == 1 ? "" : "s");
 	machine_line(rsc);
-	summarize_intervals(res);
+	summarize_intervals(run, res);
 	tcp_warning(json_object_get(rsc, "tcp"));
 	machine_warning(rsc);
 	if (json_array_size(json_object_get(rsc, "relays"))) {
@@ -387,7 +388,7 @@ summarize(json_t *events, const char *rundir)
 			ff_print("  %s CPU:      %.1f%%\n", role, 100 * ff_json_num(r, "cpu_fraction", 0));
 			ff_print("  %s RSS:      %.1f MiB\n", role,
 			       ff_json_num(r, "max_rss_bytes", 0) / 1048576.0);
-			switches_line(role, r, res, ff_json_num(rsc, "window_s", 0));
+			switches_line(run, role, r, res, ff_json_num(rsc, "window_s", 0));
 			growth_line(role, r);
 		}
 	}
@@ -422,7 +423,7 @@ print_figure(const json_t *ev, const char *key, const char *label, const char *f
  * and how; its previous copy, when kept.
  */
 static void
-print_recording(const json_t *cap, const char *data)
+print_recording(const struct run *run, const json_t *cap, const char *data)
 {
 	const char *host = ff_json_str(cap, "host");
 	char old[PATH_MAX + 8];
@@ -437,8 +438,8 @@ print_recording(const json_t *cap, const char *data)
 	ff_print("%s: %s %s%s, call graph %s)\n", ff_json_str(cap, "tool"),
 		 ff_json_str(cap, "perf_event") ? ff_json_str(cap, "perf_event") : "cycles",
 		 json_is_null(json_object_get(cap, "freq")) ? "every one" : "at ",
-		 json_is_null(json_object_get(cap, "freq")) ? "" : ff_asprintf("%s Hz", freq_arg()),
-		 perf_opt.call_graph);
+		 json_is_null(json_object_get(cap, "freq")) ? "" : ff_asprintf("%s Hz", freq_arg(run)),
+		 run->perf.call_graph);
 	snprintf(old, sizeof(old), "%s.old", data);
 	if (access(old, F_OK) == 0)
 		ff_print("  Previous:    %s\n", old);
@@ -472,7 +473,7 @@ captures_in_order(json_t *events)
 }
 
 void
-summarize_capture(const struct cmd *c, json_t *events)
+summarize_capture(const struct run *run, const struct cmd *c, json_t *events)
 {
 	json_t *cap = ff_event_find(events, "capture"), *caps, *ev, *r, *pid;
 	char *data = ff_json_path_value(json_array_get(json_object_get(cap, "files"), 0));
@@ -521,7 +522,7 @@ summarize_capture(const struct cmd *c, json_t *events)
 	ff_print("\nCaptured\n");
 	json_array_foreach(caps, i, ev)
 		if ((data = ff_json_path_value(json_array_get(json_object_get(ev, "files"), 0)))) {
-			print_recording(ev, data);
+			print_recording(run, ev, data);
 			free(data);
 			nrec++;
 		}
@@ -535,10 +536,10 @@ summarize_capture(const struct cmd *c, json_t *events)
 	ff_print("\n");
 	json_decref(caps);
 	if (!strcmp(c->name, "flamegraph")) {
-		ff_print("  Flamegraph:  %s\n", flame_html);
-		if (flame_out.old[0])
-			ff_print("  Previous:    %s\n", flame_out.old);
-		char *url = ff_file_url(flame_html);
+		ff_print("  Flamegraph:  %s\n", run->flame_html);
+		if (run->flame_out.old[0])
+			ff_print("  Previous:    %s\n", run->flame_out.old);
+		char *url = ff_file_url(run->flame_html);
 
 		ff_print("\nOpen it in a browser: %s\n", url);
 		free(url);

@@ -61,37 +61,37 @@ static const struct ff_runspec_place place = {
 
 /* Everything about the run that can be known before starting anything (lib/ff_runcheck.c). */
 void
-validate_run(void)
+validate_run(struct run *run)
 {
-	ff_runspec_check(&opt, run_usage, &place);
+	ff_runspec_check(&run->spec, run->usage, &place);
 }
 
 /* Running the pipeline */
 
 /* What is wrong with the request itself, before anything else is checked. */
 void
-capture_usage(const struct cmd *c)
+capture_usage(const struct run *run, const struct cmd *c)
 {
 	struct ff_buf why = FF_BUF_INIT;
 	char *p;
 	int carries;
 
-	if (strcmp(c->mode, "skstat") || !ff_relay_find(opt.relay)->processes)
+	if (strcmp(c->mode, "skstat") || !ff_relay_find(run->spec.relay)->processes)
 		return;		/* relay none: validate_run says it */
-	if (!ff_relay_has(opt.relay, FF_RELAY_STATS))
-		ff_usage_error(run_usage, "'skstat' reads the routers' statistics, so it needs relay "
-			       "'%s', not '%s'", ff_relays_with(FF_RELAY_STATS), opt.relay);
-	carries = ff_carries(opt.workload, opt.relay, opt.protocol, NULL, NULL, &why);
+	if (!ff_relay_has(run->spec.relay, FF_RELAY_STATS))
+		ff_usage_error(run->usage, "'skstat' reads the routers' statistics, so it needs relay "
+			       "'%s', not '%s'", ff_relays_with(FF_RELAY_STATS), run->spec.relay);
+	carries = ff_carries(run->spec.workload, run->spec.relay, run->spec.protocol, NULL, NULL, &why);
 	ff_buf_free(&why);
 	if (!carries)
 		return;		/* a usage error first */
-	if (opt.nbuild)
+	if (run->spec.nbuild)
 		return;		/* ff-capture --check finds the build's skstat */
-	p = ff_which(ff_relay_program(opt.relay));
+	p = ff_which(ff_relay_program(run->spec.relay));
 	if (!p)
 		ff_die("'skstat' reads the statistics of two %s routers, and %s is not "
 		       "on PATH: put the router under test on PATH (skstat beside it, Proton's Python "
-		       "binding on PYTHONPATH)", opt.relay, ff_relay_program(opt.relay));
+		       "binding on PYTHONPATH)", run->spec.relay, ff_relay_program(run->spec.relay));
 	free(p);
 }
 
@@ -102,24 +102,26 @@ capture_usage(const struct cmd *c)
  * one `check` event; its notes and its reason are ours to say.
  */
 void
-capture_check(const struct cmd *c)
+capture_check(const struct run *run, const struct cmd *c)
 {
 	char *path = ff_program("ff-capture"), *out, *line, *next;
 	char *argv[] = { path, "--check", "--json", (char *)c->mode, "--call-graph",
-			 (char *)perf_opt.call_graph, "--freq", (char *)freq_arg(), NULL, NULL, NULL };
+			 (char *)run->perf.call_graph, "--freq", (char *)freq_arg(run), NULL, NULL, NULL };
+	struct ff_argv build = FF_ARGV_INIT;
 	json_t *ev = NULL, *note;
 	size_t i;
 	int status;
 
-	if (!strcmp(c->mode, FF_CAPTURE_NONE) || hosts_relays_remote((int)opt.hops))
+	if (!strcmp(c->mode, FF_CAPTURE_NONE) || hosts_relays_remote((int)run->spec.hops))
 		return;		/* relays elsewhere: ff-capture checks there, as their stage */
 	if (!path)
 		ff_die("cannot find ff-capture beside flimflam nor on PATH");
 	if (!samples(c))
 		argv[4] = NULL;
-	if (opt.nbuild && !strcmp(c->mode, "skstat")) {
-		argv[samples(c) ? 8 : 4] = "--build";
-		argv[samples(c) ? 9 : 5] = (char *)opt.build[0];
+	if (run->spec.nbuild && !strcmp(c->mode, "skstat")) {
+		ff_build_argv(&build, &run->spec.builds[0]);
+		argv[samples(c) ? 8 : 4] = build.v[0];
+		argv[samples(c) ? 9 : 5] = build.v[1];
 	}
 	/* It opens perf events and starts programs: longer than a version probe on a busy machine. */
 	out = ff_run_within(argv, &status, CAPTURE_CHECK_SECONDS);
@@ -142,6 +144,7 @@ capture_check(const struct cmd *c)
 			ff_status_how(status), out[0] ? out : "it said nothing");
 	free(out);
 	free(path);
+	ff_argv_free(&build);
 	json_array_foreach(json_object_get(ev, "notes"), i, note)
 		ff_warn("note: %s", json_string_value(note));
 	if (!json_is_true(json_object_get(ev, "ok")))

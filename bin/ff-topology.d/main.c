@@ -386,7 +386,7 @@ check_program(void)
 	struct ff_buf why = FF_BUF_INIT;
 
 	if (opt.build) {
-		if (ff_build_parse(opt.build, opt.relay, &build, &why) < 0)
+		if (ff_build_read(opt.build, opt.relay, &build, &why) < 0)
 			ff_fail(2, "%s", why.s);
 		program_path = ff_strdup(build.path);
 	} else if (row->program) {
