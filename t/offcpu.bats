@@ -175,7 +175,7 @@ shim_share() {
 	for i in 1 2 3 4 5 6; do
 		for l in 0 300; do
 			mkdir -p "$d/run-$l-$i"
-			(cd "$d/run-$l-$i" && flimflam record --json -r nginx --warmup 0 --duration 1 \
+			(cd "$d/run-$l-$i" && flimflam record --json -r nginx --warmup 1 --duration 1 \
 				--build "b$l=$d/nginx-$l" >"$d/r$l-$i.jsonl" 2>"$d/r$l-$i.err") ||
 				{ cat "$d/r$l-$i.err"; false; }
 		done
