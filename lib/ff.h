@@ -5,7 +5,6 @@
  * it, what is flimflam's own: the matrix of workloads, relays and
  * protocols (ff_matrix.h), and
  *
- *   ff_runopts.c   the run options every program shares; the window's intervals
  *   ff_limits.c    what binds a run of many connections, checked before the load
  *   ff_stage.c     pipeline stages: the stage loop, start and end events, holding children
  *   ff_rundir.c    run directories: made, named, held, pruned
@@ -23,7 +22,8 @@
  *   ff_relaycmd.c  the user's own relay (--relay-cmd)
  *   ff_machine.c   what a window shared the machine with: others' CPU, steal, load
  *   ff_page.c      HTML pages made from a template with the data inlined; their -o
- *   ff_runspec.c, ff_runcheck.c  a run described once: its option rows, its
+ *   ff_runspec.c, ff_runcheck.c  a run described once: its option rows (and the
+ *                  options one at a time, the window's intervals), its
  *                  check (lib/ff_runspec.h)
  *
  * Programs include this one header. Files of the upper floor call the
@@ -44,7 +44,7 @@
  */
 #define FF_FLAME_RANK_MIN_SAMPLES 1000
 
-/* ff_runopts.c */
+/* ff_runspec.c: the run options one at a time, the window's intervals */
 
 /*
  * The run options every program shares, each with its one range:

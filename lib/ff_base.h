@@ -12,7 +12,8 @@
  *   ff_time.c   clocks and timestamps
  *   ff_dir.c    directories: absolute paths, mkdir -p, room for files
  *   ff_file.c   data files, helper programs, whole files and their lines
- *   ff_proc.c   children: spawn, watch, stop; signals; /proc readings
+ *   ff_proc.c   children: spawn, watch, stop; signals
+ *   ff_procfs.c what /proc says of a process: its tree, CPU, memory, files
  *   ff_json.c   JSON strings from elsewhere; JSON-lines events: emit, read
  *   ff_net.c    free ports, LISTEN readiness, listeners
  *   ff_cpu.c    CPU sets and slots of them
@@ -321,7 +322,8 @@ char *ff_lines_next(struct ff_lines *l);
 
 /*
  * Raise this process's soft limit on open files to its hard limit when
- * the soft one is under `need` (LONG_MAX: whenever it is lower).
+ * the soft one is under `need` (LONG_MAX: whenever it is lower). In
+ * ff_procfs.c.
  */
 void ff_raise_nofile(long need);
 
@@ -418,6 +420,8 @@ void ff_stop_if_signalled(void);
  * passed, -1 on a signal.
  */
 int ff_sleep(double seconds);
+
+/* ff_procfs.c */
 
 /*
  * CPU time (user + system) of a process and its descendants, in seconds,

@@ -10,7 +10,7 @@ bats_require_minimum_version 1.5.0
 load helper
 
 # The base floor's files; every other lib/*.c is of the upper floor.
-BASE="ff_err ff_mem ff_num ff_getopt ff_time ff_dir ff_file ff_proc ff_json ff_net ff_cpu ff_out ff_probe ff_elf"
+BASE="ff_err ff_mem ff_num ff_getopt ff_time ff_dir ff_file ff_proc ff_procfs ff_json ff_net ff_cpu ff_out ff_probe ff_elf"
 
 is_base() {
 	case " $BASE " in *" $1 "*) return 0 ;; esac
