@@ -58,10 +58,10 @@ share() {
 # $NGX/fail.
 record_once() {
 	# A window refused on a busy machine is tried once more (run_steady's rule).
-	if ! (cd "$1" && flimflam record -r nginx -w h2load-h1 -p http1 --jobs 4 \
+	if ! (cd "$1" && flimflam record -r nginx -w h2load-h1 -p http1 --jobs 4 --freq 3989 \
 		--warmup 0 --duration 2 --json >"$1/events.json" 2>"$1/record.log") &&
 	   ! { grep -Eq "$BUSY_ERE" "$1/record.log" &&
-	       (cd "$1" && flimflam record -r nginx -w h2load-h1 -p http1 --jobs 4 \
+	       (cd "$1" && flimflam record -r nginx -w h2load-h1 -p http1 --jobs 4 --freq 3989 \
 		--warmup 0 --duration 2 --json >"$1/events.json" 2>"$1/record.log"); }; then
 		echo "flimflam record failed: $(tail -n 1 "$1/record.log")" >"$NGX/fail"
 		cp "$1/record.log" "$NGX/record.log" 2>/dev/null
