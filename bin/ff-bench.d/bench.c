@@ -16,7 +16,7 @@ static const char usage[] =
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
 	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
 	"                [--pool HOST,HOST,...] [--slo pNN=MS]\n"
-	"                [--relay-cmd COMMAND] [--workers N[,N...]]\n"
+	"                [--relay-cmd COMMAND] [--workers N[,N...]] [--record]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW | FILE --base LABEL --new LABEL\n"
@@ -71,6 +71,9 @@ static const char usage[] =
 	"  --seed N              The seed of that shuffle (default: a new one, printed\n"
 	"                        and kept in each result); the same N replays the order.\n"
 	"                        Without --build, cases are shuffled only with --seed\n"
+	"  --record              Each run records the relays with perf, as flimflam\n"
+	"                        record does: its perf.data kept in its run directory,\n"
+	"                        named by its row's capture (for flimflam explain)\n"
 	"  --pool HOST,HOST,...  Spread the cases over these hosts with GNU parallel\n"
 	"                        (--sshlogin), one case at a time per host, each a whole\n"
 	"                        topology there; without GNU parallel they run here\n"
@@ -312,7 +315,7 @@ bench_builds(void)
 }
 
 enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_SEED, OPT_POOL,
-       OPT_SLO, OPT_WORKERS };
+       OPT_SLO, OPT_WORKERS, OPT_RECORD };
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	FF_LONGOPT_VERSION,
@@ -329,6 +332,7 @@ static const struct option longopts[] = {
 	{ "pool", required_argument, NULL, OPT_POOL },
 	{ "slo", required_argument, NULL, OPT_SLO },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "record", no_argument, NULL, OPT_RECORD },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -391,6 +395,9 @@ take_option(int c, char *arg)
 	case OPT_WORKERS:
 		sweep_take(usage, SW_WORKERS, arg);
 		break;
+	case OPT_RECORD:
+		opt.record = 1;
+		break;
 	default:
 		if (!sweep_take_opt(usage, c, arg))
 			ff_take_run_opt(usage, c, arg, &opt.run);
@@ -410,6 +417,7 @@ bench_options(int argc, char *argv[])
 		take_option(c, optarg);
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	record_opts_check(usage);
 	if (opt.force && opt.append)
 		ff_usage_error(usage, "--force replaces the results file, --append adds to it: "
 			       "give one");

@@ -428,6 +428,7 @@ struct bench_opts {
 	/* The order of each round's runs: shuffled when set (--build or --seed) */
 	long seed;
 	int shuffle;
+	int record;	/* --record: each run records the relays (record.c) */
 };
 extern struct bench_opts opt;
 extern char *engine;		/* ff-run, the engine, beside us */
@@ -454,6 +455,14 @@ struct plan {
 
 /* The order of one round of the plan (shuffled from *state when opt.shuffle), into order. */
 void round_order(const struct plan *pl, int *order, uint64_t *state);
+
+/* bench --record (record.c) */
+
+void record_opts_check(const char *usage);
+void record_start(char *dir, size_t n);
+const char *record_build_arg(const char *arg);
+void record_discard(char *dir);
+const char *record_finish(char *scratch, const char *run_dir, const json_t *cap, int ok, json_t **capture);
 
 /* bench --pool (pool.c) */
 
