@@ -25,7 +25,7 @@ BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
 PROGS    = bin/flimflam bin/ff-run bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload bin/ff-history bin/ff-bisect
 FF_RUN_OBJ = $(addprefix bin/ff-run.d/,main.o validate.o run.o builds.o summary.o hosts.o hosts_check.o stages.o offcpu.o soak.o)
-FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o pool.o output.o run.o results.o load.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o sweep.o capacity.o explain.o)
+FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o pool.o output.o run.o results.o load.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o sweep.o capacity.o explain.o explain_stats.o record.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o machine.o sched.o lock.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o changes.o)
 FF_WORKLOAD_OBJ = $(addprefix bin/ff-workload.d/,main.o serve.o drive.o \
@@ -46,7 +46,7 @@ PROGOBJ  = $(filter-out bin/ff-run.o bin/ff-bench.o bin/ff-capture.o bin/ff-flam
 # Unit tests of pure functions, run by t/unit.bats (t/unit/machine by
 # t/machine.bats; t/hist.bats builds its own; power-sim, the simulation of
 # paired.c, is run by t/power.bats and bench/power.sh); never installed.
-UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/machine t/unit/power-sim t/unit/edivisive-test t/unit/runspec
+UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/machine t/unit/power-sim t/unit/edivisive-test t/unit/runspec t/unit/explain-test
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
 
@@ -63,6 +63,7 @@ bin/ff-topology: $(FF_TOPOLOGY_OBJ)
 bin/ff-workload: $(FF_WORKLOAD_OBJ)
 t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
 t/unit/power-sim: t/unit/power-sim.o bin/ff-bench.d/paired.o bin/ff-bench.d/stats.o
+t/unit/explain-test: t/unit/explain-test.o bin/ff-bench.d/explain_stats.o bin/ff-bench.d/stats.o
 t/unit/matrix:   t/unit/matrix.o
 t/unit/probe:    t/unit/probe.o
 t/unit/runspec:  t/unit/runspec.o
@@ -75,7 +76,7 @@ lib/libff.a: $(LIBOBJ)
 	$(AR) rcs $@ $^
 
 $(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_base.h lib/ff_matrix.h lib/ff_runspec.h
-$(FF_BENCH_OBJ) t/unit/stats-test.o t/unit/power-sim.o: bin/ff-bench.d/ff-bench.h
+$(FF_BENCH_OBJ) t/unit/stats-test.o t/unit/power-sim.o t/unit/explain-test.o: bin/ff-bench.d/ff-bench.h
 bin/ff-bench.d/report.o bin/ff-bench.d/report_stats.o: bin/ff-bench.d/report.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
 $(FF_FLAME_OBJ): bin/ff-flame.d/ff-flame.h

@@ -155,41 +155,96 @@ shim_share() {
 	assert_output --partial "Contended kernel locks (perf lock contention of"
 }
 
-@test "flimflam explain: a shim that adds CPU work per KiB written makes its function come out changed, first by q; usage errors" {
+@test "flimflam explain: bench --record of a shim that adds CPU work per KiB written makes its function come out changed, first by q, linked to its frames in the differential flamegraph; usage errors" {
 	skip_unless_program nginx perf gcc
 	run -2 flimflam explain --base a.data,b.data --new c.data,d.data,e.data
 	assert_output --partial "--base: 2 recordings; the test needs 3 or more a side"
 	run -2 flimflam explain --base a.data,b.data,c.data
-	assert_output --partial "give both --base and --new"
+	assert_output --partial "give both --base and --new, or a results file"
+	run -2 flimflam bench -r nginx --build a=/bin/true --record --pool h1,h2
+	assert_output --partial "--record: the runs record here, not over --pool"
 
-	# bench/power-shim.c: 300 turns of its loop per KiB written (new), none (base).
-	local d="$BATS_TEST_TMPDIR/ab" i l
+	# bench/power-shim.c: 3000 turns of its loop per KiB written (new), none (base).
+	local d="$BATS_TEST_TMPDIR/ab" l
 	mkdir -p "$d"
 	gcc -O2 -fno-omit-frame-pointer -shared -fPIC -o "$d/power-shim.so" "$TOP/bench/power-shim.c" -ldl
-	for l in 0 300; do
+	for l in 0 3000; do
 		printf '#!/bin/sh\nFF_SHIM_LOOPS_PER_KB=%s LD_PRELOAD=%s exec %s "$@"\n' \
 			"$l" "$d/power-shim.so" "$(command -v nginx)" >"$d/nginx-$l"
 		chmod +x "$d/nginx-$l"
 	done
-	# Six runs of each, interleaved, each recording in a directory of its own.
-	for i in 1 2 3 4 5 6; do
-		for l in 0 300; do
-			mkdir -p "$d/run-$l-$i"
-			(cd "$d/run-$l-$i" && flimflam record --json -r nginx --warmup 1 --duration 1 \
-				--build "b$l=$d/nginx-$l" >"$d/r$l-$i.jsonl" 2>"$d/r$l-$i.err") ||
-				{ cat "$d/r$l-$i.err"; false; }
-		done
-	done
-	base=$(ls "$d"/r0-*.jsonl | paste -sd,)
-	new=$(ls "$d"/r300-*.jsonl | paste -sd,)
-	run -0 --separate-stderr flimflam explain --json --top 10 --base "$base" --new "$new"
+	# Six runs of each, interleaved, each recorded (a relative --build path works from elsewhere).
+	(cd "$d" && flimflam bench -r nginx -w h2load-h1 -p http1 --warmup 0 --duration 1 --repeat 6 \
+		--record --build b0=nginx-0 --build "b3000=$d/nginx-3000" --output "$d/ab.jsonl" >"$d/bench.out" 2>&1) ||
+		{ cat "$d/bench.out"; false; }
+	# Each row names its recording, in its run directory; nothing is left beside the results.
+	jq -se 'length == 12 and all(.status == "ok" and
+		.capture.files[0] == (.run_dir + "/perf.data"))' "$d/ab.jsonl"
+	jq -r '.capture.files[0]' "$d/ab.jsonl" | while read -r f; do [ -s "$f" ]; done
+	! ls -a "$d" | grep -q ff-bench-record || false
+
+	run -0 --separate-stderr flimflam explain --json --top 5 "$d/ab.jsonl"
 	echo "$output" >"$d/explain.jsonl"
 	jq -r 'select(.changed) | "# changed: \(.function) \(.change) [\(.ci_low), \(.ci_high)] per MB, q \(.q)"' "$d/explain.jsonl" >&3
-	# Matched by symbol and module; per MB carried; the shim's function changed, and first by q.
-	jq -se 'map(select(.event == "function")) | length == 10 and all(.unit == "samples_per_mb") and
-		(sort_by(.q) | .[0] | .function == "power_shim_spin (power-shim.so)" and .changed and .ci_low > 0)' \
-		"$d/explain.jsonl"
-	run -0 flimflam explain --top 10 --base "$base" --new "$new"
+	# Matched by symbol and module; per MB carried; the shim's function changed, and first by q;
+	# each function links to the differential page beside the results.
+	jq -se --arg page "file://$d/ab.explain.html#search=" 'map(select(.event == "function")) |
+		length == 5 and all(.unit == "samples_per_mb") and all(.flamegraph | startswith($page)) and
+		(sort_by(.q) | .[0] | .function == "power_shim_spin (power-shim.so)" and .changed and .ci_low > 0 and
+		 .flamegraph == $page + "%5Epower_shim_spin%24")' "$d/explain.jsonl"
+	[ -s "$d/ab.explain.html" ]
+	run -0 flimflam explain --top 5 --base b0 --new b3000 --page "$d/p.html" "$d/ab.jsonl"
 	assert_output --regexp 'power_shim_spin \(power-shim.so\) .* changed'
 	assert_output --partial "self samples per MB carried"
+	assert_output --partial "Differential flamegraph (the median run of each side): $d/p.html"
+	assert_output --partial "  power_shim_spin (power-shim.so): file://$d/p.html#search=%5Epower_shim_spin%24"
+
+	# The link, opened: the page highlights the function's frames, and only those.
+	if command -v chromium >/dev/null; then
+		local prof link
+		prof=$(mktemp -d "$BATS_TEST_TMPDIR/chrome.XXXXXX")
+		link=$(jq -r 'select(.changed and (.function | startswith("power_shim_spin"))) | .flamegraph' "$d/explain.jsonl")
+		timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+			--disable-background-networking --disable-component-update --disable-sync \
+			--user-data-dir="$prof" --virtual-time-budget=3000 --window-size=1400,1000 \
+			--dump-dom "$link" >"$d/dom" 2>"$prof.log"
+		grep -o '<[a-z]* id="matched"[^>]*>' "$d/dom" | grep -Eq 'data-samples="[1-9]'
+		# Its frames are highlighted (those wide enough for a label bear its name), no other.
+		[ -z "$(grep -o '<div class="f[^"]*\bmatch\b[^"]*"[^>]*>[^<]*' "$d/dom" | sed 's/.*>//' | grep -vx 'power_shim_spin\|')" ]
+	fi
+
+	# The runs given as files: each run's events (a perf.data and the bytes carried) per MB, perf.data alone as shares.
+	local s f n=0 base new
+	while read -r l f; do
+		n=$((n + 1))
+		printf '{"event":"capture","files":["%s"]}\n{"event":"result","bytes":%s}\n' "$f" \
+			"$(jq -s ".[$((n - 1))].result.bytes" "$d/ab.jsonl")" >"$d/$l-$n.jsonl"
+	done < <(jq -r '"\(.build.label) \(.capture.files[0])"' "$d/ab.jsonl")
+	base=$(ls "$d"/b0-*.jsonl | paste -sd,)
+	new=$(ls "$d"/b3000-*.jsonl | paste -sd,)
+	run -0 --separate-stderr flimflam explain --json --top 5 --base "$base" --new "$new"
+	echo "$output" | jq -se 'map(select(.event == "function")) | all(.unit == "samples_per_mb") and
+		(sort_by(.q) | .[0] | .function == "power_shim_spin (power-shim.so)" and .changed)'
+	[ -s "$d/explain.html" ]
+	base=$(jq -r 'select(.build.label == "b0") | .capture.files[0]' "$d/ab.jsonl" | paste -sd,)
+	new=$(jq -r 'select(.build.label == "b3000") | .capture.files[0]' "$d/ab.jsonl" | paste -sd,)
+	run -0 --separate-stderr flimflam explain --json --top 5 --page "$d/s.html" --base "$base" --new "$new"
+	echo "$output" | jq -se 'map(select(.event == "function")) | length == 5 and all(.unit == "share")'
+
+	# Bad uses of a results file: no recordings, one build, fewer than 3 runs a side, two cases.
+	jq -c '.capture = null' "$d/ab.jsonl" >"$d/norec.jsonl"
+	run -2 flimflam explain "$d/norec.jsonl"
+	assert_output --partial "12 runs of builds b0 and b3000 without a recording: bench them with --record"
+	jq -c 'select(.build.label == "b0")' "$d/ab.jsonl" >"$d/one.jsonl"
+	run -2 flimflam explain "$d/one.jsonl"
+	assert_output --partial "holds one build: explain needs a bench of two"
+	jq -c 'select(.build.label == "b0" or .repeat <= 2)' "$d/ab.jsonl" >"$d/few.jsonl"
+	run -2 flimflam explain "$d/few.jsonl"
+	assert_output --partial "build b3000 has 2 ok runs; the test needs 3 or more a side"
+	run -2 flimflam explain --base b0 --new nope "$d/ab.jsonl"
+	assert_output --partial "build nope has 0 ok runs"
+	jq -c 'if .repeat == 1 then .config.jobs = 9 else . end' "$d/ab.jsonl" >"$d/two.jsonl"
+	run -2 flimflam explain "$d/two.jsonl"
+	assert_output --partial "holds several cases"
+	! ls "$d"/norec.explain.html "$d"/one.explain.html "$d"/few.explain.html 2>/dev/null || false
 }

@@ -5,7 +5,9 @@
 # lib/ff_matrix.c held against the tables of man/man7/flimflam-matrix.7 (t/unit/matrix.c), what
 # a probe of lib takes of a program's output (t/unit/probe.c), and the CPU
 # time lib reads of a process (t/unit/cputime.c), and a run's stage argv
-# read back by the rows that wrote it (t/unit/runspec.c).
+# read back by the rows that wrote it (t/unit/runspec.c), and explain's
+# test of per-function costs on synthetic A/A and shifted runs
+# (t/unit/explain-test.c).
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -178,4 +180,12 @@ man_table() {
 
 @test "a run's options: a stage's argv, read back by the same rows, is the same run; ranges are the rows'" {
 	unit_ok runspec 10
+}
+
+@test "ff-bench explain's statistics: A/A draws of per-run costs find no changed function in 19 of 20 (and about 5% of many); a shifted function is found, alone" {
+	[ -x "$TOP/t/unit/explain-test" ] || fail "t/unit/explain-test is not built (make builds it)"
+	run -0 "$TOP/t/unit/explain-test"
+	assert_line "0 failures"
+	refute_line --partial "not ok"
+	[ "$(grep -c '^ok: ' <<<"$output")" -eq 3 ]
 }

@@ -16,7 +16,7 @@ static const char usage[] =
 	"                [--request-size BYTES] [--response-size BYTES] [--rate N] [--tls]\n"
 	"                [--interval SECONDS] [--build LABEL=PATH ...] [--seed N]\n"
 	"                [--pool HOST,HOST,...] [--slo pNN=MS]\n"
-	"                [--relay-cmd COMMAND] [--workers N[,N...]]\n"
+	"                [--relay-cmd COMMAND] [--workers N[,N...]] [--record]\n"
 	"       ff-bench summarize [FILE]\n"
 	"       ff-bench compare [--threshold PCT] [--format text|markdown] [--json]\n"
 	"                        BASE NEW | FILE --base LABEL --new LABEL\n"
@@ -71,6 +71,9 @@ static const char usage[] =
 	"  --seed N              The seed of that shuffle (default: a new one, printed\n"
 	"                        and kept in each result); the same N replays the order.\n"
 	"                        Without --build, cases are shuffled only with --seed\n"
+	"  --record              Each run records the relays with perf, as flimflam\n"
+	"                        record does: its perf.data kept in its run directory,\n"
+	"                        named by its row's capture (for flimflam explain)\n"
 	"  --pool HOST,HOST,...  Spread the cases over these hosts with GNU parallel\n"
 	"                        (--sshlogin), one case at a time per host, each a whole\n"
 	"                        topology there; without GNU parallel they run here\n"
@@ -291,7 +294,7 @@ bench_builds(void)
 }
 
 enum { OPT_REPEAT = FF_OPT_OWN, OPT_OUTPUT, OPT_FORCE, OPT_APPEND, OPT_SEED, OPT_POOL,
-       OPT_SLO };
+       OPT_SLO, OPT_RECORD };
 /* The bench's own; the run's (-w, -r, -p as lists, --jobs, ..., --workers) are their rows'. */
 static const struct option own_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -303,6 +306,7 @@ static const struct option own_longopts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "pool", required_argument, NULL, OPT_POOL },
 	{ "slo", required_argument, NULL, OPT_SLO },
+	{ "record", no_argument, NULL, OPT_RECORD },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -359,6 +363,9 @@ take_option(struct ff_runspec *rs, int c, char *arg)
 	case OPT_SLO:
 		slo_parse(usage, arg);
 		break;
+	case OPT_RECORD:
+		opt.record = 1;
+		break;
 	default:
 		if (list && !strcmp(list, "--hops"))
 			opt.nh = parse_num_list(usage, list, arg, opt.hops, FF_HOPS_MAX);
@@ -386,6 +393,7 @@ bench_options(int argc, char *argv[])
 	opt.relay_cmd = rs.relay_cmd;
 	if (optind < argc)
 		ff_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	record_opts_check(usage);
 	if (opt.force && opt.append)
 		ff_usage_error(usage, "--force replaces the results file, --append adds to it: "
 			       "give one");

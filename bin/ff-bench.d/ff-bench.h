@@ -428,6 +428,7 @@ struct bench_opts {
 	/* The order of each round's runs: shuffled when set (--build or --seed) */
 	long seed;
 	int shuffle;
+	int record;	/* --record: each run records the relays (record.c) */
 };
 extern struct bench_opts opt;
 extern char *engine;		/* ff-run, the engine, beside us */
@@ -454,6 +455,32 @@ struct plan {
 
 /* The order of one round of the plan (shuffled from *state when opt.shuffle), into order. */
 void round_order(const struct plan *pl, int *order, uint64_t *state);
+
+/* explain's test (explain_stats.c) */
+
+#define XFN_RUNS 64
+/* A function, "sym (module)": its cost in each run of each side, and its test. */
+struct xfn {
+	char *key;
+	double share[2][XFN_RUNS];	/* its samples over the run's (or per MB, per 1k operations) */
+	double med[2];			/* median of each side */
+	struct utest t;			/* Mann-Whitney */
+	struct shift sh;		/* Hodges-Lehmann, new - base, 95% */
+	double q;			/* Benjamini-Hochberg across those tested */
+	int changed;			/* q < alpha */
+};
+/*
+ * Sort f by the larger median of a side, test the first `top` (changed:
+ * q < alpha); returns how many were tested, and *changed how many changed.
+ */
+int explain_test(struct xfn *f, size_t n, const int nruns[2], long top, double alpha, int *changed);
+
+/* bench --record (record.c) */
+
+void record_opts_check(const char *usage);
+void record_start(char *dir, size_t n);
+void record_discard(char *dir);
+const char *record_finish(char *scratch, const char *run_dir, const json_t *cap, int ok, json_t **capture);
 
 /* bench --pool (pool.c) */
 

@@ -210,10 +210,11 @@ static const char *const phase_names[] = { "starting", "warming up", "measuring"
 struct crun {
 	const struct bcase *c;
 	char caseid[128], started[32], run_dir[PATH_MAX], reasonbuf[512];
+	char scratch[PATH_MAX];	/* bench --record: where it starts (record.c) */
 	struct ff_child child;
 	struct ff_reader rd;
 	int fds[2], efds[2];	/* its events (stdout), its stderr */
-	json_t *result, *resources, *topology, *environment, *errors;
+	json_t *result, *resources, *topology, *environment, *errors, *capture;
 	enum phase phase;
 	struct errbuf err;
 	double t0, t_phase, deadline, elapsed;
@@ -229,6 +230,8 @@ crun_free(struct crun *cr)
 	json_decref(cr->topology);
 	json_decref(cr->environment);
 	json_decref(cr->errors);
+	json_decref(cr->capture);
+	record_discard(cr->scratch);
 }
 
 void
@@ -237,7 +240,7 @@ case_args(struct ff_argv *a, const struct bcase *c)
 	struct ff_run_opts run;
 
 	case_run_opts(c, &run);
-	ff_argv_addl(a, "run", "--json", "-w", c->workload, "-r", c->relay,
+	ff_argv_addl(a, opt.record ? "record" : "run", "--json", "-w", c->workload, "-r", c->relay,
 		     "-p", c->protocol, NULL);
 	if (c->hops != ff_relay_hops(c->relay))
 		ff_argv_addf(a, "--hops=%ld", c->hops);
@@ -281,6 +284,8 @@ crun_start(struct crun *cr)
 	snprintf(errpath, sizeof(errpath), "/proc/self/fd/%d", cr->efds[1]);
 	o.out_fd = cr->fds[1];
 	o.log = errpath;
+	record_start(cr->scratch, sizeof(cr->scratch));
+	o.dir = cr->scratch[0] ? cr->scratch : NULL;
 	ff_argv_add(&argv, engine);
 	case_args(&argv, c);
 	cr->t0 = cr->t_phase = ff_now();
@@ -336,6 +341,8 @@ crun_event(struct crun *cr, json_t *ev, double now)
 		keep_event(&cr->resources, ev);
 	} else if (!strcmp(name, "environment")) {
 		keep_event(&cr->environment, ev);
+	} else if (!strcmp(name, "capture")) {
+		keep_event(&cr->capture, ev);
 	} else if (!strcmp(name, "error")) {
 		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "%s: %s",
 			 ff_json_str(ev, "program") ? ff_json_str(ev, "program") : "ff-run",
@@ -586,12 +593,14 @@ static json_t *
 crun_finish(struct crun *cr, int repeat)
 {
 	const char *reason = NULL;
-	json_t *rec;
+	json_t *rec, *capture = NULL;
 	int ok;
 
 	ok = !cr->timed_out && WIFEXITED(cr->child.status) && WEXITSTATUS(cr->child.status) == 0 &&
 	     cr->result;
-	if (!ok)
+	if ((reason = record_finish(cr->scratch, cr->run_dir, cr->capture, ok, &capture)))
+		ok = 0;
+	else if (!ok)
 		reason = crun_reason(cr);
 	else {
 		overhead_s = (overhead_s * overhead_n + (cr->elapsed - opt.run.warmup - opt.run.duration)) /
@@ -599,6 +608,8 @@ crun_finish(struct crun *cr, int repeat)
 		overhead_n++;
 	}
 	rec = crun_record(cr, repeat, ok, reason);
+	if (capture)
+		json_object_set_new(rec, "capture", capture);
 	crun_free(cr);
 	crun_say(cr, json_object_get(rec, "result"), json_object_get(rec, "steadiness"),
 		 json_object_get(rec, "resources"), ok, reason);
