@@ -74,8 +74,17 @@ steadiness_ok() {
 @test "run iperf3 --interval 0.5: its own intervals, adding up to the window within a fraction of a percent" {
 	skip_unless_program iperf3
 	local f="$BATS_TEST_TMPDIR/ev"
-	run_steady flimflam run --json -w iperf3 -r none --warmup 1 --duration 2 --interval 0.5
-	echo "$output" >"$f"
+	local try
+	# A window the busy machine made unsteady (bytes still in flight at the
+	# sender's end, counted by the receiver: 8% of a 2 s window at load 12)
+	# is run once more; a second one is judged as it is.
+	for try in 1 2; do
+		run_steady flimflam run --json -w iperf3 -r none --warmup 1 --duration 2 --interval 0.5
+		echo "$output" >"$f"
+		[ "$try" -eq 1 ] && ! jq -e -s '.[] | select(.event == "result") | .steadiness.steady' "$f" >/dev/null &&
+			{ echo "# busy machine (an unsteady window): once more" >&3; continue; }
+		break
+	done
 	# iperf3 counts what its sender sent; the result is its receiver's
 	event_ok "$f" result '(.intervals | length) >= 3 and (.intervals | length) <= 5 and
 		((([.intervals[].bytes] | add) - .bytes) | fabs) < 0.01 * .bytes and
