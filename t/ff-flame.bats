@@ -686,6 +686,8 @@ self_changes() {
 	ff-flame -o d.html --events "$eb" --base-events "$ea" --diff "$a" "$b"
 	page_data d.html >d.json
 	r1pids() { jq -c 'select(.event == "capture") | .relays[] | select(.role == "r1") | .pids' "$1"; }
+	# Shown when it fails: what the tooltip says, against each run's R1 pids.
+	echo "R1's tooltip: $(jq -r '.detail[.names | index("R1 nginx") | tostring]' d.json); r1 pids: base $(r1pids "$ea"), new $(r1pids "$eb")"
 	jq -e --argjson a "$(r1pids "$ea")" --argjson b "$(r1pids "$eb")" '
 		([.names[] | select(test("pid"))] | length) == 0 and
 		(.detail[.names | index("R1 nginx") | tostring] |
