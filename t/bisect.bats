@@ -126,10 +126,24 @@ still_running() {
 	# c4, git bisect's first try, builds a relay that is not nginx.
 	fixture_repo "$repo" 8 6 0 0 4
 	branch=$(git -C "$repo" symbolic-ref --short HEAD)
-	run -1 --separate-stderr flimflam bisect -C "$repo" --good "$(commit_of "$repo" 1)" --bad "$(commit_of "$repo" 8)" \
-		--build-cmd 'sh -c "sh build.sh \"\$FLIMFLAM_PREFIX\""' --cache "$BATS_TEST_TMPDIR/cache" \
-		--output "$BATS_TEST_TMPDIR/r.jsonl" "${FAST[@]}" --rounds 6 --max-rounds 6
-	echo "$output"; echo "$stderr"
+	# GOOD and BAD are the same relay: at 6 rounds the paired test calls them
+	# different when all 6 pairs lean one way, 2 in 64 (its alpha at work, not
+	# a bug). Such a try is said and made once more; a tool that always names
+	# a commit still fails.
+	local try
+	for try in 1 2; do
+		run --separate-stderr flimflam bisect -C "$repo" --good "$(commit_of "$repo" 1)" --bad "$(commit_of "$repo" 8)" \
+			--build-cmd 'sh -c "sh build.sh \"\$FLIMFLAM_PREFIX\""' --cache "$BATS_TEST_TMPDIR/cache" \
+			--output "$BATS_TEST_TMPDIR/r$try.jsonl" "${FAST[@]}" --rounds 6 --max-rounds 6
+		echo "$output"; echo "$stderr"
+		if [ "$try" -eq 1 ] && [ "$status" -eq 0 ] && [[ "$output" == *"First bad commit"* ]]; then
+			echo "# A/A: GOOD and BAD called different at 6 rounds (a false positive, 2 in 64): once more" >&3
+			git -C "$repo" bisect reset -q
+			continue
+		fi
+		break
+	done
+	[ "$status" -eq 1 ]
 	assert_line --regexp '^GOOD and BAD do not differ: relay CPU s/GB [-+][0-9.]+% .* over [0-9]+ rounds .*no commit is named$'
 	refute_output --partial "First bad commit"
 	[[ "$stderr" == *"step 1: $(commit_of "$repo" 4 | cut -c1-12) is skipped: ff-bench refused its build"* ]]
