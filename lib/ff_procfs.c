@@ -206,17 +206,22 @@ status_kb(pid_t pid, const char *fmt)
 	return kb < 0 ? -1 : kb * 1024;
 }
 
+/*
+ * One reading of each process of pid's tree (one(PID, arg)), summed; -1
+ * when pid's own cannot be read (it is gone). A descendant gone meanwhile
+ * counts nothing.
+ */
 static long long
-tree_kb(pid_t pid, const char *fmt)
+tree_sum(pid_t pid, long long (*one)(pid_t, const char *), const char *arg)
 {
 	pid_t tree[256];
 	int n = ff_proc_tree(pid, tree, 256), i;
 	long long total = 0, v;
 
-	if (status_kb(pid, fmt) < 0)
+	if (one(pid, arg) < 0)
 		return -1;
 	for (i = 0; i < n; i++)
-		if ((v = status_kb(tree[i], fmt)) > 0)
+		if ((v = one(tree[i], arg)) > 0)
 			total += v;
 	return total;
 }
@@ -224,18 +229,18 @@ tree_kb(pid_t pid, const char *fmt)
 long long
 ff_proc_hwm_bytes(pid_t pid)
 {
-	return tree_kb(pid, "VmHWM: %lld kB");
+	return tree_sum(pid, status_kb, "VmHWM: %lld kB");
 }
 
 long long
 ff_proc_rss_bytes(pid_t pid)
 {
-	return tree_kb(pid, "VmRSS: %lld kB");
+	return tree_sum(pid, status_kb, "VmRSS: %lld kB");
 }
 
-/* Entries of /proc/PID/fd, or -1 if it cannot be read. */
-static int
-fd_count(pid_t pid)
+/* Entries of /proc/PID/fd, or -1 if it cannot be read (for tree_sum: no argument). */
+static long long
+fd_count(pid_t pid, const char *unused __attribute__((unused)))
 {
 	char path[64];
 	struct dirent *de;
@@ -254,16 +259,7 @@ fd_count(pid_t pid)
 long
 ff_proc_fds(pid_t pid)
 {
-	pid_t tree[256];
-	int n = ff_proc_tree(pid, tree, 256), i, v;
-	long total = 0;
-
-	if (fd_count(pid) < 0)
-		return -1;
-	for (i = 0; i < n; i++)
-		if ((v = fd_count(tree[i])) > 0)
-			total += v;
-	return total;
+	return tree_sum(pid, fd_count, NULL);
 }
 
 int
