@@ -222,6 +222,29 @@ fail:
 	_exit(127);
 }
 
+/* A child about to start in `role`: cleared and named; -1 with a warning when there are too many. */
+static int
+child_init(struct ff_child *c, const char *role)
+{
+	memset(c, 0, sizeof(*c));
+	c->pidfd = -1;
+	snprintf(c->role, sizeof(c->role), "%s", role);
+	if (nchildren == MAX_CHILDREN) {
+		ff_warn("cannot start %s: too many children", role);
+		return -1;
+	}
+	return 0;
+}
+
+/* A child started: watched by its pidfd, and among those to stop. */
+static void
+child_register(struct ff_child *c)
+{
+	c->pidfd = pidfd_open_(c->pid);
+	c->live = 1;
+	children[nchildren++] = c;
+}
+
 int
 ff_spawn(struct ff_child *c, const char *role, char *const argv[],
 	 const struct ff_spawn_opts *o)
@@ -233,15 +256,10 @@ ff_spawn(struct ff_child *c, const char *role, char *const argv[],
 
 	if (!o)
 		o = &dflt;
-	memset(c, 0, sizeof(*c));
-	c->pidfd = -1;
-	snprintf(c->role, sizeof(c->role), "%s", role);
+	if (child_init(c, role) < 0)
+		return -1;
 	if (o->log)
 		snprintf(c->log, sizeof(c->log), "%s", o->log);
-	if (nchildren == MAX_CHILDREN) {
-		ff_warn("cannot start %s: too many children", role);
-		return -1;
-	}
 	if (pipe2(errpipe, O_CLOEXEC) < 0) {
 		ff_warn("cannot create a pipe: %s", strerror(errno));
 		return -1;
@@ -270,9 +288,7 @@ ff_spawn(struct ff_child *c, const char *role, char *const argv[],
 		errno = err;
 		return -1;
 	}
-	c->pidfd = pidfd_open_(c->pid);
-	c->live = 1;
-	children[nchildren++] = c;
+	child_register(c);
 	ff_debug("started %s pid %d: %s", role, (int)c->pid, argv[0]);
 	return 0;
 }
@@ -289,13 +305,8 @@ ff_fork(struct ff_child *c, const char *role)
 {
 	pid_t parent = getpid();
 
-	memset(c, 0, sizeof(*c));
-	c->pidfd = -1;
-	snprintf(c->role, sizeof(c->role), "%s", role);
-	if (nchildren == MAX_CHILDREN) {
-		ff_warn("cannot start %s: too many children", role);
+	if (child_init(c, role) < 0)
 		return -1;
-	}
 	fflush(NULL);
 	c->pid = fork();
 	if (c->pid < 0) {
@@ -314,9 +325,7 @@ ff_fork(struct ff_child *c, const char *role)
 		return 0;
 	}
 	setpgid(c->pid, c->pid);
-	c->pidfd = pidfd_open_(c->pid);
-	c->live = 1;
-	children[nchildren++] = c;
+	child_register(c);
 	return c->pid;
 }
 
