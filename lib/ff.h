@@ -701,6 +701,15 @@ const char *ff_machine_shared(const json_t *resources, char *buf, size_t n);
 void ff_page_html(struct ff_buf *b, const char *const files[3], const char *const marks[3],
 		  const json_t *data);
 /*
+ * The same page with marks[1] filled by `data(b, arg)`: for data written
+ * straight into the page (a flamegraph's million nodes as jansson values
+ * would cost hundreds of megabytes); ff_page_script_json adds JSON text
+ * as ff_page_html does.
+ */
+void ff_page_fill(struct ff_buf *b, const char *const files[3], const char *const marks[3],
+		  void (*data)(struct ff_buf *b, void *arg), void *arg);
+void ff_page_script_json(struct ff_buf *b, const char *json, size_t n);
+/*
  * The options every page's program takes, for its getopt loop: -h (the
  * usage, exit 0) and -o FILE (into *out; - is stdout; a usage error when
  * empty). 1 when `c` was one of them, else 0.

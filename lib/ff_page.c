@@ -14,30 +14,27 @@
  * JSON text inside <script>: a '<' only occurs within strings, where
  * "\u003c" means the same, so no value can end the element.
  */
-static void
-add_script_json(struct ff_buf *b, const char *json)
+void
+ff_page_script_json(struct ff_buf *b, const char *json, size_t n)
 {
-	const char *lt;
+	const char *p = json, *lt;
 
-	while ((lt = strchr(json, '<'))) {
-		ff_buf_add(b, json, lt - json);
+	while ((lt = memchr(p, '<', json + n - p))) {
+		ff_buf_add(b, p, lt - p);
 		ff_buf_addstr(b, "\\u003c");
-		json = lt + 1;
+		p = lt + 1;
 	}
-	ff_buf_addstr(b, json);
+	ff_buf_add(b, p, json + n - p);
 }
 
 void
-ff_page_html(struct ff_buf *b, const char *const files[3], const char *const marks[3],
-	     const json_t *data)
+ff_page_fill(struct ff_buf *b, const char *const files[3], const char *const marks[3],
+	     void (*data)(struct ff_buf *, void *), void *arg)
 {
 	char *html = ff_data_text(files[0]), *css = ff_data_text(files[1]),
-		*js = ff_data_text(files[2]), *text, *p = html, *q;
+		*js = ff_data_text(files[2]), *p = html, *q;
 	size_t i;
 
-	text = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (!text)
-		ff_die("out of memory");
 	for (i = 0; i < 3; i++) {
 		q = strstr(p, marks[i]);
 		if (!q)
@@ -46,16 +43,33 @@ ff_page_html(struct ff_buf *b, const char *const files[3], const char *const mar
 		if (i == 0)
 			ff_buf_addstr(b, css);
 		else if (i == 1)
-			add_script_json(b, text);
+			data(b, arg);
 		else
 			ff_buf_addstr(b, js);
 		p = q + strlen(marks[i]);
 	}
 	ff_buf_addstr(b, p);
-	free(text);
 	free(html);
 	free(css);
 	free(js);
+}
+
+static void
+json_data(struct ff_buf *b, void *arg)
+{
+	char *text = json_dumps(arg, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	if (!text)
+		ff_die("out of memory");
+	ff_page_script_json(b, text, strlen(text));
+	free(text);
+}
+
+void
+ff_page_html(struct ff_buf *b, const char *const files[3], const char *const marks[3],
+	     const json_t *data)
+{
+	ff_page_fill(b, files, marks, json_data, (void *)data);
 }
 
 int

@@ -92,12 +92,6 @@ struct input {
 	int part;		/* its index among --parts (0 for one input) */
 };
 
-/* Text being built: the output. */
-struct buf {
-	char *s;
-	size_t len, cap;
-};
-
 /* fold.c: the tables */
 extern struct frame *frames;
 extern uint32_t nframes;
@@ -165,9 +159,9 @@ ssize_t get_line(struct input *in, char **line, size_t *cap, FILE *fp);
 void read_input(struct input *in, const char *path);
 
 /* html.c */
-void folded_out(struct buf *b, const uint32_t *order, int diff);
+void folded_out(struct ff_buf *b, const uint32_t *order, int diff);
 const char *file_date(const char *path);
-void html_out(struct buf *b, json_t *meta, int diff, uint64_t total,
+void html_out(struct ff_buf *b, json_t *meta, int diff, uint64_t total,
 	      uint64_t base_total);
 int too_few_to_rank(uint64_t total, uint64_t base_total);
 

@@ -15,34 +15,16 @@ const char *const kind_names[] = {
 };
 
 static void
-buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->s = ff_realloc(b->s, b->cap);
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = 0;
-}
-
-static void
-buf_str(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
-static void
-buf_u64(struct buf *b, uint64_t v)
+buf_u64(struct ff_buf *b, uint64_t v)
 {
 	char tmp[24];
 	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
 
-	buf_add(b, tmp, n);
+	ff_buf_add(b, tmp, n);
 }
 
 void
-folded_out(struct buf *b, const uint32_t *order, int diff)
+folded_out(struct ff_buf *b, const uint32_t *order, int diff)
 {
 	const struct stack *s;
 	uint32_t i, k;
@@ -51,34 +33,17 @@ folded_out(struct buf *b, const uint32_t *order, int diff)
 		s = &stacks[order[i]];
 		for (k = 0; k < s->len; k++) {
 			if (k)
-				buf_add(b, ";", 1);
-			buf_str(b, frames[stack_ids[s->off + k]].name);
+				ff_buf_add(b, ";", 1);
+			ff_buf_addstr(b, frames[stack_ids[s->off + k]].name);
 		}
-		buf_add(b, " ", 1);
+		ff_buf_add(b, " ", 1);
 		if (diff) {
 			buf_u64(b, s->count[1]);
-			buf_add(b, " ", 1);
+			ff_buf_add(b, " ", 1);
 		}
 		buf_u64(b, s->count[0]);
-		buf_add(b, "\n", 1);
+		ff_buf_add(b, "\n", 1);
 	}
-}
-
-/*
- * JSON text inside <script>: a '<' only occurs within strings, where
- * "\u003c" means the same, and then no frame name can close the element.
- */
-static void
-buf_json_for_script(struct buf *b, const char *json, size_t n)
-{
-	const char *p = json, *lt;
-
-	while ((lt = memchr(p, '<', json + n - p))) {
-		buf_add(b, p, lt - p);
-		buf_str(b, "\\u003c");
-		p = lt + 1;
-	}
-	buf_add(b, p, json + n - p);
 }
 
 const char *
@@ -103,7 +68,7 @@ too_few_to_rank(uint64_t total, uint64_t base_total)
 }
 
 static void
-data_out(struct buf *b, json_t *meta, int diff, uint64_t total,
+data_out(struct ff_buf *b, json_t *meta, int diff, uint64_t total,
 	 uint64_t base_total)
 {
 	json_t *d = json_object(), *names = json_array(), *mods = json_array(),
@@ -150,66 +115,56 @@ data_out(struct buf *b, json_t *meta, int diff, uint64_t total,
 	 * The node arrays are plain integers, written directly: as jansson
 	 * values a million nodes would cost hundreds of megabytes.
 	 */
-	buf_json_for_script(b, text, strlen(text) - 1);
+	ff_page_script_json(b, text, strlen(text) - 1);
 	free(text);
-	buf_str(b, ",\"nodes\":[");
+	ff_buf_addstr(b, ",\"nodes\":[");
 	for (i = 0; i < nnodes; i++) {
 		if (i)
-			buf_add(b, ",", 1);
+			ff_buf_add(b, ",", 1);
 		buf_u64(b, nodes[i].frame);
-		buf_add(b, ",", 1);
+		ff_buf_add(b, ",", 1);
 		buf_u64(b, nodes[i].depth);
-		buf_add(b, ",", 1);
+		ff_buf_add(b, ",", 1);
 		buf_u64(b, nodes[i].count[0]);
 	}
-	buf_add(b, "]", 1);
+	ff_buf_add(b, "]", 1);
 	if (diff) {
-		buf_str(b, ",\"base\":[");
+		ff_buf_addstr(b, ",\"base\":[");
 		for (i = 0; i < nnodes; i++) {
 			if (i)
-				buf_add(b, ",", 1);
+				ff_buf_add(b, ",", 1);
 			buf_u64(b, nodes[i].count[1]);
 		}
-		buf_add(b, "]", 1);
+		ff_buf_add(b, "]", 1);
 	}
-	buf_add(b, "}", 1);
+	ff_buf_add(b, "}", 1);
 }
 
-static char *
-asset(const char *name)
+struct page_data {
+	json_t *meta;
+	int diff;
+	uint64_t total, base_total;
+};
+
+static void
+page_data(struct ff_buf *b, void *arg)
 {
-	char rel[256];
+	struct page_data *d = arg;
 
-	snprintf(rel, sizeof(rel), "share/flamegraph/%s", name);
-	return ff_data_text(rel);
+	data_out(b, d->meta, d->diff, d->total, d->base_total);
 }
 
-/* The template with @FLAME_CSS@, @FLAME_JS@ and @FLAME_DATA@ filled in. */
+/* The template with @FLAME_CSS@, @FLAME_DATA@ and @FLAME_JS@ filled in. */
 void
-html_out(struct buf *b, json_t *meta, int diff, uint64_t total,
+html_out(struct ff_buf *b, json_t *meta, int diff, uint64_t total,
 	 uint64_t base_total)
 {
+	static const char *const files[] = {
+		"share/flamegraph/flamegraph.html", "share/flamegraph/flamegraph.css",
+		"share/flamegraph/flamegraph.js"
+	};
 	static const char *const marks[] = { "@FLAME_CSS@", "@FLAME_DATA@", "@FLAME_JS@" };
-	char *html = asset("flamegraph.html"), *css = asset("flamegraph.css"),
-		*js = asset("flamegraph.js"), *p = html, *q;
-	size_t i;
+	struct page_data d = { meta, diff, total, base_total };
 
-	for (i = 0; i < FF_ARRAY_SIZE(marks); i++) {
-		q = strstr(p, marks[i]);
-		if (!q)
-			ff_die("share/flamegraph/flamegraph.html: no %s in the template",
-			       marks[i]);
-		buf_add(b, p, q - p);
-		if (i == 0)
-			buf_str(b, css);
-		else if (i == 1)
-			data_out(b, meta, diff, total, base_total);
-		else
-			buf_str(b, js);
-		p = q + strlen(marks[i]);
-	}
-	buf_str(b, p);
-	free(html);
-	free(css);
-	free(js);
+	ff_page_fill(b, files, marks, page_data, &d);
 }

@@ -295,7 +295,7 @@ main(int argc, char *argv[])
 {
 	struct opts o = { 0 };
 	struct input *in;
-	struct buf b = { NULL, 0, 0 };
+	struct ff_buf b = FF_BUF_INIT;
 	uint64_t total;
 	uint32_t *order;
 	json_t *meta;
