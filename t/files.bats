@@ -411,7 +411,8 @@ config_path() {
 	skip_unless_program nginx
 	local f="$BATS_TEST_TMPDIR/long" d i
 	export FLIMFLAM_KEEP_RUNS=2
-	start_run "$f" -r nginx --warmup 0 --duration 12
+	# Long enough to outlast the short runs on any loaded machine; stopped below.
+	start_run "$f" -r nginx --warmup 0 --duration 600
 	wait_for_grep '"event":"window"' "$f" 30
 	d=$(run_dir_of "$f")
 	# Three short runs, each pruning all but the newest: the long run is the oldest.
@@ -420,8 +421,9 @@ config_path() {
 	done
 	kill -0 "$RUN_PID"	# still running: its directory is in use
 	[ -f "$d/r1/nginx.conf" ]
+	kill -INT "$RUN_PID"
 	wait_status "$RUN_PID"
-	[ "$status" -eq 0 ]
+	[ "$status" -eq 130 ]
 	[ -d "$d" ]
 	# The short ones were pruned as before: the long run's and the newest two stay.
 	run -0 ls "$FLIMFLAM_RUNS"
