@@ -43,8 +43,9 @@ teardown() {
 	# Each holds its relay's nginx, and only that relay's pids.
 	for r in r1 r2; do
 		pids=$(jq -r --arg r "$r" 'select(.event == "topology") | .relays[] | select(.role == $r) | .pid' "$BATS_TEST_TMPDIR/rec")
-		perf report -i "$r.perf.data" --stdio --sort pid 2>/dev/null | grep -q "nginx" 
-		! perf report -i "$r.perf.data" --stdio --sort pid 2>/dev/null | grep -E '^ +[0-9.]+%' | grep -v "nginx" | grep -q . || false
+		perf report -i "$r.perf.data" --stdio --sort pid >"$BATS_TEST_TMPDIR/$r.report" 2>&1 || true
+		grep -q "nginx" "$BATS_TEST_TMPDIR/$r.report" || { echo "$r:"; cat "$BATS_TEST_TMPDIR/$r.report"; false; }
+		! grep -E '^ +[0-9.]+%' "$BATS_TEST_TMPDIR/$r.report" | grep -v "nginx" | grep -q . || false
 		[ -n "$pids" ]
 	done
 	# The captures' directories on the hosts (their TMPDIR) are gone.
