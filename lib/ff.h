@@ -129,7 +129,7 @@ long ff_relay_workers(const char *relay, long workers, long cpu_limit);
  * the connections (SO_REUSEPORT hashes each to one worker's socket, a
  * binomial split): the even share and 5 standard deviations of the split,
  * sqrt(jobs p (1 - p)) with p = 1/workers (at 10,000 jobs over 2, 5250;
- * one worker is past it once in some 3.5 million runs).
+ * a given worker is past it once in some 3.5 million runs).
  */
 long ff_jobs_per_process(const char *relay, long jobs, long workers);
 /*

@@ -244,6 +244,7 @@ interrupt_run() {
 # Without CAP_SYS_RESOURCE (which raises the hard limit on open files),
 # when we are root and setpriv is there: a prefix of the command.
 unprivileged=()
+# shellcheck disable=SC2034 # the tests read it
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	unprivileged=(setpriv --bounding-set=-sys_resource --)
 fi
