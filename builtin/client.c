@@ -3,8 +3,8 @@
  * Opens --jobs connections to 127.0.0.1:PORT (usually a relay in front of
  * ff-builtin-server), streams on each without pause, and counts the bytes
  * the server echoes back. Only the bytes received inside the window are
- * counted: the window opens --warmup seconds after the client starts
- * (once every connection is up) and lasts --duration seconds.
+ * counted: the window opens --warmup seconds after every connection has
+ * carried its first bytes back (first_bytes) and lasts --duration seconds.
  *
  * Events on stdout (ff-workload adds start and end around them):
  *   window  when the window opens
@@ -360,6 +360,64 @@ start(int jobs, int *nw)
 	return ws;
 }
 
+/* The bytes each connection sends first, before the threads stream. */
+enum { FIRST_BYTES = 64 };
+
+/*
+ * Every connection carries its first bytes before the window opens: a
+ * relay that has accepted a connection may still be making its way to the
+ * server (nginx connects upstream once it accepts; a router sets up a
+ * stream, and at 10,000 connections skrouterd was still at it when every
+ * socket was connected), and a window opened on connected sockets alone
+ * measured that setup. Each sends FIRST_BYTES, and the main thread waits
+ * on an epoll set of its own until each has had some back, at most
+ * `limit` seconds (the warmup, the window's length and 1 ms a connection,
+ * as ff-workload allows the client for connecting): a connection still
+ * silent then is an error, as nothing back in the window is.
+ */
+static void
+first_bytes(int jobs, double limit)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, evs[256];
+	double deadline = ff_now() + limit;
+	int epfd = ff_load_epoll(), left = jobs, i, k, n;
+	ssize_t got;
+
+	for (i = 0; i < jobs; i++) {
+		ev.data.ptr = &conns[i];
+		got = write(conns[i].fd, wbuf, FIRST_BYTES);
+		if (got < 0 && errno != EAGAIN)
+			ff_die("connection %d to %s:%d failed before the warmup: %s", conns[i].id, host_str, port,
+			       strerror(errno));
+		conns[i].sent = got > 0 ? (uint64_t)got : 0;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, conns[i].fd, &ev) < 0)
+			ff_die("cannot watch a connection: %s", strerror(errno));
+	}
+	while (left > 0) {
+		if (ff_signalled())
+			ff_exit_signalled();
+		if (ff_now() >= deadline)
+			ff_die("nothing came back on %d of %d connections in %.0f s (the warmup, the window's length and 1 ms a connection): the relay or the server passed no data",
+			       left, jobs, limit);
+		n = epoll_wait(epfd, evs, FF_ARRAY_SIZE(evs), 100);
+		for (k = 0; k < n; k++) {
+			struct conn *c = evs[k].data.ptr;
+
+			got = recv(c->fd, NULL, FF_LOAD_IO, MSG_TRUNC);
+			if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+				ff_die("connection %d to %s:%d failed before its first bytes came back: %s", c->id,
+				       host_str, port, got ? strerror(errno) : "closed by the other end");
+			if (got > 0 && !c->back) {
+				c->back = (uint64_t)got;
+				epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+				left--;
+			} else if (got > 0)
+				c->back += (uint64_t)got;
+		}
+	}
+	close(epfd);
+}
+
 /* The threads, once the window's edges are known: each counts into its parts. */
 static void
 go(struct worker *ws, int n)
@@ -421,7 +479,7 @@ emit_interval(double t, double dt, uint64_t bytes)
 static void
 run(int jobs, long warmup, long duration, double interval)
 {
-	uint64_t open, b, total = 0, sbytes = 0, ibytes = 0;
+	uint64_t begin, ready, open, b, total = 0, sbytes = 0, ibytes = 0;
 	double t, sprev = 0, iprev = 0;
 	struct worker *ws;
 	json_t *ev;
@@ -429,17 +487,21 @@ run(int jobs, long warmup, long duration, double interval)
 
 	ff_load_fail_init(host_str, port);
 	/*
-	 * The window opens --warmup seconds after the start, as the clock
-	 * says, or once every connection is up if that took longer.
+	 * The warmup is the load's: it starts once every connection has
+	 * carried its first bytes back (ready_s says how long after the start
+	 * that was), and the window opens --warmup seconds later, as the clock
+	 * says. Thousands of connections start streaming at once, and their
+	 * first burst fills the chain's buffers for a while.
 	 */
-	open = ff_now_ns() + (uint64_t)warmup * 1000000000ULL;
+	begin = ff_now_ns();
 	ws = start(jobs, &nw);
-	if (ff_now_ns() > open)
-		open = ff_now_ns();
+	first_bytes(jobs, (double)(warmup + duration) + jobs / 1000.0);
+	ready = ff_now_ns();
+	open = ready + (uint64_t)warmup * 1000000000ULL;
 	make_edges(open, duration, interval);
 	go(ws, nw);
 	ff_load_wait(open / 1e9, "warmup");
-	ff_emit_window(warmup, duration, open / 1e9);
+	ff_emit_window(warmup, duration, open / 1e9, (ready - begin) / 1e9);
 
 	/*
 	 * A sample at each second's edge and an interval at each --interval's,

@@ -571,7 +571,7 @@ run(long warmup, long duration, const char *hist_dir)
 	ff_load_fail_init(host_str, port);
 	start(warmup, duration);
 	ff_load_wait(open_ns / 1e9, "warmup");
-	ff_emit_window(warmup, duration, open_ns / 1e9);
+	ff_emit_window(warmup, duration, open_ns / 1e9, -1);
 
 	prev = open_ns;
 	dprev = bprev = 0;

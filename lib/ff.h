@@ -118,18 +118,49 @@ void ff_argv_run_opts(struct ff_argv *a, const struct ff_run_opts *o, int with_c
  */
 long ff_fds_per_job(const char *relay, long hops);
 /*
- * Can --jobs connections be held, `per_job` descriptors per job
- * (ff_fds_per_job) and 64 more, under the hard limit on open files? A
- * privileged process (CAP_SYS_RESOURCE) raises its hard limit to that, up
- * to fs.nr_open, and what it starts inherits it. 0, or -1 with the reason.
+ * The worker threads or processes each relay runs: --workers (`workers`),
+ * else one per CPU of --cpu-limit, else its row's (ff-topology's count).
  */
-int ff_nofile_for_jobs(long jobs, long per_job, struct ff_buf *why);
+long ff_relay_workers(const char *relay, long workers, long cpu_limit);
+/*
+ * The most jobs one process of the relay may hold, of `jobs` over its
+ * `workers`: all of them, but for a relay whose workers are processes of
+ * their own (FF_RELAY_WORKER_PROCESSES), among which the kernel spreads
+ * the connections (SO_REUSEPORT hashes each to one worker's socket, a
+ * binomial split): the even share and 5 standard deviations of the split,
+ * sqrt(jobs p (1 - p)) with p = 1/workers (at 10,000 jobs over 2, 5250;
+ * a given worker is past it once in some 3.5 million runs).
+ */
+long ff_jobs_per_process(const char *relay, long jobs, long workers);
+/*
+ * The open files the busiest process of a run of `relay` (`hops` of them)
+ * needs at the options' jobs and workers: ff_fds_per_job's for its share
+ * of the jobs (ff_jobs_per_process), or the client's and the server's one
+ * a job when that is more, and 64 more.
+ */
+long ff_fds_needed(const char *relay, long hops, const struct ff_run_opts *o);
+/*
+ * Do those fit under the hard limit on open files? A privileged process
+ * (CAP_SYS_RESOURCE) raises its hard limit to that, up to fs.nr_open, and
+ * what it starts inherits it. 0, or -1 with the reason.
+ */
+int ff_nofile_for_jobs(const char *relay, long hops, const struct ff_run_opts *o, struct ff_buf *why);
 /* Do --jobs connections from one address to one port fit net.ipv4.ip_local_port_range? */
 int ff_ports_for_jobs(long jobs, struct ff_buf *why);
-/* nginx's worker_connections (relay-conf/nginx-PROTOCOL.conf): two per job and the listener. */
-int ff_nginx_jobs_fit(const char *protocol, long jobs, struct ff_buf *why);
-/* All of them for a run of `relay` (`hops` of them) over `protocol`: 0, or -1 with the one that binds in `why`. */
-int ff_jobs_fit(const char *relay, const char *protocol, long hops, long jobs, struct ff_buf *why);
+/*
+ * nginx's worker_connections (relay-conf/nginx-PROTOCOL.conf): two per job
+ * of the busiest worker's `share` of `jobs` (ff_jobs_per_process), and the
+ * listener.
+ */
+int ff_nginx_jobs_fit(const char *protocol, long jobs, long share, long workers, struct ff_buf *why);
+/*
+ * All of them for a run of `relay` (`hops` of them) over `protocol` at the
+ * options' jobs, workers and CPU limit: 0, or -1 with the one that binds
+ * in `why`, and, for a relay with worker processes of their own, the
+ * --workers that would fit when one would (up to 64).
+ */
+int ff_jobs_fit(const char *relay, const char *protocol, long hops, const struct ff_run_opts *o,
+		struct ff_buf *why);
 
 /* ff_stage.c */
 
@@ -386,9 +417,11 @@ int ff_hist_read(const char *path, struct ff_hist *h);
 /*
  * The `window` event: warmup_s, duration_s, time (now, ISO) and
  * monotonic_s, when the window opened on CLOCK_MONOTONIC (ff_now()'s
- * clock, the same in every process of the machine).
+ * clock, the same in every process of the machine); and, when `ready` is
+ * not negative, ready_s: the seconds from the client's start until every
+ * connection had carried its first bytes back.
  */
-void ff_emit_window(long warmup, long duration, double monotonic);
+void ff_emit_window(long warmup, long duration, double monotonic, double ready);
 /*
  * Sleep until the monotonic time `when` (ff_now()'s clock). Returns 0 when
  * it came, 1 as soon as `fd` is readable (-1: none), -1 on a signal.

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 void
-ff_emit_window(long warmup, long duration, double monotonic)
+ff_emit_window(long warmup, long duration, double monotonic, double ready)
 {
 	json_t *ev = ff_event("window");
 
@@ -27,6 +27,8 @@ ff_emit_window(long warmup, long duration, double monotonic)
 	json_object_set_new(ev, "duration_s", json_integer(duration));
 	json_object_set_new(ev, "time", json_string(ff_iso_time()));
 	json_object_set_new(ev, "monotonic_s", json_real(ff_usec(monotonic)));
+	if (ready >= 0)
+		json_object_set_new(ev, "ready_s", json_real(ff_usec(ready)));
 	ff_emit(ev);
 }
 

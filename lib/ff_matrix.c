@@ -75,7 +75,7 @@ static const struct ff_relay relays[] = {
 	{ .name = "nginx", .protocols = FF_TCP | FF_HTTP1,
 	  .program = "nginx", .processes = 2, .threads = 1, .start_seconds = 15,
 	  .jobs_fit = ff_nginx_jobs_fit,
-	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE | FF_RELAY_WORKERS,
+	  .caps = FF_RELAY_TLS | FF_RELAY_TLS_REMOTE | FF_RELAY_WORKERS | FF_RELAY_WORKER_PROCESSES,
 	  /* To stderr: "nginx version: nginx/1.22.1". */
 	  .version_arg = "-v", .version_line = "nginx version:", .version_strip = 1 },
 	{ .name = "haproxy", .protocols = FF_TCP | FF_HTTP1 | FF_HTTP2,

@@ -64,6 +64,12 @@ enum {
 	FF_RELAY_COMMAND = 1 << 7,	/* runs the user's command (--relay-cmd), no program of its own */
 	FF_RELAY_FORKS = 1 << 8,	/* its processes may come and go with connections (socat's fork) */
 	FF_RELAY_WORKERS = 1 << 9,	/* takes --workers: its driver sets its worker count */
+	/*
+	 * Its workers are processes, each with open files of its own, and the
+	 * kernel spreads the connections among them (its driver listens with
+	 * SO_REUSEPORT when there are two or more): ff_jobs_per_process.
+	 */
+	FF_RELAY_WORKER_PROCESSES = 1 << 10,
 };
 
 struct ff_relay {
@@ -93,8 +99,12 @@ struct ff_relay {
 	 */
 	int (*can)(const char *path, const char *protocol, const char *encapsulation,
 		   struct ff_buf *why);
-	/* Its own limit on --jobs over a protocol (-1: binds, why in `why`); NULL: none known. */
-	int (*jobs_fit)(const char *protocol, long jobs, struct ff_buf *why);
+	/*
+	 * Its own limit on --jobs over a protocol, of which its busiest worker
+	 * holds `share` (ff_jobs_per_process) of `workers` (-1: binds, why in
+	 * `why`); NULL: none known.
+	 */
+	int (*jobs_fit)(const char *protocol, long jobs, long share, long workers, struct ff_buf *why);
 };
 
 /*

@@ -84,7 +84,7 @@ check_machine(struct ff_runspec *rs, const char *usage)
 	int ncpus;
 
 	/* The stages and what they start inherit our limit, raised to the hard one. */
-	if (ff_jobs_fit(rs->relay, rs->protocol, rs->hops, rs->run.jobs, &why) < 0)
+	if (ff_jobs_fit(rs->relay, rs->protocol, rs->hops, &rs->run, &why) < 0)
 		ff_die("%s", why.s);
 	ff_raise_nofile(LONG_MAX);
 	ncpus = ff_cpus_available(&avail);

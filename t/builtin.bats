@@ -251,17 +251,17 @@ teardown() { end_pids; }
 	[ ! -s "$BATS_TEST_TMPDIR/client.out" ]
 }
 
-@test "ff-builtin-client: nothing came back in the window (a server that never reads) is an error, no result" {
+@test "ff-builtin-client: nothing came back (a server that never reads) is an error before the window, no result" {
 	local port
 	port=$(free_port)
 	listening "$port" "$SERVER" --port "$port"
 	# Stopped, the server reads nothing; the kernel still takes the connections.
+	# The window waits for every connection's first bytes, for the warmup, the window's length and 1 ms a connection.
 	kill -STOP "$server"
 	run -1 --separate-stderr "$CLIENT" --port "$port" --warmup 0 --duration 1
 	kill -CONT "$server"
-	[ "$stderr" = "ff-builtin-client: nothing came back in the 1 s window: the relay or the server passed no data" ]
-	[[ "$output" == *'"event":"window"'* ]]
-	[[ "$output" != *'"result"'* ]]
+	[ "$stderr" = "ff-builtin-client: nothing came back on 2 of 2 connections in 1 s (the warmup, the window's length and 1 ms a connection): the relay or the server passed no data" ]
+	[ -z "$output" ]
 }
 
 @test "ff-builtin-client: SIGTERM and SIGINT stop it with 143 and 130, no result" {

@@ -241,6 +241,14 @@ interrupt_run() {
 	[ -z "$(pids_of_run "$d")" ] || { echo "interrupt_run: processes of the run are left" >&2; return 1; }
 }
 
+# Without CAP_SYS_RESOURCE (which raises the hard limit on open files),
+# when we are root and setpriv is there: a prefix of the command.
+unprivileged=()
+# shellcheck disable=SC2034 # the tests read it
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	unprivileged=(setpriv --bounding-set=-sys_resource --)
+fi
+
 # nothing_started: no run directory was even made.
 nothing_started() {
 	[ ! -e "$FLIMFLAM_RUNS" ] || [ -z "$(ls -A "$FLIMFLAM_RUNS")" ]

@@ -239,7 +239,7 @@ notrun_list(const struct notrun *nr, int n, const char *lacks, int *count)
 static void
 nothing_to_run(const struct bcase *cases, int ncases, const struct notrun *nr, int nnot)
 {
-	char buf[1024] = "", one[300];
+	char buf[1024] = "", one[400];
 	int i;
 
 	for (i = 0; i < ncases + nnot; i++) {
@@ -436,7 +436,8 @@ bench_limits(void)
 	cpu_set_t avail;
 	struct ff_buf limit = FF_BUF_INIT;
 	int ncpus, w, h;
-	long per_job = 0;
+	long fewest = 0, relay_hops = 0;
+	const char *relay = NULL;
 
 	auto_check();
 	slo_check(usage);
@@ -449,17 +450,22 @@ bench_limits(void)
 			ff_usage_error(usage, "%s", limit.s);
 	ff_check_interval(usage, opt.run.interval, opt.run.duration);
 	/*
-	 * The machine's limits bind every case: the largest point's, before
-	 * anything runs, for the selected relay that needs the fewest
-	 * descriptors a job (the others' cases are skipped, named).
+	 * The machine's limits bind every case: the largest point's (jobs and
+	 * workers), before anything runs, for the selected relay that needs
+	 * the fewest open files (the others' cases are skipped, named).
 	 */
 	for (w = 0; w < opt.nr; w++)
 		for (h = 0; h < (opt.nh ? opt.nh : 1); h++) {
-			long k = ff_fds_per_job(opt.relays[w], opt.nh ? opt.hops[h] : ff_relay_hops(opt.relays[w]));
+			long hops = opt.nh ? opt.hops[h] : ff_relay_hops(opt.relays[w]);
+			long k = ff_fds_needed(opt.relays[w], hops, &opt.run);
 
-			per_job = per_job && per_job < k ? per_job : k;
+			if (!fewest || k < fewest) {
+				fewest = k;
+				relay = opt.relays[w];
+				relay_hops = hops;
+			}
 		}
-	if (ff_nofile_for_jobs(opt.run.jobs, per_job, &limit) < 0 ||
+	if (ff_nofile_for_jobs(relay, relay_hops, &opt.run, &limit) < 0 ||
 	    ff_ports_for_jobs(opt.run.jobs, &limit) < 0)
 		ff_die("%s", limit.s);
 	ff_buf_free(&limit);
@@ -474,6 +480,7 @@ plan_cases(struct plan *pl)
 {
 	char *skrouterd = NULL;
 	struct ff_buf why = FF_BUF_INIT;
+	struct ff_run_opts run;
 	const char *miss, *lacks;
 	int w, r, pr, h, nh, b, pt, npt = sweep_points();
 
@@ -498,6 +505,7 @@ plan_cases(struct plan *pl)
 					   ff_relay_hops(bc->relay);
 				bc->build = b;
 				bc->skip[0] = 0;
+				case_run_opts(bc, &run);
 				if (!ff_carries(bc->workload, bc->relay, bc->protocol, NULL, NULL,
 						&why)) {
 					if (!h && !pt && b <= 0)	/* once, whatever the hops, points and builds */
@@ -512,9 +520,9 @@ plan_cases(struct plan *pl)
 						 bc->relay);
 				else if ((miss = missing_program(bc)))
 					snprintf(bc->skip, sizeof(bc->skip), "%s not on PATH", miss);
-				else if (ff_jobs_fit(bc->relay, bc->protocol, bc->hops, bc->jobs, &why) < 0)
+				else if (ff_jobs_fit(bc->relay, bc->protocol, bc->hops, &run, &why) < 0)
 					/* A limit this point passes (the relay's own): skipped, named. */
-					snprintf(bc->skip, sizeof(bc->skip), "%.250s", why.s);
+					snprintf(bc->skip, sizeof(bc->skip), "%.380s", why.s);
 				else if (b >= 0 && ff_relay_find(bc->relay)->can &&
 					 (lacks = router_lacks(opt.builds[b].path, bc->protocol, b)))
 					/* What one build cannot carry is skipped for it, and the row says why. */

@@ -396,7 +396,7 @@ struct bcase {
 	int build;		/* index in opt.builds; -1: no --build */
 	long jobs, request_size, response_size, rate;	/* its point of the sweep (sweep.c) */
 	long workers;		/* --workers' point; 0: the relay's own setting */
-	char skip[256];		/* why it is not run, or "" */
+	char skip[384];		/* why it is not run, or "" */
 };
 
 /*

@@ -114,7 +114,7 @@ struct ff_build build;
 long
 workers(void)
 {
-	return opt.workers ? opt.workers : opt.cpu_limit ? opt.cpu_limit : row->threads;
+	return ff_relay_workers(row->name, opt.workers, opt.cpu_limit);
 }
 
 static void

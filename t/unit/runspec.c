@@ -80,6 +80,14 @@ main(int argc, char *argv[])
 	check(back.run.workers == 0, "--workers is the relays', not ff-workload's");
 	check(ff_runspec_range("--workers", &min, &max) && min == 1 && max == 1024,
 	      "--workers' range is its row's");
+	/* The busiest worker's share of the jobs, which the limits count (ff_limits.c). */
+	check(ff_jobs_per_process("nginx", 10000, 2) == 5250, "10,000 over 2 nginx workers: 5000 and 5 sd of 50");
+	check(ff_jobs_per_process("nginx", 10000, 4) == 2717, "over 4: 2500 and 5 sd of 43.3");
+	check(ff_jobs_per_process("nginx", 10000, 1) == 10000, "one worker holds them all");
+	check(ff_jobs_per_process("nginx", 3, 2) == 3, "a few jobs: never more than all of them");
+	check(ff_jobs_per_process("haproxy", 10000, 2) == 10000, "threads of one process share its open files");
+	check(ff_relay_workers("nginx", 0, 2) == 2 && ff_relay_workers("nginx", 3, 2) == 3 &&
+	      ff_relay_workers("skrouterd", 0, 0) == 4, "the workers: --workers, else --cpu-limit's CPUs, else the row's");
 	printf("%d failures\n", failures);
 	return failures != 0;
 }
