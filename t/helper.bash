@@ -20,6 +20,13 @@ skip_unless_program() {
 	done
 }
 
+# nginx_prefix DIR: an install prefix holding a copy of nginx (sbin/) and a
+# lib/: a build for --build (t/builds.bats, t/builds-aa.bats).
+nginx_prefix() {
+	mkdir -p "$1/sbin" "$1/lib"
+	cp "$(command -v nginx)" "$1/sbin/nginx"
+}
+
 # golden NAME FILE: compare FILE with t/golden/NAME; FF_UPDATE_GOLDEN=1 rewrites it.
 golden() {
 	local want="$TOP/t/golden/$1"
