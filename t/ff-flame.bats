@@ -53,20 +53,38 @@ share() {
 	} END { printf "%.6f\n", t ? m / t : 0 }' "$1"
 }
 
+# RECORD_FLOOR: the samples each relay must have in a recording for the
+# tests that read it (3989 Hz over a 2 s window: about 2,500 each on a quiet
+# machine, 600 at load 18 on two CPUs). A recording of fewer is too thin to
+# judge (a side of the differential graph without R1, shares of a few
+# stacks); it is the machine, not ff-flame: it is made once more.
+RECORD_FLOOR=200
+
 # record_once DIR: flimflam record of R1 and R2 (nginx, under h2load --h1)
 # into DIR/perf.data, its events in DIR/events.json; says why not in
-# $NGX/fail.
+# $NGX/fail. A window refused on a busy machine (run_steady's rule) or a
+# recording thinner than RECORD_FLOOR is made again, up to three in all.
 record_once() {
-	# A window refused on a busy machine is tried once more (run_steady's rule).
-	if ! (cd "$1" && flimflam record -r nginx -w h2load-h1 -p http1 --jobs 4 --freq 3989 \
-		--warmup 0 --duration 2 --json >"$1/events.json" 2>"$1/record.log") &&
-	   ! { grep -Eq "$BUSY_ERE" "$1/record.log" &&
-	       (cd "$1" && flimflam record -r nginx -w h2load-h1 -p http1 --jobs 4 --freq 3989 \
-		--warmup 0 --duration 2 --json >"$1/events.json" 2>"$1/record.log"); }; then
-		echo "flimflam record failed: $(tail -n 1 "$1/record.log")" >"$NGX/fail"
-		cp "$1/record.log" "$NGX/record.log" 2>/dev/null
-		return 1
-	fi
+	local try thin
+	for try in 1 2 3; do
+		if ! (cd "$1" && flimflam record -r nginx -w h2load-h1 -p http1 --jobs 4 --freq 3989 \
+			--warmup 0 --duration 2 --json >"$1/events.json" 2>"$1/record.log"); then
+			grep -Eq "$BUSY_ERE" "$1/record.log" && [ "$try" -lt 3 ] && continue
+			echo "flimflam record failed: $(tail -n 1 "$1/record.log")" >"$NGX/fail"
+			cp "$1/record.log" "$NGX/record.log" 2>/dev/null
+			return 1
+		fi
+		# Each relay's samples, by its own tower.
+		thin=$(ff-flame --folded --events "$1/events.json" "$1/perf.data" 2>/dev/null |
+			awk -v min="$RECORD_FLOOR" '{ split($0, f, ";"); n[f[1]] += $NF }
+				END { s = ""; if (n["R1 nginx"] < min || n["R2 nginx"] < min)
+					s = sprintf("R1 %d, R2 %d samples", n["R1 nginx"], n["R2 nginx"]); print s }')
+		[ -z "$thin" ] && return 0
+		echo "# a thin recording ($thin, fewer than $RECORD_FLOOR): once more" >&3
+	done
+	echo "flimflam record: three recordings too thin to judge, the last $thin (fewer than $RECORD_FLOOR)" >"$NGX/fail"
+	cp "$1/record.log" "$NGX/record.log" 2>/dev/null
+	return 1
 }
 
 # Records R1 and R2 (nginx, under h2load --h1) with flimflam record into
@@ -355,7 +373,9 @@ record_dd() {
 @test "ff-flame: --diff colours grown frames red and shrunk frames blue (Chromium)" {
 	skip_unless_chromium
 	ff-flame -o "$BATS_TEST_TMPDIR/d.html" --diff "$FIX/base.folded" "$FIX/new.folded"
-	dom "$BATS_TEST_TMPDIR/d.html" "" "$BATS_TEST_TMPDIR/dom"
+	# One load (a Chromium start is seconds on a busy machine): the frames and their
+	# colours, and the tooltip of slow, which the page shows beside them.
+	dom "$BATS_TEST_TMPDIR/d.html" "tip=slow" "$BATS_TEST_TMPDIR/dom"
 	# Shares: compute and slow 25% -> 50%, idle 50% -> 25%, parse 25% -> 25%.
 	run -0 frames_with_class "$BATS_TEST_TMPDIR/dom" grew
 	assert_output $'compute\nslow'
@@ -365,8 +385,7 @@ record_dd() {
 	grep -q 'rgb(42,42,255)">idle<' "$BATS_TEST_TMPDIR/dom"
 	grep -q 'rgb(242,242,242)">parse<' "$BATS_TEST_TMPDIR/dom"
 	# The tooltip shows both counts and the change.
-	dom "$BATS_TEST_TMPDIR/d.html" "tip=slow" "$BATS_TEST_TMPDIR/dom2"
-	tip=$(grep -o '<div id="tip">.*</table></div>' "$BATS_TEST_TMPDIR/dom2" | sed 's/<[^>]*>/|/g; s/||*/|/g')
+	tip=$(grep -o '<div id="tip">.*</table></div>' "$BATS_TEST_TMPDIR/dom" | sed 's/<[^>]*>/|/g; s/||*/|/g')
 	[[ "$tip" == *"|base|50 (25.00% of base)|new|200 (50.00% of new)|change|+25.00 points of share, +100.0% relative|" ]]
 }
 
@@ -385,7 +404,9 @@ record_dd() {
 @test "ff-flame: the page renders, searches and zooms in Chromium" {
 	skip_unless_chromium
 	ff-flame -o "$BATS_TEST_TMPDIR/p.html" --meta @"$FIX/meta.json" "$FIX/script.txt"
-	dom "$BATS_TEST_TMPDIR/p.html" "search=$(enc ^ngx_)" "$BATS_TEST_TMPDIR/dom"
+	# One load for the search and the tooltip (the page takes both from its hash;
+	# a Chromium start is seconds on a busy machine).
+	dom "$BATS_TEST_TMPDIR/p.html" "search=$(enc ^ngx_)&tip=$(enc '^ngx_http_handler$')" "$BATS_TEST_TMPDIR/dom"
 	grep -q '<h1 id="title">fixture</h1>' "$BATS_TEST_TMPDIR/dom"
 	grep -q '<dd>h2load-h1</dd>' "$BATS_TEST_TMPDIR/dom"
 	grep -q '>R1 nginx<' "$BATS_TEST_TMPDIR/dom"
@@ -395,17 +416,16 @@ record_dd() {
 	[ "$(attr_of "$BATS_TEST_TMPDIR/dom" matched data-share)" = 0.4 ]
 	run -0 frames_with_class "$BATS_TEST_TMPDIR/dom" match
 	assert_output $'ngx_epoll_process_events\nngx_http_handler\nngx_process_events_and_timers'
-	# A regex that is not one is searched for as a substring.
-	dom "$BATS_TEST_TMPDIR/p.html" "search=$(enc "push_back(int")" "$BATS_TEST_TMPDIR/dom2"
-	[ "$(attr_of "$BATS_TEST_TMPDIR/dom2" matched data-samples)" = 1 ]
-	# Zoomed into the deep stack, the leaf 203 levels up is drawn.
-	dom "$BATS_TEST_TMPDIR/p.html" "zoom=$(enc ^recurse)&icicle" "$BATS_TEST_TMPDIR/dom3"
+	# Zoomed into the deep stack, the leaf 203 levels up is drawn; in the same load,
+	# a regex that is not one is searched for as a substring (the samples matched
+	# are the whole graph's, zoomed or not).
+	dom "$BATS_TEST_TMPDIR/p.html" "zoom=$(enc ^recurse)&icicle&search=$(enc "push_back(int")" "$BATS_TEST_TMPDIR/dom3"
+	[ "$(attr_of "$BATS_TEST_TMPDIR/dom3" matched data-samples)" = 1 ]
 	grep -q '>leaf<' "$BATS_TEST_TMPDIR/dom3"
 	grep -q 'style="[^"]*top:3654px[^"]*">leaf<' "$BATS_TEST_TMPDIR/dom3"
 	grep -q '<p id="zoomed">Zoomed into recurse' "$BATS_TEST_TMPDIR/dom3"
-	# The tooltip: function, module, kind, samples, share of all and of parent.
-	dom "$BATS_TEST_TMPDIR/p.html" "tip=$(enc '^ngx_http_handler$')" "$BATS_TEST_TMPDIR/dom4"
-	tip=$(grep -o '<div id="tip">.*</table></div>' "$BATS_TEST_TMPDIR/dom4" | sed 's/<[^>]*>/|/g; s/||*/|/g')
+	# The tooltip (of the first load): function, module, kind, samples, share of all and of parent.
+	tip=$(grep -o '<div id="tip">.*</table></div>' "$BATS_TEST_TMPDIR/dom" | sed 's/<[^>]*>/|/g; s/||*/|/g')
 	[ "$tip" = "|ngx_http_handler|module|/usr/sbin/nginx|kind|the program's own binary|samples|2 (20.00% of all, 50.00% of parent)|self|0 (0.00% of all)|" ]
 }
 
@@ -731,10 +751,9 @@ self_changes() {
 	[ -f "$NGX/empty.data" ] || skip "no empty recording"
 	run -0 --separate-stderr ff-flame -o "$BATS_TEST_TMPDIR/e.html" "$NGX/empty.data"
 	[[ "$stderr" == *"no samples in"* ]]
+	# The page's data is that of stacks of no samples, whose page Chromium renders
+	# saying so (the test "stacks of no samples are a page that says there were none").
 	page_data "$BATS_TEST_TMPDIR/e.html" | jq -e '.total == 0 and (.nodes | length) == 3'
-	skip_unless_chromium
-	dom "$BATS_TEST_TMPDIR/e.html" "" "$BATS_TEST_TMPDIR/dom"
-	grep -q '<p id="empty">There were no samples' "$BATS_TEST_TMPDIR/dom"
 }
 
 @test "ff-flame: /dev/zero and a line that never ends are one error each, at once, not memory exhausted" {

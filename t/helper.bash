@@ -20,6 +20,13 @@ skip_unless_program() {
 	done
 }
 
+# nginx_prefix DIR: an install prefix holding a copy of nginx (sbin/) and a
+# lib/: a build for --build (t/builds.bats, t/builds-aa.bats).
+nginx_prefix() {
+	mkdir -p "$1/sbin" "$1/lib"
+	cp "$(command -v nginx)" "$1/sbin/nginx"
+}
+
 # golden NAME FILE: compare FILE with t/golden/NAME; FF_UPDATE_GOLDEN=1 rewrites it.
 golden() {
 	local want="$TOP/t/golden/$1"
@@ -136,11 +143,12 @@ has_line() {
 
 # BUSY_ERE: how a run refuses a window the machine was too busy to give:
 # the workload tool measured a window other than the one asked for, or the
-# builtin client got nothing back in it, or nothing moved for a second or
-# more of it (TCP's zero-window probes back off 0.2, 0.4, 0.8, 1.6 s: a
-# relay starved of CPU for a moment can stop a chain for 3 s, a whole short
-# window; README "TCP stalls").
-BUSY_ERE='(measured [0-9.]+ s, not the [0-9]+ s asked|nothing came back in the [0-9]+ s window|stopped moving: nothing moved for [0-9.]+ s)'
+# builtin client got nothing back in it (h2load's form: no request at all,
+# none failed, none errored: seen at load 19 in a 1 s window), or nothing
+# moved for a second or more of it (TCP's zero-window probes back off 0.2,
+# 0.4, 0.8, 1.6 s: a relay starved of CPU for a moment can stop a chain for
+# 3 s, a whole short window; README "TCP stalls").
+BUSY_ERE='(measured [0-9.]+ s, not the [0-9]+ s asked|nothing came back in the [0-9]+ s window|no request succeeded \(0 total, 0 failed, 0 errored, 0 4xx, 0 5xx\)|stopped moving: nothing moved for [0-9.]+ s)'
 
 # run_steady CMD...: bats' `run --separate-stderr CMD...`, which must exit 0.
 # A run whose window the tool refused as not the one asked for (BUSY_ERE) is

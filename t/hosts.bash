@@ -349,3 +349,28 @@ in_local_private() {
 	# shellcheck disable=SC2016 # the inner sh expands $1 and $@
 	in_local unshare -m sh -c 'mount -t tmpfs tmpfs "$1" && shift && exec "$@"' sh "$dir" "$@"
 }
+
+# hold_exit PID SECONDS: PID (a process of the run RUN_PID, an ssh master)
+# traced by t/fixtures/hosts/hold-exit.py, which keeps its exit from
+# flimflam until flimflam has reaped every other child but its masters,
+# and SECONDS more; HOLD_PID is the tracer's pid (wait_hold waits for it,
+# the teardown ends it). Skips where this machine forbids ptrace.
+hold_exit() {
+	local out="$BATS_TEST_TMPDIR/hold"
+	"$TOP/t/fixtures/hosts/hold-exit.py" "$1" "$RUN_PID" "$2" >"$out.out" 2>"$out.err" 3>&- &
+	HOLD_PID=$!
+	if ! wait_for_grep seized "$out.out" 10; then
+		cat "$out.err"
+		grep -q 'Operation not permitted' "$out.err" && skip "ptrace is not permitted here (kernel.yama.ptrace_scope)"
+		return 1
+	fi
+}
+
+# wait_hold: hold_exit's tracer has ended, and said how long it held.
+wait_hold() {
+	local s=0
+	wait "$HOLD_PID" || s=$?
+	HOLD_PID=
+	cat "$BATS_TEST_TMPDIR/hold.err"
+	[ "$s" -eq 0 ]
+}

@@ -174,16 +174,38 @@ shim_share() {
 		chmod +x "$d/nginx-$l"
 	done
 	# Six runs of each, interleaved, each recorded (a relative --build path works from elsewhere).
-	(cd "$d" && flimflam bench -r nginx -w h2load-h1 -p http1 --warmup 0 --duration 1 --repeat 6 \
-		--record --build b0=nginx-0 --build "b3000=$d/nginx-3000" --output "$d/ab.jsonl" >"$d/bench.out" 2>&1) ||
-		{ cat "$d/bench.out"; false; }
+	ab_bench() {
+		rm -f "$d/ab.jsonl" "$d/ab.html" "$d/ab.explain.html"
+		(cd "$d" && flimflam bench -r nginx -w h2load-h1 -p http1 --warmup 0 --duration 1 --repeat 6 \
+			--record --build b0=nginx-0 --build "b3000=$d/nginx-3000" --output "$d/ab.jsonl" >"$d/bench.out" 2>&1)
+	}
+	# A run the machine was too busy to give its window (run_steady's rule), or
+	# one whose relays it starved so that perf recorded no sample in it (seen at
+	# load 20: 4 runs of 12), is no part of what explain does: the bench once
+	# more, and the second judged as it is.
+	local try
+	for try in 1 2; do
+		if ! ab_bench; then
+			[ "$try" -eq 1 ] && jq -e -s --arg busy "$BUSY_ERE" 'any(.[]; .status == "failed") and
+				all(.[] | select(.status == "failed"); .reason | test($busy))' "$d/ab.jsonl" >/dev/null ||
+				{ cat "$d/bench.out"; false; }
+			echo "# busy machine ($(jq -r -s 'first(.[] | select(.status == "failed")) | .reason' "$d/ab.jsonl")): the bench once more" >&3
+			continue
+		fi
+		run --separate-stderr flimflam explain --json --top 5 "$d/ab.jsonl"
+		if [ "$try" -eq 1 ] && grep -q 'perf recorded no sample in this run' <<<"$stderr"; then
+			echo "# busy machine ($(grep -c 'perf recorded no sample' <<<"$stderr") recordings without a sample): the bench once more" >&3
+			continue
+		fi
+		break
+	done
+	[ "$status" -eq 0 ] || { echo "flimflam explain exited $status: $stderr"; false; }
 	# Each row names its recording, in its run directory; nothing is left beside the results.
 	jq -se 'length == 12 and all(.status == "ok" and
 		.capture.files[0] == (.run_dir + "/perf.data"))' "$d/ab.jsonl"
 	jq -r '.capture.files[0]' "$d/ab.jsonl" | while read -r f; do [ -s "$f" ]; done
 	! ls -a "$d" | grep -q ff-bench-record || false
 
-	run -0 --separate-stderr flimflam explain --json --top 5 "$d/ab.jsonl"
 	echo "$output" >"$d/explain.jsonl"
 	jq -r 'select(.changed) | "# changed: \(.function) \(.change) [\(.ci_low), \(.ci_high)] per MB, q \(.q)"' "$d/explain.jsonl" >&3
 	# Shown when it fails: every tested function, its q, and what explain warned (a run left out).
@@ -248,6 +270,17 @@ shim_share() {
 	jq -c 'select(.build.label == "b0" or .repeat <= 2)' "$d/ab.jsonl" >"$d/few.jsonl"
 	run -2 flimflam explain "$d/few.jsonl"
 	assert_output --partial "build b3000 has 2 ok runs; the test needs 3 or more a side"
+	# Recordings without a sample are left out, said, and the side left with fewer than 3 named
+	# (by its label, which the results file held: it was read from freed memory once; glibc's
+	# MALLOC_PERTURB_ overwrites what is freed, so that such a read shows every time).
+	sleep 5 &
+	perf record -q -e cpu-clock -F 997 -p $! -o "$d/empty.data" -- sleep 0.3 2>/dev/null
+	kill $! 2>/dev/null || true
+	jq -c --arg e "$d/empty.data" 'if .build.label == "b3000" and .repeat <= 4 then .capture.files[0] = $e else . end' \
+		"$d/ab.jsonl" >"$d/empty.jsonl"
+	MALLOC_PERTURB_=165 run -1 --separate-stderr flimflam explain "$d/empty.jsonl"
+	[ "$(grep -c "^flimflam explain: $d/empty.data: perf recorded no sample in this run; it is left out$" <<<"$stderr")" -eq 4 ]
+	[ "${stderr_lines[-1]}" = "flimflam explain: build b3000: 2 runs with samples; the test needs 3 or more a side" ]
 	run -2 flimflam explain --base b0 --new nope "$d/ab.jsonl"
 	assert_output --partial "build nope has 0 ok runs"
 	jq -c 'if .repeat == 1 then .config.jobs = 9 else . end' "$d/ab.jsonl" >"$d/two.jsonl"

@@ -335,8 +335,9 @@ pick_builds(const char *path, json_t *rows, const char *lb[2])
 			       path, nb ? "one build" : "no --build");
 	if (nb > 2)
 		ff_usage_error(usage, "'%s' holds %d builds: pick two with --base LABEL --new LABEL", path, nb);
+	/* Copies: the rows, which hold the labels, are freed once read; the labels are said after. */
 	for (s = 0; s < 2; s++)
-		lb[s] = first[s];
+		lb[s] = ff_strdup(first[s]);
 }
 
 /*
