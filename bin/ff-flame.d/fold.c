@@ -134,14 +134,19 @@ frame_new(char *name, uint32_t module, int kind, uint64_t hash)
 }
 
 /*
- * The frame (name, module, kind). A ';' in a name would break the folded
- * format and a control character the page: both are replaced.
+ * The frame named `name`: a function is one frame whatever module and
+ * kind it came with, so that a recording and folded text (which holds
+ * names alone) meet in one graph, and a diff of the two matches every
+ * frame; the module and kind are the first that say more than a name
+ * does (a module). Process towers and the root are frames of their own
+ * beside functions of the same name. A ';' in a name would break the
+ * folded format and a control character the page: both are replaced.
  */
 uint32_t
 frame_intern(const char *name, size_t len, uint32_t module, int kind)
 {
-	uint64_t h = mix(hash_bytes(HASH_INIT, name, len) ^
-			 ((uint64_t)module << 8) ^ (uint64_t)kind);
+	int tower = kind == K_ROOT || kind == K_PROCESS;
+	uint64_t h = mix(hash_bytes(HASH_INIT, name, len) ^ (uint64_t)tower);
 	struct frame *f;
 	size_t j, k;
 	uint32_t i;
@@ -151,9 +156,14 @@ frame_intern(const char *name, size_t len, uint32_t module, int kind)
 	for (j = h & frame_slots.mask; frame_slots.v[j];
 	     j = (j + 1) & frame_slots.mask) {
 		f = &frames[frame_slots.v[j] - 1];
-		if (f->hash == h && f->module == module && f->kind == kind &&
-		    !strncmp(f->name, name, len) && !f->name[len])
+		if (f->hash == h && (f->kind == K_ROOT || f->kind == K_PROCESS) == tower &&
+		    !strncmp(f->name, name, len) && !f->name[len]) {
+			if (!f->module && module) {
+				f->module = module;
+				f->kind = kind;
+			}
 			return frame_slots.v[j] - 1;
+		}
 	}
 	copy = xstrndup(name, len);
 	for (k = 0; k < len; k++)
