@@ -407,11 +407,18 @@ bench_options(int argc, char *argv[])
 	relay_cmd_check(w);
 	if (!opt.np)
 		opt.np = all_names(ff_protocols, opt.protocols);
-	if (ff_rr_opts_set(&opt.run)) {
+	if (opt.run.request_size > 1 || opt.run.response_size > 1) {
 		for (w = 0; w < opt.nw && !ff_workload_is_rr(opt.workloads[w]); w++)
 			;
 		if (w == opt.nw)
-			ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, and none is selected");
+			ff_usage_error(usage, "--request-size and --response-size are for workloads %s, and none is selected",
+				       ff_workloads_taking(0));
+	}
+	if (opt.run.rate > 0) {
+		for (w = 0; w < opt.nw && !ff_workload_takes_rate(opt.workloads[w]); w++)
+			;
+		if (w == opt.nw)
+			ff_usage_error(usage, "--rate is for workloads %s, and none is selected", ff_workloads_taking(1));
 	}
 	if (opt.nh) {
 		for (w = 0; w < opt.nr && !ff_relay_hops(opt.relays[w]); w++)
