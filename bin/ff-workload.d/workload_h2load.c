@@ -300,6 +300,7 @@ finish_h2load(struct drive *d)
 	json_object_set_new(ev, "operations", json_integer((json_int_t)h.s2xx));
 	json_object_set_new(ev, "ops_per_s", json_real(h.s2xx / seconds));
 	json_object_set_new(ev, "requests", json_integer((json_int_t)h.total));
+	json_object_set_new(ev, "rate_per_s", opt.run.rate ? json_integer(opt.run.rate) : json_null());
 	json_object_set_new(ev, "failed", json_integer((json_int_t)(h.total - h.s2xx)));
 	json_object_set_new(ev, "errors", json_integer((json_int_t)(h.errored + h.timeout)));
 	json_object_set_new(ev, "status_4xx", json_integer((json_int_t)h.s4xx));
