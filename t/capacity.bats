@@ -82,3 +82,18 @@ found_near() {
 	jq -se 'all(.config.workload == "h2load" and (.result.rate_per_s == .config.rate_per_s))' \
 		"$BATS_TEST_TMPDIR/h2load.jsonl"
 }
+
+@test "capacity: h2load takes --rate, requests a second over all its clients: a sweep's points, the result and the summary say it" {
+	skip_unless_program nghttpd h2load
+	cd "$BATS_TEST_TMPDIR"
+	run_steady flimflam bench -w builtin,h2load -r none -p tcp --jobs 2 --rate 200,400 --warmup 1 --duration 2 --output r.jsonl
+	# builtin takes no rate: one case; h2load one per rate.
+	run -0 jq -sr 'map("\(.config.workload) \(.config.rate_per_s)") | join(",")' r.jsonl
+	[ "$output" = "builtin null,h2load 200,h2load 400" ]
+	# Achieved about as asked (h2load --rps 100 and 200 a client), p99.9 beside p99.
+	jq -se '[.[] | select(.config.workload == "h2load") | .result |
+		.rate_per_s > 0 and (.ops_per_s / .rate_per_s) > 0.8 and (.ops_per_s / .rate_per_s) < 1.2 and
+		(.latency_p999_us | type) == "number"] | length == 2 and all' r.jsonl
+	run_steady flimflam run -w h2load -r none -p tcp --jobs 2 --rate 300 --warmup 1 --duration 2
+	assert_output --regexp $'\n  Rate asked:  300/s, (NOT kept: )?[0-9.]+ /s achieved\n'
+}
