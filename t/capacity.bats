@@ -5,9 +5,9 @@
 # FF_SHIM_WRITES_PER_S times a second, whatever else loads the machine, so
 # one nginx (--hops 1, one worker) that writes twice a transaction (the
 # request on, the response back) keeps 200 transactions a second at most:
-# a known capacity. Each test takes about 40 s here (5 to 7 runs of 1 + 3 s,
-# a relay started for each), twice that when a loaded machine asks for a
-# second search.
+# a known capacity. Each search test takes about 40 s here (5 to 7 runs of
+# 1 + 3 s, a relay started for each), twice that when a loaded machine asks
+# for a second search; the last test, h2load's --rate, about 20 s.
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -27,10 +27,12 @@ setup_file() {
 PACED=(-r nginx --hops 1 --workers 1 --warmup 1 --duration 3 --jobs 4)
 
 # search WORKLOAD START: bench --slo p99=1000 from START; CAP the capacity
-# found, HOW how the search ended, both from the summary's table.
+# found, HOW how the search ended, both from the summary's table. A run the
+# machine stalls (a busy machine, run_steady) runs the search again,
+# replacing its file.
 search() {
 	run_steady flimflam bench -w "$1" "${PACED[@]}" --rate "$2" --slo p99=1000 \
-		--build "paced=$BATS_FILE_TMPDIR/nginx-paced" --output "$BATS_TEST_TMPDIR/$1.jsonl"
+		--build "paced=$BATS_FILE_TMPDIR/nginx-paced" --output "$BATS_TEST_TMPDIR/$1.jsonl" --force
 	echo "$output" >"$BATS_TEST_TMPDIR/$1.out"
 	local row
 	row=$(grep -E "^$1 jobs=4 +nginx \(1 hop\) paced +tcp " <<<"$output")
@@ -68,16 +70,20 @@ found_near() {
 }
 
 # h2load's requests over the same relay: how many writes a request takes
-# is nginx's business (HTTP/2 frames over its TCP proxy), so the knee is
-# the paced relay's closed-loop rate, measured here first under the same
-# load.
-@test "capacity: bench --slo searches h2load's request rate too, and finds the paced relay's closed-loop rate within 10%" {
+# is nginx's business (HTTP/2 frames over its TCP proxy, fewer and fuller
+# the busier it is), so its capacity is not known by construction: the
+# paced relay's closed-loop rate, measured first, bounds it (a client
+# keeps one request in flight either way).
+@test "capacity: bench --slo searches h2load's request rate too, and finds a knee no higher than the paced relay's closed-loop rate" {
 	skip_unless_program nginx gcc nghttpd h2load
 	run_steady flimflam run --json -w h2load "${PACED[@]}" --build "paced=$BATS_FILE_TMPDIR/nginx-paced"
 	knee=$(jq -sr '.[] | select(.event == "result") | .ops_per_s | round' <<<"$output")
 	echo "# h2load's closed-loop rate through the paced relay: $knee/s" >&3
 	(( knee > 20 ))
-	found_near h2load $((knee * 6 / 10)) "$knee"
+	search h2load $((knee / 2))
+	[[ "$HOW" == "knee found: "* ]]
+	awk -v c="$CAP" -v k="$knee" 'BEGIN { exit !(c >= 0.25 * k && c <= 1.1 * k) }'
+	jq -se --argjson c "$CAP" 'any(.config.rate_per_s == $c and .slo.met)' "$BATS_TEST_TMPDIR/h2load.jsonl"
 	# The rate asked is h2load's requests a second over all its clients.
 	jq -se 'all(.config.workload == "h2load" and (.result.rate_per_s == .config.rate_per_s))' \
 		"$BATS_TEST_TMPDIR/h2load.jsonl"
