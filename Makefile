@@ -6,6 +6,7 @@ BINDIR     ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec/flimflam
 DATADIR    ?= $(PREFIX)/share/flimflam
 MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/flimflam
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g -fno-omit-frame-pointer
@@ -114,7 +115,7 @@ check: deps all
 # Static checks, failing on any finding: shellcheck over the shell scripts,
 # and every C source compiled with -Wshadow -Werror. The compile is syntax
 # only and writes nothing, so it leaves the in-place build alone.
-LINT_SH = $(wildcard bench/*.sh mk/*.sh t/*.bash) t/run .ci/run
+LINT_SH = $(wildcard bench/*.sh doc/*.sh mk/*.sh t/*.bash) t/run .ci/run
 LINT_C  = $(LIBSRC) $(wildcard bin/*.c bin/*.d/*.c builtin/*.c t/unit/*.c)
 lint: deps
 	@st=0; shellcheck -x $(LINT_SH) || st=1; \
@@ -145,15 +146,18 @@ install: all
 		install -d $(DESTDIR)$(MANDIR)/man$$s && \
 		install -m 644 man/man$$s/*.$$s $(DESTDIR)$(MANDIR)/man$$s || exit 1; \
 	done
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 644 doc/*.png $(DESTDIR)$(DOCDIR)
 
 # Then the directories install made, those left empty (another program in
 # BINDIR keeps it); nothing above PREFIX.
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)))
-	rm -rf $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)
+	rm -rf $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/%,$(wildcard man/man[157]/*.[157]))
 	@for d in '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(MANDIR)/man5' \
-		'$(DESTDIR)$(MANDIR)/man7' '$(DESTDIR)$(MANDIR)' '$(DESTDIR)$(PREFIX)/libexec' '$(DESTDIR)$(PREFIX)/share' \
+		'$(DESTDIR)$(MANDIR)/man7' '$(DESTDIR)$(MANDIR)' '$(DESTDIR)$(PREFIX)/libexec' \
+		'$(DESTDIR)$(PREFIX)/share/doc' '$(DESTDIR)$(PREFIX)/share' \
 		'$(DESTDIR)$(PREFIX)'; do [ ! -d "$$d" ] || rmdir "$$d" 2>/dev/null || true; done
 
 clean:

@@ -43,21 +43,23 @@ static const struct ff_workload workloads[] = {
 	{ .name = "h2load", .protocols = FF_TCP | FF_HTTP2,
 	  .server = "nghttpd", .client = "h2load", .url_path = "/flimflam.txt",
 	  .version_arg = "--version",
-	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY,
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .open_loop = 1,
 	  .limits = { { "--jobs", 4096, "a thread per h2load client" } } },
 	{ .name = "h2load-h1", .protocols = FF_TCP | FF_HTTP1,
 	  .server = "nginx", .client = "h2load", .client_option = "--h1",
 	  .url_path = "/flimflam.txt",
-	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY,
+	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .open_loop = 1,
 	  .limits = { { "--jobs", 4096, "a thread per h2load client" } } },
 	{ .name = "builtin-rr", .protocols = FF_TCP, .own = 1,
 	  .server = "ff-builtin-rr-server", .client = "ff-builtin-rr-client",
 	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1,
+	  .open_loop = 1,
 	  .limits = { { "--jobs", 4096, "a client thread per job" } } },
 	{ .name = "builtin-crr", .protocols = FF_TCP, .own = 1,
 	  .server = "ff-builtin-rr-server", .client = "ff-builtin-rr-client",
 	  .client_option = "--crr",
 	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1,
+	  .open_loop = 1,
 	  .limits = { { "--jobs", 4096, "a client thread per job" } } },
 };
 
@@ -324,4 +326,25 @@ ff_workload_is_rr(const char *workload)
 	const struct ff_workload *w = ff_workload_find(workload);
 
 	return w && w->request_response;
+}
+
+int
+ff_workload_takes_rate(const char *workload)
+{
+	const struct ff_workload *w = ff_workload_find(workload);
+
+	return w && w->open_loop;
+}
+
+const char *
+ff_workloads_taking(int rate)
+{
+	static char buf[256];
+	size_t i, k = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < FF_ARRAY_SIZE(workloads); i++)
+		if ((rate ? workloads[i].open_loop : workloads[i].request_response) && k < sizeof(buf))
+			k += snprintf(buf + k, sizeof(buf) - k, "%s%s", k ? ", " : "", workloads[i].name);
+	return buf;
 }

@@ -44,6 +44,12 @@ struct ff_workload {
 	 * percentiles.
 	 */
 	int request_response;
+	/*
+	 * Takes --rate N: an open loop of N requests a second over all its
+	 * jobs, its result's ops_per_s the achieved rate (builtin-rr's and
+	 * builtin-crr's transactions, h2load's requests with --rps N/jobs).
+	 */
+	int open_loop;
 	struct ff_limit limits[2];
 	/* The argument its server and client programs print their versions with (not own); NULL: none. */
 	const char *version_arg;
@@ -158,6 +164,10 @@ const char *ff_workload_server_program(const char *workload);
 const char *ff_workload_client_program(const char *workload);
 /* 1 for a request/response workload (the row's request_response): builtin-rr, builtin-crr. */
 int ff_workload_is_rr(const char *workload);
+/* 1 for a workload that takes --rate (the row's open_loop): h2load, h2load-h1, builtin-rr, builtin-crr. */
+int ff_workload_takes_rate(const char *workload);
+/* The workloads that take the sizes (rate 0) or --rate (rate 1), "a, b", in the table's order (static). */
+const char *ff_workloads_taking(int rate);
 
 /*
  * Chains of relays: client -> R1 -> ... -> RN -> server, N the hops

@@ -7,14 +7,23 @@
 #include <limits.h>
 #include <string.h>
 
+/* The sizes are a request/response workload's, --rate an open-loop one's: a usage error for the others. */
+static void
+check_workload_opts(const struct ff_runspec *rs, const char *usage)
+{
+	if ((rs->run.request_size > 1 || rs->run.response_size > 1) && !ff_workload_is_rr(rs->workload))
+		ff_usage_error(usage, "--request-size and --response-size are for workloads %s, not '%s'",
+			       ff_workloads_taking(0), rs->workload);
+	if (rs->run.rate > 0 && !ff_workload_takes_rate(rs->workload))
+		ff_usage_error(usage, "--rate is for workloads %s, not '%s'", ff_workloads_taking(1), rs->workload);
+}
+
 void
 ff_runspec_check_opts(const struct ff_runspec *rs, const char *usage)
 {
 	struct ff_buf why = FF_BUF_INIT;
 
-	if (ff_rr_opts_set(&rs->run) && !ff_workload_is_rr(rs->workload))
-		ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
-			       rs->workload);
+	check_workload_opts(rs, usage);
 	if (ff_workload_limits(rs->workload, &rs->run, &why) < 0)
 		ff_usage_error(usage, "%s", why.s);
 	ff_check_interval(usage, rs->run.interval, rs->run.duration);
@@ -69,9 +78,7 @@ check_chain(struct ff_runspec *rs, const char *usage, const struct ff_runspec_pl
 		ff_usage_error(usage, "--tls is for the links between relays, and %s",
 			       rs->hops ? "--hops 1 has one relay and no link" :
 			       "relay 'none' has none");
-	if (ff_rr_opts_set(&rs->run) && !ff_workload_is_rr(rs->workload))
-		ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not '%s'",
-			       rs->workload);
+	check_workload_opts(rs, usage);
 	ff_buf_free(&why);
 }
 

@@ -72,8 +72,8 @@ static const struct row rows[] = {
 	  LONG, AT(run.request_size), 1, 16 << 20, 1, .mask = SIZES, .if_set = 1, .list = 1 },
 	{ "response-size", 0, "BYTES", "builtin-rr, builtin-crr: the response's size (default %D)",
 	  LONG, AT(run.response_size), 1, 16 << 20, 1, .mask = SIZES, .if_set = 1, .list = 1 },
-	{ "rate", 0, "N", "builtin-rr, builtin-crr: N transactions a second in all,\n"
-	  "latency from when each was due (default: closed loop)", LONG, AT(run.rate), 1, 10000000, 0,
+	{ "rate", 0, "N", "builtin-rr, builtin-crr, h2load, h2load-h1: N requests a\n"
+	  "second in all, open loop (default: closed loop)", LONG, AT(run.rate), 1, 10000000, 0,
 	  .mask = STAGE | FF_RS_RR | FF_RS_OPTS | BENCH, .if_set = 1, .list = 1 },
 	{ "interval", 0, "SECONDS", "The window as a time series: figures every SECONDS\n"
 	  "(0.1 to the duration; default %D)", INTERVAL, AT(run.interval), .def = 1,

@@ -60,8 +60,8 @@ extra|unexpected argument 'extra'
 --duration 1e999|--duration: 1e999 is out of range (1 to 86400)
 --jobs 2.5e0|--jobs: '2.5e0' is not a whole number
 --jobs 1e|--jobs: '1e' is not a number
---rate 5|--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'builtin'
--w iperf3 --request-size 100|--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'iperf3'
+--rate 5|--rate is for workloads h2load, h2load-h1, builtin-rr, builtin-crr, not 'builtin'
+-w iperf3 --request-size 100|--request-size and --response-size are for workloads builtin-rr, builtin-crr, not 'iperf3'
 -w builtin-crr -p http1|workload 'builtin-crr' over relay 'none' with protocol 'http1' is not supported; these work for builtin-crr: builtin-crr/skrouterd/tcp, builtin-crr/nginx/tcp, builtin-crr/haproxy/tcp, builtin-crr/cmd/tcp, builtin-crr/none/tcp
 CASES
 	run -2 --separate-stderr flimflam run -r none --duration ""
@@ -126,7 +126,7 @@ CASES
 2|ff-workload drive --duration 0|ff-workload: --duration: 0 is out of range (1 to 86400)
 2|ff-workload drive --jobs 99999|ff-workload: --jobs: 99999 is out of range (1 to 65536)
 2|ff-workload drive -w builtin-rr --rate -1|ff-workload: --rate: -1 is out of range (1 to 10000000)
-2|ff-workload serve -w h2load --response-size 10|ff-workload: --request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, not 'h2load'
+2|ff-workload serve -w h2load --response-size 10|ff-workload: --request-size and --response-size are for workloads builtin-rr, builtin-crr, not 'h2load'
 2|ff-workload bogus|ff-workload: unknown mode 'bogus' (expected serve or drive)
 2|ff-workload|ff-workload: expected a mode: serve or drive
 2|ff-capture bogus|ff-capture: unknown mode 'bogus' (expected none, stat, record, c2c, mem, skstat, offcpu, lock)
@@ -141,7 +141,7 @@ CASES
 2|ff-bench -w nosuch|ff-bench: unknown workload 'nosuch' (expected builtin, iperf3, h2load, h2load-h1, builtin-rr, builtin-crr)
 2|ff-bench -r ''|ff-bench: empty relay name in ''
 2|ff-bench --repeat 0|ff-bench: --repeat: 0 is out of range (1 to 10000)
-2|ff-bench -w builtin,iperf3 --rate 100|ff-bench: --request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, and none is selected
+2|ff-bench -w builtin,iperf3 --rate 100|ff-bench: --rate is for workloads h2load, h2load-h1, builtin-rr, builtin-crr, and none is selected
 2|ff-bench --request-size 0|ff-bench: --request-size: 0 is out of range (1 to 16777216)
 2|ff-bench compare a|ff-bench: expected two results files, BASE and NEW, or one with --base LABEL and --new LABEL
 2|ff-bench compare --threshold x a b|ff-bench: --threshold: 'x' is not a number

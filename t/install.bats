@@ -35,6 +35,10 @@ setup_file() {
 	[ -f "$dest/opt/ff/share/man/man1/flimflam-run.1" ]
 	[ -f "$dest/opt/ff/share/man/man5/flimflam-events.5" ]
 	[ -f "$dest/opt/ff/share/man/man7/flimflam-matrix.7" ]
+	# The worked examples' pictures, where the man pages say they are.
+	for page in sweep per-connection capacity soak; do
+		cmp "$SRC/doc/$page.png" "$dest/opt/ff/share/doc/flimflam/$page.png"
+	done
 	if command -v man >/dev/null; then
 		MANPATH="$dest/opt/ff/share/man" run -0 man -w flimflam-run
 		[ "$output" = "$dest/opt/ff/share/man/man1/flimflam-run.1" ]

@@ -272,10 +272,11 @@ curves_dom() {
 	curves_dom s.jsonl
 	run -0 python3 "$TOP/t/fixtures/report/check-curves.py" s.jsonl.dom s.jsonl jobs
 	echo "$output"
-	# Throughput, operations, p50, p99 and relay CPU: five curves; jobs 1 to 100 is a log axis.
-	[ "$(grep -c 'against jobs: ' <<<"$output")" -eq 5 ]
+	# Throughput, operations, p50, p99, relay CPU and relay RSS: six curves; jobs 1 to 100 is a log axis.
+	[ "$(grep -c 'against jobs: ' <<<"$output")" -eq 6 ]
 	assert_line --regexp '^ops_per_s against jobs: 6 points, x log'
 	assert_line --regexp '^relay_cpu_fraction against jobs: 3 points, x log'
+	assert_line --regexp '^relay_rss_end_bytes against jobs: 3 points, x log'
 }
 
 @test "report: a --slo search is a rate curve with the knee marked where the highest rate met the target" {

@@ -148,7 +148,7 @@ load helper
 	run -2 --separate-stderr flimflam bench -w builtin-rr -r none --slo p99=x
 	[ "${stderr_lines[0]}" = "flimflam bench: --slo: 'x' is not a number" ]
 	run -2 --separate-stderr flimflam bench -w builtin,builtin-rr -r none --slo p99=5
-	[ "${stderr_lines[0]}" = "flimflam bench: --slo searches the open-loop --rate of builtin-rr and builtin-crr, not of 'builtin'" ]
+	[ "${stderr_lines[0]}" = "flimflam bench: --slo searches the open-loop --rate of h2load, h2load-h1, builtin-rr, builtin-crr, not of 'builtin'" ]
 	run -2 --separate-stderr flimflam bench -w builtin-rr -r none --slo p99=5 --rate 10,20
 	[ "${stderr_lines[0]}" = "flimflam bench: --slo searches the rate: give --rate one start value, not a list" ]
 	[ -z "$(ls)" ]

@@ -58,7 +58,8 @@ static const char usage[] =
 	"  --force               Replace an existing FILE (and report)\n"
 	"  --append              Add the new runs to an existing results FILE\n"
 	"  --request-size BYTES, --response-size BYTES, --rate N\n"
-	"                        For builtin-rr and builtin-crr, as in flimflam run; each\n"
+	"                        As in flimflam run (the sizes builtin-rr's and\n"
+	"                        builtin-crr's, --rate theirs and h2load's too); each\n"
 	"                        takes a comma list too, each value a case of its own\n"
 	"  --interval SECONDS    Each run's window as a time series, as in flimflam run;\n"
 	"                        unsteady runs are marked in the table (default 1)\n"
@@ -78,7 +79,8 @@ static const char usage[] =
 	"                        (--sshlogin), one case at a time per host, each a whole\n"
 	"                        topology there; without GNU parallel they run here\n"
 	"  --relay-cmd COMMAND   Relay cmd's command, as in run (cmd runs only with it)\n"
-	"  --slo pNN=MS          builtin-rr, builtin-crr: search each case's open-loop\n"
+	"  --slo pNN=MS          builtin-rr, builtin-crr, h2load, h2load-h1: search each\n"
+	"                        case's open-loop\n"
 	"                        --rate (from --rate, default 1000) for the highest that\n"
 	"                        keeps pNN (p50, p90, p99, p999, p9999) at most MS ms,\n"
 	"                        with no errors and the rate achieved within 2%\n"
@@ -407,11 +409,18 @@ bench_options(int argc, char *argv[])
 	relay_cmd_check(w);
 	if (!opt.np)
 		opt.np = all_names(ff_protocols, opt.protocols);
-	if (ff_rr_opts_set(&opt.run)) {
+	if (opt.run.request_size > 1 || opt.run.response_size > 1) {
 		for (w = 0; w < opt.nw && !ff_workload_is_rr(opt.workloads[w]); w++)
 			;
 		if (w == opt.nw)
-			ff_usage_error(usage, "--request-size, --response-size and --rate are for workloads builtin-rr and builtin-crr, and none is selected");
+			ff_usage_error(usage, "--request-size and --response-size are for workloads %s, and none is selected",
+				       ff_workloads_taking(0));
+	}
+	if (opt.run.rate > 0) {
+		for (w = 0; w < opt.nw && !ff_workload_takes_rate(opt.workloads[w]); w++)
+			;
+		if (w == opt.nw)
+			ff_usage_error(usage, "--rate is for workloads %s, and none is selected", ff_workloads_taking(1));
 	}
 	if (opt.nh) {
 		for (w = 0; w < opt.nr && !ff_relay_hops(opt.relays[w]); w++)

@@ -1,7 +1,8 @@
 /*
  * bench --slo pNN=MS: the capacity of each case at a latency target. For
- * builtin-rr and builtin-crr, the open-loop --rate is searched for the
- * highest one that passes: no error, the percentile at most MS, and the
+ * the workloads that take an open-loop --rate (requests a second over all
+ * jobs: builtin-rr's and builtin-crr's transactions, h2load's requests),
+ * the rate is searched for the highest one that passes: no error, the percentile at most MS, and the
  * achieved rate within 2% of the asked. From the start rate (--rate, else
  * 1000/s) it doubles while runs pass (halves while they fail), then
  * bisects (geometric means) between the highest pass and the lowest
@@ -51,9 +52,9 @@ slo_check(const char *usage)
 	if (!opt.slo_pct)
 		return;
 	for (w = 0; w < opt.nw; w++)
-		if (!ff_workload_is_rr(opt.workloads[w]))
-			ff_usage_error(usage, "--slo searches the open-loop --rate of builtin-rr and builtin-crr, not of '%s'",
-				       opt.workloads[w]);
+		if (!ff_workload_takes_rate(opt.workloads[w]))
+			ff_usage_error(usage, "--slo searches the open-loop --rate of %s, not of '%s'",
+				       ff_workloads_taking(1), opt.workloads[w]);
 	if (opt.nsweep[SW_RATE] > 1)
 		ff_usage_error(usage, "--slo searches the rate: give --rate one start value, not a list");
 	if (opt.repeat > 1 || opt.pool)

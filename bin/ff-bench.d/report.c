@@ -273,12 +273,11 @@ case_json(const struct rcase *c, int id)
 
 	n = snprintf(title, sizeof(title), "%s %s, jobs %ld, CPU limit %ld, %g s", c->k.workload,
 		     c->k.protocol, c->k.jobs, c->k.cpu_limit, c->k.duration);
-	if (ff_workload_is_rr(c->k.workload) && n > 0 && n < (int)sizeof(title)) {
+	if (ff_workload_is_rr(c->k.workload) && n > 0 && n < (int)sizeof(title))
 		n += snprintf(title + n, sizeof(title) - n, ", request %ld B, response %ld B",
 			      c->k.request_size, c->k.response_size);
-		if (c->k.rate && n < (int)sizeof(title))
-			n += snprintf(title + n, sizeof(title) - n, ", rate %ld/s", c->k.rate);
-	}
+	if (ff_workload_takes_rate(c->k.workload) && c->k.rate && n > 0 && n < (int)sizeof(title))
+		n += snprintf(title + n, sizeof(title) - n, ", rate %ld/s", c->k.rate);
 	if (c->k.workers && n > 0 && n < (int)sizeof(title))
 		snprintf(title + n, sizeof(title) - n, ", %ld workers", c->k.workers);
 	json_object_set_new(o, "id", json_integer(id));
@@ -291,8 +290,9 @@ case_json(const struct rcase *c, int id)
 	if (ff_workload_is_rr(c->k.workload)) {
 		json_object_set_new(o, "request_size", json_integer(c->k.request_size));
 		json_object_set_new(o, "response_size", json_integer(c->k.response_size));
-		json_object_set_new(o, "rate_per_s", c->k.rate ? json_integer(c->k.rate) : json_null());
 	}
+	if (ff_workload_takes_rate(c->k.workload))
+		json_object_set_new(o, "rate_per_s", c->k.rate ? json_integer(c->k.rate) : json_null());
 	json_object_set_new(o, "workers", c->k.workers ? json_integer(c->k.workers) : json_null());
 	json_object_set_new(o, "series", json_array());
 	return o;

@@ -37,8 +37,9 @@ config_json(const struct bcase *c)
 	if (ff_workload_is_rr(c->workload)) {
 		json_object_set_new(o, "request_size", json_integer(c->request_size));
 		json_object_set_new(o, "response_size", json_integer(c->response_size));
-		json_object_set_new(o, "rate_per_s", c->rate ? json_integer(c->rate) : json_null());
 	}
+	if (ff_workload_takes_rate(c->workload))
+		json_object_set_new(o, "rate_per_s", c->rate ? json_integer(c->rate) : json_null());
 	/* --workers' point: each relay's worker count; null: the relay's own setting. */
 	json_object_set_new(o, "workers", c->workers ? json_integer(c->workers) : json_null());
 	return o;
@@ -244,13 +245,16 @@ case_args(struct ff_argv *a, const struct bcase *c)
 		     "-p", c->protocol, NULL);
 	if (c->hops != ff_relay_hops(c->relay))
 		ff_argv_addf(a, "--hops=%ld", c->hops);
-	if (!ff_workload_is_rr(c->workload)) {
-		/* The request/response options are builtin-rr's and builtin-crr's. */
+	{
+		/* The sizes are the request/response workloads', --rate the open-loop ones'. */
 		struct ff_run_opts d = FF_RUN_OPTS_DEFAULTS;
 
-		run.request_size = d.request_size;
-		run.response_size = d.response_size;
-		run.rate = d.rate;
+		if (!ff_workload_is_rr(c->workload)) {
+			run.request_size = d.request_size;
+			run.response_size = d.response_size;
+		}
+		if (!ff_workload_takes_rate(c->workload))
+			run.rate = d.rate;
 	}
 	ff_argv_run_opts(a, &run, 1);
 	if (c->build >= 0)
@@ -636,7 +640,7 @@ caseid_case(struct crun *cr, const struct bcase *c)
 		caseid_add(cr, " jobs=%ld", c->jobs);
 	if (c->workers && opt.nsweep[SW_WORKERS] > 1)
 		caseid_add(cr, " workers=%ld", c->workers);
-	if (ff_workload_is_rr(c->workload) && c->rate && (opt.slo_pct || opt.nsweep[SW_RATE] > 1))
+	if (ff_workload_takes_rate(c->workload) && c->rate && (opt.slo_pct || opt.nsweep[SW_RATE] > 1))
 		caseid_add(cr, " rate=%ld", c->rate);
 	if (c->build >= 0)
 		caseid_add(cr, " build %s", opt.builds[c->build].label);

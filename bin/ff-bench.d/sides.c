@@ -261,8 +261,9 @@ key_json(json_t *ev, const struct key *k)
 	if (ff_workload_is_rr(k->workload)) {
 		json_object_set_new(ev, "request_size", json_integer(k->request_size));
 		json_object_set_new(ev, "response_size", json_integer(k->response_size));
-		json_object_set_new(ev, "rate_per_s", k->rate ? json_integer(k->rate) : json_null());
 	}
+	if (ff_workload_takes_rate(k->workload))
+		json_object_set_new(ev, "rate_per_s", k->rate ? json_integer(k->rate) : json_null());
 	json_object_set_new(ev, "workers", k->workers ? json_integer(k->workers) : json_null());
 }
 

@@ -2,8 +2,9 @@
  * ff-bench sweeps: --jobs, --request-size, --response-size, --rate and
  * --workers take a comma list where a run takes one value, and each value
  * is a case of its own ("points" of the sweep, in the order given). A
- * workload that does not take the request/response options runs each
- * --jobs point once, with their defaults; a relay whose worker count
+ * workload runs each point of the options it does not take once, with
+ * their defaults (the sizes are the request/response workloads', --rate
+ * the open-loop ones'); a relay whose worker count
  * flimflam does not set (cmd, none: no FF_RELAY_WORKERS) runs once, with
  * its own.
  */
@@ -92,21 +93,22 @@ int
 sweep_point(int i, const char *workload, const char *relay, struct bcase *c)
 {
 	struct ff_run_opts def = FF_RUN_OPTS_DEFAULTS;
-	int k[SW_N], d, rr = ff_workload_is_rr(workload), w = ff_relay_has(relay, FF_RELAY_WORKERS);
+	int k[SW_N], d, rr = ff_workload_is_rr(workload), ol = ff_workload_takes_rate(workload),
+	    w = ff_relay_has(relay, FF_RELAY_WORKERS);
 
 	/* The last dimension turns fastest: jobs outermost, workers innermost. */
 	for (d = SW_N - 1; d >= 0; d--) {
 		k[d] = i % count_of(d);
 		i /= count_of(d);
 	}
-	if (!rr && (k[SW_REQUEST] || k[SW_RESPONSE] || k[SW_RATE]))
-		return 0;	/* one point per --jobs value */
+	if ((!rr && (k[SW_REQUEST] || k[SW_RESPONSE])) || (!ol && k[SW_RATE]))
+		return 0;	/* one point per the values it takes */
 	if (!w && k[SW_WORKERS])
 		return 0;	/* one point per the others: the relay's own workers */
 	c->jobs = value_of(SW_JOBS, k[SW_JOBS]);
 	c->request_size = rr ? value_of(SW_REQUEST, k[SW_REQUEST]) : def.request_size;
 	c->response_size = rr ? value_of(SW_RESPONSE, k[SW_RESPONSE]) : def.response_size;
-	c->rate = rr ? value_of(SW_RATE, k[SW_RATE]) : def.rate;
+	c->rate = ol ? value_of(SW_RATE, k[SW_RATE]) : def.rate;
 	c->workers = w ? value_of(SW_WORKERS, k[SW_WORKERS]) : 0;
 	return 1;
 }
@@ -132,11 +134,12 @@ sweep_dims(const struct group *g, int ng)
 	for (i = 1; i < ng; i++) {
 		dims |= (g[i].k.jobs != g[0].k.jobs) << SW_JOBS;
 		dims |= (g[i].k.workers != g[0].k.workers) << SW_WORKERS;
+		if (ff_workload_takes_rate(g[i].k.workload))
+			dims |= (g[i].k.rate != g[0].k.rate) << SW_RATE;
 		if (!ff_workload_is_rr(g[i].k.workload))
 			continue;
 		dims |= (g[i].k.request_size != g[0].k.request_size) << SW_REQUEST;
 		dims |= (g[i].k.response_size != g[0].k.response_size) << SW_RESPONSE;
-		dims |= (g[i].k.rate != g[0].k.rate) << SW_RATE;
 	}
 	return dims;
 }
@@ -157,9 +160,9 @@ point_label(const struct key *k, unsigned dims)
 			len += snprintf(b + len, sizeof(buf[0]) - len, " req=%ld", k->request_size);
 		if (dims & 1u << SW_RESPONSE)
 			len += snprintf(b + len, sizeof(buf[0]) - len, " resp=%ld", k->response_size);
-		if (dims & 1u << SW_RATE && len < sizeof(buf[0]))
-			len += snprintf(b + len, sizeof(buf[0]) - len, k->rate ? " rate=%ld" : " rate=max", k->rate);
 	}
+	if (ff_workload_takes_rate(k->workload) && dims & 1u << SW_RATE && len < sizeof(buf[0]))
+		len += snprintf(b + len, sizeof(buf[0]) - len, k->rate ? " rate=%ld" : " rate=max", k->rate);
 	if (dims & 1u << SW_WORKERS && len < sizeof(buf[0]))
 		snprintf(b + len, sizeof(buf[0]) - len, k->workers ? " workers=%ld" : " workers=own", k->workers);
 	return b;

@@ -36,6 +36,18 @@ human(double v, const char *unit, char *buf, size_t n)
 	return ff_fmt_prefixed(v, 1000, " ", unit, buf, n);
 }
 
+/* The open-loop rate asked (--rate; the result's rate_per_s), and whether it was kept. */
+static void
+summarize_rate(const json_t *res)
+{
+	double asked = ff_json_num(res, "rate_per_s", -1), got = ff_json_num(res, "ops_per_s", -1);
+	char a[64];
+
+	if (asked > 0)
+		ff_print("  Rate asked:  %.0f/s, %s%s\n", asked, got < 0.95 * asked ? "NOT kept: " : "",
+			 human(got, "/s achieved", a, sizeof(a)));
+}
+
 /* builtin-rr and builtin-crr: transactions, the rate asked, latency percentiles. */
 static void
 summarize_rr(const json_t *res)
@@ -45,14 +57,12 @@ summarize_rr(const json_t *res)
 	static const char *const names[] = { "p50", "p90", "p99", "p99.9", "p99.99", "max" };
 	char a[64], key[64];
 	size_t i, k;
-	double asked = ff_json_num(res, "rate_per_s", -1), got = ff_json_num(res, "ops_per_s", -1);
+	double got = ff_json_num(res, "ops_per_s", -1);
 
 	ff_print("  Operations:  %s (%.0f transactions in the window%s)\n", human(got, "op/s", a, sizeof(a)),
 		 ff_json_num(res, "transactions", 0),
 		 json_object_get(res, "connections") ? ", each on a connection of its own" : "");
-	if (asked > 0)
-		ff_print("  Rate asked:  %.0f/s, %s%s\n", asked, got < 0.95 * asked ? "NOT kept: " : "",
-			 human(got, "/s achieved", a, sizeof(a)));
+	summarize_rate(res);
 	for (k = 0; k < FF_ARRAY_SIZE(prefixes); k++) {
 		snprintf(key, sizeof(key), "%s_p50_us", prefixes[k]);
 		if (!json_is_number(json_object_get(res, key)))
@@ -366,6 +376,8 @@ summarize(const struct run *run, json_t *events, const char *rundir)
 	ff_print("  Throughput:  %s\n", human(ff_json_num(res, "bits_per_s", -1), "bit/s", a, sizeof(a)));
 	if (json_is_number(json_object_get(res, "ops_per_s")) && !ff_workload_is_rr(run->spec.workload))
 		ff_print("  Operations:  %s\n", human(ff_json_num(res, "ops_per_s", -1), "op/s", a, sizeof(a)));
+	if (!ff_workload_is_rr(run->spec.workload))
+		summarize_rate(res);
 	if (ff_workload_is_rr(run->spec.workload))
 		summarize_rr(res);
 	else if (json_is_number(json_object_get(res, "latency_avg_us")))

@@ -40,6 +40,16 @@ start_h2load(struct drive *d, int out_fd)
 	arg_num(&a, "--threads", opt.run.jobs);
 	arg_num(&a, "--warm-up-time", opt.run.warmup);
 	arg_num(&a, "--duration", opt.run.duration);
+	/*
+	 * --rate N: N requests a second over all clients, each client --rps
+	 * N/jobs (h2load's own --rate is connections a period, not requests).
+	 * A client has one request in flight at most (-m 1): one due while
+	 * another is waits for it, and h2load times it from when it is sent.
+	 */
+	if (opt.run.rate) {
+		ff_argv_add(&a, "--rps");
+		ff_argv_addf(&a, "%.9g", (double)opt.run.rate / opt.run.jobs);
+	}
 	ff_argv_addl(&a, "--log-file", d->log_file, NULL);
 	ff_argv_addf(&a, "http://%s:%d%s", d->host, d->port, d->path ? d->path : wl->url_path);
 	fd = open(d->out_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -290,6 +300,7 @@ finish_h2load(struct drive *d)
 	json_object_set_new(ev, "operations", json_integer((json_int_t)h.s2xx));
 	json_object_set_new(ev, "ops_per_s", json_real(h.s2xx / seconds));
 	json_object_set_new(ev, "requests", json_integer((json_int_t)h.total));
+	json_object_set_new(ev, "rate_per_s", opt.run.rate ? json_integer(opt.run.rate) : json_null());
 	json_object_set_new(ev, "failed", json_integer((json_int_t)(h.total - h.s2xx)));
 	json_object_set_new(ev, "errors", json_integer((json_int_t)(h.errored + h.timeout)));
 	json_object_set_new(ev, "status_4xx", json_integer((json_int_t)h.s4xx));
@@ -299,12 +310,16 @@ finish_h2load(struct drive *d)
 		json_object_set_new(ev, "latency_p50_us", json_real(quantile(lat, nlat, 0.50)));
 		json_object_set_new(ev, "latency_p90_us", json_real(quantile(lat, nlat, 0.90)));
 		json_object_set_new(ev, "latency_p99_us", json_real(quantile(lat, nlat, 0.99)));
+		json_object_set_new(ev, "latency_p999_us", json_real(quantile(lat, nlat, 0.999)));
+		json_object_set_new(ev, "latency_p9999_us", json_real(quantile(lat, nlat, 0.9999)));
 		json_object_set_new(ev, "latency_max_us", json_real(lat[nlat - 1]));
 	} else {
 		json_object_set_new(ev, "latency_avg_us", json_null());
 		json_object_set_new(ev, "latency_p50_us", json_null());
 		json_object_set_new(ev, "latency_p90_us", json_null());
 		json_object_set_new(ev, "latency_p99_us", json_null());
+		json_object_set_new(ev, "latency_p999_us", json_null());
+		json_object_set_new(ev, "latency_p9999_us", json_null());
 		json_object_set_new(ev, "latency_max_us", json_null());
 	}
 	ff_emit(ev);

@@ -4,7 +4,8 @@
  * (--jobs, --request-size, --response-size, --rate, a relay's workers)
  * are the points of a sweep, and each sweep is a set of curves of the
  * figures against that dimension: throughput, latency p50 and p99, relay
- * CPU; one line per series (a relay, or a build), each point the median of
+ * CPU, and relay RSS at the window's end (against jobs: what a connection
+ * costs); one line per series (a relay, or a build), each point the median of
  * its ok runs. An axis is logarithmic where its values span two decades or
  * more. A rate sweep of bench --slo marks each series' knee: the highest
  * rate that met the target.
@@ -29,7 +30,9 @@
 		{ key: 'ops_per_s', title: 'Operations', unit: 'ops/s', fmt: L.si },
 		{ key: 'latency_p50_us', title: 'Latency p50', unit: 'µs', fmt: L.us, tick: L.usTick },
 		{ key: 'latency_p99_us', title: 'Latency p99', unit: 'µs', fmt: L.us, tick: L.usTick },
-		{ key: 'relay_cpu_fraction', title: 'Relay CPU, all relays', unit: '% of one CPU', fmt: L.sig3, scale: 100 }
+		{ key: 'relay_cpu_fraction', title: 'Relay CPU, all relays', unit: '% of one CPU', fmt: L.sig3, scale: 100 },
+		{ key: 'relay_rss_end_bytes', title: 'Relay RSS at the end, all relays', unit: 'MiB', fmt: L.sig3,
+		  scale: 1 / 1048576 }
 	];
 	var DECADES = 2;	/* a span of 10^2 or more: a log axis */
 
