@@ -85,7 +85,7 @@ check(int ok, const char *what, double value, double bound)
 int
 main(int argc, char *argv[])
 {
-	int draws = 2000, rounds = 36, c, k, i, gb_fp = 0, wr_fp = 0, wrong[2] = { 0, 0 };
+	int draws = 1000, rounds = 36, c, k, i, gb_fp = 0, wr_fp = 0, wrong[2] = { 0, 0 };
 	long gb_rounds = 0, side_rounds = 0;
 	int gb_found = 0, side_found = 0;
 	double *d = NULL, *mg = NULL, *mb = NULL, v[3], D = log(1.05);
