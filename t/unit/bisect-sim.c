@@ -78,7 +78,7 @@ round_of(double mid, double bad, double v[3])
 static void
 check(int ok, const char *what, double value, double bound)
 {
-	printf("%s: %s: %.4f %s %.4f\n", ok ? "ok" : "not ok", what, value, ok ? "within" : "beyond", bound);
+	printf("%s: %s: %.4f (against %.4f)\n", ok ? "ok" : "not ok", what, value, bound);
 	failures += !ok;
 }
 
