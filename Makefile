@@ -39,7 +39,7 @@ FF_TOPOLOGY_OBJ = $(addprefix bin/ff-topology.d/,main.o chain.o conf.o tls.o env
 FF_HISTORY_OBJ = $(addprefix bin/ff-history.d/,main.o db.o import.o detect.o series.o export.o report.o)
 FF_HISTORY_LINK = $(FF_HISTORY_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/load.o bin/ff-bench.d/stats.o
 # ff-bisect reads its benches' results with results.o and tests their rounds with paired.o.
-FF_BISECT_OBJ = $(addprefix bin/ff-bisect.d/,main.o git.o build.o step.o state.o)
+FF_BISECT_OBJ = $(addprefix bin/ff-bisect.d/,main.o git.o build.o step.o call.o state.o)
 FF_BISECT_LINK = $(FF_BISECT_OBJ) bin/ff-bench.d/results.o bin/ff-bench.d/load.o bin/ff-bench.d/stats.o bin/ff-bench.d/paired.o
 PROGOBJ  = $(filter-out bin/ff-run.o bin/ff-bench.o bin/ff-capture.o bin/ff-flame.o bin/ff-workload.o bin/ff-history.o bin/ff-bisect.o bin/ff-topology.o,$(PROGS:=.o)) \
 	   $(FF_RUN_OBJ) $(FF_BENCH_OBJ) $(FF_CAPTURE_OBJ) $(FF_FLAME_OBJ) $(FF_WORKLOAD_OBJ) $(FF_HISTORY_OBJ) $(FF_BISECT_OBJ) \
@@ -47,7 +47,8 @@ PROGOBJ  = $(filter-out bin/ff-run.o bin/ff-bench.o bin/ff-capture.o bin/ff-flam
 # Unit tests of pure functions, run by t/unit.bats (t/unit/machine by
 # t/machine.bats; t/hist.bats builds its own; power-sim, the simulation of
 # paired.c, is run by t/power.bats and bench/power.sh); never installed.
-UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/machine t/unit/power-sim t/unit/edivisive-test t/unit/runspec t/unit/explain-test
+UNIT     = t/unit/stats-test t/unit/matrix t/unit/probe t/unit/cputime t/unit/machine t/unit/power-sim t/unit/edivisive-test t/unit/runspec t/unit/explain-test \
+	   t/unit/bisect-sim
 
 all: $(PROGS) $(BUILTIN) $(UNIT)
 
@@ -65,6 +66,7 @@ bin/ff-workload: $(FF_WORKLOAD_OBJ)
 t/unit/stats-test: t/unit/stats-test.o bin/ff-bench.d/stats.o
 t/unit/power-sim: t/unit/power-sim.o bin/ff-bench.d/paired.o bin/ff-bench.d/stats.o
 t/unit/explain-test: t/unit/explain-test.o bin/ff-bench.d/explain_stats.o bin/ff-bench.d/stats.o
+t/unit/bisect-sim: t/unit/bisect-sim.o bin/ff-bisect.d/call.o bin/ff-bench.d/paired.o bin/ff-bench.d/stats.o
 t/unit/matrix:   t/unit/matrix.o
 t/unit/probe:    t/unit/probe.o
 t/unit/runspec:  t/unit/runspec.o
@@ -85,7 +87,7 @@ $(FF_WORKLOAD_OBJ): bin/ff-workload.d/ff-workload.h
 $(FF_TOPOLOGY_OBJ): bin/ff-topology.d/ff-topology.h
 $(FF_HISTORY_OBJ) t/unit/edivisive-test.o: bin/ff-history.d/ff-history.h bin/ff-bench.d/ff-bench.h
 $(FF_RUN_OBJ): bin/ff-run.d/ff-run.h
-$(FF_BISECT_OBJ): bin/ff-bisect.d/ff-bisect.h bin/ff-bench.d/ff-bench.h
+$(FF_BISECT_OBJ) t/unit/bisect-sim.o: bin/ff-bisect.d/ff-bisect.h bin/ff-bench.d/ff-bench.h
 $(LIBOBJ): lib/ff_int.h
 
 # The prefix the programs look under when not beside their data (FF_PREFIX,

@@ -7,7 +7,8 @@
 # time lib reads of a process (t/unit/cputime.c), and a run's stage argv
 # read back by the rows that wrote it (t/unit/runspec.c), and explain's
 # test of per-function costs on synthetic A/A and shifted runs
-# (t/unit/explain-test.c).
+# (t/unit/explain-test.c), and ff-bisect's calls on A/A rounds looked at
+# after every round (t/unit/bisect-sim.c).
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -188,4 +189,12 @@ man_table() {
 	assert_line "0 failures"
 	refute_line --partial "not ok"
 	[ "$(grep -c '^ok: ' <<<"$output")" -eq 3 ]
+}
+
+@test "bisect's calls (bin/ff-bisect.d/call.c): looking after every round, A/A draws are called different, and a midpoint shown on the wrong side, under 5%; the signed-rank test looked at as often errs more" {
+	unit_ok bisect-sim 4
+	echo "$output"
+	# 1000 draws of 36 rounds, looked at after each from the 3rd.
+	assert_line "draws=1000 rounds=36 sd_pct=5"
+	awk -F= '$1 == "aa_conf_seq_fp" && $2 < 0.05 { ok = 1 } END { exit !ok }' <<<"$output"
 }

@@ -4,8 +4,9 @@
  * main.c (options, the loop of steps, the end), git.c (git and the other
  * children, run so that a stop reaches them and leaves git's commit
  * checked out), build.c (the user's build command and the cache of
- * builds), step.c (a step's interleaved rounds and what they say), state.c
- * (the state file that lets an interrupted bisect resume).
+ * builds), step.c (a step's interleaved rounds and their log ratios),
+ * call.c (what the log ratios say, valid however often they are looked
+ * at), state.c (the state file that lets an interrupted bisect resume).
  */
 #ifndef FF_BISECT_H
 #define FF_BISECT_H
@@ -34,8 +35,9 @@ struct step {
 	char *commit;		/* full */
 	enum call call;
 	int rounds, runs;
-	double est, lo, hi, p;	/* the signed-rank of log(mid^2 / (good bad)), in % */
-	int shown;		/* p < ALPHA (else called by the nearer side) */
+	double est, lo, hi;	/* log(mid / good) in %, with its anytime 95% interval */
+	double p;		/* the anytime p of the call (mid against the side it is not like) */
+	int shown;		/* the call shown (else called by the nearer side) */
 	char *why;		/* a skip's reason, or NULL */
 	json_t *files;		/* its benches' results files */
 };
@@ -70,9 +72,20 @@ char *ensure_build(struct state *s, const char *commit, char **why);
 /* step.c */
 int bench_batch(struct state *s, struct step *st, const char *const commits[3], long rounds);
 void step_figures(struct state *s, struct step *st, const char *good, const char *bad);
-void gb_change(struct state *s, struct paired *pr);
+int gb_change(struct state *s, struct paired *pr);
 int metric_of(const char *workload);
 char *label_of(const char *commit);
+
+/* call.c */
+/* GOOD against BAD, d = log(bad / good) of every round so far in order: 1 when shown to differ. */
+int gb_shown(const double *d, int n, struct paired *pr);
+/*
+ * The midpoint's side from mg = log(mid / good) and mb = log(mid / bad) of
+ * its rounds in order, gb_est the sign of BAD's change: C_GOOD, C_BAD, or
+ * C_NONE before 3 rounds; *shown when the call is shown, not the nearer side.
+ */
+enum call mid_call(const double *mg, const double *mb, int n, double gb_est, struct paired *pg,
+		   struct paired *pb, int *shown);
 
 /* state.c */
 void state_save(const struct state *s);

@@ -42,7 +42,7 @@ static const char usage[] =
 	"                        The case (default builtin, skrouterd, tcp)\n"
 	"  --warmup SECONDS, --duration SECONDS, --jobs JOBS, --cpu-limit COUNT\n"
 	"                        Each run's, as for bench (default 5, 5, 2, 1)\n"
-	"  --rounds N            A step's first rounds (default 8)\n"
+	"  --rounds N            A step's first rounds, 3 or more (default 8)\n"
 	"  --max-rounds N        A step's budget of rounds (default 24)\n"
 	"  --cache DIR           Where the builds go (default $XDG_CACHE_HOME/flimflam/bisect,\n"
 	"                        else ~/.cache/flimflam/bisect)\n"
@@ -118,8 +118,7 @@ established(struct state *s, const struct step *st)
 
 	if (s->established)
 		return 1;
-	gb_change(s, &gb);
-	if (gb.n && gb.p < ALPHA) {
+	if (gb_change(s, &gb)) {
 		s->established = 1;
 		ff_say("%s: GOOD -> BAD: %s %+.1f%% [%+.1f, %+.1f] over %d rounds (p %.3g): bisecting\n",
 		       ff_prog(), metric_name(metric_of(s->o.workload)), pct_of_log(gb.est),
@@ -177,7 +176,7 @@ print_steps(const struct state *s)
 	char ci[64];
 	int i;
 
-	ff_print("\nStep  Commit        Call  Rounds  Mid vs GOOD [95%% CI]          p\n");
+	ff_print("\nStep  Commit        Call  Rounds  Mid vs GOOD [anytime 95%%]     p\n");
 	for (i = 0; i < s->nsteps; i++) {
 		const struct step *st = &s->steps[i];
 
@@ -224,7 +223,7 @@ finish(struct state *s, const char *first, const char *bisect_out)
 		ff_print("Change GOOD -> BAD: not shown: no step measured GOOD and BAD apart (%d rounds); "
 			 "git bisect named the commit without a bench\n", gb.n);
 	else
-		ff_print("Change GOOD -> BAD: %s %+.1f%% [%+.1f, %+.1f] (paired signed-rank over %d rounds, p %.3g)\n",
+		ff_print("Change GOOD -> BAD: %s %+.1f%% [%+.1f, %+.1f] (anytime 95%%, paired over %d rounds, p %.3g)\n",
 			 metric_name(metric_of(s->o.workload)), pct_of_log(gb.est), pct_of_log(gb.lo),
 			 pct_of_log(gb.hi), gb.n, gb.p);
 	ff_print("Steps: %d (%d skipped), %d runs; results: %s\n", s->nsteps, skips, runs, s->o.output);
@@ -487,7 +486,7 @@ take_option(struct state *s, struct args *a, int c, char *arg, char *argv[])
 		s->o.cpu_limit = ff_parse_run_opt(usage, "--cpu-limit", arg);
 		break;
 	case OPT_ROUNDS:
-		s->o.rounds = ff_parse_long(usage, "--rounds", arg, 1, 1000);
+		s->o.rounds = ff_parse_long(usage, "--rounds", arg, 3, 1000);
 		break;
 	case OPT_MAX_ROUNDS:
 		s->o.max_rounds = ff_parse_long(usage, "--max-rounds", arg, 1, 1000);

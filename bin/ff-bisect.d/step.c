@@ -1,15 +1,12 @@
 /*
  * ff-bisect's steps: interleaved rounds of GOOD, the midpoint and BAD (one
- * ff-bench of the three builds, each run labelled by its commit), and what
- * their pairs say, with compare's paired machinery (ff-bench's paired.c):
- * the runs of one round are measured under the same machine, so log
- * ratios within a round leave out what moved it between rounds.
+ * ff-bench of the three builds, each run labelled by its commit), and the
+ * log ratios of their runs round by round: the runs of one round are
+ * measured under the same machine, so log ratios within a round leave out
+ * what moved it between rounds.
  *
- * The midpoint against both: x = log(mid / good) + log(mid / bad) is about
- * -D in a round when the midpoint is like GOOD and +D when it is like BAD
- * (D = log(bad / good)), and symmetric about 0 only when it lies half way.
- * The Wilcoxon signed-rank test of x against 0 says which side it is on;
- * its p is the evidence, the sign of its estimate against D's the side.
+ * The midpoint against both: log(mid / good) and log(mid / bad) in each
+ * round, and call.c's confidence sequences of them say which side it is on.
  */
 #include "ff-bisect.h"
 
@@ -142,7 +139,7 @@ rounds_free(struct rounds *r)
 
 /* Log ratios of every round of every file of the step where the builds all ran. */
 struct logs {
-	double *mg, *x;	/* log(mid/good), log(mid/good) + log(mid/bad) */
+	double *mg, *mb;	/* log(mid/good), log(mid/bad) */
 	int n, ok[3], failed[3];
 };
 
@@ -161,14 +158,14 @@ step_logs(const struct state *s, const struct step *st, const char *good, const 
 
 		rounds_of(json_string_value(json_array_get(st->files, fi)), labels, m, &r);
 		L->mg = ff_realloc(L->mg, (L->n + r.n + 1) * sizeof(double));
-		L->x = ff_realloc(L->x, (L->n + r.n + 1) * sizeof(double));
+		L->mb = ff_realloc(L->mb, (L->n + r.n + 1) * sizeof(double));
 		for (i = 0; i < r.n; i++) {
 			double g = r.v[0][i], md = r.v[1][i], b = r.v[2][i];
 
 			if (isnan(g) || isnan(md) || isnan(b))
 				continue;
 			L->mg[L->n] = log(md / g);
-			L->x[L->n++] = log(md / g) + log(md / b);
+			L->mb[L->n++] = log(md / b);
 		}
 		for (i = 0; i < 3; i++)
 			L->ok[i] += r.ok[i], L->failed[i] += r.failed[i];
@@ -185,7 +182,7 @@ step_logs(const struct state *s, const struct step *st, const char *good, const 
 void
 step_figures(struct state *s, struct step *st, const char *good, const char *bad)
 {
-	struct paired x, mg, gb;
+	struct paired mg, mb, gb;
 	struct logs L;
 
 	step_logs(s, st, good, bad, &L);
@@ -202,28 +199,23 @@ step_figures(struct state *s, struct step *st, const char *good, const char *bad
 	}
 	if (L.n < 1)
 		goto out;
-	signed_rank(L.x, L.n, ALPHA, &x);
-	signed_rank(L.mg, L.n, ALPHA, &mg);
 	gb_change(s, &gb);
-	st->p = x.p;
+	st->call = mid_call(L.mg, L.mb, L.n, gb.n ? gb.est : NAN, &mg, &mb, &st->shown);
+	st->p = st->call == C_GOOD ? mb.p : mg.p;
 	st->est = pct_of_log(mg.est);
 	st->lo = pct_of_log(mg.lo);
 	st->hi = pct_of_log(mg.hi);
-	st->shown = x.p < ALPHA;
-	/* Like BAD when x leans the way BAD lies from GOOD. */
-	if (gb.n && gb.est != 0 && x.est != 0)
-		st->call = (x.est > 0) == (gb.est > 0) ? C_BAD : C_GOOD;
 out:
 	free(L.mg);
-	free(L.x);
+	free(L.mb);
 }
 
-/* GOOD against BAD over every round of every step: log(bad / good). */
-void
+/* GOOD against BAD over every round of every step, in order: log(bad / good); 1 when shown to differ. */
+int
 gb_change(struct state *s, struct paired *pr)
 {
 	char *labels[3] = { label_of(s->o.good), NULL, label_of(s->o.bad) };
-	int m = metric_of(s->o.workload), k, i, n = 0;
+	int m = metric_of(s->o.workload), k, i, n = 0, shown;
 	double *d = NULL;
 	size_t fi;
 
@@ -242,11 +234,9 @@ gb_change(struct state *s, struct paired *pr)
 		free(labels[1]);
 	}
 	memset(pr, 0, sizeof(*pr));
-	if (n)
-		signed_rank(d, n, ALPHA, pr);
-	else
-		pr->est = pr->lo = pr->hi = NAN, pr->p = 1;
+	shown = gb_shown(d, n, pr);
 	free(d);
 	free(labels[0]);
 	free(labels[2]);
+	return shown;
 }
