@@ -746,6 +746,19 @@ self_changes() {
 		END { for (i = at; i <= NR && (i == at || dep[i] > dep[at]); i++) if (nm[i] == x) exit 0; exit 1 }'
 }
 
+@test "ff-flame: --diff of a real recording against its own folded stacks: every stack in both, with the same count" {
+	need_recording
+	local b="$NGX/again/perf.data" eb="$NGX/again/events.json"
+	cd "$BATS_TEST_TMPDIR"
+	ff-flame --folded --events "$eb" "$b" >b.folded
+	# Folded text holds names alone; the recording names modules too. A
+	# frame is its name, so the two meet frame for frame.
+	ff-flame --folded --events "$eb" --base-events "$eb" --diff "$b" b.folded >d.folded
+	[ -s d.folded ]
+	awk '$(NF - 1) != $NF { print "differs: " $0; bad = 1 } END { exit bad }' d.folded
+	[ "$(wc -l <d.folded)" -eq "$(wc -l <b.folded)" ]
+}
+
 @test "ff-flame: an empty recording is a page that says there were no samples" {
 	need_recording
 	[ -f "$NGX/empty.data" ] || skip "no empty recording"
