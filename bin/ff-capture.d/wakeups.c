@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Pids a filter names: "common_pid == 4194304 || " is 25 bytes; the kernel takes a page. */
@@ -51,24 +50,6 @@ static int nfds[MAX_TARGETS][NKINDS];
 /* Why a relay's wakeups cannot be counted (NULL: they are). */
 static char *why_not[MAX_TARGETS];
 
-/* The tracepoint's id in tracefs, or -1. */
-static long
-tracepoint_id(const char *tp)
-{
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char path[128], *s;
-	long id = -1;
-	size_t i;
-
-	for (i = 0; i < FF_ARRAY_SIZE(dirs) && id < 0; i++) {
-		snprintf(path, sizeof(path), "%s/events/%s/id", dirs[i], tp);
-		if ((s = ff_read_file(path, NULL)))
-			id = strtol(s, NULL, 10);
-		free(s);
-	}
-	return id;
-}
-
 /* "FIELD == P1 || FIELD == P2 ...", of pids[0..n). */
 static char *
 filter_of(const char *field, const pid_t *pids, int n)
@@ -80,29 +61,6 @@ filter_of(const char *field, const pid_t *pids, int n)
 	for (i = 0; i < n; i++)
 		ff_buf_printf(&b, "%s%s == %d", i ? " || " : "", field, (int)pids[i]);
 	return b.s;
-}
-
-/* One counter of `id` on `cpu` with `filter`; -1 with errno. ENODEV: the CPU is offline. */
-static int
-open_counter(long id, int cpu, const char *filter)
-{
-	struct perf_event_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_TRACEPOINT;
-	a.config = (unsigned long long)id;
-	a.disabled = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0) {
-		int err = errno;
-
-		close(fd);
-		errno = err;
-		return -1;
-	}
-	return fd;
 }
 
 static void
@@ -121,7 +79,7 @@ close_all(int i)
 
 /* Relay i's counters of one kind, on every CPU, for its threads tids[0..n); 0, or -1 and why_not. */
 static int
-open_kind(int i, int k, long id, const pid_t *tids, int n)
+open_kind(int i, int k, const pid_t *tids, int n)
 {
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	int cpu, at, fd;
@@ -130,13 +88,15 @@ open_kind(int i, int k, long id, const pid_t *tids, int n)
 		char *filter = filter_of(fields[k], tids + at, n - at < PIDS_PER_FILTER ? n - at : PIDS_PER_FILTER);
 
 		for (cpu = 0; cpu < ncpus; cpu++) {
-			if ((fd = open_counter(id, cpu, filter)) < 0) {
+			if ((fd = ff_perf_tracepoint(tracepoints[k], cpu, filter)) < 0) {
 				if (errno == ENODEV)
 					continue;	/* offline */
-				why_not[i] = ff_asprintf("sched:%s: %s (perf_event_paranoid=%d; counted "
-							 "on every CPU, which needs 0 or less, or root)",
-							 tracepoints[k] + 6, strerror(errno),
-							 ff_perf_paranoid());
+				why_not[i] = errno == ENOENT ?
+					ff_asprintf("no %s/id in tracefs (not mounted, or not readable)",
+						    tracepoints[k]) :
+					ff_asprintf("sched:%s: %s (perf_event_paranoid=%d; counted "
+						    "on every CPU, which needs 0 or less, or root)",
+						    tracepoints[k] + 6, strerror(errno), ff_perf_paranoid());
 				free(filter);
 				return -1;
 			}
@@ -152,7 +112,6 @@ void
 wakeups_open(int i, const pid_t *tids, int n)
 {
 	const char *env = getenv("FLIMFLAM_WAKEUPS");
-	long id;
 	int k, j;
 
 	if (env && !strcmp(env, "off")) {
@@ -164,13 +123,7 @@ wakeups_open(int i, const pid_t *tids, int n)
 		return;
 	}
 	for (k = 0; k < NKINDS; k++) {
-		if ((id = tracepoint_id(tracepoints[k])) < 0) {
-			why_not[i] = ff_asprintf("no %s/id in tracefs (not mounted, or not readable)",
-						 tracepoints[k]);
-			close_all(i);
-			return;
-		}
-		if (open_kind(i, k, id, tids, n) < 0) {
+		if (open_kind(i, k, tids, n) < 0) {
 			close_all(i);
 			return;
 		}
