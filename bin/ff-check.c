@@ -10,6 +10,7 @@
  */
 #include "ff.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <string.h>
@@ -302,14 +303,15 @@ check_perf(void)
 	ff_buf_free(&why);
 
 	r = req_add("perf_hardware", bits & FF_PERF_HARDWARE);
-	r->enables = "cycles and instructions in stat, cycles in record, c2c, mem, --call-graph lbr";
+	r->enables = "cycles and instructions (and per byte) in stat, cycles in record, c2c, mem, --call-graph lbr";
 	if (r->ok)
 		snprintf(r->detail, sizeof(r->detail),
 			 "cycles open: stat reports cycles and instructions");
 	else {
 		snprintf(r->detail, sizeof(r->detail),
-			 "no hardware counters: stat reports cycles and instructions as null; "
-			 "record samples cpu-clock; c2c and mem cannot work");
+			 "no hardware counters (no PMU here): stat reports cycles and instructions as null, "
+			 "so no cycles or instructions per byte; record samples cpu-clock; c2c and mem "
+			 "cannot work");
 		snprintf(r->fix, sizeof(r->fix), "%s", hwfix);
 	}
 	r = req_add("perf_memory", bits & FF_PERF_MEMORY);
@@ -330,6 +332,9 @@ check_perf(void)
  * The tracepoints offcpu (the scheduler's) and lock (the kernel's lock
  * contention, Linux 5.19 and later) record, in tracefs.
  */
+static void check_lock_bpf(void);
+static void check_wakeups(void);
+
 static void
 check_tracepoints(void)
 {
@@ -359,6 +364,67 @@ check_tracepoints(void)
 			 "tracefs is not mounted or not readable");
 		snprintf(r->fix, sizeof(r->fix), "%s", dir ? "Linux 5.19 or later" :
 			 "as root: mount -t tracefs nodev /sys/kernel/tracing");
+	}
+	check_lock_bpf();
+	check_wakeups();
+}
+
+/*
+ * perf lock contention -b: BPF counts each contended lock in the kernel as
+ * it happens (system-wide, nothing recorded), with the lock's name or
+ * address (-l) and its owner (-o). lock works from the recorded
+ * tracepoints without it; check says what is missing.
+ */
+static void
+check_lock_bpf(void)
+{
+	struct ff_buf why = FF_BUF_INIT;
+	struct req *r = req_add("perf_lock_bpf", ff_perf_lock_bpf(&why));
+
+	r->enables = "contended locks counted by BPF in the kernel (perf lock contention -b): each "
+		     "lock by name or address and its owner, system-wide, nothing recorded; lock "
+		     "records the tracepoints without it";
+	if (r->ok)
+		snprintf(r->detail, sizeof(r->detail), "perf lock contention -b is built in");
+	else {
+		snprintf(r->detail, sizeof(r->detail), "%.900s", why.s);
+		snprintf(r->fix, sizeof(r->fix), "a perf built with BUILD_BPF_SKEL=1 (the kernel's "
+			 "tools/perf: make BUILD_BPF_SKEL=1, with clang, libbpf and bpftool)");
+	}
+	ff_buf_free(&why);
+}
+
+/*
+ * The relays' wakeups (every run's resources): schedstat's nr_wakeups where
+ * the kernel keeps it, else sched:sched_wakeup counted on every CPU.
+ */
+static void
+check_wakeups(void)
+{
+	char *sched = ff_read_file("/proc/self/sched", NULL);
+	int schedstat = sched && strstr(sched, "nr_wakeups"), fd = -1, err = 0;
+	struct req *r;
+
+	free(sched);
+	if ((fd = ff_perf_tracepoint("sched/sched_wakeup", 0, "pid == 1")) < 0)
+		err = errno;
+	else
+		close(fd);
+	r = req_add("wakeups", schedstat || fd >= 0);
+	r->enables = "the relays' wakeups per MB and per 1k ops in every run";
+	if (schedstat)
+		snprintf(r->detail, sizeof(r->detail), "schedstat's nr_wakeups (kernel.sched_schedstats=1)%s",
+			 fd >= 0 ? ", and sched:sched_waking for the wakeups they make" : "");
+	else if (fd >= 0)
+		snprintf(r->detail, sizeof(r->detail), "sched:sched_wakeup counted on every CPU "
+			 "(schedstat is off: no nr_wakeups in /proc/PID/sched)");
+	else {
+		snprintf(r->detail, sizeof(r->detail), "schedstat is off and sched:sched_wakeup cannot "
+			 "be counted on every CPU: %s (perf_event_paranoid=%d)",
+			 err == ENOENT ? "tracefs is not mounted or not readable" : strerror(err),
+			 ff_perf_paranoid());
+		snprintf(r->fix, sizeof(r->fix), "as root: echo 0 > /proc/sys/kernel/perf_event_paranoid "
+			 "(or -1), or sysctl -w kernel.sched_schedstats=1 where the kernel has CONFIG_SCHEDSTATS");
 	}
 }
 

@@ -357,7 +357,21 @@ int ff_skrouterd_can(const char *path, const char *protocol, const char *encapsu
 #define FF_PERF_KERNEL   2	/* ... kernel included (perf_event_paranoid <= 1) */
 #define FF_PERF_HARDWARE 4	/* cycles opens: a PMU */
 #define FF_PERF_MEMORY   8	/* load sampling for c2c and mem (mem-loads, IBS, SPE) */
+#define FF_PERF_LOCK_BPF 16	/* perf lock contention -b (BPF skeletons built in); ff_perf_lock_bpf */
 int ff_perf_probe(struct ff_buf *why);
+/*
+ * Is `perf lock contention -b` built into the perf on PATH (BUILD_BPF_SKEL=1)?
+ * 1, or 0 with why not in `why`. FLIMFLAM_TEST_PERF's "bpf" says it instead.
+ */
+int ff_perf_lock_bpf(struct ff_buf *why);
+/*
+ * A counter of tracepoint `tp` ("sched/sched_wakeup", its id read from
+ * tracefs) on `cpu`, every task's, disabled, with the tracepoint filter
+ * `filter` (NULL: none). The fd, or -1 with errno: ENOENT when tracefs
+ * has no id for it, ENODEV for an offline CPU, EACCES when CPU-wide
+ * counting is not allowed (perf_event_paranoid > 0 without root).
+ */
+int ff_perf_tracepoint(const char *tp, int cpu, const char *filter);
 /* /proc/sys/kernel/perf_event_paranoid, or INT_MIN if unreadable. */
 int ff_perf_paranoid(void);
 /*

@@ -10,6 +10,7 @@
 #include <pipeline.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -46,7 +47,7 @@ sysfs_exists(const char *path)
 	} while (0)
 
 /*
- * FLIMFLAM_TEST_PERF=events,kernel,hardware,memory (any of them, or none):
+ * FLIMFLAM_TEST_PERF=events,kernel,hardware,memory,bpf (any of them, or none):
  * what the probe reports instead of opening events, so that the suite sees
  * both sides of a PMU on a machine that has only one. -1 when unset.
  */
@@ -56,6 +57,7 @@ perf_test_bits(struct ff_buf *why)
 	static const struct { const char *name; int bit; } names[] = {
 		{ "events", FF_PERF_EVENTS }, { "kernel", FF_PERF_KERNEL },
 		{ "hardware", FF_PERF_HARDWARE }, { "memory", FF_PERF_MEMORY },
+		{ "bpf", FF_PERF_LOCK_BPF },
 	};
 	const char *v = getenv("FLIMFLAM_TEST_PERF"), *p;
 	int bits = 0;
@@ -173,6 +175,79 @@ ff_perf_probe(struct ff_buf *why)
 		       "no mem-loads event, IBS or SPE in /sys/bus/event_source/devices" :
 		       "needs hardware counters");
 	return bits;
+}
+
+int
+ff_perf_lock_bpf(struct ff_buf *why)
+{
+	char *argv[] = { "perf", "lock", "contention", "-h", NULL };
+	struct ff_buf test = FF_BUF_INIT;
+	int bits = perf_test_bits(&test), status, ok = 0;
+	char *out, *b;
+
+	if (bits >= 0) {
+		if (!(ok = !!(bits & FF_PERF_LOCK_BPF)))
+			ff_why(why, "%s has no bpf", test.s);
+		ff_buf_free(&test);
+		return ok;
+	}
+	ff_buf_free(&test);
+	/* -h prints the options (to stderr, exit 129); -b's line says when it is not built in. */
+	if (!(out = ff_run_within(argv, &status, 20)))
+		ff_why(why, "cannot run 'perf lock contention -h'");
+	else if (!(b = strstr(out, "--use-bpf")))
+		ff_why(why, "this perf's 'lock contention' has no -b (--use-bpf): perf 5.19 or later has it");
+	else if (strstr(b, "not built-in"))
+		ff_why(why, "this perf is built without BPF skeletons: 'perf lock contention -b' says "
+		       "\"not built-in because no BUILD_BPF_SKEL=1\"");
+	else
+		ok = 1;
+	free(out);
+	return ok;
+}
+
+/* The tracepoint's id in tracefs ("sched/sched_wakeup"), or -1. */
+static long
+tracepoint_id(const char *tp)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[256], *s;
+	long id = -1;
+	size_t i;
+
+	for (i = 0; i < FF_ARRAY_SIZE(dirs) && id < 0; i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/id", dirs[i], tp);
+		if ((s = ff_read_file(path, NULL)))
+			id = strtol(s, NULL, 10);
+		free(s);
+	}
+	return id;
+}
+
+int
+ff_perf_tracepoint(const char *tp, int cpu, const char *filter)
+{
+	struct perf_event_attr a;
+	long id = tracepoint_id(tp);
+	int fd, err;
+
+	if (id < 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = (unsigned long long)id;
+	a.disabled = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0 && filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
 }
 
 pipeline *

@@ -192,7 +192,7 @@ build_probe() {
 			(.[-1] | .event == "end" and .status == 0) and
 			(.[] | select(.event == "environment") | .perf_hardware_counters == false) and
 			([.[] | select(.event == "requirement" and .required == false) | .name] ==
-			 ["perf_hardware", "perf_memory", "perf_tracepoints", "perf_lock"]) and
+			 ["perf_hardware", "perf_memory", "perf_tracepoints", "perf_lock", "perf_lock_bpf", "wakeups"]) and
 			all(.[] | select(.event == "requirement");
 			    (.required | type == "boolean") and
 			    (if .required then .ok and .enables == null
@@ -207,9 +207,9 @@ build_probe() {
 		[ "${lines[-1]}" = "OK" ]
 		refute_output --partial "problem"
 		has_line "^Optional \(only some commands need these\)$"
-		has_line "^  missing +perf_hardware +no hardware counters"
+		has_line "^  missing +perf_hardware +no hardware counters \(no PMU here\): .*no cycles or instructions per byte"
 		has_line "^Not available here \(everything else works without\):$"
-		has_line "^  perf_hardware +cycles and instructions in stat, .*c2c, mem, --call-graph lbr; run on bare metal"
+		has_line "^  perf_hardware +cycles and instructions \\(and per byte\\) in stat, .*c2c, mem, --call-graph lbr; run on bare metal"
 		has_line "^  perf_memory +c2c and mem; "
 	done
 }
@@ -217,18 +217,50 @@ build_probe() {
 @test "ff-check: with a hardware PMU and load sampling, OK with nothing optional missing" {
 	fake_all
 	local f="$BATS_TEST_TMPDIR/fake"
-	FLIMFLAM_TEST_PERF=events,kernel,hardware,memory PATH="$FAKE_PATH" LD_LIBRARY_PATH="$f/lib" \
+	FLIMFLAM_TEST_PERF=events,kernel,hardware,memory,bpf PATH="$FAKE_PATH" LD_LIBRARY_PATH="$f/lib" \
 		run -0 --separate-stderr ff-check --json
 	jq -e -s '(.[-1].status == 0) and
 		all(.[] | select(.event == "requirement"); .ok) and
 		(.[] | select(.event == "environment") | .perf_hardware_counters == true) and
 		([.[] | select(.event == "requirement" and .required == false) | .name] ==
-		 ["perf_hardware", "perf_memory", "perf_tracepoints", "perf_lock"])' <<<"$output"
-	FLIMFLAM_TEST_PERF=events,kernel,hardware,memory PATH="$FAKE_PATH" LD_LIBRARY_PATH="$f/lib" \
+		 ["perf_hardware", "perf_memory", "perf_tracepoints", "perf_lock", "perf_lock_bpf", "wakeups"])' <<<"$output"
+	FLIMFLAM_TEST_PERF=events,kernel,hardware,memory,bpf PATH="$FAKE_PATH" LD_LIBRARY_PATH="$f/lib" \
 		run -0 --separate-stderr ff-check
 	[ "${lines[-1]}" = "OK" ]
 	has_line "^  ok +perf_hardware +cycles open"
 	refute_output --partial "Not available here"
+}
+
+# lock's BPF path (perf lock contention -b) is optional: check says whether
+# this perf has it, and when not, exactly what is missing and what it would give.
+@test "ff-check: perf lock contention -b, as this perf's own help says, and through FLIMFLAM_TEST_PERF" {
+	skip_unless_program perf
+	run --separate-stderr ff-check --json
+	req=$(jq -c 'select(.event == "requirement" and .name == "perf_lock_bpf")' <<<"$output")
+	jq -e '.required == false and (.enables | test("perf lock contention -b")) and (.enables | test("owner"))' <<<"$req"
+	if LC_ALL=C perf lock contention -h 2>&1 | grep -A1 -e '--use-bpf' | grep -q 'not built-in'; then
+		jq -e '.ok == false and (.detail | test("no BUILD_BPF_SKEL=1")) and (.fix | test("BUILD_BPF_SKEL=1"))' <<<"$req"
+		run --separate-stderr ff-check
+		has_line "^  missing +perf_lock_bpf +this perf is built without BPF skeletons: 'perf lock contention -b' says \"not built-in because no BUILD_BPF_SKEL=1\"$"
+		has_line "^  perf_lock_bpf +contended locks counted by BPF in the kernel \(perf lock contention -b\).*; a perf built with BUILD_BPF_SKEL=1"
+	elif LC_ALL=C perf lock contention -h 2>&1 | grep -q -e '--use-bpf'; then
+		jq -e '.ok' <<<"$req"
+	else
+		jq -e '.ok == false and (.detail | test("has no -b"))' <<<"$req"
+	fi
+	run --separate-stderr env FLIMFLAM_TEST_PERF=events,kernel,bpf ff-check --json
+	jq -se 'map(select(.event == "requirement" and .name == "perf_lock_bpf")) | length == 1 and .[0].ok' <<<"$output"
+	run --separate-stderr env FLIMFLAM_TEST_PERF=events,kernel ff-check --json
+	jq -se 'map(select(.event == "requirement" and .name == "perf_lock_bpf")) | length == 1 and
+		.[0].ok == false and (.[0].detail | test("FLIMFLAM_TEST_PERF"))' <<<"$output"
+}
+
+# The relays' wakeups in every run: check names where they come from here, or why there are none.
+@test "ff-check: the wakeups requirement says its source, as the runs' resources do" {
+	run --separate-stderr ff-check --json
+	req=$(jq -c 'select(.event == "requirement" and .name == "wakeups")' <<<"$output")
+	jq -e '.required == false and (.enables | test("wakeups per MB")) and
+		(if .ok then .detail | test("schedstat|sched:sched_wakeup counted on every CPU") else .fix | test("perf_event_paranoid") end)' <<<"$req"
 }
 
 # What run and the other captures need is still a problem: no perf events.

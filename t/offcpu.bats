@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Why a relay is slower when it is not busy (issue 30): each run's relay
-# context switches (voluntary and involuntary) and read/write syscalls,
-# per MB and per 1,000 operations, in the row, compare and the summary;
+# context switches (voluntary and involuntary), wakeups and read/write
+# syscalls, per MB and per 1,000 operations, in the row, compare and the summary;
 # and where the relays' threads sleep (flimflam offcpu). A relay made to
 # sleep on purpose (t/fixtures/offcpu/sleep-shim.c preloaded into nginx,
 # a known wait before each write) must show it.
@@ -25,10 +25,10 @@ shim_builds() {
 	done
 }
 
-# csw_per_mb FILE: R1 + R2's context switches per MB of the run in FILE (--json).
-csw_per_mb() {
-	jq -s '(.[] | select(.event == "resources")) as $r | (.[] | select(.event == "result")) as $x |
-		([$r.relays[].ctx_switches] | add) / $r.window_s / ($x.bits_per_s / 8e6)' "$1"
+# per_mb FILE KEY: R1 + R2's count KEY (of resources.relays[]) per MB of the run in FILE (--json).
+per_mb() {
+	jq -s --arg k "$2" '(.[] | select(.event == "resources")) as $r | (.[] | select(.event == "result")) as $x |
+		([$r.relays[][$k]] | add) / $r.window_s / ($x.bits_per_s / 8e6)' "$1"
 }
 
 @test "flimflam run: a relay sleeping before each write shows it in context switches per MB, voluntary; the summary says them" {
@@ -41,8 +41,8 @@ csw_per_mb() {
 	jq -se '[.[] | select(.event == "resources") | .relays[] |
 		(.ctx_switches | type == "number") and .ctx_switches == .ctx_switches_voluntary + .ctx_switches_involuntary
 		and .syscalls_write + .syscalls_read > 0] | length == 2 and all' "$BATS_TEST_TMPDIR/base.jsonl"
-	base=$(csw_per_mb "$BATS_TEST_TMPDIR/base.jsonl")
-	slow=$(csw_per_mb "$BATS_TEST_TMPDIR/slow.jsonl")
+	base=$(per_mb "$BATS_TEST_TMPDIR/base.jsonl" ctx_switches)
+	slow=$(per_mb "$BATS_TEST_TMPDIR/slow.jsonl" ctx_switches)
 	echo "# switches per MB: base $base, sleeping $slow" >&3
 	# Each write of a relay waits, one voluntary switch or more: a few per
 	# 16 KiB write is far above what the same nginx does without the wait.
@@ -53,6 +53,39 @@ csw_per_mb() {
 	run_steady flimflam run -r nginx --warmup 1 --duration 2 --build "slow=$SHIMDIR/nginx-200"
 	assert_output --regexp $'\n  R1 switches: [0-9]+ \\([0-9]+% voluntary\\), [0-9.e+]+ per MB\n'
 	assert_output --regexp $'\n  R2 syscalls: [0-9]+ of the read and write families, [0-9.e+]+ per MB\n'
+}
+
+# wakeups_ok FILE: skip unless the run in FILE counted the relays' wakeups (the relays say why not).
+wakeups_ok() {
+	local why
+	why=$(jq -r 'select(.event == "resources") | .relays[0].wakeups_missing // empty' "$1")
+	[ -z "$why" ] || skip "the relays' wakeups are not counted here: $why"
+}
+
+@test "flimflam run: a relay sleeping before each write is woken once more per write: its wakeups per MB rise by its writes per MB; the summary says them" {
+	shim_builds
+	run_steady flimflam run --json -r nginx --warmup 1 --duration 2 --build "base=$SHIMDIR/nginx-0"
+	echo "$output" >"$BATS_TEST_TMPDIR/base.jsonl"
+	wakeups_ok "$BATS_TEST_TMPDIR/base.jsonl"
+	run_steady flimflam run --json -r nginx --warmup 1 --duration 2 --build "slow=$SHIMDIR/nginx-200"
+	echo "$output" >"$BATS_TEST_TMPDIR/slow.jsonl"
+	# Every relay's counts are whole numbers, of a named source.
+	jq -se '[.[] | select(.event == "resources") | .relays[] | (.wakeups | type == "number") and
+		(.wakeups_made | type == "number") and .wakeups_missing == null and
+		(.wakeups_source == "sched:sched_wakeup" or .wakeups_source == "schedstat")] | length == 4 and all' \
+		"$BATS_TEST_TMPDIR/base.jsonl" "$BATS_TEST_TMPDIR/slow.jsonl"
+	base=$(per_mb "$BATS_TEST_TMPDIR/base.jsonl" wakeups)
+	slow=$(per_mb "$BATS_TEST_TMPDIR/slow.jsonl" wakeups)
+	writes=$(per_mb "$BATS_TEST_TMPDIR/slow.jsonl" syscalls_write)
+	echo "# wakeups per MB: base $base, sleeping $slow; the sleeping relays' writes per MB: $writes" >&3
+	# The shim sleeps once before each write (writev, nginx's), and the
+	# timer wakes the thread once: the rise is one wakeup per write
+	# (0.95 to 1.0 here, the base near 0.005 of it). A wakeup lost or
+	# counted twice, or another task's counted, is outside 0.8 to 1.25.
+	awk -v b="$base" -v s="$slow" -v w="$writes" 'BEGIN { r = (s - b) / w; exit !(w > 0 && r > 0.8 && r < 1.25) }'
+
+	run_steady flimflam run -r nginx --warmup 1 --duration 2 --build "slow=$SHIMDIR/nginx-200"
+	assert_output --regexp $'\n  R1 wakeups:  [0-9]+ \\((sched:sched_wakeup|schedstat)\\), [0-9.e+]+ per MB; it woke others [0-9]+ times, [0-9.e+]+ per MB\n'
 }
 
 @test "ff-bench compare: the relays' context switches per MB are a compared metric, lower is better" {
@@ -66,6 +99,12 @@ csw_per_mb() {
 	jq -e '.change_pct > 100' <<<"$row"
 	run -0 ff-bench compare "$BATS_TEST_TMPDIR/ab.jsonl" --base base --new slow
 	assert_output --partial "Relay context switches/MB, R1 + R2"
+	# The wakeups too, where the kernel lets them be counted.
+	jq -e 'select(.resources.relays[0].wakeups_missing != null)' "$BATS_TEST_TMPDIR/ab.jsonl" >/dev/null &&
+		skip "the relays' wakeups are not counted here: $(jq -r '.resources.relays[0].wakeups_missing' "$BATS_TEST_TMPDIR/ab.jsonl" | head -1)"
+	assert_output --partial "Relay wakeups/MB, R1 + R2"
+	run -0 --separate-stderr ff-bench compare --json "$BATS_TEST_TMPDIR/ab.jsonl" --base base --new slow
+	jq -se 'map(select(.event == "comparison" and .metric == "relay_wakeups_per_mb")) | length == 1 and .[0].change_pct > 100' <<<"$output"
 }
 
 @test "flimflam stat: with a PMU, cycles and instructions per byte of each relay" {

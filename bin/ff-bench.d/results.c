@@ -57,11 +57,13 @@ relay_cpu(const json_t *rec, double *out)
 }
 
 /*
- * The relays' context switches a second over the window (R1 + R2); needs
- * every relay's count (records before ff-capture counted them have none).
+ * The relays' count `key` (ctx_switches, wakeups) a second over the window
+ * (R1 + R2); needs every relay's count (records before ff-capture counted
+ * them have none, and wakeups are null where the kernel does not allow
+ * them).
  */
 static int
-relay_csw_rate(const json_t *rec, double *out)
+relay_rate(const json_t *rec, const char *key, double *out)
 {
 	json_t *rsc = json_object_get(rec, "resources"), *relays = json_object_get(rsc, "relays"), *r;
 	double sum = 0, v, window;
@@ -70,7 +72,7 @@ relay_csw_rate(const json_t *rec, double *out)
 	if (!json_array_size(relays) || !num(rsc, "window_s", &window) || window <= 0)
 		return 0;
 	json_array_foreach(relays, i, r) {
-		if (!num(r, "ctx_switches", &v))
+		if (!num(r, key, &v))
 			return 0;
 		sum += v;
 	}
@@ -127,12 +129,16 @@ rec_value(const json_t *rec, int m, double *out)
 		*out = cpu / (v / 1000);
 		return 1;
 	case M_CSW_MB:
-		if (!relay_csw_rate(rec, &cpu) || !num(res, "bits_per_s", &v) || v <= 0)
+	case M_WAKE_MB:
+		if (!relay_rate(rec, m == M_CSW_MB ? "ctx_switches" : "wakeups", &cpu) ||
+		    !num(res, "bits_per_s", &v) || v <= 0)
 			return 0;
 		*out = cpu / (v / 8e6);
 		return 1;
 	case M_CSW_KOP:
-		if (!relay_csw_rate(rec, &cpu) || !num(res, "ops_per_s", &v) || v <= 0)
+	case M_WAKE_KOP:
+		if (!relay_rate(rec, m == M_CSW_KOP ? "ctx_switches" : "wakeups", &cpu) ||
+		    !num(res, "ops_per_s", &v) || v <= 0)
 			return 0;
 		*out = cpu / (v / 1000);
 		return 1;

@@ -10,7 +10,8 @@
  *   skstat.c     skstat of each router at the window's end
  *   resources.c  the relays' CPU time and peak memory over the window
  *   machine.c    what the window shared the machine with (resources.machine)
- *   sched.c      the relays' context switches and syscalls over the window
+ *   sched.c      the relays' context switches, wakeups and syscalls over the window
+ *   wakeups.c    the relays' wakeups from the scheduler's tracepoints
  *   lock.c       lock: perf lock contention of the relays' recording
  */
 #ifndef FF_CAPTURE_H
@@ -131,5 +132,13 @@ json_t *machine_end(void);
 /* sched.c: the relays' counts at the window's start; relay i's over it, into its object */
 void sched_begin(void);
 void sched_end(int i, json_t *o);
+
+/*
+ * wakeups.c: counters of the wakeups of relay i's threads tids[0..n) and
+ * of those they make, opened and enabled now; read (and closed) at the
+ * window's end: -1 each when not counted, and why not (NULL: counted).
+ */
+void wakeups_open(int i, const pid_t *tids, int n);
+const char *wakeups_read(int i, long long *woken, long long *made);
 
 #endif

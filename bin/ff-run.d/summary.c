@@ -239,10 +239,20 @@ machine_warning(const json_t *rsc)
 			 why);
 }
 
+/* ", X per MB, Y per 1k ops" of n counted over the window (per MB not for request/response). */
+static void
+per_unit(const struct run *run, double n, double window, double mb_s, double kop_s, int ops)
+{
+	if (mb_s > 0 && !ff_workload_is_rr(run->spec.workload))
+		ff_print(", %.3g per MB", n / window / mb_s);
+	if (ops && kop_s > 0)
+		ff_print(", %.3g per 1k ops", n / window / kop_s);
+}
+
 /*
- * A relay's context switches over the window, per MB and per 1,000
- * operations of the result (rates over the window), and its read and
- * write syscalls; nothing when ff-capture could not count them.
+ * A relay's context switches and wakeups over the window, per MB and per
+ * 1,000 operations of the result (rates over the window), and its read
+ * and write syscalls; nothing of those ff-capture could not count.
  */
 static void
 switches_line(const struct run *run, const char *role, const json_t *r, const json_t *res, double window)
@@ -250,20 +260,28 @@ switches_line(const struct run *run, const char *role, const json_t *r, const js
 	double n = ff_json_num(r, "ctx_switches", -1), vol = ff_json_num(r, "ctx_switches_voluntary", 0);
 	double mb_s = ff_json_num(res, "bits_per_s", 0) / 8e6, kop_s = ff_json_num(res, "ops_per_s", 0) / 1e3;
 	double sys = ff_json_num(r, "syscalls_read", -1) + ff_json_num(r, "syscalls_write", -1);
+	double woken = ff_json_num(r, "wakeups", -1), made = ff_json_num(r, "wakeups_made", -1);
 
-	if (n < 0 || window <= 0)
+	if (window <= 0)
 		return;
-	ff_print("  %s switches: %.0f (%.0f%% voluntary)", role, n, n > 0 ? 100 * vol / n : 0);
-	if (mb_s > 0 && !ff_workload_is_rr(run->spec.workload))
-		ff_print(", %.3g per MB", n / window / mb_s);
-	if (kop_s > 0)
-		ff_print(", %.3g per 1k ops", n / window / kop_s);
-	ff_print("\n");
+	if (n >= 0) {
+		ff_print("  %s switches: %.0f (%.0f%% voluntary)", role, n, n > 0 ? 100 * vol / n : 0);
+		per_unit(run, n, window, mb_s, kop_s, 1);
+		ff_print("\n");
+	}
+	if (woken >= 0) {
+		ff_print("  %s wakeups:  %.0f (%s)", role, woken, ff_json_str(r, "wakeups_source"));
+		per_unit(run, woken, window, mb_s, kop_s, 1);
+		if (made >= 0) {
+			ff_print("; it woke others %.0f times", made);
+			per_unit(run, made, window, mb_s, kop_s, 1);
+		}
+		ff_print("\n");
+	}
 	if (sys < 0)
 		return;
 	ff_print("  %s syscalls: %.0f of the read and write families", role, sys);
-	if (mb_s > 0 && !ff_workload_is_rr(run->spec.workload))
-		ff_print(", %.3g per MB", sys / window / mb_s);
+	per_unit(run, sys, window, mb_s, kop_s, 0);
 	ff_print("\n");
 }
 
