@@ -149,6 +149,28 @@ shot() {
 	grep -q '<div id="change-list"><p class="warn same-builds">' same.dom
 }
 
+@test "report: two builds of nginx, real runs: the relays' context switches and wakeups per MB are changes drawn beside CPU per GB" {
+	skip_unless_chromium
+	skip_unless_program nginx
+	mkdir "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w"
+	local n
+	n=$(command -v nginx || echo /usr/sbin/nginx)
+	run --separate-stderr ff-bench -w builtin -r nginx -p tcp --warmup 0 --duration 1 \
+		--build "a=$n" --build "b=$n" --repeat 3 --output b.jsonl
+	[ "$status" -eq 0 ] || { [ "$status" -eq 1 ] && grep -qE -- "$BUSY_ERE" <<<"$stderr"; } ||
+		{ echo "status $status: $stderr"; false; }
+	jq -s -e '[.[] | select(.status == "ok")] | length >= 4' b.jsonl >/dev/null ||
+		skip "the machine refused too many windows for a comparison"
+	dom "$PWD/b.html" "" b.dom
+	# Each change the page draws is the one the checker computes from the rows.
+	run -0 python3 "$CHECK" b.dom b.jsonl
+	echo "$output"
+	grep -q 'data-chart="change" data-metric="relay_ctx_switches_per_mb"' b.dom
+	if jq -s -e '[.[] | select(.status == "ok") | .resources.relays[].wakeups] | all(type == "number")' b.jsonl >/dev/null; then
+		grep -q 'data-chart="change" data-metric="relay_wakeups_per_mb"' b.dom
+	fi
+}
+
 @test "report: bench writes RESULTS.html beside its results and says where; the page holds its runs" {
 	skip_unless_chromium
 	mkdir "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w"

@@ -57,7 +57,11 @@
 		relay_cpu_s_per_1k_requests: { title: 'Relay CPU per 1,000 requests, R1 + R2', unit: 'CPU seconds per 1,000 operations', fmt: sig3 },
 		latency_avg_us: { title: 'Average latency', unit: 'µs', fmt: us },
 		latency_p50_us: { title: 'Latency p50', unit: 'µs', fmt: us },
-		latency_p99_us: { title: 'Latency p99', unit: 'µs', fmt: us }
+		latency_p99_us: { title: 'Latency p99', unit: 'µs', fmt: us },
+		relay_ctx_switches_per_mb: { title: 'Relay context switches per MB, R1 + R2', unit: 'switches per 10⁶ bytes', fmt: sig3 },
+		relay_ctx_switches_per_1k_ops: { title: 'Relay context switches per 1,000 operations, R1 + R2', unit: 'switches per 1,000 operations', fmt: sig3 },
+		relay_wakeups_per_mb: { title: 'Relay wakeups per MB, R1 + R2', unit: 'wakeups per 10⁶ bytes', fmt: sig3 },
+		relay_wakeups_per_1k_ops: { title: 'Relay wakeups per 1,000 operations, R1 + R2', unit: 'wakeups per 1,000 operations', fmt: sig3 }
 	};
 	var higherBetter = {};
 	D.metrics.forEach(function (mt) { higherBetter[mt.key] = mt.higher_better; });
