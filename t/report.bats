@@ -149,7 +149,7 @@ shot() {
 	grep -q '<div id="change-list"><p class="warn same-builds">' same.dom
 }
 
-@test "report: two builds of nginx, real runs: the relays' context switches and wakeups per MB are changes drawn beside CPU per GB" {
+@test "report: two builds of nginx, real runs: the relays' context switches, wakeups and syscalls per MB are changes drawn beside CPU per GB" {
 	skip_unless_chromium
 	skip_unless_program nginx
 	mkdir "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w"
@@ -166,6 +166,7 @@ shot() {
 	run -0 python3 "$CHECK" b.dom b.jsonl
 	echo "$output"
 	grep -q 'data-chart="change" data-metric="relay_ctx_switches_per_mb"' b.dom
+	grep -q 'data-chart="change" data-metric="relay_syscalls_per_mb"' b.dom
 	if jq -s -e '[.[] | select(.status == "ok") | .resources.relays[].wakeups] | all(type == "number")' b.jsonl >/dev/null; then
 		grep -q 'data-chart="change" data-metric="relay_wakeups_per_mb"' b.dom
 	fi

@@ -109,11 +109,12 @@ enum {
 	M_BITS, M_OPS, M_LAT, M_P50, M_P99, M_CPU_GB, M_CPU_KREQ,	/* compared */
 	M_CSW_MB, M_CSW_KOP,	/* compared: the relays' context switches per MB, per 1k ops */
 	M_WAKE_MB, M_WAKE_KOP,	/* compared: the wakeups of the relays' threads per MB, per 1k ops */
+	M_SYS_MB, M_SYS_KOP,	/* compared: the relays' read and write syscalls per MB, per 1k ops */
 	M_R1CPU, M_R1RSS, M_R2CPU, M_R2RSS, M_RELAYCPU, M_P999, M_LATMAX,
 	M_RSSEND,		/* every relay's RSS at the window's end, summed */
 	M_N
 };
-#define M_NCMP (M_WAKE_KOP + 1)
+#define M_NCMP (M_SYS_KOP + 1)
 
 struct metric {
 	const char *key;	/* in compare's JSON */

@@ -57,10 +57,10 @@ relay_cpu(const json_t *rec, double *out)
 }
 
 /*
- * The relays' count `key` (ctx_switches, wakeups) a second over the window
- * (R1 + R2); needs every relay's count (records before ff-capture counted
- * them have none, and wakeups are null where the kernel does not allow
- * them).
+ * The relays' count `key` (ctx_switches, wakeups; syscalls: syscalls_read
+ * + syscalls_write) a second over the window (R1 + R2); needs every
+ * relay's count (records before ff-capture counted them have none, and
+ * wakeups are null where the kernel does not allow them).
  */
 static int
 relay_rate(const json_t *rec, const char *key, double *out)
@@ -72,12 +72,27 @@ relay_rate(const json_t *rec, const char *key, double *out)
 	if (!json_array_size(relays) || !num(rsc, "window_s", &window) || window <= 0)
 		return 0;
 	json_array_foreach(relays, i, r) {
-		if (!num(r, key, &v))
+		double w;
+
+		if (!strcmp(key, "syscalls")) {
+			if (!num(r, "syscalls_read", &v) || !num(r, "syscalls_write", &w))
+				return 0;
+			v += w;
+		} else if (!num(r, key, &v)) {
 			return 0;
+		}
 		sum += v;
 	}
 	*out = sum / window;
 	return 1;
+}
+
+/* The relays' count a per-MB or per-1k-ops metric divides. */
+static const char *
+count_key(int m)
+{
+	return m == M_CSW_MB || m == M_CSW_KOP ? "ctx_switches" :
+	       m == M_WAKE_MB || m == M_WAKE_KOP ? "wakeups" : "syscalls";
 }
 
 /*
@@ -130,14 +145,16 @@ rec_value(const json_t *rec, int m, double *out)
 		return 1;
 	case M_CSW_MB:
 	case M_WAKE_MB:
-		if (!relay_rate(rec, m == M_CSW_MB ? "ctx_switches" : "wakeups", &cpu) ||
+	case M_SYS_MB:
+		if (!relay_rate(rec, count_key(m), &cpu) ||
 		    !num(res, "bits_per_s", &v) || v <= 0)
 			return 0;
 		*out = cpu / (v / 8e6);
 		return 1;
 	case M_CSW_KOP:
 	case M_WAKE_KOP:
-		if (!relay_rate(rec, m == M_CSW_KOP ? "ctx_switches" : "wakeups", &cpu) ||
+	case M_SYS_KOP:
+		if (!relay_rate(rec, count_key(m), &cpu) ||
 		    !num(res, "ops_per_s", &v) || v <= 0)
 			return 0;
 		*out = cpu / (v / 1000);

@@ -57,6 +57,8 @@ const struct metric metrics[M_N] = {
 	{ "relay_ctx_switches_per_1k_ops", "Relay context switches/1k ops, R1 + R2", 0, fmt_plain },
 	{ "relay_wakeups_per_mb", "Relay wakeups/MB, R1 + R2", 0, fmt_plain },
 	{ "relay_wakeups_per_1k_ops", "Relay wakeups/1k ops, R1 + R2", 0, fmt_plain },
+	{ "relay_syscalls_per_mb", "Relay read+write syscalls/MB, R1 + R2", 0, fmt_plain },
+	{ "relay_syscalls_per_1k_ops", "Relay read+write syscalls/1k ops, R1 + R2", 0, fmt_plain },
 	{ "r1_cpu_fraction", "R1 CPU", 0, fmt_fraction },
 	{ "r1_max_rss_bytes", "R1 RSS", 0, fmt_bytes },
 	{ "r2_cpu_fraction", "R2 CPU", 0, fmt_fraction },
@@ -69,7 +71,7 @@ const struct metric metrics[M_N] = {
 
 /*
  * Does metric m mean something for the workload? Relay CPU (and context
- * switches, wakeups) per GB does not
+ * switches, wakeups, syscalls) per GB does not
  * for request/response workloads (the matrix's request_response: a few
  * bytes a transaction, the CPU goes to the transactions), whose CPU per
  * 1,000 requests says it.
@@ -77,7 +79,8 @@ const struct metric metrics[M_N] = {
 int
 metric_applies(int m, const char *workload)
 {
-	return (m != M_CPU_GB && m != M_CSW_MB && m != M_WAKE_MB) || !ff_workload_is_rr(workload);
+	return (m != M_CPU_GB && m != M_CSW_MB && m != M_WAKE_MB && m != M_SYS_MB) ||
+	       !ff_workload_is_rr(workload);
 }
 
 void

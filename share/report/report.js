@@ -61,7 +61,9 @@
 		relay_ctx_switches_per_mb: { title: 'Relay context switches per MB, R1 + R2', unit: 'switches per 10⁶ bytes', fmt: sig3 },
 		relay_ctx_switches_per_1k_ops: { title: 'Relay context switches per 1,000 operations, R1 + R2', unit: 'switches per 1,000 operations', fmt: sig3 },
 		relay_wakeups_per_mb: { title: 'Relay wakeups per MB, R1 + R2', unit: 'wakeups per 10⁶ bytes', fmt: sig3 },
-		relay_wakeups_per_1k_ops: { title: 'Relay wakeups per 1,000 operations, R1 + R2', unit: 'wakeups per 1,000 operations', fmt: sig3 }
+		relay_wakeups_per_1k_ops: { title: 'Relay wakeups per 1,000 operations, R1 + R2', unit: 'wakeups per 1,000 operations', fmt: sig3 },
+		relay_syscalls_per_mb: { title: 'Relay read and write syscalls per MB, R1 + R2', unit: 'syscalls per 10⁶ bytes', fmt: sig3 },
+		relay_syscalls_per_1k_ops: { title: 'Relay read and write syscalls per 1,000 operations, R1 + R2', unit: 'syscalls per 1,000 operations', fmt: sig3 }
 	};
 	var higherBetter = {};
 	D.metrics.forEach(function (mt) { higherBetter[mt.key] = mt.higher_better; });
