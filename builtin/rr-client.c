@@ -578,6 +578,15 @@ run(long warmup, long duration, const char *hist_dir)
 	for (i = 1; i <= duration; i++) {
 		ff_load_wait((open_ns + i * 1000000000ULL) / 1e9, "window");
 		t = ff_now_ns();
+		/*
+		 * The last second's count waits for the jobs to end: one that
+		 * took its end stamp inside the window may not have counted it
+		 * yet, and the samples must add up to the result.
+		 */
+		if (i == duration) {
+			ff_load_check("window");
+			stop();
+		}
 		sums(&d, &b);
 		ev = ff_event("sample");
 		json_object_set_new(ev, "elapsed_s", json_real(ff_usec((t - open_ns) / 1e9)));
@@ -587,8 +596,6 @@ run(long warmup, long duration, const char *hist_dir)
 		dprev = d;
 		bprev = b;
 	}
-	ff_load_check("window");
-	stop();
 	emit_intervals(duration);
 	result(duration, hist_dir);
 }
