@@ -479,6 +479,17 @@ char *ff_tls_file(const char *rundir, const char *name);
  * thread takes them); dies when it cannot.
  */
 int ff_load_threads(int most, long jobs);
+/*
+ * How long past its warmup and window a client may run (ff-workload's
+ * allowance): for a loaded machine, 20% of warmup and window, at least
+ * 10 s; and 2 ms a job for connecting and each connection's first bytes
+ * (10,000 through two nginx relays took 11 s on a loaded 2-CPU machine).
+ * ff_load_first_bytes_s: the part of it the builtin client may wait for
+ * every connection's first bytes before its warmup (70%: the rest is for
+ * its start and report).
+ */
+double ff_load_margin_s(long warmup, long duration, long jobs);
+double ff_load_first_bytes_s(long warmup, long duration, long jobs);
 void ff_load_thread(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 /* A new epoll instance (close-on-exec); dies when it cannot. */
 int ff_load_epoll(void);

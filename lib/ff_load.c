@@ -63,6 +63,20 @@ ff_usec(double s)
 	return round(s * 1e6) / 1e6;
 }
 
+double
+ff_load_margin_s(long warmup, long duration, long jobs)
+{
+	double margin = 0.2 * (double)(warmup + duration);
+
+	return (margin > 10 ? margin : 10) + jobs * 0.002;
+}
+
+double
+ff_load_first_bytes_s(long warmup, long duration, long jobs)
+{
+	return 0.7 * ff_load_margin_s(warmup, duration, jobs);
+}
+
 int
 ff_load_threads(int most, long jobs)
 {

@@ -128,18 +128,11 @@ emit_window(struct drive *d)
 	d->window_sent = 1;
 }
 
-/*
- * How long the client may run: its warmup and window, and a margin for a
- * loaded machine (the tool's own start and report): 20% of that, at least
- * 10 s; and 1 ms a job for connecting and each connection's first bytes
- * (10,000 through two nginx relays took 11 s on a loaded 2-CPU machine).
- */
+/* How long the client may run: its warmup and window, and the margin (ff_load_margin_s). */
 static double
 client_margin(void)
 {
-	double margin = 0.2 * (opt.run.warmup + opt.run.duration);
-
-	return (margin > 10 ? margin : 10) + opt.run.jobs / 1000.0;
+	return ff_load_margin_s(opt.run.warmup, opt.run.duration, opt.run.jobs);
 }
 
 static double
