@@ -49,59 +49,6 @@ still_running() {
 	true
 }
 
-@test "bisect: a stop (Ctrl-C) during a step leaves git bisect's commit and nothing running, and resumes to name the commit that quadrupled relay CPU per GB, skipping one that does not build, in bounded steps" {
-	skip_unless_program nginx
-	local repo="$BATS_TEST_TMPDIR/repo" cache="$BATS_TEST_TMPDIR/cache" out="$BATS_TEST_TMPDIR/r.jsonl" k pid i
-	local mark="FF_BISECT_MARK=$BATS_TEST_TMPDIR" state
-	# 8 commits: git bisect first tries c4, which does not build. The cost
-	# from c6 is +300%: 3 rounds a step call the nearer side rightly
-	# whatever the noise here (pairs varying 40% leave the mean of 3 rounds
-	# 3 sd from half way, log(4) / 2), so no step takes long.
-	bisect_repo "$repo" "$BATS_FILE_TMPDIR/shim" 8 6 300 4
-	k=$(bisect_commit "$repo" 6)
-	state="$repo/.git/flimflam-bisect.json"
-	env "$mark" flimflam bisect -C "$repo" --good "$(bisect_commit "$repo" 1)" --bad "$(bisect_commit "$repo" 8)" \
-		--build-cmd 'sh build.sh {prefix}' --cache "$cache" --output "$out" "${FAST[@]}" --rounds 3 --max-rounds 3 \
-		>"$BATS_TEST_TMPDIR/first.out" 2>"$BATS_TEST_TMPDIR/first.err" &
-	pid=$!
-	# Stopped (Ctrl-C) while a step's bench runs, after the skip.
-	for i in $(seq 600); do
-		jq -e '.steps | length >= 2 and (.[-1].files | length) >= 1' "$state" >/dev/null 2>&1 && break
-		sleep 0.2
-	done
-	sleep 2
-	kill -INT "$pid"
-	status=0
-	wait "$pid" || status=$?
-	cat "$BATS_TEST_TMPDIR/first.err"
-	[ "$status" = 130 ]
-	grep -q "the checkout is on git bisect's commit" "$BATS_TEST_TMPDIR/first.err"
-	# The checkout is on the commit git bisect chose, nothing of the run is left running.
-	[ "$(git -C "$repo" rev-parse HEAD)" = "$(jq -r '.steps[-1].commit' "$state")" ]
-	[ -z "$(still_running "$mark")" ]
-	run -0 --separate-stderr flimflam bisect -C "$repo" --resume
-	echo "$output"; echo "$stderr"
-	assert_line "First bad commit: $k c6: change 6"
-	assert_line --regexp '^Change GOOD -> BAD: '
-	assert_line --regexp '^[0-9]+ +[0-9a-f]{12} +skip .*the build command exited with status 1'
-	# At most ceil(log2(7)) steps, and one for the skipped commit.
-	steps=$(sed -n 's/^Steps: \([0-9]*\) (1 skipped).*/\1/p' <<<"$output")
-	[ -n "$steps" ] && [ "$steps" -le 4 ]
-	# git's own bisect state: its log holds the skip and names the first bad commit.
-	run -0 git -C "$repo" bisect log
-	assert_output --partial "git bisect skip $(bisect_commit "$repo" 4)"
-	assert_output --partial "# first bad commit: [$k]"
-	# Every row names its commit (its build label), and the builds were cached by commit.
-	jq -e -s 'length > 0 and all(.[] | select(.event == null or .event == "run"); .build.label | test("^[0-9a-f]{12}$"))' "$out"
-	compgen -G "$cache/*/$k.built" >/dev/null
-	compgen -G "$cache/*/$(bisect_commit "$repo" 4).failed" >/dev/null
-	# No commit was built twice, across the stop and the resume.
-	cat "$BATS_TEST_TMPDIR/first.err" - <<<"$stderr" | sed -n 's/.*: building \([0-9a-f]*\) into .*/\1/p' >"$BATS_TEST_TMPDIR/built"
-	[ -s "$BATS_TEST_TMPDIR/built" ]
-	[ -z "$(sort "$BATS_TEST_TMPDIR/built" | uniq -d)" ]
-	[ ! -e "$state" ]
-}
-
 @test "bisect: names the commit that added 20% relay CPU per GB, in bounded steps" {
 	skip_unless_program nginx
 	local repo="$BATS_TEST_TMPDIR/repo" k steps
@@ -120,26 +67,61 @@ still_running() {
 	[ "$steps" = 1 ]
 }
 
-@test "bisect: a change with no effect ends saying GOOD and BAD do not differ, naming no commit; a relay that does not start is skipped" {
+@test "bisect: a change with no effect ends saying GOOD and BAD do not differ, naming no commit; a commit that does not build and a relay that does not start are skipped; a stop (Ctrl-C) resumes" {
 	skip_unless_program nginx
-	local repo="$BATS_TEST_TMPDIR/repo" branch
-	# c4, git bisect's first try, builds a relay that is not nginx.
-	bisect_repo "$repo" "$BATS_FILE_TMPDIR/shim" 8 6 0 0 4
+	local repo="$BATS_TEST_TMPDIR/repo" cache="$BATS_TEST_TMPDIR/cache" out="$BATS_TEST_TMPDIR/r.jsonl" branch pid i
+	local mark="FF_BISECT_MARK=$BATS_TEST_TMPDIR" state="$repo/.git/flimflam-bisect.json"
+	# 8 commits, no cost: git bisect first tries c4, which does not build,
+	# then c5, whose relay is not nginx, then c3.
+	bisect_repo "$repo" "$BATS_FILE_TMPDIR/shim" 8 6 0 4 5
 	branch=$(git -C "$repo" symbolic-ref --short HEAD)
 	# GOOD and BAD are the same relay, looked at after 3, 5 and 6 rounds: the
 	# confidence sequence calls them different under 5% of the time however
 	# often it looks (t/unit/bisect-sim: 0.05% of A/A draws).
-	run --separate-stderr flimflam bisect -C "$repo" --good "$(bisect_commit "$repo" 1)" --bad "$(bisect_commit "$repo" 8)" \
-		--build-cmd 'sh -c "sh build.sh \"\$FLIMFLAM_PREFIX\""' --cache "$BATS_TEST_TMPDIR/cache" \
-		--output "$BATS_TEST_TMPDIR/r.jsonl" "${FAST[@]}" --rounds 3 --max-rounds 6
+	env "$mark" flimflam bisect -C "$repo" --good "$(bisect_commit "$repo" 1)" --bad "$(bisect_commit "$repo" 8)" \
+		--build-cmd 'sh -c "sh build.sh \"\$FLIMFLAM_PREFIX\""' --cache "$cache" --output "$out" "${FAST[@]}" \
+		--rounds 3 --max-rounds 6 >"$BATS_TEST_TMPDIR/first.out" 2>"$BATS_TEST_TMPDIR/first.err" &
+	pid=$!
+	# Stopped (Ctrl-C) while the third step's bench runs, after the two skips.
+	for i in $(seq 600); do
+		jq -e '.steps | length >= 3 and (.[-1].files | length) >= 1' "$state" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	sleep 2
+	kill -INT "$pid"
+	status=0
+	wait "$pid" || status=$?
+	cat "$BATS_TEST_TMPDIR/first.err"
+	[ "$status" = 130 ]
+	grep -q "the checkout is on git bisect's commit" "$BATS_TEST_TMPDIR/first.err"
+	grep -qF "step 1: $(bisect_commit "$repo" 4 | cut -c1-12) is skipped: the build command exited with status 1" \
+		"$BATS_TEST_TMPDIR/first.err"
+	grep -qF "step 2: $(bisect_commit "$repo" 5 | cut -c1-12) is skipped: ff-bench refused its build" \
+		"$BATS_TEST_TMPDIR/first.err"
+	# The checkout is on the commit git bisect chose, nothing of the run is
+	# left running, and git's own bisect log holds the skips.
+	[ "$(git -C "$repo" rev-parse HEAD)" = "$(jq -r '.steps[-1].commit' "$state")" ]
+	[ -z "$(still_running "$mark")" ]
+	run -0 git -C "$repo" bisect log
+	assert_output --partial "git bisect skip $(bisect_commit "$repo" 4)"
+	assert_output --partial "git bisect skip $(bisect_commit "$repo" 5)"
+	run --separate-stderr flimflam bisect -C "$repo" --resume
 	echo "$output"; echo "$stderr"
 	[ "$status" -eq 1 ]
 	assert_line --regexp '^GOOD and BAD do not differ: relay CPU s/GB [-+][0-9.]+% .* over [0-9]+ rounds .*no commit is named$'
 	refute_output --partial "First bad commit"
-	[[ "$stderr" == *"step 1: $(bisect_commit "$repo" 4 | cut -c1-12) is skipped: ff-bench refused its build"* ]]
-	# The bisect is reset: the checkout is back on its branch.
+	# Every row names its commit (its build label), and the builds were cached by commit.
+	jq -e -s 'length > 0 and all(.[] | select(.event == null or .event == "run"); .build.label | test("^[0-9a-f]{12}$"))' "$out"
+	compgen -G "$cache/*/$(bisect_commit "$repo" 3).built" >/dev/null
+	compgen -G "$cache/*/$(bisect_commit "$repo" 4).failed" >/dev/null
+	# No commit was built twice, across the stop and the resume.
+	cat "$BATS_TEST_TMPDIR/first.err" - <<<"$stderr" | sed -n 's/.*: building \([0-9a-f]*\) into .*/\1/p' >"$BATS_TEST_TMPDIR/built"
+	[ -s "$BATS_TEST_TMPDIR/built" ]
+	[ -z "$(sort "$BATS_TEST_TMPDIR/built" | uniq -d)" ]
+	# The bisect is reset: the checkout is back on its branch, no state left.
 	[ "$(git -C "$repo" symbolic-ref --short HEAD)" = "$branch" ]
 	run -1 git -C "$repo" bisect log
+	[ ! -e "$state" ]
 }
 
 @test "bisect: names the commit that added 5% relay CPU per GB, in bounded steps" {
