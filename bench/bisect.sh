@@ -73,7 +73,7 @@ for i in $(seq "$tries"); do
 	named=$(sed -n 's/^First bad commit: \([0-9a-f]*\) .*/\1/p' "$out/try-$i.txt")
 	steps=$(sed -n 's/^Steps: \([0-9]*\) .*/\1/p' "$out/try-$i.txt")
 	runs=$(sed -n 's/^Steps: .*, \([0-9]*\) runs;.*/\1/p' "$out/try-$i.txt")
-	used=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]{12}$/ { n += $4 } END { print n + 0 }' "$out/try-$i.txt")
+	used=$(awk '$1 ~ /^[0-9]+$/ && length($2) == 12 && $2 ~ /^[0-9a-f]+$/ { n += $4 } END { print n + 0 }' "$out/try-$i.txt")
 	if [ "$named" = "$want" ]; then
 		verdict="c$k (right)"
 		right=$((right + 1))

@@ -2,12 +2,13 @@
 # flimflam bisect (issue 28): a fixture git repository whose commits build
 # an nginx "relay" (a wrapper of the real nginx that preloads
 # bench/power-shim.c, adding CPU per byte written), with the cost switched
-# on at commit K; bisect must name K, skip a commit that does not build, and
-# say when GOOD and BAD do not differ, and end with a differential
+# on at commit K (t/fixtures/bisect/fixture.sh, which bench/bisect.sh
+# shares); bisect must name K, skip a commit that does not build, stop and
+# resume, say when GOOD and BAD do not differ, and end with a differential
 # flamegraph. Short windows; the rounds a step is given follow from how much
 # the relay's CPU per GB (the steadiest metric) varies here now, measured by
-# setup_file, and a test skips, saying so, when its change would need more
-# rounds than its time allows.
+# setup_file with a run's seconds, and the 20% and 5% tests skip, with
+# their estimate, when their step would take more than 150 s.
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -49,45 +50,55 @@ still_running() {
 	true
 }
 
-@test "bisect: names the commit that added 20% relay CPU per GB, in bounded steps" {
-	skip_unless_program nginx
-	local repo="$BATS_TEST_TMPDIR/repo" k steps
-	budget 20 1 150
-	# 3 commits, the cost from c2: one step (c2), as many rounds as its time allows
-	# (the steps' bound with more commits: the stop test, where a step is cheap).
-	bisect_repo "$repo" "$BATS_FILE_TMPDIR/shim" 3 2 20
-	k=$(bisect_commit "$repo" 2)
+# one_step PCT: a fixture of 3 commits, the cost of PCT% from c2, when the
+# step (c2) fits 150 s here now: bisect names c2, in one step, and the
+# change GOOD -> BAD shown above 0. (The steps' bound with more commits:
+# git bisect's, which the stop test sees skipping.)
+one_step() {
+	local repo="$BATS_TEST_TMPDIR/repo" steps
+	budget "$1" 1 150
+	bisect_repo "$repo" "$BATS_FILE_TMPDIR/shim" 3 2 "$1"
 	run -0 --separate-stderr flimflam bisect -C "$repo" --good "$(bisect_commit "$repo" 1)" --bad "$(bisect_commit "$repo" 3)" \
 		--build-cmd 'sh build.sh {prefix}' --cache "$BATS_TEST_TMPDIR/cache" --output "$BATS_TEST_TMPDIR/r.jsonl" \
 		"${FAST[@]}" "${BUDGET[@]}"
 	echo "$output"; echo "$stderr"
-	assert_line "First bad commit: $k c2: change 2"
+	assert_line "First bad commit: $(bisect_commit "$repo" 2) c2: change 2"
 	assert_line --regexp '^Change GOOD -> BAD: relay CPU s/GB \+[0-9.]+% \[\+[0-9.]+, \+[0-9.]+\]'
 	steps=$(sed -n 's/^Steps: \([0-9]*\) (0 skipped).*/\1/p' <<<"$output")
 	[ "$steps" = 1 ]
 }
 
+@test "bisect: names the commit that added 20% relay CPU per GB, in one step" {
+	skip_unless_program nginx
+	one_step 20
+}
+
+@test "bisect: names the commit that added 5% relay CPU per GB, in one step" {
+	skip_unless_program nginx
+	one_step 5
+}
+
 @test "bisect: a change with no effect ends saying GOOD and BAD do not differ, naming no commit; a commit that does not build and a relay that does not start are skipped; a stop (Ctrl-C) resumes" {
 	skip_unless_program nginx
-	local repo="$BATS_TEST_TMPDIR/repo" cache="$BATS_TEST_TMPDIR/cache" out="$BATS_TEST_TMPDIR/r.jsonl" branch pid i
+	local repo="$BATS_TEST_TMPDIR/repo" cache="$BATS_TEST_TMPDIR/cache" out="$BATS_TEST_TMPDIR/r.jsonl" branch pid i mid
 	local mark="FF_BISECT_MARK=$BATS_TEST_TMPDIR" state="$repo/.git/flimflam-bisect.json"
 	# 8 commits, no cost: git bisect first tries c4, which does not build,
 	# then c5, whose relay is not nginx, then c3.
 	bisect_repo "$repo" "$BATS_FILE_TMPDIR/shim" 8 6 0 4 5
 	branch=$(git -C "$repo" symbolic-ref --short HEAD)
-	# GOOD and BAD are the same relay, looked at after 3, 5 and 6 rounds: the
+	# GOOD and BAD are the same relay, looked at after 3 and 5 rounds: the
 	# confidence sequence calls them different under 5% of the time however
 	# often it looks (t/unit/bisect-sim: 0.05% of A/A draws).
 	env "$mark" flimflam bisect -C "$repo" --good "$(bisect_commit "$repo" 1)" --bad "$(bisect_commit "$repo" 8)" \
 		--build-cmd 'sh -c "sh build.sh \"\$FLIMFLAM_PREFIX\""' --cache "$cache" --output "$out" "${FAST[@]}" \
-		--rounds 3 --max-rounds 6 >"$BATS_TEST_TMPDIR/first.out" 2>"$BATS_TEST_TMPDIR/first.err" &
+		--rounds 3 --max-rounds 5 >"$BATS_TEST_TMPDIR/first.out" 2>"$BATS_TEST_TMPDIR/first.err" &
 	pid=$!
 	# Stopped (Ctrl-C) while the third step's bench runs, after the two skips.
 	for i in $(seq 600); do
 		jq -e '.steps | length >= 3 and (.[-1].files | length) >= 1' "$state" >/dev/null 2>&1 && break
 		sleep 0.2
 	done
-	sleep 2
+	sleep 1
 	kill -INT "$pid"
 	status=0
 	wait "$pid" || status=$?
@@ -100,7 +111,8 @@ still_running() {
 		"$BATS_TEST_TMPDIR/first.err"
 	# The checkout is on the commit git bisect chose, nothing of the run is
 	# left running, and git's own bisect log holds the skips.
-	[ "$(git -C "$repo" rev-parse HEAD)" = "$(jq -r '.steps[-1].commit' "$state")" ]
+	mid=$(jq -r '.steps[-1].commit' "$state")
+	[ "$(git -C "$repo" rev-parse HEAD)" = "$mid" ]
 	[ -z "$(still_running "$mark")" ]
 	run -0 git -C "$repo" bisect log
 	assert_output --partial "git bisect skip $(bisect_commit "$repo" 4)"
@@ -112,7 +124,7 @@ still_running() {
 	refute_output --partial "First bad commit"
 	# Every row names its commit (its build label), and the builds were cached by commit.
 	jq -e -s 'length > 0 and all(.[] | select(.event == null or .event == "run"); .build.label | test("^[0-9a-f]{12}$"))' "$out"
-	compgen -G "$cache/*/$(bisect_commit "$repo" 3).built" >/dev/null
+	compgen -G "$cache/*/$mid.built" >/dev/null
 	compgen -G "$cache/*/$(bisect_commit "$repo" 4).failed" >/dev/null
 	# No commit was built twice, across the stop and the resume.
 	cat "$BATS_TEST_TMPDIR/first.err" - <<<"$stderr" | sed -n 's/.*: building \([0-9a-f]*\) into .*/\1/p' >"$BATS_TEST_TMPDIR/built"
@@ -122,23 +134,6 @@ still_running() {
 	[ "$(git -C "$repo" symbolic-ref --short HEAD)" = "$branch" ]
 	run -1 git -C "$repo" bisect log
 	[ ! -e "$state" ]
-}
-
-@test "bisect: names the commit that added 5% relay CPU per GB, in bounded steps" {
-	skip_unless_program nginx
-	local repo="$BATS_TEST_TMPDIR/repo" k steps
-	budget 5 1 150
-	# 3 commits, the cost from c2: one step (c2).
-	bisect_repo "$repo" "$BATS_FILE_TMPDIR/shim" 3 2 5
-	k=$(bisect_commit "$repo" 2)
-	run -0 --separate-stderr flimflam bisect -C "$repo" --good "$(bisect_commit "$repo" 1)" --bad "$(bisect_commit "$repo" 3)" \
-		--build-cmd 'sh build.sh {prefix}' --cache "$BATS_TEST_TMPDIR/cache" --output "$BATS_TEST_TMPDIR/r.jsonl" \
-		"${FAST[@]}" "${BUDGET[@]}"
-	echo "$output"; echo "$stderr"
-	assert_line "First bad commit: $k c2: change 2"
-	assert_line --regexp '^Change GOOD -> BAD: relay CPU s/GB \+[0-9.]+% \[\+[0-9.]+, '
-	steps=$(sed -n 's/^Steps: \([0-9]*\) (0 skipped).*/\1/p' <<<"$output")
-	[ "$steps" = 1 ]
 }
 
 @test "bisect: ends with a differential flamegraph of the first bad commit against its parent, the shim's function grown" {
