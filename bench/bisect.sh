@@ -82,8 +82,8 @@ for i in $(seq "$tries"); do
 	elif [ "$st" = 130 ] || [ "$st" = 124 ]; then
 		verdict="none (stopped at ${budget} s)"
 		steps=$(jq '.steps | length' "$repo/.git/flimflam-bisect.json" 2>/dev/null || echo -)
-		runs=$(jq -s '[.[] | select(.event == "case")] | length' "$out/try-$i.jsonl" 2>/dev/null || echo -)
-		used=-
+		runs=$(jq -s '[.[] | select(.event == "case")] | length' "$out/try-$i.jsonl" 2>/dev/null || echo 0)
+		used="about $((runs / 3))"
 		git -C "$repo" bisect reset -q 2>/dev/null || true
 	else
 		verdict="none (exit $st: $(grep -m1 -v '^$' "$out/try-$i.txt" "$out/try-$i.err" | head -c 120))"
