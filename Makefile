@@ -117,7 +117,7 @@ check: deps all
 # Static checks, failing on any finding: shellcheck over the shell scripts,
 # and every C source compiled with -Wshadow -Werror. The compile is syntax
 # only and writes nothing, so it leaves the in-place build alone.
-LINT_SH = $(wildcard bench/*.sh doc/*.sh mk/*.sh t/*.bash) t/run .ci/run
+LINT_SH = $(wildcard bench/*.sh doc/*.sh mk/*.sh t/*.bash t/fixtures/*/*.sh) t/run .ci/run
 LINT_C  = $(LIBSRC) $(wildcard bin/*.c bin/*.d/*.c builtin/*.c t/unit/*.c)
 lint: deps
 	@st=0; shellcheck -x $(LINT_SH) || st=1; \
