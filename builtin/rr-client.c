@@ -13,8 +13,9 @@
  * omission).
  *
  * Only transactions that complete inside the window count: it opens
- * --warmup seconds after the start (once every rr connection is up) and
- * lasts --duration seconds; each transaction is stamped when it ends and
+ * --warmup seconds after the start (once every rr connection is up; on
+ * the epoll path, once each has carried a first transaction, uncounted:
+ * rr-many.c) and lasts --duration seconds; each transaction is stamped when it ends and
  * counted, or not, by that stamp.
  *
  * Events on stdout (ff-workload adds start and end around them):
@@ -432,6 +433,8 @@ start(long warmup, long duration)
 		many_connect(jobs_v, nacct, njobs);
 	else
 		threads_connect();
+	if (many && !crr)
+		many_first();
 	t0_ns = ff_now_ns();
 	open_ns = t0_ns + warmup * 1000000000ULL;
 	close_ns = open_ns + duration * 1000000000ULL;
@@ -608,14 +611,15 @@ emit_intervals(long duration)
 static void
 run(long warmup, long duration, const char *hist_dir)
 {
-	uint64_t d, b, dprev, bprev, prev, t;
+	uint64_t d, b, dprev, bprev, prev, t, begin = ff_now_ns();
 	json_t *ev;
 	int i;
 
 	ff_load_fail_init(host_str, port);
 	start(warmup, duration);
 	ff_load_wait(open_ns / 1e9, "warmup");
-	ff_emit_window(warmup, duration, open_ns / 1e9, -1);
+	/* ready_s: when every connection had carried its first transaction (the epoll path's rr) */
+	ff_emit_window(warmup, duration, open_ns / 1e9, many && !crr ? (t0_ns - begin) / 1e9 : -1);
 
 	prev = open_ns;
 	dprev = bprev = 0;

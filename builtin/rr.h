@@ -54,11 +54,17 @@ void crr_failed(struct job *j, const char *why, int timed_out);
 /*
  * rr-many.c: the epoll path. many_connect: njobs connections shared among
  * the nthreads of acct (their accounting, set up), each connected now for
- * rr (a failure is fatal). many_go, once the clock is set (t0_ns,
+ * rr (a failure is fatal). many_first (rr): a first transaction on every
+ * connection, uncounted, before the warmup begins: a relay may connect on
+ * to the server only once the first bytes come (nginx does), and thousands
+ * of those connects at once take seconds (a listener's queue overflowing:
+ * SYNs resent after 1 s, 3 s...); a failure or a --timeout ends the
+ * program. many_go, once the clock is set (t0_ns,
  * interval_ns, ...): the threads started. many_stop, after ff_load_stop:
  * the threads woken and joined, every connection closed.
  */
 void many_connect(struct job *acct, int nthreads, int njobs);
+void many_first(void);
 void many_go(void);
 void many_stop(void);
 
