@@ -317,12 +317,25 @@ result_sane() {
 	! grep -q '"result"' "$out"
 }
 
+# The epoll path (12 jobs: more than its most threads, 8) carries a first
+# transaction on each connection before the warmup; one that gets no
+# response in --timeout ends the run then, with no window.
+@test "builtin-rr: 12 jobs with a server that never answers fail at the first transaction, no window" {
+	local port
+	port=$(free_port)
+	listening "$port" python3 "$PYSERVER" "$port" --silent
+	run -1 --separate-stderr "$CLIENT" --port "$port" --jobs 12 --warmup 0 --duration 2 --timeout 1
+	[ -z "$output" ]
+	[[ "$stderr" =~ ^ff-builtin-rr-client:\ connection\ ([0-9]+)\ to\ 127\.0\.0\.1:$port\ failed\ during\ the\ first\ transaction:\ no\ response\ in\ 1\ s$ ]]
+	[ "${BASH_REMATCH[1]}" -ge 1 ] && [ "${BASH_REMATCH[1]}" -le 12 ]
+}
+
 @test "builtin-rr: 300 jobs, every connection up and answered" {
 	local out="$BATS_TEST_TMPDIR/client.out"
 	all_connected "$SERVER" "$CLIENT" 300 "$out"
 	result_sane "$out"
 	# Closed loop on every connection: at least as many transactions as connections.
-	jq -e '.jobs == 300 and .transactions >= 300' <(tail -n 1 "$out")
+	jq -e '.jobs == 300 and .transactions >= 300 and .jobs_answered == 300' <(tail -n 1 "$out")
 }
 
 # A listener that never accepts: its queue fills and further connects hang
