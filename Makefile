@@ -105,6 +105,11 @@ $(PROGS) $(UNIT): lib/libff.a
 builtin/ff-builtin-%: builtin/%.o lib/libff.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libff.a $(LDLIBS) -lpthread
 
+# The request/response client's two paths (builtin/rr.h).
+builtin/ff-builtin-rr-client: builtin/rr-client.o builtin/rr-many.o lib/libff.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) lib/libff.a $(LDLIBS) -lpthread
+builtin/rr-client.o builtin/rr-many.o: builtin/rr.h
+
 # Installs missing system packages (apt-get or dnf); does nothing when all is there.
 deps:
 	@sh mk/deps.sh

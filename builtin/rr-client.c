@@ -13,8 +13,9 @@
  * omission).
  *
  * Only transactions that complete inside the window count: it opens
- * --warmup seconds after the start (once every rr connection is up) and
- * lasts --duration seconds; each transaction is stamped when it ends and
+ * --warmup seconds after the start (once every rr connection is up; on
+ * the epoll path, once each has carried a first transaction, uncounted:
+ * rr-many.c) and lasts --duration seconds; each transaction is stamped when it ends and
  * counted, or not, by that stamp.
  *
  * Events on stdout (ff-workload adds start and end around them):
@@ -24,12 +25,20 @@
  *           the transactions that ended in it, their latency percentiles
  *   result  when it closes: counts, rates, latency percentiles
  *
- * One thread per job, each with a blocking socket (the fewest system
- * calls a transaction can take: a write and a read), its own latency
- * histogram (lib/ff_hist.c) and counters; the main thread reads the
- * counters on the clock and merges the histograms at the end.
+ * Two ways to hold the jobs, by their number (threaded() says which):
+ * up to as many as the threads the other way would start (the CPUs we may
+ * use, at most FF_LOAD_MOST), one thread per job, each with a blocking
+ * socket: the fewest system calls a transaction can take, a write and a
+ * read, which is what builtin-rr at 1 or 2 jobs is measured for (against
+ * sockperf, bench/rr.sh; an epoll_wait a transaction cost 10-40% of the
+ * transactions/s there). Above that, the epoll threads of rr-many.c, each
+ * driving its share of the connections, non-blocking: thousands of jobs on
+ * a few threads, where one epoll_wait serves the connections ready at once.
+ * Either way each thread has its own latency histogram (lib/ff_hist.c) and
+ * counters (struct job, rr.h); the main thread reads the counters on the
+ * clock and merges the histograms at the end.
  */
-#include "ff.h"
+#include "rr.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -63,30 +72,13 @@ static const char usage[] =
 	"--version prints the version. --pipeline-stage (ff-workload gives it as\n"
 	"flimflam's stage): a signal stops it without a \"stopped by\" line.\n";
 
-/* The largest write of a request; a larger one is written in pieces. */
-#define CHUNK (1024 * 1024)
-
-struct job {
-	pthread_t tid;
-	int id;				/* 1..jobs */
-	_Atomic int fd;			/* the connection, -1 between (crr) */
-	uint64_t phase_ns;		/* first due time after the start (--rate) */
-	_Atomic uint64_t done, bytes;	/* in the window; written by this job only */
-	struct ff_hist *lat, *conn;	/* in the window */
-	/* The interval being counted: its transactions, added to ivs[] as the next begins. */
-	struct ff_hist *iv_lat;
-	uint64_t iv_done, iv_bytes;
-	int iv_k;
-	uint64_t attempts, errors, timeouts;	/* crr, the whole run */
-	char why[192];			/* the first failure */
-} __attribute__((aligned(64)));
-
-static int port, crr, timeout_s = 10;
-static struct sockaddr_in sa;	/* where to connect: --host, --port */
-static const char *host_str;	/* as given */
+int port, crr, timeout_s = 10;
+struct sockaddr_in sa;		/* where to connect: --host, --port */
+const char *host_str;		/* as given */
 static const char *histogram_dir;	/* --histogram-dir */
-static long req_size = 1, resp_size = 1, rate;
-static uint64_t t0_ns, open_ns, close_ns, interval_ns;
+long req_size = 1, resp_size = 1;
+static long rate;
+uint64_t t0_ns, open_ns, close_ns, interval_ns;
 /* The window's intervals (--interval): niv of them, each's sums. */
 static double iv_s = 1;
 static int niv;
@@ -95,11 +87,11 @@ static struct ivsum {
 } *ivs;
 static struct ff_hist *iv_hists;
 static pthread_mutex_t iv_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *reqbuf;
-static struct job *jobs_v;
-static int njobs;
+char *reqbuf;
+static struct job *jobs_v;	/* nacct of them: one a job, or one an epoll thread */
+static int njobs, nacct, many;
 
-static void
+void
 sock_opts(int fd)
 {
 	struct timeval tv = { timeout_s, 0 };
@@ -117,7 +109,7 @@ sock_opts(int fd)
  * slot, the socket is put there before connecting, so that stop() can cut
  * a connect short too; -1 with why "" when stopping.
  */
-static int
+int
 connect_new(_Atomic int *slot, char *why, size_t n, int *timed_out)
 {
 	int fd;
@@ -217,7 +209,7 @@ sleep_until(uint64_t ns)
  * then is cheap); its histogram emptied, writing only the buckets used,
  * so untouched pages stay unmapped.
  */
-static void
+void
 iv_flush(struct job *j)
 {
 	struct ff_hist *h = j->iv_lat;
@@ -251,14 +243,14 @@ iv_of(uint64_t end)
 	return k < niv ? k : niv - 1;
 }
 
-/* A transaction that ended at `end` counts if the window holds that moment. */
-static void
+/* A transaction that ended at `end` counts (1) if the window holds that moment. */
+int
 count(struct job *j, uint64_t start, uint64_t connected, uint64_t end)
 {
 	int k;
 
 	if (end < open_ns || end >= close_ns)
-		return;
+		return 0;
 	k = iv_of(end);
 	if (k != j->iv_k) {
 		iv_flush(j);
@@ -275,6 +267,16 @@ count(struct job *j, uint64_t start, uint64_t connected, uint64_t end)
 			      memory_order_relaxed);
 	atomic_store_explicit(&j->bytes, atomic_load_explicit(&j->bytes, memory_order_relaxed) +
 			      req_size + resp_size, memory_order_relaxed);
+	return 1;
+}
+
+void
+crr_failed(struct job *j, const char *why, int timed_out)
+{
+	if (!j->errors)
+		snprintf(j->why, sizeof(j->why), "%s", why);
+	j->errors++;
+	j->timeouts += timed_out;
 }
 
 static void *
@@ -314,10 +316,7 @@ job_main(void *arg)
 			if (ff_load_stopping())
 				break;
 			if (r < 0) {
-				if (!j->errors)
-					snprintf(j->why, sizeof(j->why), "%s", why);
-				j->errors++;
-				j->timeouts += timed_out;
+				crr_failed(j, why, timed_out);
 				/* No spinning on a refused port; the run fails anyway. */
 				sleep_until(ff_now_ns() + 10000000);
 				continue;
@@ -330,7 +329,8 @@ job_main(void *arg)
 				break;
 			}
 		}
-		count(j, start, connected, end);
+		if (count(j, start, connected, end) && !j->answered)
+			j->answered = 1;
 	}
 	iv_flush(j);
 	return NULL;
@@ -352,58 +352,34 @@ new_hists(size_t n)
 	return p;
 }
 
+/*
+ * The blocking path's jobs: each its connection first (rr; failing to
+ * connect is an error), then, once the clock is set, a thread each.
+ */
 static void
-start(long warmup, long duration)
+threads_connect(void)
 {
-	pthread_attr_t attr;
 	char why[192];
-	int i, timed_out;
+	int i, fd, timed_out;
 
-	struct ff_hist *lats = new_hists(njobs), *conns = crr ? new_hists(njobs) : NULL,
-		       *ivlats = new_hists(njobs);
-
-	niv = ff_intervals_count(iv_s, duration);
-	iv_hists = new_hists(niv);
-	ivs = calloc(niv, sizeof(*ivs));
-	if (!ivs)
-		ff_die("out of memory");
-
-	jobs_v = aligned_alloc(64, njobs * sizeof(*jobs_v));
-	reqbuf = malloc(req_size < CHUNK ? req_size : CHUNK);
-	if (!jobs_v || !reqbuf)
-		ff_die("out of memory");
-	memset(reqbuf, 'q', req_size < CHUNK ? req_size : CHUNK);
-	memset(jobs_v, 0, njobs * sizeof(*jobs_v));
-	for (i = 0; i < njobs; i++) {
-		struct job *j = &jobs_v[i];
-
-		j->id = i + 1;
-		j->lat = &lats[i];
-		j->conn = crr ? &conns[i] : NULL;
-		j->iv_lat = &ivlats[i];
-		atomic_store(&j->fd, -1);
-		/* rr: every connection first; failing to connect is an error. */
-		if (!crr) {
-			int fd = connect_new(NULL, why, sizeof(why), &timed_out);
-
-			if (fd < 0)
-				ff_die("%s", why);
-			atomic_store(&j->fd, fd);
-		}
+	for (i = 0; i < njobs && !crr; i++) {
+		fd = connect_new(NULL, why, sizeof(why), &timed_out);
+		if (fd < 0)
+			ff_die("%s", why);
+		atomic_store(&jobs_v[i].fd, fd);
 		if (ff_signalled())
 			ff_exit_signalled();
 	}
-	t0_ns = ff_now_ns();
-	open_ns = t0_ns + warmup * 1000000000ULL;
-	close_ns = open_ns + duration * 1000000000ULL;
-	if (rate) {
-		interval_ns = (uint64_t)(1e9 * njobs / rate);
-		if (!interval_ns)
-			interval_ns = 1;
-		for (i = 0; i < njobs; i++)
-			jobs_v[i].phase_ns = interval_ns * i / njobs;
-	}
+}
 
+static void
+threads_go(void)
+{
+	pthread_attr_t attr;
+	int i;
+
+	for (i = 0; i < njobs && interval_ns; i++)
+		jobs_v[i].phase_ns = interval_ns * i / njobs;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	for (i = 0; i < njobs; i++)
@@ -412,8 +388,71 @@ start(long warmup, long duration)
 }
 
 /*
+ * Up to as many jobs as the epoll path would have threads, a thread each
+ * (see the top of this file); 0: the epoll path.
+ */
+static int
+threaded(void)
+{
+	return njobs <= ff_load_threads(FF_LOAD_MOST, 0);
+}
+
+static void
+start(long warmup, long duration)
+{
+	struct ff_hist *lats, *conns, *ivlats;
+	int i;
+
+	many = !threaded();
+	nacct = many ? ff_load_threads(FF_LOAD_MOST, njobs) : njobs;
+	lats = new_hists(nacct);
+	conns = crr ? new_hists(nacct) : NULL;
+	ivlats = new_hists(nacct);
+	niv = ff_intervals_count(iv_s, duration);
+	iv_hists = new_hists(niv);
+	ivs = calloc(niv, sizeof(*ivs));
+	if (!ivs)
+		ff_die("out of memory");
+
+	jobs_v = aligned_alloc(64, nacct * sizeof(*jobs_v));
+	reqbuf = malloc(req_size < CHUNK ? req_size : CHUNK);
+	if (!jobs_v || !reqbuf)
+		ff_die("out of memory");
+	memset(reqbuf, 'q', req_size < CHUNK ? req_size : CHUNK);
+	memset(jobs_v, 0, nacct * sizeof(*jobs_v));
+	for (i = 0; i < nacct; i++) {
+		struct job *j = &jobs_v[i];
+
+		j->id = i + 1;
+		j->lat = &lats[i];
+		j->conn = crr ? &conns[i] : NULL;
+		j->iv_lat = &ivlats[i];
+		atomic_store(&j->fd, -1);
+	}
+	if (many)
+		many_connect(jobs_v, nacct, njobs);
+	else
+		threads_connect();
+	if (many && !crr)
+		many_first();
+	t0_ns = ff_now_ns();
+	open_ns = t0_ns + warmup * 1000000000ULL;
+	close_ns = open_ns + duration * 1000000000ULL;
+	if (rate) {
+		interval_ns = (uint64_t)(1e9 * njobs / rate);
+		if (!interval_ns)
+			interval_ns = 1;
+	}
+	if (many)
+		many_go();
+	else
+		threads_go();
+}
+
+/*
  * Stop the jobs: those still in a transaction when the window closed are
- * woken by shutting their connection down, and then none counts anything.
+ * woken by shutting their connection down (or their epoll thread by its
+ * eventfd), and then none counts anything.
  */
 static void
 stop(void)
@@ -421,6 +460,10 @@ stop(void)
 	int i, fd;
 
 	ff_load_stop();
+	if (many) {
+		many_stop();
+		return;
+	}
 	for (i = 0; i < njobs; i++)
 		if ((fd = atomic_load(&jobs_v[i].fd)) >= 0)
 			shutdown(fd, SHUT_RDWR);
@@ -437,7 +480,7 @@ sums(uint64_t *done, uint64_t *bytes)
 	int i;
 
 	*done = *bytes = 0;
-	for (i = 0; i < njobs; i++) {
+	for (i = 0; i < nacct; i++) {
 		*done += atomic_load_explicit(&jobs_v[i].done, memory_order_relaxed);
 		*bytes += atomic_load_explicit(&jobs_v[i].bytes, memory_order_relaxed);
 	}
@@ -471,13 +514,15 @@ result(long duration, const char *hist_dir)
 {
 	struct ff_hist *lat = new_hists(2), *conn = lat + 1;
 	uint64_t done, bytes, attempts = 0, errors = 0, timeouts = 0;
+	uint64_t answered = 0;
 	const char *why = NULL;
 	char *lat_path, *conn_path = NULL;
 	json_t *ev;
 	int i;
 
-	for (i = 0; i < njobs; i++) {
+	for (i = 0; i < nacct; i++) {
 		ff_hist_merge(lat, jobs_v[i].lat);
+		answered += jobs_v[i].answered;
 		if (crr)
 			ff_hist_merge(conn, jobs_v[i].conn);
 		attempts += jobs_v[i].attempts;
@@ -507,6 +552,8 @@ result(long duration, const char *hist_dir)
 	emit_counts(ev, done, bytes, duration);
 	json_object_set_new(ev, "transactions", json_integer((json_int_t)done));
 	json_object_set_new(ev, "errors", json_integer(0));
+	json_object_set_new(ev, "jobs_answered", json_integer((json_int_t)answered));
+	json_object_set_new(ev, "client_threads", json_integer(nacct));
 	ff_hist_summary_json(ev, "latency", lat);
 	json_object_set_new(ev, "latency_distribution", ff_hist_distribution_json(lat));
 	json_object_set_new(ev, "histogram", lat_path ? json_string(lat_path) : json_null());
@@ -564,14 +611,15 @@ emit_intervals(long duration)
 static void
 run(long warmup, long duration, const char *hist_dir)
 {
-	uint64_t d, b, dprev, bprev, prev, t;
+	uint64_t d, b, dprev, bprev, prev, t, begin = ff_now_ns();
 	json_t *ev;
 	int i;
 
 	ff_load_fail_init(host_str, port);
 	start(warmup, duration);
 	ff_load_wait(open_ns / 1e9, "warmup");
-	ff_emit_window(warmup, duration, open_ns / 1e9, -1);
+	/* ready_s: when every connection had carried its first transaction (the epoll path's rr) */
+	ff_emit_window(warmup, duration, open_ns / 1e9, many && !crr ? (t0_ns - begin) / 1e9 : -1);
 
 	prev = open_ns;
 	dprev = bprev = 0;
@@ -634,8 +682,6 @@ main(int argc, char *argv[])
 	port = lo.port;
 	sa = lo.sa;
 	host_str = lo.host;
-	if (o->jobs > 4096)	/* a thread per job (lib/ff_matrix.c says so for flimflam) */
-		ff_usage_error(usage, "--jobs: %ld is out of range (1 to 4096: a thread per job)", o->jobs);
 	njobs = o->jobs;
 	req_size = o->request_size;
 	resp_size = o->response_size;

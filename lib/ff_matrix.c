@@ -27,9 +27,9 @@
  * The workloads' own limits are the tools': iperf3 3.x has MAX_STREAMS
  * 128 for --parallel and 60 s for --omit. h2load has none of its own
  * (--clients and --threads are any count, --threads at most --clients,
- * which flimflam keeps equal, so a thread per client); builtin-rr's and
- * builtin-crr's client runs a thread per job. builtin's, one epoll thread
- * per CPU, takes the common range (65536).
+ * which flimflam keeps equal, so a thread per client). builtin's,
+ * builtin-rr's and builtin-crr's clients, beyond a few jobs a few epoll
+ * threads, take the common range (65536).
  */
 static const struct ff_workload workloads[] = {
 	{ .name = "builtin", .protocols = FF_TCP, .own = 1,
@@ -53,14 +53,12 @@ static const struct ff_workload workloads[] = {
 	{ .name = "builtin-rr", .protocols = FF_TCP, .own = 1,
 	  .server = "ff-builtin-rr-server", .client = "ff-builtin-rr-client",
 	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1,
-	  .open_loop = 1,
-	  .limits = { { "--jobs", 4096, "a client thread per job" } } },
+	  .open_loop = 1 },
 	{ .name = "builtin-crr", .protocols = FF_TCP, .own = 1,
 	  .server = "ff-builtin-rr-server", .client = "ff-builtin-rr-client",
 	  .client_option = "--crr",
 	  .measures = FF_BYTES | FF_OPERATIONS | FF_LATENCY, .request_response = 1,
-	  .open_loop = 1,
-	  .limits = { { "--jobs", 4096, "a client thread per job" } } },
+	  .open_loop = 1 },
 };
 
 /* Each relay's code is its driver, bin/ff-topology.d/relay_NAME.c. */

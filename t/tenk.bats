@@ -61,3 +61,28 @@ run_nofile() {
 	run -0 jq -sr '[.[] | select(.event == "result") | .intervals[] | .bytes > 0 and all(.relays[]; .fds >= 20000)] | length == 3 and all' ev.jsonl
 	[ "$output" = true ]
 }
+
+# builtin-rr's client holds thousands of connections on a few epoll threads
+# (one thread per job only up to the CPUs, at most 8): 5,000 through nginx,
+# whose two workers share them, each connection closed loop. The run takes
+# some 15 s on a loaded 2-CPU machine.
+@test "tenk: builtin-rr, 5,000 connections through nginx with --workers 2, every one answered, on a few client threads" {
+	skip_unless_program nginx
+	export FLIMFLAM_RUNS="$BATS_TEST_TMPDIR/runs"
+	cd "$BATS_TEST_TMPDIR"
+	# Under 10,000 open files: the client's 5,000 fit, and one nginx worker could not hold the 10,000 proxied sockets.
+	run_nofile 9000 flimflam run -w builtin-rr -r nginx --jobs 5000 --workers 2 \
+		--warmup 2 --duration 3 --json
+	echo "$stderr"
+	[ "$status" = 0 ]
+	echo "$output" >ev.jsonl
+	event_ok ev.jsonl topology '.workers == 2'
+	# Every connection completed transactions in the window, on at most a thread per CPU (at most 8).
+	event_ok ev.jsonl result ".jobs == 5000 and .jobs_answered == 5000 and .transactions >= 5000 and .errors == 0 and .client_threads <= $(nproc) and .client_threads <= 8"
+	# The connections carried a first transaction each before the warmup began.
+	event_ok ev.jsonl window '.ready_s > 0 and .warmup_s == 2'
+	# Every second had transactions, and each relay held two sockets a job (the last
+	# interval's are counted as the client closes them: not that one).
+	run -0 jq -sr '[.[] | select(.event == "result") | .intervals | (map(.operations > 0) | all), (.[0:-1][] | all(.relays[]; .fds >= 10000))] | length == 3 and all' ev.jsonl
+	[ "$output" = true ]
+}
