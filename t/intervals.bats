@@ -75,20 +75,21 @@ steadiness_ok() {
 	skip_unless_program iperf3
 	local f="$BATS_TEST_TMPDIR/ev"
 	local try
-	# A window the busy machine made unsteady (bytes still in flight at the
-	# sender's end, counted by the receiver: 8% of a 2 s window at load 12)
-	# is run once more; a second one is judged as it is.
-	for try in 1 2; do
-		run_steady flimflam run --json -w iperf3 -r none --warmup 1 --duration 2 --interval 0.5
-		echo "$output" >"$f"
-		[ "$try" -eq 1 ] && ! jq -e -s '.[] | select(.event == "result") | .steadiness.steady' "$f" >/dev/null &&
-			{ echo "# busy machine (an unsteady window): once more" >&3; continue; }
-		break
-	done
-	# iperf3 counts what its sender sent; the result is its receiver's
-	event_ok "$f" result '(.intervals | length) >= 3 and (.intervals | length) <= 5 and
+	# iperf3 counts what its sender sent; the result is its receiver's.
+	# Bytes still in flight between them at the window's edges part the two
+	# by 0.4-0.6% here, by 2-8% of a 2 s window on a busy machine (load 12
+	# to 15); the bug this guards against (an interval lost, the next
+	# doubled) parts them by a quarter or more in every run. Three tries.
+	local sum='(.intervals | length) >= 3 and (.intervals | length) <= 5 and
 		((([.intervals[].bytes] | add) - .bytes) | fabs) < 0.01 * .bytes and
 		all(.intervals[]; .operations == null and .dt_s > 0)'
+	for try in 1 2 3; do
+		run_steady flimflam run --json -w iperf3 -r none --warmup 1 --duration 2 --interval 0.5
+		echo "$output" >"$f"
+		jq -e -s ".[] | select(.event == \"result\") | $sum" "$f" >/dev/null && break
+		echo "# intervals apart from the total by more than 1% (load $(cut -d' ' -f1 /proc/loadavg)): once more" >&3
+	done
+	event_ok "$f" result "$sum"
 }
 
 # The report: after --omit, iperf3 restarts its clock, and the first
