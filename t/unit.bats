@@ -179,8 +179,8 @@ man_table() {
 	awk '$1 == "lib" && $3 == "clock" && $4 >= 0.004 && ($2 - $4 < 0.001 && $4 - $2 < 0.001) { ok = 1 } END { exit !ok }' <<<"$output"
 }
 
-@test "a run's options: a stage's argv, read back by the same rows, is the same run; ranges are the rows'" {
-	unit_ok runspec 10
+@test "a run's options: a stage's argv, read back by the same rows, is the same run; ranges are the rows'; the busiest nginx worker's share of the jobs" {
+	unit_ok runspec 16
 }
 
 @test "ff-bench explain's statistics: A/A draws of per-run costs find no changed function in 19 of 20 (and about 5% of many); a shifted function is found, alone" {
