@@ -9,11 +9,7 @@ bats_require_minimum_version 1.5.0
 load helper
 
 setup() {
-	skip_unless_program nginx
-	A="$BATS_TEST_TMPDIR/a"
-	B="$BATS_TEST_TMPDIR/b"
-	nginx_prefix "$A"
-	nginx_prefix "$B"
+	two_nginx_builds
 }
 
 @test "A/A: one nginx under two labels, interleaved, comes out no change, against the first --build as base" {

@@ -27,6 +27,16 @@ nginx_prefix() {
 	cp "$(command -v nginx)" "$1/sbin/nginx"
 }
 
+# two_nginx_builds: $A and $B, two such prefixes in the test's directory
+# (the setup of t/builds.bats and t/builds-aa.bats); skips without nginx.
+two_nginx_builds() {
+	skip_unless_program nginx
+	A="$BATS_TEST_TMPDIR/a"
+	B="$BATS_TEST_TMPDIR/b"
+	nginx_prefix "$A"
+	nginx_prefix "$B"
+}
+
 # golden NAME FILE: compare FILE with t/golden/NAME; FF_UPDATE_GOLDEN=1 rewrites it.
 golden() {
 	local want="$TOP/t/golden/$1"
