@@ -78,7 +78,7 @@ lib/libff.a: $(LIBOBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_base.h lib/ff_matrix.h lib/ff_runspec.h
+$(LIBOBJ) $(PROGOBJ) $(BUILTIN:=.o) $(UNIT:=.o): lib/ff.h lib/ff_base.h lib/ff_matrix.h lib/ff_runspec.h lib/ff_hist.h
 $(FF_BENCH_OBJ) t/unit/stats-test.o t/unit/power-sim.o t/unit/explain-test.o: bin/ff-bench.d/ff-bench.h
 bin/ff-bench.d/report.o bin/ff-bench.d/report_stats.o: bin/ff-bench.d/report.h
 $(FF_CAPTURE_OBJ): bin/ff-capture.d/ff-capture.h
