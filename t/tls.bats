@@ -39,7 +39,7 @@ LINK_OK='.tls == true and (.tls_links | length) == 1 and
 	d=$(sed -n 's/^Run directory: //p' <<<"$output")
 	tls_files_ok "$d"
 	# The data listener of R2 takes TLS only, from a verified peer.
-	grep -qE 'listen 127\.0\.0\.1:[0-9]+ ssl;' "$d/r2/nginx.conf"
+	grep -qE 'listen 127\.0\.0\.1:[0-9]+ ssl( reuseport)? ?;' "$d/r2/nginx.conf"
 	grep -q 'ssl_verify_client on;' "$d/r2/nginx.conf"
 	grep -q 'proxy_ssl on;' "$d/r1/nginx.conf"
 	grep -q 'proxy_ssl_verify on;' "$d/r1/nginx.conf"
@@ -135,9 +135,9 @@ chain_links_ok() {
 		event_ok "$BATS_TEST_TMPDIR/ev" result '.bits_per_s > 0 and (.errors // 0) == 0'
 		d=$(jq -r 'select(.event == "topology") | .run_dir' "$BATS_TEST_TMPDIR/ev")
 		# The middle relay is both ends: a TLS listener and a TLS upstream.
-		grep -qE 'listen 127\.0\.0\.1:[0-9]+ ssl;' "$d/r2/nginx.conf"
-		grep -qE 'listen 127\.0\.0\.1:[0-9]+ ssl;' "$d/r3/nginx.conf"
-		! grep -qE 'listen 127\.0\.0\.1:[0-9]+ ssl;' "$d/r1/nginx.conf" || false
+		grep -qE 'listen 127\.0\.0\.1:[0-9]+ ssl( reuseport)? ?;' "$d/r2/nginx.conf"
+		grep -qE 'listen 127\.0\.0\.1:[0-9]+ ssl( reuseport)? ?;' "$d/r3/nginx.conf"
+		! grep -qE 'listen 127\.0\.0\.1:[0-9]+ ssl( reuseport)? ?;' "$d/r1/nginx.conf" || false
 		grep -q 'proxy_ssl_name flimflam-r2;' "$d/r1/nginx.conf"
 		grep -q 'proxy_ssl_name flimflam-r3;' "$d/r2/nginx.conf"
 		! grep -q 'proxy_ssl' "$d/r3/nginx.conf" || false

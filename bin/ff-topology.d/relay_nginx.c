@@ -130,7 +130,7 @@ configure_nginx(struct relay *r)
 		"LOAD_MODULE_LINES", nginx_load_module(),
 		"LISTEN_SSL", r->tls_from ? "ssl" : "", "SCHEME", r->tls_to ? "https" : "http",
 		/* A socket a worker: the kernel spreads the connections (ff_jobs_per_process). */
-		"REUSEPORT", workers() > 1 ? " reuseport" : "",
+		"REUSEPORT", workers() > 1 ? "reuseport" : "",
 		"TLS_LINES", tls, "TLS_PROOF_LINES", proof, NULL
 	};
 
