@@ -163,6 +163,8 @@ maps_has() {
 	for p in $(pids_of_run "$d"); do
 		[[ "$relays" == *" $p "* ]] || [ ! -e "/proc/$p" ] || {
 			v=$(environ "$p" LD_LIBRARY_PATH 2>/dev/null) || continue
+			# A process that ended while it was read (its comm gone) said nothing of its environment.
+			[ -n "$(cat "/proc/$p/comm" 2>/dev/null)" ] || continue
 			echo "pid $p ($(cat "/proc/$p/comm" 2>/dev/null)): $v"
 			[ "$v" = "$BATS_TEST_TMPDIR/caller-lib" ]
 		}
