@@ -563,6 +563,8 @@ int auto_on(void);
 double auto_budget(void);
 /* --repeat auto's conditions on the other options (one line, exit 2). */
 void auto_check(void);
+/* limits.c: the options' limits, the machine's among them (usage errors, or failures). */
+void bench_limits(const char *usage);
 /* Before each round (after rounds_done of them): 1 for another (always without auto). */
 int auto_more(json_t *records, int rounds_done, int runs_per_round);
 /* Case c is decided: it runs no more rounds. */
