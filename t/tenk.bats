@@ -57,8 +57,10 @@ run_nofile() {
 	# Every connection carried its first bytes back before the warmup began.
 	event_ok ev.jsonl window '.ready_s > 0 and .warmup_s == 2'
 	event_ok ev.jsonl result '.jobs == 10000 and .bytes > 0 and .bits_per_s > 0 and .errors == 0'
-	# Every second moved data, and each relay held two sockets a job throughout.
-	run -0 jq -sr '[.[] | select(.event == "result") | .intervals[] | .bytes > 0 and all(.relays[]; .fds >= 20000)] | length == 3 and all' ev.jsonl
+	# Every second moved data, and each relay held two sockets a job throughout (the last
+	# interval's open files are read at the window's end, as the client closes its
+	# connections: not that one).
+	run -0 jq -sr '[.[] | select(.event == "result") | .intervals | (map(.bytes > 0) | all), (.[0:-1][] | all(.relays[]; .fds >= 20000))] | length == 3 and all' ev.jsonl
 	[ "$output" = true ] || { jq -c 'select(.event == "result") | .intervals[] | [.bytes, [.relays[].fds]]' ev.jsonl; false; }
 }
 
