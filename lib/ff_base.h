@@ -128,8 +128,12 @@ int ff_finish(void);
  * signalled when a stage is being stopped).
  */
 void ff_set_before_fail(void (*fn)(void));
-/* Called once with the message of a failure (ff_die, ff_fail) before it is said and we exit. */
-void ff_set_fail_hook(void (*fn)(const char *msg));
+/*
+ * Called once with the message of a failure (ff_die, ff_fail) before it is
+ * said and we exit; when it returns nonzero, the message reached whoever
+ * says it for us and no line of ours goes to stderr.
+ */
+void ff_set_fail_hook(int (*fn)(const char *msg));
 /*
  * An integer environment variable in [min, max]; `dflt` when unset or
  * empty. Anything else is "prog: NAME: 'abc' is not a whole number from
@@ -226,7 +230,11 @@ double ff_random_unit(uint64_t *state);
  * workload it starts): whoever started the program reports why the run
  * ended, so ff_getopt takes it (it is never returned), a signal then stops
  * the program without its own "stopped by" line, and ff_pipeline_stage()
- * is 1.
+ * is 1. A stage that flimflam starts on another host, through ssh, has
+ * FLIMFLAM_STAGE_ERRORS=events: its failure is only its `error` event,
+ * with "said": false, and flimflam writes the line (ssh may lose what the
+ * stage writes on stderr as it exits); ff_stage_errors_in_events() is 1
+ * then, and the variable is not passed on to what the stage starts.
  */
 struct option;
 #define FF_OPT_VERSION 0x7ffe
@@ -243,6 +251,7 @@ struct option;
 /* ff_err.c keeps it (ff_getopt sets it): what every floor may ask. */
 int ff_pipeline_stage(void);
 void ff_set_pipeline_stage(void);
+int ff_stage_errors_in_events(void);
 int ff_getopt(int argc, char *const argv[], const char *optstring,
 	      const struct option *longopts, const char *usage);
 /* The usage error for getopt_long's ':' or '?' (ff_getopt calls it). */
@@ -466,9 +475,10 @@ noreturn void ff_die_event(const char *fmt, ...) __attribute__((format(printf, 1
 /*
  * An `error` event with the message, unless one was emitted already; a
  * stdout that cannot take it is let be (the message goes to stderr too).
- * The fail hook of a pipeline stage and of ff-run --json.
+ * The fail hook of a pipeline stage and of ff-run --json: 1 when the event
+ * went out and stands for the stderr line (ff_stage_errors_in_events).
  */
-void ff_error_event(const char *msg);
+int ff_error_event(const char *msg);
 /*
  * Strings that come from elsewhere: jansson refuses text that is not
  * UTF-8, so these always make a string (NULL makes null).

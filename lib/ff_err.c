@@ -20,7 +20,9 @@ static const char *usage_self;	/* the program's name in its usage texts */
 static void (*cleanup)(void);
 static void (*before_fail)(void);	/* ff_set_before_fail's hook */
 static int pipeline_stage;	/* --pipeline-stage was given */
-static void (*fail_hook)(const char *msg);
+/* FLIMFLAM_STAGE_ERRORS=events: a stage on another host, whose reader says its failure. */
+static int errors_in_events;
+static int (*fail_hook)(const char *msg);
 
 void
 ff_setprog(const char *argv0)
@@ -289,7 +291,18 @@ ff_set_cleanup(void (*fn)(void))
 void
 ff_set_pipeline_stage(void)
 {
+	const char *e = getenv("FLIMFLAM_STAGE_ERRORS");
+
 	pipeline_stage = 1;
+	/* Taken, not passed on: a stage this one starts says its own failures to it. */
+	errors_in_events = e && !strcmp(e, "events");
+	unsetenv("FLIMFLAM_STAGE_ERRORS");
+}
+
+int
+ff_stage_errors_in_events(void)
+{
+	return errors_in_events;
 }
 
 int
@@ -305,7 +318,7 @@ ff_set_before_fail(void (*fn)(void))
 }
 
 void
-ff_set_fail_hook(void (*fn)(const char *msg))
+ff_set_fail_hook(int (*fn)(const char *msg))
 {
 	fail_hook = fn;
 }
@@ -331,7 +344,7 @@ vfail(int status, const char *fmt, va_list ap)
 	if (before_fail)
 		before_fail();
 	if (fail_hook) {
-		void (*fn)(const char *) = fail_hook;
+		int (*fn)(const char *) = fail_hook;
 		char msg[2048];
 		va_list aq;
 
@@ -339,7 +352,9 @@ vfail(int status, const char *fmt, va_list ap)
 		va_copy(aq, ap);
 		vsnprintf(msg, sizeof(msg), fmt, aq);
 		va_end(aq);
-		fn(msg);
+		/* Its reader says it: a line on our stderr could be lost on its way. */
+		if (fn(msg))
+			ff_quit(status);
 	}
 	vreport("", fmt, ap);
 	ff_quit(status);

@@ -81,21 +81,31 @@ ff_check_stdout(void)
 	}
 }
 
-static int error_said;	/* an error event is out */
+static int error_said;	/* an error event is on its way */
+static int error_out;	/* and it went out whole */
 
-/* An `error` event with the message. */
-static void
-emit_error(const char *msg)
+/* An `error` event of ours: "said": false when our reader says it (ff_base.h). */
+static json_t *
+error_ev(const char *msg)
 {
 	json_t *ev = ff_event("error");
 
 	json_object_set_new(ev, "program", json_string(ff_prog()));
 	json_object_set_new(ev, "message", ff_json_text(msg));
-	error_said = 1;
-	ff_emit(ev);
+	if (ff_stage_errors_in_events())
+		json_object_set_new(ev, "said", json_false());
+	return ev;
 }
 
-void
+static void
+emit_error(const char *msg)
+{
+	error_said = 1;
+	ff_emit(error_ev(msg));
+	error_out = 1;
+}
+
+int
 ff_error_event(const char *msg)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
@@ -103,20 +113,18 @@ ff_error_event(const char *msg)
 	char *s;
 
 	if (error_said || ff_stdout_gone())
-		return;
+		return error_out && ff_stage_errors_in_events();
 	error_said = 1;
-	ev = ff_event("error");
-	json_object_set_new(ev, "program", json_string(ff_prog()));
-	json_object_set_new(ev, "message", ff_json_text(msg));
+	ev = error_ev(msg);
 	s = json_dumps(ev, JSON_COMPACT | JSON_REAL_PRECISION(10));
 	json_decref(ev);
 	/* Written as it can be: a reader gone is no SIGPIPE here, and no new failure. */
 	sigaction(SIGPIPE, &ign, &old);
-	if (s && fflush(stdout) != EOF && write(1, s, strlen(s)) >= 0 && write(1, "\n", 1) < 0) {
-		/* nowhere to say it: stderr has the message */
-	}
+	error_out = s && fflush(stdout) != EOF && write(1, s, strlen(s)) == (ssize_t)strlen(s) &&
+		    write(1, "\n", 1) == 1;
 	sigaction(SIGPIPE, &old, NULL);
 	free(s);
+	return error_out && ff_stage_errors_in_events();
 }
 
 void

@@ -82,6 +82,33 @@ teardown() {
 	hosts_clean 10
 }
 
+# A stage on another host writes its failure as an `error` event only, and
+# flimflam says it: what the stage writes on stderr as it exits may not
+# come through ssh (its session closed as the run ends). Here nothing comes
+# through: each remote program runs with its stderr thrown away.
+@test "run --hosts: a stage on another host that fails is said in one line by flimflam, even when its stderr is lost" {
+	skip_unless_program nginx openssl
+	hosts_up 4
+	local dir="$BATS_TEST_TMPDIR/mute" p
+	mkdir "$dir"
+	for p in ff-topology ff-workload ff-capture; do
+		printf '#!/bin/sh\nexec %s "$@" 2>/dev/null\n' "$(dirname "$(command -v flimflam)")/$p" >"$dir/$p"
+		chmod +x "$dir/$p"
+	done
+	FLIMFLAM_REMOTE_DIR="$dir" FLIMFLAM_TLS_CERTS=$(bad_certs) run_hosts "$BATS_TEST_TMPDIR/ev" \
+		-w builtin -r nginx --tls --warmup 1 --duration 2 --hosts "$(four_hosts)"
+	wait_status "$RUN_PID"
+	cat "$BATS_TEST_TMPDIR/ev.err"
+	[ "$status" -eq 1 ]
+	err_why_one_line "$BATS_TEST_TMPDIR/ev.err"
+	grep -q "^ff-topology: --tls: the link from r1 to r2 did not come up.*certificate verify" "$BATS_TEST_TMPDIR/ev.err"
+	# The event says that its stage wrote no line of its own; flimflam's own failures carry no such mark.
+	event_ok "$BATS_TEST_TMPDIR/ev" error '.program == "ff-topology" and .said == false'
+	[ "$(jq -s '[.[] | select(.event == "error" and .said == false)] | length' "$BATS_TEST_TMPDIR/ev")" -eq 1 ]
+	no_keys_left "$BATS_TEST_TMPDIR/ev"
+	hosts_clean 10
+}
+
 @test "run --hosts --tls: skrouterd's routers on two hosts over a mutual TLS inter-router link, proved by the router it leaves" {
 	skip_unless_program skrouterd skmanage openssl
 	hosts_up 4

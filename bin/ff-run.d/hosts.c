@@ -322,7 +322,7 @@ hosts_stage(const char *role, const char *name, char *const argv[], int own_dir)
 	const struct host_role *r = find(role);
 	struct ff_argv a = FF_ARGV_INIT, remote = FF_ARGV_INIT;
 	pipecmd *cmd;
-	char *line;
+	char *line, *quoted;
 	size_t i;
 	int j;
 
@@ -335,7 +335,10 @@ hosts_stage(const char *role, const char *name, char *const argv[], int own_dir)
 	ff_argv_add(&remote, hosts_remote_program(argv[0], name));
 	for (j = 1; argv[j]; j++)
 		ff_argv_add(&remote, argv[j]);
-	line = shell_quote(remote.v);
+	quoted = shell_quote(remote.v);
+	/* Its failure comes as its `error` event, which we say (ff_base.h): ssh may lose its stderr. */
+	line = ff_asprintf("FLIMFLAM_STAGE_ERRORS=events %s", quoted);
+	free(quoted);
 	if (own_dir) {
 		/* A directory of its own there, for what it writes in its current one (perf.data). */
 		char *l = ff_asprintf("cd \"$(mktemp -d \"${TMPDIR:-/tmp}/flimflam-capture-XXXXXX\")\" && %s", line);

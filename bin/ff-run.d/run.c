@@ -338,6 +338,10 @@ take_event(const struct run *run, json_t *events, json_t *ev, struct phases *ph,
 {
 	if (run->spec.json)
 		ff_emit(json_incref(ev));
+	/* A stage on another host failed: its line is ours to say (ff_base.h). */
+	if (!strcmp(ff_event_name(ev), "error") && json_is_false(json_object_get(ev, "said")))
+		fprintf(stderr, "%s: %s\n", ff_json_str(ev, "program") ? ff_json_str(ev, "program") : "a stage",
+			ff_json_str(ev, "message") ? ff_json_str(ev, "message") : "failed");
 	if (!strcmp(ff_event_name(ev), "topology")) {
 		ph->warm_end = ff_now() + run->spec.run.warmup;
 		warn_other_runs(ev);
