@@ -21,7 +21,8 @@ interrupt() {
 	t1=$(date +%s%N)
 	echo "status $status after $(((t1 - t0) / 1000000)) ms"
 	[ "$status" -eq "$2" ]
-	[ $(((t1 - t0) / 1000000)) -lt 5000 ]
+	# Too slow: what the run said (a stage killed after the grace names itself).
+	[ $(((t1 - t0) / 1000000)) -lt 5000 ] || { cat "$BATS_TEST_TMPDIR/ev.err"; false; }
 	[ -z "$(pids_of_run "$d")" ]
 	grep -c "^flimflam: stopped by SIG$1; nothing is left running" "$BATS_TEST_TMPDIR/ev.err"
 	[ "$(grep -c "^flimflam: stopped by" "$BATS_TEST_TMPDIR/ev.err")" -eq 1 ]
