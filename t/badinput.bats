@@ -142,6 +142,7 @@ CASES
 2|ff-bench -r ''|ff-bench: empty relay name in ''
 2|ff-bench --repeat 0|ff-bench: --repeat: 0 is out of range (1 to 10000)
 2|ff-bench -w builtin,iperf3 --rate 100|ff-bench: --rate is for workloads h2load, h2load-h1, builtin-rr, builtin-crr, and none is selected
+2|ff-bench -w builtin,h2load --response-size 100|ff-bench: --request-size and --response-size are for workloads builtin-rr, builtin-crr, and none is selected
 2|ff-bench --request-size 0|ff-bench: --request-size: 0 is out of range (1 to 16777216)
 2|ff-bench compare a|ff-bench: expected two results files, BASE and NEW, or one with --base LABEL and --new LABEL
 2|ff-bench compare --threshold x a b|ff-bench: --threshold: 'x' is not a number

@@ -376,6 +376,23 @@ take_option(struct ff_runspec *rs, int c, char *arg)
 	}
 }
 
+/* What an option needs of the selected workloads or relays, for one of them at least. */
+enum need { NEED_RR, NEED_RATE, NEED_HOPS, NEED_WORKERS };
+
+static int
+selected(enum need need)
+{
+	int i, n = need == NEED_RR || need == NEED_RATE ? opt.nw : opt.nr;
+
+	for (i = 0; i < n; i++)
+		if ((need == NEED_RR && ff_workload_is_rr(opt.workloads[i])) ||
+		    (need == NEED_RATE && ff_workload_takes_rate(opt.workloads[i])) ||
+		    (need == NEED_HOPS && ff_relay_hops(opt.relays[i])) ||
+		    (need == NEED_WORKERS && ff_relay_has(opt.relays[i], FF_RELAY_WORKERS)))
+			return 1;
+	return 0;
+}
+
 /* The options of a bench, into opt. */
 static void
 bench_options(int argc, char *argv[])
@@ -407,29 +424,15 @@ bench_options(int argc, char *argv[])
 	relay_cmd_check(w);
 	if (!opt.np)
 		opt.np = all_names(ff_protocols, opt.protocols);
-	if (opt.run.request_size > 1 || opt.run.response_size > 1) {
-		for (w = 0; w < opt.nw && !ff_workload_is_rr(opt.workloads[w]); w++)
-			;
-		if (w == opt.nw)
-			ff_usage_error(usage, "--request-size and --response-size are for workloads %s, and none is selected",
-				       ff_workloads_taking(0));
-	}
-	if (opt.run.rate > 0) {
-		for (w = 0; w < opt.nw && !ff_workload_takes_rate(opt.workloads[w]); w++)
-			;
-		if (w == opt.nw)
-			ff_usage_error(usage, "--rate is for workloads %s, and none is selected", ff_workloads_taking(1));
-	}
-	if (opt.nh) {
-		for (w = 0; w < opt.nr && !ff_relay_hops(opt.relays[w]); w++)
-			;
-		if (w == opt.nr)
-			ff_usage_error(usage, "--hops is for the relays that run (%s), and only relay none is selected",
-				       ff_relays_running());
-	}
-	for (w = 0; opt.run.workers && w < opt.nr && !ff_relay_has(opt.relays[w], FF_RELAY_WORKERS); w++)
-		;
-	if (opt.run.workers && w == opt.nr)
+	if ((opt.run.request_size > 1 || opt.run.response_size > 1) && !selected(NEED_RR))
+		ff_usage_error(usage, "--request-size and --response-size are for workloads %s, and none is selected",
+			       ff_workloads_taking(0));
+	if (opt.run.rate > 0 && !selected(NEED_RATE))
+		ff_usage_error(usage, "--rate is for workloads %s, and none is selected", ff_workloads_taking(1));
+	if (opt.nh && !selected(NEED_HOPS))
+		ff_usage_error(usage, "--hops is for the relays that run (%s), and only relay none is selected",
+			       ff_relays_running());
+	if (opt.run.workers && !selected(NEED_WORKERS))
 		ff_usage_error(usage, "--workers is for relays %s, and none of them is selected",
 			       ff_relays_with(FF_RELAY_WORKERS));
 	bench_builds();
