@@ -502,8 +502,9 @@ const char *ff_event_name(const json_t *ev);
 json_t *ff_event_find(const json_t *events, const char *name);
 /* Number members: the value, or `dflt` when absent, null or not a number. */
 double ff_json_num(const json_t *obj, const char *key, double dflt);
-/* String member or NULL (borrowed). */
+/* String member or NULL (borrowed); ff_json_str_or: `dflt` for NULL. */
 const char *ff_json_str(const json_t *obj, const char *key);
+const char *ff_json_str_or(const json_t *obj, const char *key, const char *dflt);
 
 /*
  * Line reader for event streams over a file descriptor, usable with poll:

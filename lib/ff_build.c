@@ -530,12 +530,12 @@ ff_build_line(const json_t *b, char *buf, size_t n)
 	len = snprintf(buf, n, "%s%s%s%s %s, version %s, sha256 %.12s", label ? "build " : "",
 		       label ? label : "", label ? ": " : "", ff_json_str(b, "relay") ?
 		       ff_json_str(b, "relay") : "relay", path ? path : "?",
-		       ff_json_str(b, "version") ? ff_json_str(b, "version") : "unknown",
+		       ff_json_str_or(b, "version", "unknown"),
 		       sha ? sha : "unknown");
 	if (json_is_object(pr) && len < n)
 		snprintf(buf + len, n - len, "; Proton %s%s%s", ppath ? ppath : "?",
 			 ff_json_str(pr, "version") ? " " : "",
-			 ff_json_str(pr, "version") ? ff_json_str(pr, "version") : "");
+			 ff_json_str_or(pr, "version", ""));
 	else if (ff_relay_has(ff_json_str(b, "relay"), FF_RELAY_PROTON) && len < n)
 		snprintf(buf + len, n - len, "; Proton unknown");
 	free(path);

@@ -333,6 +333,6 @@ ff_env_print_machine(const json_t *env)
 	ff_print("  %-10s %s, %.0f online, %.0f available (%s)\n", "cpu",
 	       s ? s : "unknown model", ff_json_num(env, "cpus_online", 0),
 	       ff_json_num(env, "cpus_available", 0),
-	       ff_json_str(env, "cpu_list") ? ff_json_str(env, "cpu_list") : "?");
+	       ff_json_str_or(env, "cpu_list", "?"));
 	ff_print("  %-10s %s\n", "host", (s = ff_json_str(env, "hostname")) ? s : "unknown");
 }

@@ -275,6 +275,14 @@ ff_json_str(const json_t *obj, const char *key)
 	return json_string_value(json_object_get(obj, key));
 }
 
+const char *
+ff_json_str_or(const json_t *obj, const char *key, const char *dflt)
+{
+	const char *s = ff_json_str(obj, key);
+
+	return s ? s : dflt;
+}
+
 ssize_t
 ff_reader_fill(struct ff_reader *r)
 {

@@ -71,7 +71,7 @@ slo_met(const json_t *rec, long rate, struct ff_buf *why)
 
 	snprintf(key, sizeof(key), "latency_%s_us", opt.slo_pct);
 	if (!is_status(rec, "ok")) {
-		ff_why(why, "the run failed: %s", ff_json_str(rec, "reason") ? ff_json_str(rec, "reason") : "no reason given");
+		ff_why(why, "the run failed: %s", ff_json_str_or(rec, "reason", "no reason given"));
 		return 0;
 	}
 	if (!num(res, "ops_per_s", &ops) || !num(res, key, &lat)) {

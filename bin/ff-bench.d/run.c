@@ -349,8 +349,7 @@ crun_event(struct crun *cr, json_t *ev, double now)
 		keep_event(&cr->capture, ev);
 	} else if (!strcmp(name, "error")) {
 		snprintf(cr->reasonbuf, sizeof(cr->reasonbuf), "%s: %s",
-			 ff_json_str(ev, "program") ? ff_json_str(ev, "program") : "ff-run",
-			 ff_json_str(ev, "message") ? ff_json_str(ev, "message") : "error");
+			 ff_json_str_or(ev, "program", "ff-run"), ff_json_str_or(ev, "message", "error"));
 		json_array_append_new(cr->errors, ff_json_text(cr->reasonbuf));
 	}
 }

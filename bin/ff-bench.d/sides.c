@@ -52,9 +52,9 @@ side_str(const struct results *r, const char *label, char *buf, size_t n)
 	snprintf(buf, n, "%s%s%s%s %s, sha256 %.16s, %s%s%s%s%s", label ? "build " : "",
 		 label ? label : "", label ? ": " : "", relay ? relay : "relay", ver ? ver : "version unknown", sha ? sha : "unknown",
 		 path ? path : "path unknown", json_is_object(pr) ? ", proton " : "",
-		 json_is_object(pr) && ff_json_str(pr, "version") ? ff_json_str(pr, "version") : "",
+		 ff_json_str_or(pr, "version", ""),
 		 json_is_object(pr) ? " " : "",
-		 json_is_object(pr) && ff_json_str(pr, "path") ? ff_json_str(pr, "path") : "");
+		 ff_json_str_or(pr, "path", ""));
 	return buf;
 }
 

@@ -151,7 +151,7 @@ topology(const json_t *ev)
 
 		if (opt.roles && !role_listed(ff_json_str(r, "role")))
 			continue;	/* on another host: its own capture's */
-		add_target(ff_json_str(r, "role") ? ff_json_str(r, "role") : "relay",
+		add_target(ff_json_str_or(r, "role", "relay"),
 			   (pid_t)ff_json_num(r, "pid", 0), program,
 			   (int)ff_json_num(r, "management_port", 0));
 		if (opt.mode == SKSTAT && !ff_relay_has(program, FF_RELAY_STATS))

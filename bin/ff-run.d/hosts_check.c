@@ -119,8 +119,8 @@ hosts_check(const char *workload, const char *relay)
 				say_check(role, dest, 1, "perf can attach to the relay");
 			else
 				problems += say_check(role, dest, 0, "perf cannot attach to the relay there: %s",
-						      ev && ff_json_str(ev, "message") ? ff_json_str(ev, "message") :
-						      out && *out ? out : "ff-capture --check gave no answer");
+						      ff_json_str_or(ev, "message", out && *out ? out :
+								     "ff-capture --check gave no answer"));
 			json_decref(ev);
 			free(line);
 			free(out);

@@ -96,7 +96,7 @@ warn_other_runs(const json_t *topo)
 	json_array_foreach(json_object_get(topo, "cpus_other_runs"), i, o)
 		ff_warn("another flimflam run (ff-topology pid %lld) has its relays on CPU %s too: the two runs disturb each other's figures",
 			(long long)json_integer_value(json_object_get(o, "pid")),
-			ff_json_str(o, "cpus") ? ff_json_str(o, "cpus") : "?");
+			ff_json_str_or(o, "cpus", "?"));
 }
 
 /* --listen ADDRESS for a role whose host has an address of its own, into `a`. */
@@ -340,8 +340,8 @@ take_event(const struct run *run, json_t *events, json_t *ev, struct phases *ph,
 		ff_emit(json_incref(ev));
 	/* A stage on another host failed: its line is ours to say (ff_base.h). */
 	if (!strcmp(ff_event_name(ev), "error") && json_is_false(json_object_get(ev, "said")))
-		fprintf(stderr, "%s: %s\n", ff_json_str(ev, "program") ? ff_json_str(ev, "program") : "a stage",
-			ff_json_str(ev, "message") ? ff_json_str(ev, "message") : "failed");
+		fprintf(stderr, "%s: %s\n", ff_json_str_or(ev, "program", "a stage"),
+			ff_json_str_or(ev, "message", "failed"));
 	if (!strcmp(ff_event_name(ev), "topology")) {
 		ph->warm_end = ff_now() + run->spec.run.warmup;
 		warn_other_runs(ev);

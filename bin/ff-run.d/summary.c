@@ -184,7 +184,7 @@ summarize_intervals(const struct run *run, const json_t *res)
 			 ff_json_num(st, "cv_pct", 0), ff_json_num(st, "trend_pct", 0));
 	else if (json_is_false(json_object_get(st, "steady")))
 		ff_print("  Warning:     the window was not steady: %s; its figures are an average of unlike parts (a longer --warmup, or a quieter machine, may help)\n",
-			 ff_json_str(st, "reason") ? ff_json_str(st, "reason") : "?");
+			 ff_json_str_or(st, "reason", "?"));
 	else if (ff_json_str(st, "reason"))
 		ff_print("  Steady:      not judged: %s\n", ff_json_str(st, "reason"));
 }
@@ -294,7 +294,7 @@ config_tls(const json_t *topo)
 
 	json_array_foreach(json_object_get(topo, "tls_links"), i, r) {
 		const char *from = ff_json_str(r, "from"), *to = ff_json_str(r, "to");
-		const char *by = ff_json_str(r, "said_by") ? ff_json_str(r, "said_by") : to;
+		const char *by = ff_json_str_or(r, "said_by", to);
 
 		/* Said by the relay the link comes to, or (a router on another host) the one it leaves. */
 		if (by && from && !strcmp(by, from))
@@ -321,14 +321,14 @@ config_cpus(const struct run *run, json_t *events, const json_t *topo)
 	if (run->spec.run.cpu_limit > 0) {
 		json_array_foreach(json_object_get(topo, "relays"), i, r)
 			ff_print("%s%s on CPU %s", i ? ", " : " (", role_name(ff_json_str(r, "role")),
-			       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "any");
+			       ff_json_str_or(r, "cpus", "any"));
 		ff_print(")");
 	}
 	ff_print("\n");
 	json_array_foreach(json_object_get(topo, "cpus_other_runs"), i, r)
 		printf("  Note:        another flimflam run (pid %lld) has its relays on CPU %s too: the two runs disturb each other's figures\n",
 		       (long long)json_integer_value(json_object_get(r, "pid")),
-		       ff_json_str(r, "cpus") ? ff_json_str(r, "cpus") : "?");
+		       ff_json_str_or(r, "cpus", "?"));
 	if (json_is_true(json_object_get(topo, "cpus_shared")))
 		ff_print("  Note:        too few CPUs for each relay to have its own (%ld relay%s of %ld CPU%s, %.0f CPU%s here): the relays share CPUs\n",
 			 run->spec.hops, run->spec.hops == 1 ? "" : "s",
@@ -466,7 +466,7 @@ print_recording(const struct run *run, const json_t *cap, const char *data)
 	if (host)
 		ff_print(" on %s; ", host);
 	ff_print("%s: %s %s%s, call graph %s)\n", ff_json_str(cap, "tool"),
-		 ff_json_str(cap, "perf_event") ? ff_json_str(cap, "perf_event") : "cycles",
+		 ff_json_str_or(cap, "perf_event", "cycles"),
 		 json_is_null(json_object_get(cap, "freq")) ? "every one" : "at ",
 		 json_is_null(json_object_get(cap, "freq")) ? "" : ff_asprintf("%s Hz", freq_arg(run)),
 		 run->perf.call_graph);
@@ -515,7 +515,7 @@ summarize_capture(const struct run *run, const struct cmd *c, json_t *events)
 		role = role ? role : "?";
 		if (!strcmp(name, "stat")) {
 			ff_print("\nperf stat: %s\n\n", role_name(role));
-			ff_print("%s\n\n", ff_json_str(ev, "table") ? ff_json_str(ev, "table") : "");
+			ff_print("%s\n\n", ff_json_str_or(ev, "table", ""));
 			/* in bench's unit and words: CPU-seconds per GB, per 1,000 requests */
 			print_figure(ev, "cpu_ms_per_gb", "CPU s/GB:", NULL);
 			print_figure(ev, "cpu_ms_per_kop", "CPU s/1k req:", NULL);
@@ -526,8 +526,8 @@ summarize_capture(const struct run *run, const struct cmd *c, json_t *events)
 			size_t k2;
 
 			ff_print("\nContended kernel locks (perf lock contention of %s)\n\n",
-				 ff_json_str(ev, "file") ? ff_json_str(ev, "file") : "perf.data");
-			ff_print("%s\n", ff_json_str(ev, "callers") ? ff_json_str(ev, "callers") : "");
+				 ff_json_str_or(ev, "file", "perf.data"));
+			ff_print("%s\n", ff_json_str_or(ev, "callers", ""));
 			json_array_foreach(json_object_get(ev, "threads"), k2, t)
 				if (ff_json_str(t, "role"))
 					ff_print("  %s thread %.0f (%s): %.0f waits, %.3f ms in all\n",
@@ -540,8 +540,8 @@ summarize_capture(const struct run *run, const struct cmd *c, json_t *events)
 				ff_print("\nRouter %s\n\n", role + 1);
 			else
 				ff_print("\n%s\n\n", role);
-			ff_print("%s\n", ff_json_str(ev, "general") ? ff_json_str(ev, "general") : "");
-			ff_print("%s", ff_json_str(ev, "memory") ? ff_json_str(ev, "memory") : "");
+			ff_print("%s\n", ff_json_str_or(ev, "general", ""));
+			ff_print("%s", ff_json_str_or(ev, "memory", ""));
 		}
 	}
 	if (!samples(c) || !data)

@@ -170,10 +170,10 @@ take_server(struct ff_stage *s, char **host)
 				if (port <= 0)
 					ff_die_event("the upstream's topology event has no %s",
 						     drv->link ? "link_port (a router's inter-router listener, past r1)" : "port");
-				if (strcmp(ff_json_str(ev, "relay") ? ff_json_str(ev, "relay") : "", opt.relay))
+				if (strcmp(ff_json_str_or(ev, "relay", ""), opt.relay))
 					ff_die_event("the upstream's topology event is relay '%s's, and this one is '%s'",
-						     ff_json_str(ev, "relay") ? ff_json_str(ev, "relay") : "?", opt.relay);
-				*host = ff_strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
+						     ff_json_str_or(ev, "relay", "?"), opt.relay);
+				*host = ff_strdup(ff_json_str_or(ev, "host", "127.0.0.1"));
 				next_relay.listen_host = *host;
 				next_relay.proof_port = (int)ff_json_num(next, "tls_proof_port", 0);
 				upstream_relays = json_incref(json_object_get(ev, "relays"));
@@ -191,7 +191,7 @@ take_server(struct ff_stage *s, char **host)
 			}
 			if (!strcmp(ff_event_name(ev), "server")) {
 				port = (int)ff_json_num(ev, "port", 0);
-				*host = ff_strdup(ff_json_str(ev, "host") ? ff_json_str(ev, "host") : "127.0.0.1");
+				*host = ff_strdup(ff_json_str_or(ev, "host", "127.0.0.1"));
 				workload = ff_json_str(ev, "workload");
 				if (workload && !ff_carries(workload, opt.relay, opt.protocol,
 							    NULL, NULL, &why))
