@@ -102,7 +102,7 @@ failed(struct many *m, struct rrconn *c, const char *why, int timed_out)
 	}
 	crr_failed(m->acct, why, timed_out);
 	if (c->fd >= 0)
-		close(c->fd);
+		ff_load_unwatch_close(m->epfd, c->fd);
 	c->fd = -1;
 	/* No spinning on a refused port; the run fails anyway. */
 	wait_until(m, c, interval_ns && c->due > later ? c->due : later);
@@ -165,7 +165,7 @@ ended(struct many *m, struct rrconn *c)
 		m->acct->answered++;
 	}
 	if (crr) {
-		close(c->fd);
+		ff_load_unwatch_close(m->epfd, c->fd);
 		c->fd = -1;
 	}
 	if (interval_ns && c->due > end)

@@ -223,7 +223,7 @@ worker_main(void *arg)
 			struct conn *c = evs[k].data.ptr;
 
 			if (turn(w, c) < 0) {
-				close(c->fd);
+				ff_load_unwatch_close(w->epfd, c->fd);
 				free(c);
 			} else if (c->answered >= c->ask_at && !c->owe)
 				move_out(w, c);

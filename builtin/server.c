@@ -46,9 +46,9 @@ struct worker {
 static struct worker workers[FF_LOAD_MOST];
 
 static void
-conn_close(struct conn *c)
+conn_close(struct worker *w, struct conn *c)
 {
-	close(c->fd);	/* also removes it from the epoll set */
+	ff_load_unwatch_close(w->epfd, c->fd);
 	free(c);	/* never queued: pump() queues only what goes on */
 }
 
@@ -121,7 +121,7 @@ worker_main(void *arg)
 			struct conn *c = evs[k].data.ptr;
 
 			if (!c->queued && pump(w, c, evs[k].events) < 0)
-				conn_close(c);
+				conn_close(w, c);
 		}
 		/* Then one more turn for each connection left with work. */
 		nbatch = w->nready;
@@ -135,7 +135,7 @@ worker_main(void *arg)
 
 			c->queued = 0;
 			if (pump(w, c, 0) < 0)
-				conn_close(c);
+				conn_close(w, c);
 		}
 	}
 	return NULL;

@@ -451,6 +451,13 @@ int ff_load_epoll(void);
 /* Add fd to the epoll set epfd for `events`, with data.ptr `ptr`; dies when it cannot. */
 void ff_load_watch(int epfd, int fd, uint32_t events, void *ptr);
 /*
+ * Take fd out of the epoll set epfd, then close it. close() alone leaves
+ * the registration while anyone else holds the file, even for a moment
+ * (a reader of /proc/PID/fd takes each one in turn), and epoll_wait may
+ * then return the pointer of a connection already freed.
+ */
+void ff_load_unwatch_close(int epfd, int fd);
+/*
  * epoll_wait on epfd for up to `max` events (timeout ms, -1: none): how
  * many came, 0 when a signal came first; dies on any other failure.
  */

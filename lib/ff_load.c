@@ -121,6 +121,14 @@ ff_load_watch(int epfd, int fd, uint32_t events, void *ptr)
 		ff_die("epoll_ctl: %s", strerror(errno));
 }
 
+void
+ff_load_unwatch_close(int epfd, int fd)
+{
+	/* ENOENT, EBADF: not in the set, or closed already; nothing to undo. */
+	epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+	close(fd);
+}
+
 int
 ff_load_events(int epfd, struct epoll_event *evs, int max, int timeout)
 {
