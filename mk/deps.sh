@@ -6,10 +6,10 @@
 
 debian_pkgs="gcc make pkg-config libpipeline-dev libjansson-dev jq
 linux-perf iperf3 nghttp2-client nghttp2-server nghttp2-proxy
-nginx libnginx-mod-stream haproxy socat bats bats-assert bats-support chromium procps shellcheck sockperf openssl groff-base man-db
+nginx libnginx-mod-stream haproxy socat strace bats bats-assert bats-support chromium procps shellcheck sockperf openssl groff-base man-db
 openssh-server openssh-client parallel iproute2 util-linux libsqlite3-dev sqlite3"
 fedora_pkgs="gcc make pkgconf-pkg-config libpipeline-devel jansson-devel jq
-perf iperf3 nghttp2 nginx nginx-mod-stream haproxy socat bats chromium procps-ng ShellCheck sockperf openssl groff-base man-db
+perf iperf3 nghttp2 nginx nginx-mod-stream haproxy socat strace bats chromium procps-ng ShellCheck sockperf openssl groff-base man-db
 openssh-server openssh-clients parallel iproute util-linux sqlite-devel sqlite"
 
 # Ubuntu packages perf per kernel, as linux-tools-RELEASE (the same names

@@ -482,6 +482,26 @@ two_benches() {
 	jq -e -s 'length == 1' same.jsonl
 }
 
+@test "files: of two benches given one new name, the one that loses is told that name, even when the other's page came first" {
+	skip_unless_program strace
+	cd "$BATS_TEST_TMPDIR"
+	# The first bench is held for 3 s at its first look at same.html, after
+	# its look at same.jsonl; the second starts meanwhile. One runs, and
+	# the other is refused for the name it was given (the first once was
+	# refused for the page the second had claimed).
+	strace -f -qq -o /dev/null -P same.html -e inject=all:delay_enter=3000000:when=1 \
+		ff-bench -w builtin $QUICK --output same.jsonl >out1 2>err1 3>&- &
+	local a=$! sa=0 sb=0
+	sleep 0.5
+	ff-bench -w builtin $QUICK --output same.jsonl >out2 2>err2 3>&- || sb=$?
+	wait "$a" || sa=$?
+	cat err1 err2
+	[ $((sa + sb)) -eq 1 ]
+	[ "$(cat err1 err2 | grep -c "^ff-bench: cannot write 'same.jsonl': it exists")" -eq 1 ]
+	run ! grep -q 'same.html' err1 err2
+	jq -e -s 'length == 1' same.jsonl
+}
+
 @test "files: two benches appending to one file at once both keep every run" {
 	cd "$BATS_TEST_TMPDIR"
 	quick_bench -w builtin $QUICK --output both.jsonl

@@ -212,10 +212,6 @@ output_prepare(void)
 		       "the new runs to it)" : "");
 	if (stream.direct)
 		return;
-	page = report_path_for(opt.output);
-	if (ff_out_check(&o, page, keep || claimed ? 0 : FF_OUT_NEW, NULL) < 0)
-		ff_die("%s%s", o.err, o.exists ? " (the report of the results goes there; --force "
-		       "replaces it)" : "");
 	snprintf(dir, sizeof(dir), "%s", stream.path);
 	slash = strrchr(dir, '/');
 	if (slash)
@@ -225,10 +221,19 @@ output_prepare(void)
 	/* Tried, not access(2): root passes that even on /proc. */
 	if (ff_dir_writable(dir, 1 << 20, &why) < 0)
 		ff_die("cannot keep the results in '%s': %s", opt.output, why.s);
-	if (!keep && !claimed) {
+	/*
+	 * The results file is claimed before its page is looked at: of two
+	 * benches given one new name, the one that loses is told the name it
+	 * gave, not that the winner's page exists.
+	 */
+	if (!keep && !claimed)
 		claim(stream.path, opt.output, " (--force replaces it, --append adds the new runs to it)");
+	page = report_path_for(opt.output);
+	if (ff_out_check(&o, page, keep || claimed ? 0 : FF_OUT_NEW, NULL) < 0)
+		ff_die("%s%s", o.err, o.exists ? " (the report of the results goes there; --force "
+		       "replaces it)" : "");
+	if (!keep && !claimed)
 		claim(o.path, page, " (the report of the results goes there; --force replaces it)");
-	}
 	if (!opt.append || !stream.exists)
 		return;
 	if (!(text = ff_read_file(stream.path, &len)))
