@@ -190,7 +190,9 @@ output_prepare(void)
 	static char name[PATH_MAX];
 	char dir[PATH_MAX], stem[PATH_MAX], *slash, *text;
 	struct ff_buf why = FF_BUF_INIT;
-	int claimed = 0, keep = opt.force || opt.append;
+	static const char results_hint[] = " (--force replaces it, --append adds the new runs to it)";
+	static const char page_hint[] = " (the report of the results goes there; --force replaces it)";
+	int fresh = !opt.force && !opt.append;	/* both names are made new here */
 	struct ff_out o;
 	size_t len;
 
@@ -205,11 +207,10 @@ output_prepare(void)
 			ff_die("cannot write '%s.jsonl': %s", stem, strerror(errno));
 		strcat(name, ".jsonl");
 		opt.output = name;
-		claimed = 1;
+		fresh = 0;	/* claimed, with its page */
 	}
-	if (ff_out_check(&stream, opt.output, keep || claimed ? 0 : FF_OUT_NEW, NULL) < 0)
-		ff_die("%s%s", stream.err, stream.exists ? " (--force replaces it, --append adds "
-		       "the new runs to it)" : "");
+	if (ff_out_check(&stream, opt.output, fresh ? FF_OUT_NEW : 0, NULL) < 0)
+		ff_die("%s%s", stream.err, stream.exists ? results_hint : "");
 	if (stream.direct)
 		return;
 	snprintf(dir, sizeof(dir), "%s", stream.path);
@@ -226,14 +227,13 @@ output_prepare(void)
 	 * benches given one new name, the one that loses is told the name it
 	 * gave, not that the winner's page exists.
 	 */
-	if (!keep && !claimed)
-		claim(stream.path, opt.output, " (--force replaces it, --append adds the new runs to it)");
+	if (fresh)
+		claim(stream.path, opt.output, results_hint);
 	page = report_path_for(opt.output);
-	if (ff_out_check(&o, page, keep || claimed ? 0 : FF_OUT_NEW, NULL) < 0)
-		ff_die("%s%s", o.err, o.exists ? " (the report of the results goes there; --force "
-		       "replaces it)" : "");
-	if (!keep && !claimed)
-		claim(o.path, page, " (the report of the results goes there; --force replaces it)");
+	if (ff_out_check(&o, page, fresh ? FF_OUT_NEW : 0, NULL) < 0)
+		ff_die("%s%s", o.err, o.exists ? page_hint : "");
+	if (fresh)
+		claim(o.path, page, page_hint);
 	if (!opt.append || !stream.exists)
 		return;
 	if (!(text = ff_read_file(stream.path, &len)))
