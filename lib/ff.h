@@ -649,12 +649,13 @@ int ff_relay_cmd_program(const char *cmd, char **path, struct ff_buf *why);
 /* ff_machine.c */
 
 /*
- * /proc/stat's figures: busy_s the whole machine's user, nice and system
- * time (guests' included, interrupts not), steal_s the hypervisor's
- * steal, both in seconds since boot (-1: not there); procs_running the
- * runnable tasks now (-1: not there); cpus its cpuN lines (0: none).
- * ff_cpu_stat_parse reads `text` (NULL: nothing), ff_cpu_stat_read the
- * file: 0, or -1 when the busy time or the CPUs are missing.
+ * /proc/stat's figures: busy_s the whole machine's time on a CPU, all but
+ * idle, iowait and steal (user, nice, system, interrupts and softirqs;
+ * guests' included), steal_s the hypervisor's steal, both in seconds
+ * since boot (-1: not there); procs_running the runnable tasks now (-1:
+ * not there); cpus its cpuN lines (0: none). ff_cpu_stat_parse reads
+ * `text` (NULL: nothing), ff_cpu_stat_read the file: 0, or -1 when the
+ * busy time or the CPUs are missing.
  */
 struct ff_cpu_stat {
 	double busy_s, steal_s;
@@ -670,26 +671,32 @@ double ff_load1(void);
 double ff_cpuinfo_mhz_parse(const char *text);
 /* The CPUs' mean clock in MHz: cpufreq's where readable, else /proc/cpuinfo's; -1: neither. */
 double ff_cpu_mhz(void);
-/*
- * The CPU seconds of the processes of the trees of roots[n] (each process
- * once): each one's threads', live and ended, and its reaped children's
- * (so a process that ends in a window still counts); -1 if none is there.
- */
-double ff_procs_cpu_s(const pid_t *roots, int n);
+/* A process's CPU ticks at a moment, told from a later one of its pid by its start time. */
+struct ff_proc_ticks {
+	pid_t pid;
+	unsigned long long start;
+	long long ticks;
+};
 /*
  * A window's readings: ff_machine_begin at its start, ff_machine_sample
  * as it goes (runnable tasks and the clock are means of the samples),
- * ff_machine_end at its end, the same roots each time (the run's
- * processes); ff_machine_json then gives the `machine` object of the
- * `resources` event: {load1, procs_running, steal_s, other_cpu_s,
- * other_cpu_fraction, run_cpu_s, cpus, cpu_mhz}, null what could not be
- * read. other_cpu_s is the machine's busy time less the run's (never
- * below 0), other_cpu_fraction that over window x cpus.
+ * ff_machine_end at its end (it frees what begin took), the same roots
+ * each time (the run's processes); ff_machine_json then gives the
+ * `machine` object of the `resources` event: {load1, procs_running,
+ * steal_s, other_cpu_s, other_cpu_fraction, run_cpu_s, cpus, cpu_mhz},
+ * null what could not be read. other_cpu_s is the CPU time of every
+ * process outside the roots' trees (kernel threads aside): each one's
+ * own and its reaped children's over the window, all of it for one that
+ * started in the window; other_cpu_fraction that over window x cpus;
+ * run_cpu_s the machine's busy time less others' (never below 0): the
+ * run's processes and the kernel's work for them, softirqs included.
  */
 struct ff_machine {
 	double t0, t1;
 	struct ff_cpu_stat s0, s1;
-	double run0, run1;
+	struct ff_proc_ticks *others0;	/* the others at the start, by pid */
+	int nothers0;
+	double other_s;			/* -1: /proc could not be read */
 	double load1;
 	double running_sum, mhz_sum;
 	int running_n, mhz_n;

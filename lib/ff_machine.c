@@ -1,7 +1,8 @@
 /*
  * ff_machine.c - what a window shared the machine with: the CPU time of
- * the whole machine (/proc/stat) against the run's own processes', the
- * hypervisor's steal, runnable tasks, the load average, the CPU clock.
+ * the processes that are not the run's, against the whole machine's
+ * (/proc/stat), the hypervisor's steal, runnable tasks, the load
+ * average, the CPU clock.
  */
 #include "ff.h"
 
@@ -38,8 +39,9 @@ ff_cpu_stat_parse(const char *text, struct ff_cpu_stat *s)
 			/* user nice system idle iowait irq softirq steal ... */
 			n = sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu",
 				   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+			/* idle and iowait apart; interrupts and softirqs are work too */
 			if (n >= 3)
-				s->busy_s = (v[0] + v[1] + v[2]) / hz;
+				s->busy_s = (v[0] + v[1] + v[2] + (n >= 7 ? v[5] + v[6] : 0)) / hz;
 			if (n >= 8)
 				s->steal_s = v[7] / hz;
 		} else if (!strncmp(line, "cpu", 3) && line[3] >= '0' && line[3] <= '9') {
@@ -144,15 +146,16 @@ ff_load1(void)
 }
 
 /*
- * A process's CPU time in ticks: its threads' (live and ended) and its
- * reaped children's, fields 14 to 17 of /proc/PID/stat; -1 if gone.
+ * Of /proc/PID/stat: its CPU ticks (user and system, its reaped
+ * children's too), its start time; -1 if gone, or a kernel thread.
  */
 static long long
-proc_ticks(pid_t pid)
+proc_ticks(pid_t pid, unsigned long long *start)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long u, s;
 	long long cu, cs;
+	unsigned flags;
 	FILE *f;
 	size_t len;
 
@@ -164,18 +167,28 @@ proc_ticks(pid_t pid)
 	buf[len] = 0;
 	if (!(p = strrchr(buf, ')')))	/* comm may hold spaces and parentheses */
 		return -1;
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld",
-		   &u, &s, &cu, &cs) != 4)
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %llu %llu %lld %lld %*d %*d %*d %*d %llu",
+		   &flags, &u, &s, &cu, &cs, start) != 6 || (flags & 0x00200000))	/* PF_KTHREAD */
 		return -1;
 	return (long long)(u + s) + (cu > 0 ? cu : 0) + (cs > 0 ? cs : 0);
 }
 
-double
-ff_procs_cpu_s(const pid_t *roots, int nroots)
+static int
+pid_in(pid_t pid, const pid_t *set, int n)
 {
-	pid_t all[1024];
-	int n = 0, i, j, k, live = 0;
-	long long ticks = 0, t;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (set[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* The processes of the roots' trees, each once, into run[max]; the count. */
+static int
+run_pids(const pid_t *roots, int nroots, pid_t *run, int max)
+{
+	int n = 0, i, j;
 
 	for (i = 0; i < nroots; i++) {
 		pid_t tree[256];
@@ -184,29 +197,61 @@ ff_procs_cpu_s(const pid_t *roots, int nroots)
 		if (roots[i] <= 0)
 			continue;
 		m = ff_proc_tree(roots[i], tree, 256);
-		for (j = 0; j < m && n < (int)FF_ARRAY_SIZE(all); j++) {
-			for (k = 0; k < n && all[k] != tree[j]; k++)
-				;
-			if (k == n)
-				all[n++] = tree[j];
-		}
+		for (j = 0; j < m && n < max; j++)
+			if (!pid_in(tree[j], run, n))
+				run[n++] = tree[j];
 	}
-	for (i = 0; i < n; i++)
-		if ((t = proc_ticks(all[i])) >= 0) {
-			ticks += t;
-			live++;
+	return n;
+}
+
+/*
+ * Every process now but the run's and the kernel's, with its ticks, into
+ * a new array (*out, NULL if none); the count, or -1 if /proc is unreadable.
+ */
+static int
+others_now(const pid_t *run, int nrun, struct ff_proc_ticks **out)
+{
+	struct ff_proc_ticks *v = NULL;
+	struct dirent *de;
+	int n = 0, cap = 0;
+	DIR *d = opendir("/proc");
+
+	*out = NULL;
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		struct ff_proc_ticks t;
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (pid <= 0 || *end || pid_in((pid_t)pid, run, nrun))
+			continue;
+		t.pid = (pid_t)pid;
+		if ((t.ticks = proc_ticks(t.pid, &t.start)) < 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			v = ff_realloc(v, cap * sizeof(*v));
 		}
-	return live ? ticks / user_hz() : -1;
+		v[n++] = t;
+	}
+	closedir(d);
+	*out = v;
+	return n;
 }
 
 void
 ff_machine_begin(struct ff_machine *m, const pid_t *roots, int nroots)
 {
+	pid_t run[1024];
+	int nrun = run_pids(roots, nroots, run, (int)FF_ARRAY_SIZE(run));
+
 	memset(m, 0, sizeof(*m));
 	m->load1 = -1;
+	m->other_s = -1;
 	m->t0 = ff_now();
 	ff_cpu_stat_read(&m->s0);
-	m->run0 = ff_procs_cpu_s(roots, nroots);
+	m->nothers0 = others_now(run, nrun, &m->others0);
 	ff_machine_sample(m);
 }
 
@@ -226,10 +271,43 @@ ff_machine_sample(struct ff_machine *m)
 	}
 }
 
+/*
+ * Others' ticks over the window: each one's since the start, or all of
+ * them if it started since (a pid not seen then, or seen for another
+ * process). The run's processes at either end are not others.
+ */
+static double
+others_window_s(const struct ff_machine *m, const pid_t *run, int nrun)
+{
+	struct ff_proc_ticks *now;
+	long long ticks = 0;
+	int n = others_now(run, nrun, &now), i, j;
+
+	if (n < 0 || m->nothers0 < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		long long t = now[i].ticks;
+
+		for (j = 0; j < m->nothers0; j++)
+			if (m->others0[j].pid == now[i].pid && m->others0[j].start == now[i].start) {
+				t = now[i].ticks > m->others0[j].ticks ? now[i].ticks - m->others0[j].ticks : 0;
+				break;
+			}
+		ticks += t;
+	}
+	free(now);
+	return ticks / user_hz();
+}
+
 void
 ff_machine_end(struct ff_machine *m, const pid_t *roots, int nroots)
 {
-	m->run1 = ff_procs_cpu_s(roots, nroots);
+	pid_t run[1024];
+	int nrun = run_pids(roots, nroots, run, (int)FF_ARRAY_SIZE(run));
+
+	m->other_s = others_window_s(m, run, nrun);
+	free(m->others0);
+	m->others0 = NULL;
 	ff_cpu_stat_read(&m->s1);
 	m->t1 = ff_now();
 	m->load1 = ff_load1();
@@ -248,11 +326,11 @@ ff_machine_json(const struct ff_machine *m)
 	double window = m->t1 - m->t0;
 	int stat = m->s0.cpus > 0 && m->s1.cpus > 0 && m->s1.busy_s >= m->s0.busy_s;
 	int steal = stat && m->s0.steal_s >= 0 && m->s1.steal_s >= m->s0.steal_s;
-	int run = m->run0 >= 0 && m->run1 >= 0;
-	double run_s = run ? fmax(0, m->run1 - m->run0) : -1;
 	double busy = stat ? m->s1.busy_s - m->s0.busy_s : -1;
+	double other = m->other_s;
 	/* The two counts are read moments apart, in ticks: never below none. */
-	double other = stat && run ? fmax(0, busy - run_s) : -1;
+	double run_s = stat && other >= 0 ? fmax(0, busy - other) : -1;
+	int run = run_s >= 0;
 	int cpus = m->s1.cpus;
 	json_t *o = json_object();
 

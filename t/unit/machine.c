@@ -1,9 +1,9 @@
 /*
  * t/unit/machine: lib's readings of the machine from given texts, for
- * t/machine.bats: `machine STAT0 STAT1 RUN0 RUN1 WINDOW_S LOADAVG CPUINFO`
+ * t/machine.bats: `machine STAT0 STAT1 OTHER_S WINDOW_S LOADAVG CPUINFO`
  * takes /proc/stat at a window's start and end, /proc/loadavg and
- * /proc/cpuinfo from files ("-": unreadable), the run's CPU seconds at
- * each end (-1: unreadable), and prints the `machine` object, then
+ * /proc/cpuinfo from files ("-": unreadable), the other processes' CPU
+ * seconds over the window (-1: unreadable), and prints the `machine` object, then
  * "shared REASON" or "not shared". Built by `make`, never installed.
  */
 #include "ff.h"
@@ -33,15 +33,15 @@ main(int argc, char *argv[])
 	int i;
 
 	ff_setprog(argv[0]);
-	if (argc != 8) {
-		fprintf(stderr, "usage: machine STAT0 STAT1 RUN0 RUN1 WINDOW_S LOADAVG CPUINFO\n");
+	if (argc != 7) {
+		fprintf(stderr, "usage: machine STAT0 STAT1 OTHER_S WINDOW_S LOADAVG CPUINFO\n");
 		return 2;
 	}
 	memset(&m, 0, sizeof(m));
 	t[0] = text(argv[1]);
 	t[1] = text(argv[2]);
-	t[2] = text(argv[6]);
-	t[3] = text(argv[7]);
+	t[2] = text(argv[5]);
+	t[3] = text(argv[6]);
 	ff_cpu_stat_parse(t[0], &m.s0);
 	ff_cpu_stat_parse(t[1], &m.s1);
 	/* runnable tasks: the mean of the two ends' */
@@ -50,9 +50,8 @@ main(int argc, char *argv[])
 			m.running_sum += (i ? m.s1 : m.s0).procs_running;
 			m.running_n++;
 		}
-	m.run0 = atof(argv[3]);
-	m.run1 = atof(argv[4]);
-	m.t1 = atof(argv[5]);
+	m.other_s = atof(argv[3]);
+	m.t1 = atof(argv[4]);
 	m.load1 = ff_loadavg_parse(t[2]);
 	if ((mhz = ff_cpuinfo_mhz_parse(t[3])) > 0) {
 		m.mhz_sum = mhz;
