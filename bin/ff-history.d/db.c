@@ -154,7 +154,7 @@ db_open(const char *path, int create)
 	sqlite3 *db = NULL;
 	struct stat sb;
 	char *dir, *slash;
-	int rc;
+	int rc, waited;
 
 	free(name);
 	name = ff_strdup(path);
@@ -178,9 +178,18 @@ db_open(const char *path, int create)
 	if (rc != SQLITE_OK)
 		db_die(db, "cannot open it");
 	sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-	/* A file that is not SQLite fails here, on its first read. */
-	if (sqlite3_exec(db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK)
-		db_die(db, "cannot open it");
+	/*
+	 * A file that is not SQLite fails here, on its first read. Another
+	 * writer making the file WAL at the same moment gives SQLITE_BUSY
+	 * without the busy handler's wait (seen: two adds to a new file at
+	 * once): that is waited for here, as long.
+	 */
+	for (waited = 0; (rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL)) != SQLITE_OK;
+	     waited += 50) {
+		if ((rc & 0xff) != SQLITE_BUSY || waited >= BUSY_TIMEOUT_MS)
+			db_die(db, "cannot open it");
+		ff_sleep(0.05);
+	}
 	db_exec(db, "PRAGMA foreign_keys = ON");
 	db_exec(db, "BEGIN IMMEDIATE");
 	schema(db);
