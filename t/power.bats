@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # Power (issue 25): the runs of one round of an interleaved bench are pairs
 # (compare's paired test), bench --repeat auto adds rounds until each case
-# is decided, and its confidence sequence keeps the A/A false-positive rate
-# under 5% however many rounds it looks at (t/unit/power-sim simulates the
-# code of bin/ff-bench.d/paired.c itself).
+# is decided, and its confidence sequence (with the signed-rank test at the
+# budget's end) keeps the A/A false-positive rate under 5% however many
+# rounds it looks at (t/unit/power-sim simulates the code of
+# bin/ff-bench.d/paired.c itself).
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -49,6 +50,46 @@ DRIFT="$TOP/t/fixtures/power/drift.jsonl"
 	[ "$(jq .n_base <<<"$bits")" = 15 ]
 }
 
+# 60 log ratios of relay CPU per GB, fix over main: about +7%, varying 15%
+# (drawn once, seed 72). The sequence at 95% decides at none of the 60
+# rounds (its interval always holds 0 and is wider than +-2%); the
+# signed-rank test of all 60 has p = 0.0009.
+UNDECIDED60='[0.0801,0.0499,0.0658,0.017,-0.0266,0.0068,0.015,-0.0559,-0.0912,-0.0594,0.0066,-0.0238,-0.0316,0.0685,0.0074,-0.0131,0.0397,-0.0307,0.0231,-0.0016,0.0161,0.0286,-0.0132,0.0391,-0.0002,0.049,0.0623,-0.037,-0.0144,0.0675,0.0676,0.1295,0.0739,-0.0164,0.0906,0.1216,0.0235,0.0364,-0.0224,0.0439,0.0366,-0.0028,0.0701,0.0402,0.0913,0.039,-0.0815,0.0277,0.0536,0.0056,0.0335,-0.0372,0.0394,0.0138,-0.1149,0.0578,0.06,0.0346,0.0026,0.0641]'
+
+# seq_rows SCALE SHIFT FILE: 60 rounds of an adaptive bench, main then fix,
+# fix's relay CPU per GB e^(SCALE x UNDECIDED60[r] + SHIFT) times main's,
+# the same bytes.
+seq_rows() {
+	jq -c --argjson d "$UNDECIDED60" --argjson k "$1" --argjson s "$2" -s '
+		(map(select(.build.label == "main"))[0]) as $m | (map(select(.build.label == "fix"))[0]) as $f |
+		range(0; 60) as $r | ($m, ($f | .result.bits_per_s = $m.result.bits_per_s |
+			.resources.relays = [$m.resources.relays[] | .cpu_fraction *= ($d[$r] * $k + $s | exp)])) |
+		.repeat = $r + 1 | .sequential = true | .repeats = null |
+		.run_dir = "/tmp/flimflam-fixture/seq-\($r)-\(.build.label)" |
+		.time = "2026-12-01T\(10 + ($r / 30 | floor)):\($r % 30 * 2 + (if .build.label == "fix" then 1 else 0 end) |
+			tostring | if length == 1 then "0" + . else . end):00Z"' "$DRIFT" >"$3"
+}
+
+@test "compare: a case an adaptive bench's sequence never decided gets the signed-rank test at the budget's end too" {
+	local f="$BATS_TEST_TMPDIR/seq.jsonl" cpu
+	seq_rows 3 0 "$f"
+	[ "$(wc -l <"$f")" = 120 ]
+	run -0 --separate-stderr ff-bench compare --json "$f" --base main --new fix
+	cpu=$(jq -c 'select(.event == "comparison" and .metric == "relay_cpu_s_per_gb")' <<<"$output")
+	echo "$cpu"
+	[ "$(jq -r .test <<<"$cpu")" = "confidence sequence, then Wilcoxon signed-rank at the budget's end" ]
+	# the test's p over its share of alpha (0.8): 0.0009 / 0.8; the change its Hodges-Lehmann, e^(3 x 0.0223)
+	jq -e '.p > 0.0010 and .p < 0.0012 and .verdict == "worse" and
+		.change_pct > 6.5 and .change_pct < 7.2 and .ci_low_pct > 2 and .ci_high_pct < 12' <<<"$cpu"
+	# A case the sequence decided on the way keeps the sequence's analysis
+	# alone: the same pairs 20% higher, decided early.
+	seq_rows 3 0.2 "$f"
+	run -0 --separate-stderr ff-bench compare --json "$f" --base main --new fix
+	cpu=$(jq -c 'select(.event == "comparison" and .metric == "relay_cpu_s_per_gb")' <<<"$output")
+	echo "$cpu"
+	[[ "$(jq -r .test <<<"$cpu")" == "confidence sequence (sign-symmetric normal mixture)" ]]
+}
+
 @test "signed-rank: p, Hodges-Lehmann and Tukey's interval against values computed by hand" {
 	sim="$TOP/t/unit/power-sim"
 	[ -x "$sim" ] || fail "t/unit/power-sim is not built (make builds it)"
@@ -82,6 +123,19 @@ DRIFT="$TOP/t/fixtures/power/drift.jsonl"
 	run -0 "$sim" -t 100 -r 40 -s 1 -e 5 -x 3 cs
 	found=$(sed -n 's/.* changed=\([0-9.]*\) .*/\1/p' <<<"$output")
 	awk -v f="$found" 'BEGIN { exit !(f >= 0.9) }' || fail "a 5% change found in only $found"
+}
+
+@test "power-sim: at the budget's end the signed-rank test finds what the sequence alone misses, and A/A stays under 5%" {
+	sim="$TOP/t/unit/power-sim"
+	[ -x "$sim" ] || fail "t/unit/power-sim is not built (make builds it)"
+	# 140 rounds (10 minutes of 1 s windows here) of pairs varying 10%:
+	# a 5% change. The sequence alone at 95% found it in 82% of these tries.
+	run -0 "$sim" -t 300 -r 140 -s 10 -e 5 -x 5 cs
+	found=$(sed -n 's/.* changed=\([0-9.]*\) .*/\1/p' <<<"$output")
+	awk -v f="$found" 'BEGIN { exit !(f >= 0.9) }' || fail "a 5% change found in only $found"
+	run -0 "$sim" -t 300 -r 140 -s 10 -e 0 -x 5 cs
+	fp=$(sed -n 's/.* changed=\([0-9.]*\) .*/\1/p' <<<"$output")
+	awk -v f="$fp" 'BEGIN { exit !(f <= 0.05) }' || fail "A/A changed in $fp of the tries"
 }
 
 @test "bench --repeat auto: bad budgets, and no builds, are one line and exit 2" {

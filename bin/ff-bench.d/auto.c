@@ -8,10 +8,12 @@
  * streams (the steadiest on a shared machine: it does not fall with the
  * CPU time a relay is left, where throughput does), throughput with relay
  * none. After each round, the pairs of each undecided comparison get the
- * confidence sequence of paired.c, at alpha split evenly over the
- * comparisons (Bonferroni), so that the chance of any wrong decision in
- * the whole bench stays under alpha however many rounds are looked at:
- * - worse or better: the sequence lies on one side of 0;
+ * confidence sequence of paired.c, and after the last round the budget
+ * holds, those it left undecided get the signed-rank test too
+ * (seq_analysis), at alpha split evenly over the comparisons
+ * (Bonferroni), so that the chance of any wrong decision in the whole
+ * bench stays under alpha however many rounds are looked at:
+ * - worse or better: the interval lies on one side of 0;
  * - equivalent: it lies within +-THRESHOLD (2%, compare's default);
  * - undecided: neither, when the budget ended.
  * A decided case runs no more rounds.
@@ -97,7 +99,7 @@ auto_check(void)
 }
 
 /* The metric a case is decided on (see the top), or -1. */
-static int
+int
 decision_metric(const struct group *b, const struct group *n)
 {
 	static const int pref[] = { M_CPU_KREQ, M_CPU_GB, M_OPS, M_BITS };
@@ -155,11 +157,12 @@ take_comparisons(const struct results *r)
 }
 
 /*
- * Each undecided comparison's sequence after `round` rounds, at alpha
- * split over `split` comparisons; returns how many remain undecided.
+ * Each undecided comparison's analysis after `round` rounds, the last if
+ * `final`, at alpha split over `split` comparisons; returns how many
+ * remain undecided.
  */
 static int
-decide(const struct results *r, int round, int split)
+decide(const struct results *r, int round, int split, int final)
 {
 	double thr = log1p(THRESHOLD / 100), *d;
 	int i, np, lone, seq, open = 0;
@@ -177,7 +180,7 @@ decide(const struct results *r, int round, int split)
 			continue;
 		}
 		np = pair_runs(b, n, v->m, &d, &lone, &seq);
-		conf_seq(d, np, ALPHA / split, &v->p);
+		seq_analysis(d, np, ALPHA / split, final, &v->p);
 		free(d);
 		if (v->p.lo > 0 || v->p.hi < 0)
 			v->what = (v->p.lo > 0) == metrics[v->m].higher_better ? "better" : "worse";
@@ -197,7 +200,7 @@ auto_more(json_t *records, int rounds_done, int runs_per_round)
 {
 	struct results r;
 	double now = ff_now(), per_run, left;
-	int open, i, nruns;
+	int open, i, nruns, more;
 
 	if (!auto_on())
 		return 1;
@@ -207,20 +210,21 @@ auto_more(json_t *records, int rounds_done, int runs_per_round)
 	}
 	results_of(records, 1, &r);
 	take_comparisons(&r);
-	open = decide(&r, rounds_done, nverdicts);
 	for (i = 0, nruns = 0; i < r.ng; i++)
 		nruns += group_count(&r.g[i], 'o') + group_count(&r.g[i], 'f');
-	results_free(&r);
 	nruns_done = nruns;
 	per_run = nruns ? (now - started) / nruns : 0;
 	left = budget_s - (now - started);
+	/* Another round only when it should end within the budget: else this was the last. */
+	more = left >= per_run * (runs_per_round > 0 ? runs_per_round : 1);
+	open = decide(&r, rounds_done, nverdicts, !more);
+	results_free(&r);
 	ff_say("%s: round %d done: %d of %d comparison%s decided, %s of the budget left\n", ff_prog(),
 	       rounds_done, nverdicts - open, nverdicts, nverdicts == 1 ? "" : "s",
 	       clock_str(left > 0 ? left : 0));
 	if (!open && nverdicts)
 		return 0;
-	/* Another round only when it should end within the budget. */
-	return left >= per_run * (runs_per_round > 0 ? runs_per_round : 1);
+	return more;
 }
 
 /* Is bench case c decided: every comparison it is in (as base or build)? Then it runs no more. */
@@ -277,7 +281,7 @@ print_decisions(void)
 	size_t len = 0;
 	int i, nund = 0;
 
-	trow(&t, 8, "Workload", "Relay", "Protocol", "Build", "Metric", "Change [anytime 95% CI]",
+	trow(&t, 8, "Workload", "Relay", "Protocol", "Build", "Metric", "Change [95% CI]",
 	     "Rounds", "Decision");
 	for (i = 0; i < nverdicts; i++) {
 		const struct verdict *v = &verdicts[i];
@@ -297,9 +301,10 @@ print_decisions(void)
 					v->new_label ? v->new_label : "-");
 	}
 	printf("\nAdaptive rounds (--repeat auto, budget %s): each build against %s, on relay CPU\n"
-	       "per GB (per 1k requests for request workloads); decided when the confidence\n"
-	       "sequence of its pairs' log ratios, at 95%% for the whole bench, lies beyond 0\n"
-	       "(better, worse) or within +-%g%% (equivalent)\n\n", clock_str(budget_s),
+	       "per GB (per 1k requests for request workloads); decided when the interval of its\n"
+	       "pairs' log ratios, 95%% for the whole bench, lies beyond 0 (better, worse) or\n"
+	       "within +-%g%% (equivalent): the confidence sequence after each round, and for\n"
+	       "what it left undecided, with the signed-rank test's at the budget's end\n\n", clock_str(budget_s),
 	       nverdicts && verdicts[0].k.build ? verdicts[0].k.build : "the base", THRESHOLD);
 	table_print(&t);
 	table_free(&t);
@@ -416,7 +421,7 @@ auto_report(json_t *records)
 			for (j = 0; j < r.g[i].nruns; j++)
 				last = r.g[i].runs[j].repeat > last ? (int)r.g[i].runs[j].repeat : last;
 		take_comparisons(&r);
-		decide(&r, last, nverdicts);
+		decide(&r, last, nverdicts, 1);
 		print_decisions();
 	}
 	results_free(&r);

@@ -231,9 +231,22 @@ struct paired {
 void signed_rank(const double *d, int n, double alpha, struct paired *r);
 /* The anytime-valid confidence sequence and p of d (in round order) after n pairs. */
 void conf_seq(const double *d, int n, double alpha, struct paired *r);
+/*
+ * An adaptive bench's analysis of d after n rounds: the sequence at part
+ * of alpha, and with `final` (the case ran to the budget's end, its
+ * sequence never deciding) the signed-rank test at the rest; whether the
+ * sequence decided at any round (equivalence: within +-thr); the metric
+ * the bench decides a case on (-1: none).
+ */
+void seq_analysis(const double *d, int n, double alpha, int final, struct paired *r);
+int cs_ever_decided(const double *d, int n, double alpha, double thr);
+int decision_metric(const struct group *b, const struct group *n);
 int pair_runs(const struct group *b, const struct group *n, int m, double **d, int *lone, int *seq);
-/* 1 and r filled when the runs of b and n pair up (one interleaved bench), else 0. */
-int paired_change(const struct group *b, const struct group *n, int m, double alpha, struct paired *r);
+/*
+ * 1 and r filled when the runs of b and n pair up (one interleaved bench),
+ * else 0; of an adaptive bench's, dm is the metric it decided the case on.
+ */
+int paired_change(const struct group *b, const struct group *n, int m, int dm, double alpha, struct paired *r);
 double pct_of_log(double x);
 
 /* Tables and the bench's table (table.c) */

@@ -6,11 +6,12 @@
  *
  *   power-sim [options] cs      one case, rounds added until its confidence
  *                               sequence decides (excludes 0, or lies within
- *                               +-threshold) or the rounds run out
+ *                               +-threshold) or the rounds run out, then the
+ *                               signed-rank test too (seq_analysis)
  *   power-sim [options] table   an A/A table: cases x metrics, each case's
  *                               first metric deciding when it stops (alpha
  *                               split over the cases), then every metric's
- *                               anytime p at the stop, Benjamini-Hochberg over
+ *                               p at the stop, as compare has it, Benjamini-Hochberg over
  *                               the table, as compare does; and the same table
  *                               at a fixed number of rounds with the
  *                               signed-rank test
@@ -115,13 +116,16 @@ load_measured(const char *path)
 	}
 }
 
-/* What the sequence says of d[0..n-1]: 1 changed, 2 equivalent, 0 undecided; its direction in *dir. */
+/*
+ * What bench's analysis says of d[0..n-1], the last round if `final`: 1
+ * changed, 2 equivalent, 0 undecided; its direction in *dir.
+ */
 static int
-decide(const double *d, int n, double alpha, double thr, int *dir)
+decide(const double *d, int n, double alpha, double thr, int final, int *dir)
 {
 	struct paired r;
 
-	conf_seq(d, n, alpha, &r);
+	seq_analysis(d, n, alpha, final, &r);
 	*dir = r.est > 0 ? 1 : -1;
 	if (r.lo > 0 || r.hi < 0)
 		return 1;
@@ -147,7 +151,7 @@ sim_cs(int tries, int rounds, double e, double thr)
 
 		for (n = 1; n <= rounds && !how; n++) {
 			d[n - 1] = pair(e);
-			how = decide(d, n, ALPHA, thr, &dir);
+			how = decide(d, n, ALPHA, thr, n == rounds, &dir);
 		}
 		n--;
 		if (how == 1 && (e == 0 || (dir > 0) == (e > 0)))
@@ -219,16 +223,22 @@ sim_table(int tries, int rounds, int c, int m, double thr)
 			for (i = 0; i < c * m; i++)
 				d[(size_t)i * rounds + n - 1] = pair(0);
 			for (i = 0; i < c; i++)
-				if (!stopped[i] && decide(d + (size_t)i * m * rounds, n, ALPHA / c, thr, &dir)) {
+				if (!stopped[i] && decide(d + (size_t)i * m * rounds, n, ALPHA / c, thr, n == rounds, &dir)) {
 					stopped[i] = n;
 					open--;
 				}
 		}
 		n--;
 		total_rounds += n;
-		/* compare on the file: every metric's anytime p at the stop, BH over the table. */
+		/*
+		 * compare on the file: every metric's p at the stop, BH over the
+		 * table; a case whose first metric's sequence never decided (at
+		 * compare's alpha) ran to the end, and gets the test there too.
+		 */
 		for (i = 0; i < c * m; i++) {
-			conf_seq(d + (size_t)i * rounds, n, ALPHA, &r);
+			const double *first = d + (size_t)(i / m) * m * rounds;
+
+			seq_analysis(d + (size_t)i * rounds, n, ALPHA, !cs_ever_decided(first, n, ALPHA, thr), &r);
 			p[i] = r.p;
 		}
 		any_auto += any_found(p, q, c * m);
