@@ -182,11 +182,14 @@ decide(const struct results *r, int round, int split, int final)
 		np = pair_runs(b, n, v->m, &d, &lone, &seq);
 		seq_analysis(d, np, ALPHA / split, final, &v->p);
 		free(d);
-		if (v->p.lo > 0 || v->p.hi < 0)
+		switch (paired_decision(&v->p, thr)) {
+		case PAIRED_CHANGED:
 			v->what = (v->p.lo > 0) == metrics[v->m].higher_better ? "better" : "worse";
-		else if (v->p.lo > -thr && v->p.hi < thr)
+			break;
+		case PAIRED_EQUIVALENT:
 			v->what = "equivalent";
-		else {
+			break;
+		default:
 			open++;
 			continue;
 		}

@@ -36,7 +36,8 @@ paired_row(struct cmp_row *r)
 {
 	struct paired pc;
 
-	if (!r->have_b || !r->have_n || r->c.nonpositive || !paired_change(r->b, r->n, r->m, decision_metric(r->b, r->n), ALPHA, &pc))
+	if (!r->have_b || !r->have_n || r->c.nonpositive ||
+	    !paired_change(r->b, r->n, r->m, decision_metric(r->b, r->n), ALPHA, &pc))
 		return;
 	r->test = pc.test;
 	r->pairs = pc.n;

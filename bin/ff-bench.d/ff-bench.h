@@ -239,6 +239,9 @@ void conf_seq(const double *d, int n, double alpha, struct paired *r);
  * the bench decides a case on (-1: none).
  */
 void seq_analysis(const double *d, int n, double alpha, int final, struct paired *r);
+/* What an interval of log ratios decides: excludes 0 (changed), lies within +-thr (equivalent), neither. */
+enum { PAIRED_UNDECIDED, PAIRED_CHANGED, PAIRED_EQUIVALENT };
+int paired_decision(const struct paired *p, double thr);
 int cs_ever_decided(const double *d, int n, double alpha, double thr);
 int decision_metric(const struct group *b, const struct group *n);
 int pair_runs(const struct group *b, const struct group *n, int m, double **d, int *lone, int *seq);

@@ -288,7 +288,17 @@ conf_seq(const double *d, int n, double alpha, struct paired *r)
 	r->hi = cs_edge(n, s1, s2, q1, q2, r->est, +1, lim);
 }
 
-/* Does the sequence of d[0..k-1] decide at some round k <= n: exclude 0, or lie within +-thr? */
+int
+paired_decision(const struct paired *p, double thr)
+{
+	if (p->lo > 0 || p->hi < 0)
+		return PAIRED_CHANGED;
+	if (p->lo > -thr && p->hi < thr)
+		return PAIRED_EQUIVALENT;
+	return PAIRED_UNDECIDED;
+}
+
+/* Does the sequence of d[0..k-1] decide at some round k <= n (paired_decision)? */
 int
 cs_ever_decided(const double *d, int n, double alpha, double thr)
 {
@@ -297,7 +307,7 @@ cs_ever_decided(const double *d, int n, double alpha, double thr)
 
 	for (k = CS_SCALE_PAIRS; k <= n; k++) {
 		conf_seq(d, k, alpha * SEQ_CS_SHARE, &c);
-		if (c.lo > 0 || c.hi < 0 || (c.lo > -thr && c.hi < thr))
+		if (paired_decision(&c, thr) != PAIRED_UNDECIDED)
 			return 1;
 	}
 	return 0;
@@ -405,11 +415,11 @@ paired_change(const struct group *b, const struct group *n, int m, int dm, doubl
 	}
 	if (seq) {
 		/* Did the bench stop the case on its decision? Else its rounds ran to the end. */
-		int final = dm >= 0, ndm, lone;
+		int final = dm >= 0, ndm, lone, dseq;
 		double *dd;
 
 		if (final) {
-			ndm = pair_runs(b, n, dm, &dd, &lone, &seq);
+			ndm = pair_runs(b, n, dm, &dd, &lone, &dseq);
 			final = !cs_ever_decided(dd, ndm, alpha, log1p(THRESHOLD / 100));
 			free(dd);
 		}

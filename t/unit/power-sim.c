@@ -11,8 +11,8 @@
  *   power-sim [options] table   an A/A table: cases x metrics, each case's
  *                               first metric deciding when it stops (alpha
  *                               split over the cases), then every metric's
- *                               p at the stop, as compare has it, Benjamini-Hochberg over
- *                               the table, as compare does; and the same table
+ *                               p at the stop, Benjamini-Hochberg over the
+ *                               table, as compare does; and the same table
  *                               at a fixed number of rounds with the
  *                               signed-rank test
  *   power-sim [options] fixed   one case, the signed-rank test at -r rounds
@@ -117,8 +117,8 @@ load_measured(const char *path)
 }
 
 /*
- * What bench's analysis says of d[0..n-1], the last round if `final`: 1
- * changed, 2 equivalent, 0 undecided; its direction in *dir.
+ * What bench's analysis says of d[0..n-1], the last round if `final`
+ * (paired_decision); its direction in *dir.
  */
 static int
 decide(const double *d, int n, double alpha, double thr, int final, int *dir)
@@ -127,11 +127,7 @@ decide(const double *d, int n, double alpha, double thr, int final, int *dir)
 
 	seq_analysis(d, n, alpha, final, &r);
 	*dir = r.est > 0 ? 1 : -1;
-	if (r.lo > 0 || r.hi < 0)
-		return 1;
-	if (r.lo > -thr && r.hi < thr)
-		return 2;
-	return 0;
+	return paired_decision(&r, thr);
 }
 
 static int
@@ -154,11 +150,11 @@ sim_cs(int tries, int rounds, double e, double thr)
 			how = decide(d, n, ALPHA, thr, n == rounds, &dir);
 		}
 		n--;
-		if (how == 1 && (e == 0 || (dir > 0) == (e > 0)))
+		if (how == PAIRED_CHANGED && (e == 0 || (dir > 0) == (e > 0)))
 			found++;
-		else if (how == 1)
+		else if (how == PAIRED_CHANGED)
 			wrong++;
-		else if (how == 2)
+		else if (how == PAIRED_EQUIVALENT)
 			equiv++;
 		if (how)
 			stop[k++] = n;
