@@ -126,7 +126,10 @@ run_fields() {
 		.cpus == $cpus and .load1 >= 0 and .procs_running >= 1 and .steal_s >= 0 and
 		(.cpu_mhz == null or .cpu_mhz > 0) and
 		.other_cpu_fraction >= 0 and .other_cpu_fraction <= 1.1 and
-		(.other_cpu_s / ($r.window_s * .cpus) - .other_cpu_fraction | fabs) < 0.02 and
+		# over the window the machine was looked at, the run window and
+		# the moments its two walks of /proc take, longer when loaded
+		# (3.1 s for a 3 s window in CI, others at 64 pct): relative margin
+		(.other_cpu_s / ($r.window_s * .cpus) - .other_cpu_fraction | fabs) < 0.01 + 0.06 * .other_cpu_fraction and
 		# the run: its relays at least, the whole no more than the machine had
 		.run_cpu_s >= 0.9 * ([$r.relays[].cpu_s] | add // 0) - 0.05 and
 		.run_cpu_s + .other_cpu_s <= 1.1 * $r.window_s * .cpus + 0.2)' "$1"
@@ -137,7 +140,7 @@ run_fields() {
 	local f="$BATS_TEST_TMPDIR/ev"
 	run_steady flimflam run --json -r nginx --warmup 1 --duration 3
 	echo "$output" >"$f"
-	jq -c 'select(.event == "resources") | .machine' "$f"
+	jq -c 'select(.event == "resources") | {window_s, relays: [.relays[].cpu_s], machine}' "$f"
 	run_fields "$f"
 	run_steady flimflam run -r nginx --warmup 1 --duration 3
 	echo "$output"
