@@ -10,9 +10,9 @@
 # bench/README.md.
 set -euo pipefail
 
-usage="usage: bench/power.sh [-c CHANGE_PCT] [-b BUDGET] [-n TRIES] [-w WARMUP] [-d DURATION] [-g S_PER_GB] [-k DIR]"
-change=5 budget=5m tries=1 warmup=1 duration=3 pergb='' keep=''
-while getopts c:b:n:w:d:g:k:h o; do
+usage="usage: bench/power.sh [-c CHANGE_PCT] [-b BUDGET] [-n TRIES] [-w WARMUP] [-d DURATION] [-g S_PER_GB] [-t] [-k DIR]"
+change=5 budget=5m tries=1 warmup=1 duration=3 pergb='' keep='' together=''
+while getopts c:b:n:w:d:g:k:th o; do
 	case $o in
 	c) change=$OPTARG ;;
 	b) budget=$OPTARG ;;
@@ -21,6 +21,7 @@ while getopts c:b:n:w:d:g:k:h o; do
 	d) duration=$OPTARG ;;
 	g) pergb=$OPTARG ;;
 	k) keep=$OPTARG ;;
+	t) together=--together ;;
 	h) echo "$usage"; exit 0 ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
@@ -73,7 +74,7 @@ found=0 wrong=0 equiv=0 undecided=0
 for i in $(seq "$tries"); do
 	t0=$(date +%s)
 	"$top/bin/ff-bench" "${bench_args[@]}" --build "base=$tmp/nginx-base" --build "new=$tmp/nginx-new" \
-		--repeat "auto:$budget" --output "$out/try-$i.jsonl" --force >"$out/try-$i.txt" 2>"$out/try-$i.err" || true
+		${together:+"$together"} --repeat "auto:$budget" --output "$out/try-$i.jsonl" --force >"$out/try-$i.txt" 2>"$out/try-$i.err" || true
 	t1=$(date +%s)
 	line=$(grep ' relay_cpu_s_per_gb ' "$out/try-$i.txt" | tail -1)
 	decision=$(awk '{ print $NF }' <<<"$line")
@@ -100,7 +101,8 @@ if [ "$n" -ge 2 ]; then
 	echo "power.sh: $n pairs measured, $(awk -v s="$secs" 'BEGIN { printf "%.1f", s }') s a run; the simulation draws their log ratios (centred, random signs):"
 	awk '{ s += $1; n++; v[n] = $1 } END { for (i = 1; i <= n; i++) print v[i] - s / n }' "$out/pairs.txt" >"$tmp/centred.txt"
 	for r in 600 300; do
-		rounds=$(awk -v s="$secs" -v r="$r" 'BEGIN { printf "%d", r / (2 * (s + 0.2)) }')
+		# A round is two runs, one after the other, or (-t) side by side.
+		rounds=$(awk -v s="$secs" -v r="$r" -v k="$([ -n "$together" ] && echo 1 || echo 2)" 'BEGIN { printf "%d", r / (k * (s + 0.2)) }')
 		for c in 0 2 5; do
 			echo "  ${r} s (${rounds} rounds), +${c}%: $("$top/t/unit/power-sim" -t 2000 -r "$rounds" -d "$tmp/centred.txt" -e "$c" cs)"
 		done

@@ -710,10 +710,14 @@ json_t *ff_machine_json(const struct ff_machine *m);
  * bench row's): a reason in buf ("other processes used 34% of the CPUs")
  * when other_cpu_fraction is over FF_SHARED_OTHER_PCT or steal over
  * FF_SHARED_STEAL_PCT of window_s x cpus; NULL otherwise, or unknown.
+ * A bench row of --together has together_cpu_s in its machine: the CPU of
+ * the runs that ran beside it by design, which is not counted as others'.
  */
 #define FF_SHARED_OTHER_PCT 10
 #define FF_SHARED_STEAL_PCT 5
 const char *ff_machine_shared(const json_t *resources, char *buf, size_t n);
+/* A machine object's other_cpu_fraction less its together_cpu_s's share; -1: unknown. */
+double ff_machine_others(const json_t *machine);
 
 
 /* ff_page.c */

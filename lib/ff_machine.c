@@ -347,11 +347,22 @@ ff_machine_json(const struct ff_machine *m)
 	return o;
 }
 
+double
+ff_machine_others(const json_t *m)
+{
+	double frac = ff_json_num(m, "other_cpu_fraction", -1), s = ff_json_num(m, "other_cpu_s", -1),
+	       together = ff_json_num(m, "together_cpu_s", 0);
+
+	if (frac < 0 || together <= 0)
+		return frac;
+	return s > 0 ? frac * fmax(0, s - together) / s : frac;
+}
+
 const char *
 ff_machine_shared(const json_t *resources, char *buf, size_t n)
 {
 	const json_t *m = json_object_get(resources, "machine");
-	double other = ff_json_num(m, "other_cpu_fraction", -1), steal = ff_json_num(m, "steal_s", -1),
+	double other = ff_machine_others(m), steal = ff_json_num(m, "steal_s", -1),
 	       window = ff_json_num(resources, "window_s", -1), cpus = ff_json_num(m, "cpus", -1);
 	double stolen = steal >= 0 && window > 0 && cpus > 0 ? steal / (window * cpus) : -1;
 	int busy = other > FF_SHARED_OTHER_PCT / 100.0, robbed = stolen > FF_SHARED_STEAL_PCT / 100.0;

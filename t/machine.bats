@@ -203,4 +203,13 @@ run_fields() {
 		then .resources.machine.other_cpu_fraction = 0.01 | .resources.machine.steal_s = 0.6 else . end' "$f" >"$f.steal"
 	run -0 --separate-stderr flimflam bench summarize "$f.steal"
 	[ "$(grep -cE '^builtin +nginx +tcp .*!' <<<"$output")" -eq 1 ]
+	# bench --together: the CPU of the runs beside it by design is not others'
+	jq -c 'if .resources.machine.other_cpu_fraction == 0.3 then .resources.machine.together_cpu_s = 2.9 else . end' \
+		"$f" >"$f.together"
+	run -0 --separate-stderr flimflam bench summarize "$f.together"
+	[[ "$output" != *"!"* ]]
+	jq -c 'if .resources.machine.other_cpu_fraction == 0.3 then .resources.machine.together_cpu_s = 1 else . end' \
+		"$f" >"$f.together"
+	run -0 --separate-stderr flimflam bench summarize "$f.together"
+	[ "$(grep -cE '^builtin +nginx +tcp .*!' <<<"$output")" -eq 1 ]
 }

@@ -254,7 +254,7 @@ usage_lines() {
 # The commands whose -h shows a source file's getopt tables, "|" between them.
 # A file with tables that is not listed here fails the test below.
 declare -gA TABLE_OF=(
-	[bin/ff-bench.d/bench.c]="flimflam bench" [bin/ff-bench.d/compare.c]="flimflam compare"
+	[bin/ff-bench.d/options.c]="flimflam bench" [bin/ff-bench.d/compare.c]="flimflam compare"
 	[bin/ff-bench.d/report.c]="flimflam report" [bin/ff-bench.d/main.c]="ff-bench"
 	[bin/ff-bench.d/explain.c]="flimflam explain"
 	[bin/ff-capture.d/main.c]="ff-capture" [bin/ff-check.c]="flimflam check"

@@ -373,6 +373,7 @@ struct side {
  * DOUBT_STEAL on a side; or when the CPU lists differ. Fields a record
  * lacks are unknown, not a doubt.
  */
+#define BENCH_BUILDS_MAX 16	/* --build, at most */
 #define DOUBT_SHARE 0.3
 #define DOUBT_OTHER_CPU 0.10
 #define DOUBT_STEAL 0.05
@@ -439,14 +440,15 @@ struct bench_opts {
 	const char *pool;	/* --pool HOST,HOST,...: GNU parallel's --sshlogin */
 	const char *relay_cmd;	/* --relay-cmd: relay cmd's command */
 	/* --build LABEL=PATH of the relay under test (-r, one relay) */
-	const char *build_args[16];
-	struct ff_build builds[16];
-	json_t *build_json[16];	/* each build's object, made once */
+	const char *build_args[BENCH_BUILDS_MAX];
+	struct ff_build builds[BENCH_BUILDS_MAX];
+	json_t *build_json[BENCH_BUILDS_MAX];	/* each build's object, made once */
 	int nbuild;
 	/* The order of each round's runs: shuffled when set (--build or --seed) */
 	long seed;
 	int shuffle;
 	int record;	/* --record: each run records the relays (record.c) */
+	int together;	/* --together: a round's builds of a case run at once */
 };
 extern struct bench_opts opt;
 extern char *engine;		/* ff-run, the engine, beside us */
@@ -532,7 +534,11 @@ json_t *new_record(const struct bcase *c, const char *status, const char *reason
 		   int repeat, const char *time);
 const char *clock_str(double s);
 double run_estimate(void);
+/* options.c: the usage, and the options of a bench into opt */
+extern const char bench_usage[];
+void bench_options(int argc, char *argv[]);
 json_t *run_case(const struct bcase *c, int repeat, int k, int n);
+int run_cases(const struct bcase *const *cs, int ncs, int repeat, int k, int n, json_t **recs);
 /* A run that GNU parallel ran on `host`: its events, stderr and exit code in files. */
 json_t *replay_case(const struct bcase *c, int repeat, const char *host, const char *out,
 		    const char *err, int exit_status, double elapsed);

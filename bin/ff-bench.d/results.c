@@ -449,7 +449,9 @@ run_conditions(struct run *run, const json_t *rec)
 	run->steal = NAN;
 	if (!json_is_object(mach))
 		return;
-	num(mach, "other_cpu_fraction", &run->other_cpu);
+	run->other_cpu = ff_machine_others(mach);
+	if (run->other_cpu < 0)
+		run->other_cpu = NAN;
 	window = ff_json_num(rsc, "window_s", ff_json_num(json_object_get(rec, "config"), "duration_s", 0));
 	if (window > 0 && num(mach, "steal_s", &steal))
 		run->steal = steal / window;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -219,7 +220,7 @@ struct crun {
 	enum phase phase;
 	struct errbuf err;
 	double t0, t_phase, deadline, elapsed;
-	int sig, timed_out;
+	int sig, timed_out, done;
 };
 
 static void
@@ -380,62 +381,84 @@ crun_progress(const struct crun *cr, double now, int k, int n)
 	     overhead_s / 2) + (n - k) * run_estimate()), cr->caseid + strlen(ff_prog()) + 2, phase);
 }
 
+/* Stop a run as for a signal: sig passed on, 15 s to go. */
+static void
+crun_stop(struct crun *cr, int sig, double now)
+{
+	if (cr->sig || cr->done)
+		return;
+	cr->sig = sig;
+	kill(cr->child.pid, sig);
+	cr->deadline = now + 15;
+}
+
 /*
- * Until the run's events end: its stderr kept, a signal passed on, a run
- * past its deadline stopped, its events taken, the progress shown.
+ * Until the events of every run given end (one, or a round's builds at
+ * once with --together): their stderr kept, a signal passed on, a run
+ * past its deadline stopped, their events taken, the first's progress shown.
  */
 static void
-crun_watch(struct crun *cr, int k, int n)
+crun_watch(struct crun *crs, int ncr, int k, int n)
 {
+	struct pollfd pfd[2 + 2 * BENCH_BUILDS_MAX];
+	struct crun *cr;
 	json_t *ev;
 	double now;
+	int left = 0, i;
 
-	for (;;) {
+	for (i = 0; i < ncr; i++)
+		left += !crs[i].done;	/* -1: never started */
+	while (left) {
 		/* events 0 on stdout: POLLERR when its reader is gone. */
-		struct pollfd pfd[4] = {
-			{ ff_signal_fd(), POLLIN, 0 }, { cr->fds[0], POLLIN, 0 },
-			{ cr->err.eof ? -1 : cr->efds[0], POLLIN, 0 }, { 1, 0, 0 }
-		};
-		ssize_t r;
-
-		poll(pfd, 4, progress_tty ? 250 : 1000);
+		pfd[0] = (struct pollfd){ ff_signal_fd(), POLLIN, 0 };
+		pfd[1] = (struct pollfd){ 1, 0, 0 };
+		for (i = 0; i < ncr; i++) {
+			pfd[2 + 2 * i] = (struct pollfd){ crs[i].done ? -1 : crs[i].fds[0], POLLIN, 0 };
+			pfd[3 + 2 * i] = (struct pollfd){ crs[i].err.eof ? -1 : crs[i].efds[0], POLLIN, 0 };
+		}
+		poll(pfd, 2 + 2 * ncr, progress_tty ? 250 : 1000);
 		/* Taken: a signal's byte left in the pipe would wake every poll at once while the run stops. */
 		ff_signal_drain();
-		if (pfd[2].revents)
-			errbuf_read(&cr->err, cr->efds[0]);
 		now = ff_now();
-		if ((pfd[3].revents & (POLLERR | POLLHUP)) && !cr->sig) {
+		for (i = 0; i < ncr; i++) {
+			cr = &crs[i];
+			if (pfd[3 + 2 * i].revents)
+				errbuf_read(&cr->err, cr->efds[0]);
+			if (cr->done)
+				continue;
 			/* No one reads the table: stop the run as for Ctrl-C, then the bench. */
-			output_gone = 1;
-			cr->sig = SIGTERM;
-			kill(cr->child.pid, cr->sig);
-			cr->deadline = now + 15;
-		}
-		if (ff_signalled() && !cr->sig) {
+			if (pfd[1].revents & (POLLERR | POLLHUP)) {
+				output_gone = 1;
+				crun_stop(cr, SIGTERM, now);
+			}
 			/* ff-run stops its pipeline in order and exits 128+n. */
-			cr->sig = ff_signalled();
-			kill(cr->child.pid, cr->sig);
-			cr->deadline = now + 15;
-		}
-		if (now > cr->deadline) {
-			if (cr->sig || cr->timed_out) {
-				ff_child_stop(&cr->child, 1);
-				break;
+			if (ff_signalled())
+				crun_stop(cr, ff_signalled(), now);
+			if (now > cr->deadline) {
+				if (cr->sig || cr->timed_out) {
+					ff_child_stop(&cr->child, 1);
+					cr->done = 1;
+					left--;
+					continue;
+				}
+				cr->timed_out = 1;
+				kill(cr->child.pid, SIGTERM);
+				cr->deadline = now + 15;
 			}
-			cr->timed_out = 1;
-			kill(cr->child.pid, SIGTERM);
-			cr->deadline = now + 15;
-		}
-		if (pfd[1].revents) {
-			r = ff_reader_fill(&cr->rd);
-			while ((ev = ff_reader_next(&cr->rd))) {
-				crun_event(cr, ev, now);
-				json_decref(ev);
+			if (pfd[2 + 2 * i].revents) {
+				ssize_t r = ff_reader_fill(&cr->rd);
+
+				while ((ev = ff_reader_next(&cr->rd))) {
+					crun_event(cr, ev, now);
+					json_decref(ev);
+				}
+				if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
+					cr->done = 1;
+					left--;
+				}
 			}
-			if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
-				break;
 		}
-		crun_progress(cr, now, k, n);
+		crun_progress(&crs[0], now, k, n);
 	}
 }
 
@@ -645,39 +668,104 @@ caseid_case(struct crun *cr, const struct bcase *c)
 		caseid_add(cr, " build %s", opt.builds[c->build].label);
 }
 
+/* A run's line starts with its case's id: [k/n], the case, its build and round. */
+static void
+crun_init(struct crun *cr, const struct bcase *c, int repeat, int k, int n)
+{
+	memset(cr, 0, sizeof(*cr));
+	cr->c = c;
+	cr->phase = STARTING;
+	cr->errors = json_array();
+	snprintf(cr->caseid, sizeof(cr->caseid), "%s: [%d/%d] %s %s %s%s%s", ff_prog(), k, n,
+		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops),
+		 opt.tls ? " tls" : "");
+	caseid_case(cr, c);
+	if (auto_on())
+		caseid_add(cr, " (round %d)", repeat);
+	else if (opt.repeat > 1)
+		caseid_add(cr, " (run %d of %ld)", repeat, opt.repeat);
+	snprintf(cr->started, sizeof(cr->started), "%s", ff_iso_time());
+}
+
 /*
- * One run of a case: `ff-run run --json` as a child, its events read as
- * they come. Returns the record, or NULL when a signal stopped it.
+ * --together: each run's machine gets the CPU the round's other runs took
+ * (their run_cpu_s), together_cpu_s: the others it shared the machine with
+ * by design, which the table and compare leave out of its other processes.
  */
+static void
+together_cpu(struct crun *crs, int ncr)
+{
+	int i, j;
+
+	for (i = 0; i < ncr && ncr > 1; i++) {
+		json_t *m = json_object_get(crs[i].resources, "machine");
+		double sum = 0;
+		int known = json_is_object(m);
+
+		for (j = 0; j < ncr && known; j++) {
+			json_t *v = json_object_get(json_object_get(crs[j].resources, "machine"), "run_cpu_s");
+
+			if (j != i)
+				known = json_is_number(v), sum += json_number_value(v);
+		}
+		if (known)
+			json_object_set_new(m, "together_cpu_s", json_real(round(sum * 1e4) / 1e4));
+	}
+}
+
+/*
+ * Runs of cases, `ff-run run --json` each as a child, their events read
+ * as they come: one, or with --together a round's builds of one case, all
+ * started at once, each the other's only company. Their records into
+ * recs[]; returns how many, or -1 when a signal stopped them.
+ */
+int
+run_cases(const struct bcase *const *cs, int ncs, int repeat, int k, int n, json_t **recs)
+{
+	struct crun crs[BENCH_BUILDS_MAX];
+	int i, nr = 0;
+
+	for (i = 0; i < ncs; i++)
+		crun_init(&crs[i], cs[i], repeat, k + i, n);
+	for (i = 0; i < ncs; i++)
+		if (crun_start(&crs[i]) < 0) {
+			recs[i] = new_record(cs[i], "failed", "cannot start ff-run", repeat, crs[i].started);
+			json_object_set_new(recs[i], "run_dir", json_null());
+			crs[i].done = -1;
+		}
+	for (i = 0; i < ncs; i++)
+		nr += !crs[i].done;
+	if (nr)
+		crun_watch(crs, ncs, k, n);
+	for (i = 0; i < ncs; i++)
+		if (crs[i].done > 0)
+			crun_end(&crs[i]);
+	for (i = 0; i < ncs && !crs[i].sig; i++)
+		;
+	if (i < ncs) {
+		for (i = 0; i < ncs; i++) {
+			crun_free(&crs[i]);
+			if (crs[i].done < 0)
+				json_decref(recs[i]);
+		}
+		return -1;
+	}
+	together_cpu(crs, ncs);
+	for (i = 0; i < ncs; i++)
+		if (crs[i].done > 0)
+			recs[i] = crun_finish(&crs[i], repeat);
+		else
+			crun_free(&crs[i]);
+	return ncs;
+}
+
+/* One run of a case: its record, or NULL when a signal stopped it. */
 json_t *
 run_case(const struct bcase *c, int repeat, int k, int n)
 {
-	struct crun cr = { .c = c, .phase = STARTING };
 	json_t *rec;
 
-	cr.errors = json_array();
-	snprintf(cr.caseid, sizeof(cr.caseid), "%s: [%d/%d] %s %s %s%s%s", ff_prog(), k, n,
-		 c->workload, c->relay, c->protocol, hops_label(c->relay, c->hops),
-		 opt.tls ? " tls" : "");
-	caseid_case(&cr, c);
-	if (auto_on())
-		caseid_add(&cr, " (round %d)", repeat);
-	else if (opt.repeat > 1)
-		caseid_add(&cr, " (run %d of %ld)", repeat, opt.repeat);
-	snprintf(cr.started, sizeof(cr.started), "%s", ff_iso_time());
-	if (crun_start(&cr) < 0) {
-		rec = new_record(c, "failed", "cannot start ff-run", repeat, cr.started);
-		json_object_set_new(rec, "run_dir", json_null());
-		crun_free(&cr);
-		return rec;
-	}
-	crun_watch(&cr, k, n);
-	crun_end(&cr);
-	if (cr.sig) {
-		crun_free(&cr);
-		return NULL;
-	}
-	return crun_finish(&cr, repeat);
+	return run_cases(&c, 1, repeat, k, n, &rec) < 0 ? NULL : rec;
 }
 
 /*
