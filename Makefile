@@ -26,7 +26,7 @@ BUILTIN  = builtin/ff-builtin-client builtin/ff-builtin-server \
 PROGS    = bin/flimflam bin/ff-run bin/ff-bench bin/ff-capture bin/ff-check bin/ff-flame \
 	   bin/ff-topology bin/ff-workload bin/ff-history bin/ff-bisect
 FF_RUN_OBJ = $(addprefix bin/ff-run.d/,main.o validate.o run.o builds.o summary.o hosts.o hosts_check.o stages.o offcpu.o soak.o)
-FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o options.o pool.o output.o run.o results.o load.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o sweep.o capacity.o explain.o explain_stats.o record.o limits.o)
+FF_BENCH_OBJ = $(addprefix bin/ff-bench.d/,main.o bench.o options.o rows.o pool.o output.o run.o results.o load.o table.o compare.o sides.o cmprows.o verdict.o stats.o report.o report_stats.o paired.o auto.o sweep.o capacity.o explain.o explain_stats.o record.o limits.o)
 FF_CAPTURE_OBJ = $(addprefix bin/ff-capture.d/,main.o check.o perf.o stat.o skstat.o resources.o machine.o sched.o wakeups.o lock.o)
 FF_FLAME_OBJ = $(addprefix bin/ff-flame.d/,main.o input.o fold.o meta.o html.o changes.o)
 FF_WORKLOAD_OBJ = $(addprefix bin/ff-workload.d/,main.o serve.o drive.o \

@@ -33,7 +33,7 @@ load helper
 	# other's run_cpu_s. Run one after the other, neither would see the
 	# other among its others; side by side, most of it is there (the rest
 	# is the moments of start and stop outside the other's window).
-	jq -e -s 'length == 6 and all(.[]; .status == "ok") and
+	jq -e -s 'length == 6 and all(.[]; .status == "ok" and .together == true) and
 		(group_by(.repeat) | length == 3 and all(.[];
 			length == 2 and (map(.build.label) | sort) == ["a", "b"] and
 			.[0].resources.machine.together_cpu_s == .[1].resources.machine.run_cpu_s and
@@ -43,6 +43,7 @@ load helper
 	# A round's runs start within a second of each other.
 	jq -e -s 'group_by(.repeat) | all(.[]; (map(.time | fromdate) | max - min) <= 1)' "$f"
 	[ "$(grep -cE '^ff-bench: \[[1-6]/6\] builtin nginx tcp build [ab] \(run [1-3] of 3\): ' <<<"$stderr")" = 6 ]
+	[[ "$stderr" == *"ff-bench: 6 runs (2 cases with their builds x 3, each round's builds side by side), about 0:"* ]]
 	# The twin is not a shared machine: each run's line says "machine
 	# shared" by its others less the twin (well clear of the 10% line:
 	# the rest, which CI's other lane makes, may fall either side of it).

@@ -435,13 +435,15 @@ bench_main(int argc, char *argv[])
 		ff_say("%s: searching the rate of %d case%s for %s <= %g ms, %d runs each at most; results go to '%s'\n",
 		       ff_prog(), plan.nrun, plan.nrun == 1 ? "" : "s", opt.slo_pct, opt.slo_ms, 12, opt.output);
 	else if (auto_on())
-		ff_say("%s: rounds of %d run%s until every case is decided, for %s at most; results go to '%s'\n",
-		       ff_prog(), plan.nrun, plan.nrun == 1 ? "" : "s", clock_str(auto_budget()), opt.output);
+		ff_say("%s: rounds of %d run%s%s until every case is decided, for %s at most; results go to '%s'\n",
+		       ff_prog(), plan.nrun, plan.nrun == 1 ? "" : "s", opt.together ? ", builds side by side" : "",
+		       clock_str(auto_budget()), opt.output);
 	else
-	ff_say("%s: %ld run%s (%d case%s x %ld), about %s; results go to '%s'\n", ff_prog(),
+	ff_say("%s: %ld run%s (%d case%s x %ld%s), about %s; results go to '%s'\n", ff_prog(),
 	       nruns, nruns == 1 ? "" : "s", plan.nrun, opt.nbuild ? (plan.nrun == 1 ?
 	       " with its build" : "s with their builds") : plan.nrun == 1 ? "" : "s",
-	       opt.repeat, clock_str(nruns * run_estimate()), opt.output);
+	       opt.repeat, opt.together ? ", each round's builds side by side" : "",
+	       clock_str(nruns * run_estimate()), opt.output);
 	if (opt.shuffle)
 		ff_say("%s: each round in a shuffled order, seed %ld (--seed %ld replays it)\n",
 		       ff_prog(), opt.seed, opt.seed);
