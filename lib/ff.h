@@ -687,7 +687,8 @@ struct ff_proc_ticks {
  * null what could not be read. other_cpu_s is the CPU time of every
  * process outside the roots' trees (kernel threads aside): each one's
  * own and its reaped children's over the window, all of it for one that
- * started in the window; other_cpu_fraction that over window x cpus;
+ * started in the window, less what one seen at the start and reaped in
+ * the window had by then; other_cpu_fraction that over window x cpus;
  * run_cpu_s the machine's busy time less others' (never below 0): the
  * run's processes and the kernel's work for them, softirqs included.
  */

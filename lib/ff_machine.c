@@ -274,7 +274,11 @@ ff_machine_sample(struct ff_machine *m)
 /*
  * Others' ticks over the window: each one's since the start, or all of
  * them if it started since (a pid not seen then, or seen for another
- * process). The run's processes at either end are not others.
+ * process). The run's processes at either end are not others. One seen
+ * at the start and gone at the end was reaped: its whole life is in its
+ * parent's reaped children's ticks, counted above, so what it had at the
+ * start comes off (a long job of another's ending in the window is not
+ * its whole life in the window).
  */
 static double
 others_window_s(const struct ff_machine *m, const pid_t *run, int nrun)
@@ -295,8 +299,15 @@ others_window_s(const struct ff_machine *m, const pid_t *run, int nrun)
 			}
 		ticks += t;
 	}
+	for (j = 0; j < m->nothers0; j++) {
+		for (i = 0; i < n; i++)
+			if (m->others0[j].pid == now[i].pid && m->others0[j].start == now[i].start)
+				break;
+		if (i == n && !pid_in(m->others0[j].pid, run, nrun))
+			ticks -= m->others0[j].ticks;
+	}
 	free(now);
-	return ticks / user_hz();
+	return (ticks > 0 ? ticks : 0) / user_hz();
 }
 
 void

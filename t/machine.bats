@@ -118,6 +118,30 @@ machine() {
 	done
 }
 
+@test "ff-capture --pid in a PID namespace: another's long job reaped in the window counts only its CPU in the window" {
+	skip_unless_program unshare
+	unshare -p -f --mount-proc true 2>/dev/null || skip "no PID namespace here (unshare -p -f --mount-proc needs root)"
+	local f="$BATS_TEST_TMPDIR/ev"
+	# A busy shell of 4 s, started 2.5 s before a 3 s window, reaped by
+	# its parent in the window: the parent's reaped children's ticks jump
+	# by its whole life. Only what it ran after the window began is
+	# others': at least what 2.5 s gave it before comes off.
+	run -0 unshare -p -f --mount-proc bash -c '
+		sleep 60 & target=$!
+		bash -c "while [ \$SECONDS -lt 4 ]; do :; done; times" >"$1.busy" & busy=$!
+		sleep 2.5
+		ff-capture --pid "$target" --duration 3 >"$1" & cap=$!
+		wait "$busy"; wait "$cap"; st=$?
+		kill "$target"; exit "$st"' _ "$f"
+	# times: the shell'"'"'s user and system time, "0m3.120s 0m0.010s"
+	local busy_s
+	busy_s=$(awk 'NR == 1 { gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }' "$f.busy")
+	jq -c 'select(.event == "resources") | .machine' "$f"
+	echo "the busy shell: $busy_s CPU s in all"
+	jq -e -s --argjson busy "$busy_s" 'map(select(.event == "resources")) | length == 1 and
+		(.[0].machine | .other_cpu_s >= 0.3 and .other_cpu_s <= $busy - 0.8)' "$f"
+}
+
 # run_fields EVENTS: the machine of a run's resources, each field sane.
 run_fields() {
 	jq -e -s --argjson cpus "$(getconf _NPROCESSORS_ONLN)" 'map(select(.event == "resources")) | length == 1 and

@@ -40,6 +40,13 @@ load helper
 			.[1].resources.machine.together_cpu_s == .[0].resources.machine.run_cpu_s and
 			all(.[]; .resources.machine.together_cpu_s > 0.3 and
 				.resources.machine.other_cpu_s >= 0.6 * .resources.machine.together_cpu_s)))' "$f"
+	# Their relays' CPUs: the twin is left out of cpus_other_runs, by its
+	# ff-topology's pid (a round's second chain finds the first's pinned).
+	jq -e -s 'all(.[]; (.topology.pid | type) == "number")' "$f"
+	jq -e -s 'group_by(.repeat) | all(.[]; . as $r |
+		all((($r[0].topology.cpus_other_runs // []) | map(.pid))[]; . != $r[1].topology.pid) and
+		all((($r[1].topology.cpus_other_runs // []) | map(.pid))[]; . != $r[0].topology.pid))' "$f"
+	[[ "$output" != *"another run on the relays' CPUs"* ]]
 	# A round's runs start within a second of each other.
 	jq -e -s 'group_by(.repeat) | all(.[]; (map(.time | fromdate) | max - min) <= 1)' "$f"
 	[ "$(grep -cE '^ff-bench: \[[1-6]/6\] builtin nginx tcp build [ab] \(run [1-3] of 3\): ' <<<"$stderr")" = 6 ]

@@ -606,13 +606,38 @@ crun_init(struct crun *cr, const struct bcase *c, int repeat, int k, int n)
 	snprintf(cr->started, sizeof(cr->started), "%s", ff_iso_time());
 }
 
+/* Leave the other runs of the round out of a run's topology.cpus_other_runs (null when none is left). */
+static void
+together_pins(struct crun *crs, int ncr, int i)
+{
+	json_t *list = json_object_get(crs[i].topology, "cpus_other_runs"), *keep, *o;
+	size_t k;
+	int j, twin;
+
+	if (!json_is_array(list))
+		return;
+	keep = json_array();
+	json_array_foreach(list, k, o) {
+		for (j = 0, twin = 0; j < ncr && !twin; j++)
+			twin = j != i && json_is_integer(json_object_get(crs[j].topology, "pid")) &&
+			       json_integer_value(json_object_get(o, "pid")) ==
+			       json_integer_value(json_object_get(crs[j].topology, "pid"));
+		if (!twin)
+			json_array_append(keep, o);
+	}
+	json_object_set_new(crs[i].topology, "cpus_other_runs", json_array_size(keep) ? keep : json_null());
+	if (!json_array_size(keep))
+		json_decref(keep);
+}
+
 /*
- * --together: each run's machine gets the CPU the round's other runs took
- * (their run_cpu_s), together_cpu_s: the others it shared the machine with
- * by design, which the table and compare leave out of its other processes.
+ * --together: the other runs of a run's round ran beside it by design.
+ * Its machine gets the CPU they took (their run_cpu_s), together_cpu_s,
+ * which the table and compare leave out of its other processes; their
+ * relays' CPUs are left out of its topology's cpus_other_runs.
  */
 static void
-together_cpu(struct crun *crs, int ncr)
+together_rows(struct crun *crs, int ncr)
 {
 	int i, j;
 
@@ -621,6 +646,7 @@ together_cpu(struct crun *crs, int ncr)
 		double sum = 0;
 		int known = json_is_object(m);
 
+		together_pins(crs, ncr, i);
 		for (j = 0; j < ncr && known; j++) {
 			json_t *v = json_object_get(json_object_get(crs[j].resources, "machine"), "run_cpu_s");
 
@@ -669,7 +695,7 @@ run_cases(const struct bcase *const *cs, int ncs, int repeat, int k, int n, json
 		}
 		return -1;
 	}
-	together_cpu(crs, ncs);
+	together_rows(crs, ncs);
 	for (i = 0; i < ncs; i++)
 		if (crs[i].done > 0)
 			recs[i] = crun_finish(&crs[i], repeat);

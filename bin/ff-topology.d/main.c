@@ -471,6 +471,8 @@ emit_topology(int port, int server_port)
 	json_object_set_new(ev, "tls_links", tls_links ? json_incref(tls_links) : json_null());
 	json_object_set_new(ev, "cpus_shared", json_boolean(cpus_shared));
 	json_object_set_new(ev, "cpus_other_runs", cpus_others ? json_incref(cpus_others) : json_null());
+	/* Ours, as another run's cpus_other_runs would name us (bench --together leaves its twins out). */
+	json_object_set_new(ev, "pid", json_integer(getpid()));
 	json_object_set_new(ev, "run_dir", ff_json_path(ff_rundir(NULL)));
 	ff_emit(ev);
 }
