@@ -33,11 +33,12 @@ load helper
 	# other's run_cpu_s. Run one after the other, neither would see the
 	# other among its others; side by side, most of it is there (the rest
 	# is the moments of start and stop outside the other's window).
+	jq -c '{repeat, status, together, label: .build.label, window: .resources.window_s, machine: .resources.machine}' "$f"
 	jq -e -s 'length == 6 and all(.[]; .status == "ok" and .together == true) and
 		(group_by(.repeat) | length == 3 and all(.[];
 			length == 2 and (map(.build.label) | sort) == ["a", "b"] and
-			.[0].resources.machine.together_cpu_s == .[1].resources.machine.run_cpu_s and
-			.[1].resources.machine.together_cpu_s == .[0].resources.machine.run_cpu_s and
+			(.[0].resources.machine.together_cpu_s - .[1].resources.machine.run_cpu_s | fabs) < 0.001 and
+			(.[1].resources.machine.together_cpu_s - .[0].resources.machine.run_cpu_s | fabs) < 0.001 and
 			all(.[]; .resources.machine.together_cpu_s > 0.3 and
 				.resources.machine.other_cpu_s >= 0.6 * .resources.machine.together_cpu_s)))' "$f"
 	# Their relays' CPUs: the twin is left out of cpus_other_runs, by its
