@@ -25,7 +25,7 @@ setup_file() {
 # budget PCT STEPS SECS: BUDGET=(--rounds N --max-rounds M) for STEPS steps
 # to show a change of PCT% (as GOOD against BAD and as the midpoint's side)
 # with the pairs' rms measured by setup_file: the rounds the confidence
-# sequence needs (call.c) with 90% power. Skips, saying why, when those
+# sequence needs (call.c) with 99% power. Skips, saying why, when those
 # steps would take more than SECS seconds at setup_file's seconds a run
 # (a machine too loaded for the test's time).
 budget() {
