@@ -341,6 +341,9 @@ teardown() {
 	skip_unless_program nginx
 	skip_unless_perf
 	flimflam record --json -r nginx --warmup 1 --duration 2 2>err | cat >ev
+	# shown when it fails: the run's own word on why
+	cat err
+	jq -c 'select(.event == "error" or .event == "end")' ev || true
 	jsonl_ok ev
 	run ! grep -q PERFILE ev
 	[ -s perf.data ]
