@@ -47,10 +47,9 @@ mkdir -p "$out"
 ns_per_loop=$("$top/bench/power-shim.sh" "$tmp")
 
 # The two builds: wrappers alike but for the cost.
-wrapper() {
-	printf '#!/bin/sh\nFF_SHIM_LOOPS_PER_KB=%s LD_PRELOAD=%s exec %s "$@"\n' "$2" "$tmp/power-shim.so" "$nginx" >"$1"
-	chmod +x "$1"
-}
+# shellcheck source=bench/shim-builds.sh
+. "$top/bench/shim-builds.sh"
+wrapper() { shim_wrapper "$1" "$2" "$tmp/power-shim.so" "$nginx"; }
 bench_args=(-w builtin -r nginx -p tcp --warmup "$warmup" --duration "$duration")
 start=$(date +%s)
 
@@ -59,12 +58,9 @@ if [ -z "$pergb" ]; then
 	wrapper "$tmp/nginx-base" 0
 	"$top/bin/ff-bench" "${bench_args[@]}" --build "base=$tmp/nginx-base" --repeat 3 \
 		--output "$out/calibration.jsonl" --force >/dev/null 2>&1
-	pergb=$(jq -s '[.[] | select(.status == "ok") | ([.resources.relays[].cpu_fraction] | add) /
-		(.result.bits_per_s / 8e9)] | sort | .[length / 2 | floor]' "$out/calibration.jsonl")
+	pergb=$(shim_pergb "$out/calibration.jsonl")
 fi
-# Each counted byte of builtin crosses each of the two relays twice (its echo too):
-# 4 bytes written per byte counted.
-loops=$(awk -v c="$change" -v g="$pergb" -v l="$ns_per_loop" 'BEGIN { printf "%.3f", c / 100 * g / 4 * 1024 / l }')
+loops=$(shim_loops "$change" "$pergb" "$ns_per_loop")
 wrapper "$tmp/nginx-base" 0
 wrapper "$tmp/nginx-new" "$loops"
 echo "power.sh: base relay CPU ${pergb} s/GB; +${change}% is ${loops} turns (${ns_per_loop} ns each) per KiB written; budget ${budget} a try"
@@ -88,10 +84,7 @@ for i in $(seq "$tries"); do
 	esac
 	echo "try $i: ${decision:-no decision} after $rounds rounds, $((t1 - t0)) s: relay CPU/GB $chg"
 	# The pairs' log ratios of relay CPU per GB, for the simulation.
-	jq -rs '[.[] | select(.status == "ok") | {r: .repeat, b: .build.label,
-		v: (([.resources.relays[].cpu_fraction] | add) / (.result.bits_per_s / 8e9))}] |
-		group_by(.r) | map(select(length == 2) | sort_by(.b)) | .[] | (.[1].v / .[0].v | log)' \
-		"$out/try-$i.jsonl" >>"$out/pairs.txt"
+	shim_pairs "$out/try-$i.jsonl" >>"$out/pairs.txt"
 done
 n=$(wc -l <"$out/pairs.txt")
 echo "power.sh: $tries tr$([ "$tries" = 1 ] && echo y || echo ies) of +${change}%: found $found, wrong $wrong, equivalent $equiv, undecided $undecided; $(( $(date +%s) - start )) s in all"

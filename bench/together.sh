@@ -41,18 +41,15 @@ out=${keep:-$tmp}
 mkdir -p "$out"
 
 ns_per_loop=$("$top/bench/power-shim.sh" "$tmp")
-wrapper() {
-	printf '#!/bin/sh\nFF_SHIM_LOOPS_PER_KB=%s LD_PRELOAD=%s exec %s "$@"\n' "$2" "$tmp/power-shim.so" "$nginx" >"$1"
-	chmod +x "$1"
-}
+# shellcheck source=bench/shim-builds.sh
+. "$top/bench/shim-builds.sh"
+wrapper() { shim_wrapper "$1" "$2" "$tmp/power-shim.so" "$nginx"; }
 args=(-w builtin -r nginx -p tcp --warmup "$warmup" --duration "$duration")
 wrapper "$tmp/nginx-base" 0
 "$top/bin/ff-bench" "${args[@]}" --build "base=$tmp/nginx-base" --repeat 3 \
 	--output "$out/calibration.jsonl" --force >/dev/null 2>&1
-pergb=$(jq -s '[.[] | select(.status == "ok") | ([.resources.relays[].cpu_fraction] | add) /
-	(.result.bits_per_s / 8e9)] | sort | .[length / 2 | floor]' "$out/calibration.jsonl")
-# 4 bytes written by the relays per byte counted (power.sh)
-loops=$(awk -v c="$change" -v g="$pergb" -v l="$ns_per_loop" 'BEGIN { printf "%.3f", c / 100 * g / 4 * 1024 / l }')
+pergb=$(shim_pergb "$out/calibration.jsonl")
+loops=$(shim_loops "$change" "$pergb" "$ns_per_loop")
 wrapper "$tmp/nginx-new" "$loops"
 echo "together.sh: base relay CPU ${pergb} s/GB; new +${change}% (${loops} turns per KiB written); $blocks blocks of $rounds rounds each way"
 
@@ -76,14 +73,11 @@ for ((b = 1; b <= blocks; b++)); do
 	done
 done
 
-# Each file's pairs: the two builds of a round (its run directory's time
-# orders the blocks; a block's rounds restart at 1).
+# Each file's pairs: the two builds of a round (a block is a bench of its
+# own seed; its rounds restart at 1).
 for way in apart together; do
 	secs=$([ "$way" = apart ] && echo "$secs_apart" || echo "$secs_together")
-	jq -rs '[.[] | select(.status == "ok") | {r: .repeat, b: .build.label, s: .seed,
-		v: (([.resources.relays[].cpu_fraction] | add) / (.result.bits_per_s / 8e9))}] |
-		group_by([.s, .r]) | map(select(length == 2) | sort_by(.b)) | .[] | (.[1].v / .[0].v | log)' \
-		"$out/$way.jsonl" | awk -v way="$way" -v secs="$secs" '
+	shim_pairs "$out/$way.jsonl" | awk -v way="$way" -v secs="$secs" '
 		{ x[++n] = $1; s += $1 }
 		END {
 			if (n < 3) { printf "%-9s too few pairs (%d)\n", way, n; exit }

@@ -280,6 +280,13 @@ ff_machine_sample(struct ff_machine *m)
  * start comes off (a long job of another's ending in the window is not
  * its whole life in the window).
  */
+/* One process at two looks: the same pid, started at the same time. */
+static int
+same_proc(const struct ff_proc_ticks *a, const struct ff_proc_ticks *b)
+{
+	return a->pid == b->pid && a->start == b->start;
+}
+
 static double
 others_window_s(const struct ff_machine *m, const pid_t *run, int nrun)
 {
@@ -293,7 +300,7 @@ others_window_s(const struct ff_machine *m, const pid_t *run, int nrun)
 		long long t = now[i].ticks;
 
 		for (j = 0; j < m->nothers0; j++)
-			if (m->others0[j].pid == now[i].pid && m->others0[j].start == now[i].start) {
+			if (same_proc(&m->others0[j], &now[i])) {
 				t = now[i].ticks > m->others0[j].ticks ? now[i].ticks - m->others0[j].ticks : 0;
 				break;
 			}
@@ -301,7 +308,7 @@ others_window_s(const struct ff_machine *m, const pid_t *run, int nrun)
 	}
 	for (j = 0; j < m->nothers0; j++) {
 		for (i = 0; i < n; i++)
-			if (m->others0[j].pid == now[i].pid && m->others0[j].start == now[i].start)
+			if (same_proc(&m->others0[j], &now[i]))
 				break;
 		if (i == n && !pid_in(m->others0[j].pid, run, nrun))
 			ticks -= m->others0[j].ticks;

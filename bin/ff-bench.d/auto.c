@@ -94,7 +94,7 @@ auto_check(void)
 	if (opt.pool)
 		ff_fail(2, "--repeat auto decides after each round here, and --pool plans every run ahead: give one");
 	/* The most rounds the budget can hold: each has a run of each build, each run its window at least. */
-	opt.repeat = (long)(budget_s / ((opt.together ? 1 : opt.nbuild) * (double)(opt.run.warmup + opt.run.duration)));
+	opt.repeat = (long)(budget_s * runs_at_once() / (opt.nbuild * (double)(opt.run.warmup + opt.run.duration)));
 	opt.repeat = opt.repeat < 1 ? 1 : opt.repeat > 10000 ? 10000 : opt.repeat;
 }
 

@@ -273,15 +273,19 @@ run_group(const struct plan *pl, const int *order, int at, char *ran, int rep, i
 {
 	const struct bcase *cs[BENCH_BUILDS_MAX];
 	json_t *recs[BENCH_BUILDS_MAX];
-	const struct bcase *c = &pl->cases[order[at]];
-	int i, n = 0, failed = 0, first = order[at] - (opt.together ? c->build : 0);
+	int i, n = 0, taken = 0, failed = 0, width = runs_at_once();
+	int first = order[at] - (width > 1 ? pl->cases[order[at]].build : 0);
 
-	for (i = at; i < pl->ncases && n < (int)FF_ARRAY_SIZE(cs); i++) {
+	if (ran[order[at]])
+		return 0;	/* run already, with a build of it before */
+	/* The round's order from case w on: the cases first .. first + width - 1 not yet run. */
+	for (i = at; i < pl->ncases && taken < width; i++) {
 		const struct bcase *o = &pl->cases[order[i]];
 
-		if (ran[order[i]] || (i > at && (!opt.together || order[i] < first || order[i] >= first + opt.nbuild)))
+		if (ran[order[i]] || order[i] < first || order[i] >= first + width)
 			continue;
 		ran[order[i]] = 1;
+		taken++;
 		if (!o->skip[0] && !auto_decided(o))
 			cs[n++] = o;
 	}

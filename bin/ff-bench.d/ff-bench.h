@@ -533,6 +533,7 @@ json_t *build_of(const struct bcase *c);
 json_t *new_record(const struct bcase *c, const char *status, const char *reason,
 		   int repeat, const char *time);
 const char *clock_str(double s);
+int runs_at_once(void);
 double run_estimate(void);
 /* options.c: the usage, and the options of a bench into opt */
 extern const char bench_usage[];

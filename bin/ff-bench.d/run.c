@@ -70,11 +70,18 @@ clock_str(double s)
 	return buf;
 }
 
+/* How many runs of a round run at once: a case's builds with --together, else one. */
+int
+runs_at_once(void)
+{
+	return opt.together ? opt.nbuild : 1;
+}
+
 /* The bench's time a run takes: its own, or with --together its share of its round's. */
 double
 run_estimate(void)
 {
-	return (opt.run.warmup + opt.run.duration + overhead_s) / (opt.together ? opt.nbuild : 1);
+	return (opt.run.warmup + opt.run.duration + overhead_s) / runs_at_once();
 }
 
 /* A run's stderr: whole up to 1 MiB, else its first half MiB and its newest. */
@@ -641,7 +648,9 @@ together_rows(struct crun *crs, int ncr)
 {
 	int i, j;
 
-	for (i = 0; i < ncr && ncr > 1; i++) {
+	if (ncr < 2)
+		return;
+	for (i = 0; i < ncr; i++) {
 		json_t *m = json_object_get(crs[i].resources, "machine");
 		double sum = 0;
 		int known = json_is_object(m);
@@ -668,7 +677,7 @@ int
 run_cases(const struct bcase *const *cs, int ncs, int repeat, int k, int n, json_t **recs)
 {
 	struct crun crs[BENCH_BUILDS_MAX];
-	int i, nr = 0;
+	int i;
 
 	for (i = 0; i < ncs; i++)
 		crun_init(&crs[i], cs[i], repeat, k + i, n);
@@ -678,10 +687,7 @@ run_cases(const struct bcase *const *cs, int ncs, int repeat, int k, int n, json
 			json_object_set_new(recs[i], "run_dir", json_null());
 			crs[i].done = -1;
 		}
-	for (i = 0; i < ncs; i++)
-		nr += !crs[i].done;
-	if (nr)
-		crun_watch(crs, ncs, k, n);
+	crun_watch(crs, ncs, k, n);	/* the ones that started */
 	for (i = 0; i < ncs; i++)
 		if (crs[i].done > 0)
 			crun_end(&crs[i]);
